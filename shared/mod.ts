@@ -1,7 +1,23 @@
 /**
- * @mesh/shared: the mesh's resource types, their validation, and the pure policy logic that
- * meshd, the proxy and meshctl all call.
+ * @mesh/shared: the mesh's resource types, their validation, and the pure policy logic that meshd,
+ * the proxy and meshctl all call, so that all three agree.
+ *
+ * - Resource kinds of security.mesh.io/v1 and networking.mesh.io/v1 (Istio's groups are aliases):
+ *   types, schemas and Istio's validation rules.
+ * - {@link validateText}: a YAML stream to valid resources and located issues.
+ * - SPIFFE identities: {@link parseSpiffeId}, {@link formatSpiffeId}.
+ * - {@link effectivePeerAuthentication}: the mutual TLS mode of one workload port, as Istio composes it.
+ *
+ * @example
+ * ```ts
+ * import { formatIssue, validateText } from "@mesh/shared";
+ * const result = validateText("apiVersion: security.mesh.io/v1\nkind: PeerAuthentication\n", "pa.yaml");
+ * for (const issue of result.issues) console.log(formatIssue(issue));
+ * ```
  *
  * @module
  */
-export * from "./api/peer_authentication.ts";
+export * from "./api/mod.ts";
+export * from "./validation/mod.ts";
+export * from "./identity/mod.ts";
+export * from "./policy/mod.ts";

@@ -6,7 +6,9 @@
  * @module
  */
 import type { KindDefinition } from "./schemas/kind_definition.ts";
+import { authorizationPolicy } from "./schemas/authorization_policy.ts";
 import { peerAuthentication } from "./schemas/peer_authentication.ts";
+import { requestAuthentication } from "./schemas/request_authentication.ts";
 
 /** API group names of the mesh, by group. */
 export const MESH_GROUPS: { readonly security: string; readonly networking: string } = {
@@ -32,6 +34,8 @@ export const ACCEPTED_API_VERSIONS: {
 /** Every kind the mesh understands, in a stable order (security first). */
 export const KINDS: readonly KindDefinition[] = [
   peerAuthentication,
+  requestAuthentication,
+  authorizationPolicy,
 ] as unknown as readonly KindDefinition[];
 
 /** The names of all supported kinds. */

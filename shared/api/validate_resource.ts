@@ -43,7 +43,11 @@ export function validateResource(
 export function schemaFindings(schema: TSchema, value: unknown): Finding[] {
   const out: Finding[] = [];
   const seen = new Set<string>();
+  const missing = new Set<string>();
   for (const e of Value.Errors(schema, value)) {
+    // TypeBox reports a missing required field twice: as missing, and as a value of the wrong type.
+    if (e.type === ValueErrorType.ObjectRequiredProperty) missing.add(e.path);
+    else if (e.value === undefined && missing.has(e.path)) continue;
     const path = parsePointer(e.path);
     const message = describe(e);
     const key = `${e.path}\u0000${message}`;

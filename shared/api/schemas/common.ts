@@ -75,7 +75,10 @@ export const ObjectMeta = Type.Object({
   namespace: Type.Optional(Type.String({ description: "Namespace; determines scope. Default: default" })),
   labels: Type.Optional(StringMap),
   annotations: Type.Optional(StringMap),
-  creationTimestamp: Type.Optional(Type.String({ description: "RFC 3339 time; orders policies of one scope" })),
+  creationTimestamp: Type.Optional(Type.String({
+    description: "RFC 3339 time; orders policies of one scope",
+    pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$",
+  })),
   uid: Type.Optional(Type.String()),
   resourceVersion: Type.Optional(Type.String()),
   generation: Type.Optional(Type.Integer()),

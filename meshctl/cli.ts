@@ -1,0 +1,63 @@
+/**
+ * The meshctl program: its command tree and the common flags of the meshctl seed ("Common flags").
+ * Built as a function so that tests run the same tree in-process.
+ *
+ * @module
+ */
+import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
+import { completionCommand } from "./commands/completion.ts";
+import { validateCommand } from "./commands/validate.ts";
+import { versionCommand } from "./commands/version.ts";
+import { collectArray } from "./options.ts";
+
+/** Where a run's output goes, and how it reports its exit code. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  setExitCode(code: number): void;
+}
+
+/** Builds the whole meshctl command tree. */
+export function buildProgram(io: CliIo): CommandUnknownOpts {
+  const program: CommandUnknownOpts = new Command("meshctl")
+    .description("Operate and debug the mesh (in the manner of istioctl)")
+    .option("--as <user>", "user to impersonate (no effect yet: no orchestrator client)")
+    .option("--as-group <group>", "group to impersonate, repeatable (no effect yet)", collectArray, [] as string[])
+    .option("--as-uid <uid>", "UID to impersonate (no effect yet)")
+    .option("--context <name>", "orchestrator configuration context (no effect yet)")
+    .option("-i, --meshNamespace <namespace>", "mesh system namespace, also the root namespace", "mesh-system")
+    .option("-c, --orchconfig <file>", "orchestrator configuration file (no effect yet)")
+    .option("-n, --namespace <namespace>", "namespace for resources that name none", "")
+    .option("--vklog <level>", "log verbosity, like -v", "0")
+    .showHelpAfterError()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  program.addCommand(validateCommand(io.stdout, io.setExitCode));
+  program.addCommand(versionCommand(io.stdout));
+  program.addCommand(completionCommand(() => program, io.stdout));
+  for (const c of program.commands) c.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  return program;
+}
+
+/**
+ * Runs meshctl with the given arguments (without the program name).
+ *
+ * @returns the exit code: 0 on success, 1 on a failed check or an error, 2 on bad usage
+ */
+export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
+  let code = 0;
+  const program = buildProgram({ ...io, setExitCode: (c) => (code = c) });
+  program.exitOverride();
+  for (const c of program.commands) c.exitOverride();
+  try {
+    await program.parseAsync(args, { from: "user" });
+  } catch (e) {
+    const err = e as { code?: string; exitCode?: number; message: string };
+    if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") {
+      return 0;
+    }
+    if (err.code?.startsWith("commander.")) return err.exitCode === 0 ? 0 : 2;
+    io.stderr(`error: ${err.message}\n`);
+    return 1;
+  }
+  return code;
+}

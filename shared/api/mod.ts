@@ -1,0 +1,29 @@
+/**
+ * The mesh's resource kinds: their TypeScript types (generated from the schemas), the kind
+ * registry with Istio's API-group aliases, and single-resource validation.
+ *
+ * @module
+ */
+export * from "./types.gen.ts";
+export {
+  ACCEPTED_API_VERSIONS,
+  groupOf,
+  KIND_NAMES,
+  type KindLookup,
+  KINDS,
+  lookupKind,
+  MESH_GROUPS,
+} from "./kinds.ts";
+export {
+  DEFAULT_ROOT_NAMESPACE,
+  type FieldPath,
+  type Finding,
+  formatFieldPath,
+  type RuleContext,
+  type Severity,
+} from "./finding.ts";
+export type { ApiGroupName, KindDefinition } from "./schemas/kind_definition.ts";
+export { type ValidateResourceOptions, validateResource } from "./validate_resource.ts";
+export { MTLS_MODES } from "./schemas/peer_authentication.ts";
+export { AUTHORIZATION_ACTIONS } from "./schemas/authorization_policy.ts";
+export { BRACKETED_CONDITION_KEYS, PLAIN_CONDITION_KEYS } from "./schemas/authorization_conditions.ts";

@@ -1,0 +1,17 @@
+/**
+ * Pure policy logic shared by meshd, the proxy and meshctl: which policy is in effect for a workload.
+ *
+ * @module
+ */
+export {
+  DEFAULT_POLICY_NAMESPACE,
+  type EffectiveMtlsMode,
+  type EffectivePeerAuthentication,
+  effectivePeerAuthentication,
+  type EffectivePeerAuthenticationOptions,
+  type MtlsMode,
+  type PeerAuthenticationDecision,
+  type PeerAuthenticationPolicy,
+  type PeerAuthenticationScope,
+  type PolicyRef,
+} from "./peer_authentication.ts";
