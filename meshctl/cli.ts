@@ -22,10 +22,19 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
   const program: CommandUnknownOpts = new Command("meshctl")
     .description("Operate and debug the mesh (in the manner of istioctl)")
     .option("--as <user>", "user to impersonate (no effect yet: no orchestrator client)")
-    .option("--as-group <group>", "group to impersonate, repeatable (no effect yet)", collectArray, [] as string[])
+    .option(
+      "--as-group <group>",
+      "group to impersonate, repeatable (no effect yet)",
+      collectArray,
+      [] as string[],
+    )
     .option("--as-uid <uid>", "UID to impersonate (no effect yet)")
     .option("--context <name>", "orchestrator configuration context (no effect yet)")
-    .option("-i, --meshNamespace <namespace>", "mesh system namespace, also the root namespace", "mesh-system")
+    .option(
+      "-i, --meshNamespace <namespace>",
+      "mesh system namespace, also the root namespace",
+      "mesh-system",
+    )
     .option("-c, --orchconfig <file>", "orchestrator configuration file (no effect yet)")
     .option("-n, --namespace <namespace>", "namespace for resources that name none", "")
     .option("--vklog <level>", "log verbosity, like -v", "0")
@@ -52,7 +61,10 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
     await program.parseAsync(args, { from: "user" });
   } catch (e) {
     const err = e as { code?: string; exitCode?: number; message: string };
-    if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") {
+    if (
+      err.code === "commander.helpDisplayed" || err.code === "commander.version" ||
+      err.code === "commander.help"
+    ) {
       return 0;
     }
     if (err.code?.startsWith("commander.")) return err.exitCode === 0 ? 0 : 2;

@@ -48,16 +48,23 @@ Deno.test("validate: one line per error, each naming file, document, line and fi
     `${f}:45: document 3: AuthorizationPolicy foo/deny: spec.rules[0].when[1]: a condition needs values or notValues`,
   ];
   assert.equal(errors.length, expected.length, r.out);
-  for (const e of expected) assert.ok(errors.some((l) => l.startsWith(`error: ${e}`)), `missing: ${e}\n${r.out}`);
+  for (const e of expected) {
+    assert.ok(errors.some((l) => l.startsWith(`error: ${e}`)), `missing: ${e}\n${r.out}`);
+  }
   assert.match(r.out, /^invalid: 0 resources valid in 1 files, 9 errors, 1 warnings$/m);
 });
 
 Deno.test("validate: reads standard input with -f -", async () => {
-  const yaml = await Deno.readTextFile(`${ROOT}tests/fixtures/istio/authz-jwt/02_authorization_policy_require_jwt.yaml`);
+  const yaml = await Deno.readTextFile(
+    `${ROOT}tests/fixtures/istio/authz-jwt/02_authorization_policy_require_jwt.yaml`,
+  );
   assert.equal((await meshctl(["validate", "-f", "-"], yaml)).code, 0);
   const bad = await meshctl(["validate", "-f", "-"], yaml.replace("ALLOW", "PERMIT"));
   assert.equal(bad.code, 1);
-  assert.match(bad.out, /^error: -:\d+: document 1: AuthorizationPolicy foo\/require-jwt: spec.action: must be one of/m);
+  assert.match(
+    bad.out,
+    /^error: -:\d+: document 1: AuthorizationPolicy foo\/require-jwt: spec.action: must be one of/m,
+  );
 });
 
 Deno.test("validate: -f takes comma-separated lists and repeats", async () => {
@@ -77,7 +84,11 @@ Deno.test("validate: -n gives a namespace to documents that have none", async ()
 
 const badFiles: { name: string; content: Uint8Array | string | null; message: RegExp }[] = [
   { name: "empty file", content: "", message: /: empty file: no YAML documents/ },
-  { name: "binary data", content: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0xff, 0xfe, 0x00, 0x01]), message: /binary data/ },
+  {
+    name: "binary data",
+    content: new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0xff, 0xfe, 0x00, 0x01]),
+    message: /binary data/,
+  },
   { name: "invalid YAML", content: "kind: [\n", message: /invalid YAML/ },
   { name: "missing file", content: null, message: /cannot read: no such file or directory/ },
 ];
@@ -104,7 +115,10 @@ Deno.test("validate: a 50 MB file is refused by size without being read", async 
   f.close();
   const r = await meshctl(["validate", "-f", file]);
   assert.equal(r.code, 1);
-  assert.match(r.out, new RegExp(`^error: ${file}: file is 50.0 MiB; the limit is ${MAX_CONFIG_BYTES / 1048576} MiB$`, "m"));
+  assert.match(
+    r.out,
+    new RegExp(`^error: ${file}: file is 50.0 MiB; the limit is ${MAX_CONFIG_BYTES / 1048576} MiB$`, "m"),
+  );
   await Deno.remove(dir, { recursive: true });
 });
 
@@ -124,8 +138,11 @@ Deno.test("unknown command and unknown flag exit 2 with help", async () => {
 const versions: { args: string[]; check: (out: string) => void }[] = [
   { args: ["version"], check: (o) => assert.match(o, /^client version: \d+\.\d+\.\d+\n$/) },
   { args: ["version", "--short=false"], check: (o) => assert.match(o, /^version: .*\ndeno: 2\.9\./m) },
-  { args: ["version", "-o", "json"], check: (o) => assert.match(JSON.parse(o).clientVersion.version, /^\d+\.\d+/) },
-  { args: ["version", "-o", "yaml"], check: (o) => assert.match(o, /^clientVersion:\n  version: /) },
+  {
+    args: ["version", "-o", "json"],
+    check: (o) => assert.match(JSON.parse(o).clientVersion.version, /^\d+\.\d+/),
+  },
+  { args: ["version", "-o", "yaml"], check: (o) => assert.match(o, /^clientVersion:\n {2}version: /) },
 ];
 for (const v of versions) {
   Deno.test(`version: ${v.args.join(" ")}`, async () => {
@@ -158,12 +175,17 @@ Deno.test("completion bash: real bash loads it and completes commands, aliases a
     `source ${dir}/c.bash; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); ` +
     `COMP_CWORD=${words.length - 1}; __meshctl_complete; echo "\${COMPREPLY[*]}"`;
   const run = async (words: string[]) =>
-    new TextDecoder().decode((await new Deno.Command("bash", { args: ["-c", probe(words)] }).output()).stdout).trim();
+    new TextDecoder().decode((await new Deno.Command("bash", { args: ["-c", probe(words)] }).output()).stdout)
+      .trim();
   assert.equal(await run(["meshctl", "va"]), "validate");
   assert.equal(await run(["meshctl", "completion", "z"]), "zsh");
   assert.match(await run(["meshctl", "validate", "--fi"]), /^--filename$/);
   assert.match(await run(["meshctl", "v", "--fi"]), /^--filename$/, "alias v resolves to validate");
-  assert.match(await run(["meshctl", "validate", "--meshN"]), /^--meshNamespace$/, "global flags after a command");
+  assert.match(
+    await run(["meshctl", "validate", "--meshN"]),
+    /^--meshNamespace$/,
+    "global flags after a command",
+  );
   await Deno.remove(dir, { recursive: true });
 });
 

@@ -115,7 +115,9 @@ ${bash.split("\n").slice(1).join("\n")}`;
     case "powershell": {
       const table = nodes.map((n) => {
         const items = [...n.subcommands, ...n.flags].map((i) =>
-          `@('${i.name.replace(/'/g, "''")}', '${(options.descriptions ? i.description || i.name : i.name).replace(/'/g, "''")}')`
+          `@('${i.name.replace(/'/g, "''")}', '${
+            (options.descriptions ? i.description || i.name : i.name).replace(/'/g, "''")
+          }')`
         ).join(", ");
         return `  '${n.path.join(" ")}' = @(${items})`;
       }).join("\n");

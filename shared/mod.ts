@@ -21,3 +21,4 @@ export * from "./api/mod.ts";
 export * from "./validation/mod.ts";
 export * from "./identity/mod.ts";
 export * from "./policy/mod.ts";
+export { type BuildInfo, buildInfo } from "./build_info.ts";

@@ -34,7 +34,9 @@ export function toPlainJsonSchema(schema: TSchema, flavour: "typescript" | "kube
       if (k === "title" && flavour === "kubernetes") continue;
       if (k === "additionalProperties" && v === false && flavour === "kubernetes") continue;
       if (k === "properties") {
-        out.properties = Object.fromEntries(Object.entries(v as Json).map(([p, ps]) => [p, walk(ps as Json)]));
+        out.properties = Object.fromEntries(
+          Object.entries(v as Json).map(([p, ps]) => [p, walk(ps as Json)]),
+        );
       } else if (k === "items" || (k === "additionalProperties" && typeof v === "object")) {
         out[k] = walk(v as Json);
       } else out[k] = v;

@@ -7,12 +7,17 @@ import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { completionScript, SHELLS } from "../completion.ts";
 
 /** Builds the `completion` group; `root` is the program whose tree is completed. */
-export function completionCommand(root: () => CommandUnknownOpts, write: (text: string) => void): CommandUnknownOpts {
+export function completionCommand(
+  root: () => CommandUnknownOpts,
+  write: (text: string) => void,
+): CommandUnknownOpts {
   const group = new Command("completion")
     .description("Print a shell completion script (bash, zsh, fish or powershell)");
   for (const shell of SHELLS) {
     group.command(shell)
-      .description(`Print the ${shell} completion script; source it, or save it where ${shell} loads completions`)
+      .description(
+        `Print the ${shell} completion script; source it, or save it where ${shell} loads completions`,
+      )
       .option("--no-descriptions", "leave out completion descriptions")
       .action((opts) => write(completionScript(root(), shell, { descriptions: opts.descriptions })));
   }

@@ -34,7 +34,10 @@ export interface ValidateInputsOptions {
  * Validates files, directories (recursively: *.yaml, *.yml, *.json) and `-` (standard input).
  * A file that cannot be read, is too large or is not UTF-8 text is an error line, never a crash.
  */
-export async function validateInputs(inputs: string[], options: ValidateInputsOptions): Promise<ValidateSummary> {
+export async function validateInputs(
+  inputs: string[],
+  options: ValidateInputsOptions,
+): Promise<ValidateSummary> {
   const summary: ValidateSummary = { files: 0, resources: 0, skipped: 0, errors: 0, warnings: 0, issues: [] };
   const add = (issue: ValidationIssue) => {
     summary.issues.push(issue);
@@ -81,7 +84,12 @@ async function expand(input: string, add: (i: ValidationIssue) => void): Promise
   };
   await walk(input);
   if (found.length === 0) {
-    add({ file: input, field: "", message: "directory holds no .yaml, .yml or .json files", severity: "error" });
+    add({
+      file: input,
+      field: "",
+      message: "directory holds no .yaml, .yml or .json files",
+      severity: "error",
+    });
   }
   return found;
 }
@@ -103,7 +111,9 @@ async function readText(
       // Checked before reading, so a huge file costs no memory.
       const size = (await Deno.stat(file)).size;
       if (size > MAX_CONFIG_BYTES) {
-        return fail(`file is ${(size / 1048576).toFixed(1)} MiB; the limit is ${MAX_CONFIG_BYTES / 1048576} MiB`);
+        return fail(
+          `file is ${(size / 1048576).toFixed(1)} MiB; the limit is ${MAX_CONFIG_BYTES / 1048576} MiB`,
+        );
       }
       bytes = await Deno.readFile(file);
     }
@@ -159,14 +169,18 @@ export function validateCommand(
     )
     .action(async (opts, cmd) => {
       const globals = cmd.optsWithGlobals() as { meshNamespace?: string; namespace?: string };
-      if (opts.filename.length === 0) throw new Error("validate needs -f <file|dir|->; see meshctl validate --help");
+      if (opts.filename.length === 0) {
+        throw new Error("validate needs -f <file|dir|->; see meshctl validate --help");
+      }
       const summary = await validateInputs(opts.filename, {
         rootNamespace: globals.meshNamespace ?? "mesh-system",
         defaultNamespace: globals.namespace || undefined,
       });
       for (const issue of summary.issues) write(formatIssue(issue) + "\n");
       write(
-        `${summary.errors === 0 ? "valid" : "invalid"}: ${summary.resources} resources valid in ${summary.files} files` +
+        `${
+          summary.errors === 0 ? "valid" : "invalid"
+        }: ${summary.resources} resources valid in ${summary.files} files` +
           `, ${summary.errors} errors, ${summary.warnings} warnings` +
           (summary.skipped > 0 ? `, ${summary.skipped} non-mesh documents skipped` : "") + "\n",
       );

@@ -6,19 +6,31 @@
  */
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { stringify } from "yaml";
-import { buildInfo } from "../build_info.ts";
+import { buildInfo } from "../../shared/mod.ts";
 
 /** Builds the `version` command; output goes to `write`. */
 export function versionCommand(write: (text: string) => void): CommandUnknownOpts {
   return new Command("version")
     .description("Print the client's build information (the control plane's is not available yet)")
     .addOption(new Option("-o, --output <format>", "yaml or json").choices(["yaml", "json"] as const))
-    .option("-s, --short [bool]", "print only the version; --short=false for full information", parseBool, true)
-    .option("--remote [bool]", "also query the control plane (not implemented yet: meshd has no version API)", parseBool, false)
+    .option(
+      "-s, --short [bool]",
+      "print only the version; --short=false for full information",
+      parseBool,
+      true,
+    )
+    .option(
+      "--remote [bool]",
+      "also query the control plane (not implemented yet: meshd has no version API)",
+      parseBool,
+      false,
+    )
     .option("-r, --revision <revision>", "control plane revision (no effect yet: no control plane query)", "")
     .action((opts) => {
       if (opts.remote) {
-        throw new Error("--remote is not implemented yet: meshd does not serve its version; use --remote=false");
+        throw new Error(
+          "--remote is not implemented yet: meshd does not serve its version; use --remote=false",
+        );
       }
       const info = buildInfo();
       const client = opts.short && !opts.output ? { version: info.version } : info;

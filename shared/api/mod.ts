@@ -23,7 +23,7 @@ export {
   type Severity,
 } from "./finding.ts";
 export type { ApiGroupName, KindDefinition } from "./schemas/kind_definition.ts";
-export { type ValidateResourceOptions, validateResource } from "./validate_resource.ts";
+export { validateResource, type ValidateResourceOptions } from "./validate_resource.ts";
 export { MTLS_MODES } from "./schemas/peer_authentication.ts";
 export { AUTHORIZATION_ACTIONS } from "./schemas/authorization_policy.ts";
 export { BRACKETED_CONDITION_KEYS, PLAIN_CONDITION_KEYS } from "./schemas/authorization_conditions.ts";

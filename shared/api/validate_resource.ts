@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type TSchema } from "@sinclair/typebox";
+import type { TSchema } from "@sinclair/typebox";
 import { type ValueError, ValueErrorType } from "@sinclair/typebox/errors";
 import { Value } from "@sinclair/typebox/value";
 import { DEFAULT_ROOT_NAMESPACE, error, type FieldPath, type Finding, type RuleContext } from "./finding.ts";
@@ -48,7 +48,7 @@ export function schemaFindings(schema: TSchema, value: unknown): Finding[] {
     // TypeBox reports a missing required field twice: as missing, and as a value of the wrong type.
     if (e.type === ValueErrorType.ObjectRequiredProperty) missing.add(e.path);
     else if (e.value === undefined && missing.has(e.path)) continue;
-    const path = parsePointer(e.path);
+    const path = toFieldPath(parsePointer(e.path), value);
     const message = describe(e);
     const key = `${e.path}\u0000${message}`;
     if (seen.has(key)) continue;
@@ -58,9 +58,19 @@ export function schemaFindings(schema: TSchema, value: unknown): Finding[] {
   return out;
 }
 
-function parsePointer(pointer: string): FieldPath {
+function parsePointer(pointer: string): string[] {
   if (pointer === "") return [];
   return pointer.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+/** Makes list indices numbers, as rules write them; map keys that look like numbers stay strings. */
+function toFieldPath(segments: string[], root: unknown): FieldPath {
+  let at: unknown = root;
+  return segments.map((seg) => {
+    const inList = Array.isArray(at);
+    at = at !== null && typeof at === "object" ? (at as Record<string, unknown>)[seg] : undefined;
+    return inList ? Number(seg) : seg;
+  });
 }
 
 function typeName(v: unknown): string {

@@ -6,8 +6,8 @@
 export {
   formatIssue,
   MAX_CONFIG_BYTES,
-  type ValidateTextOptions,
   validateText,
+  type ValidateTextOptions,
   type ValidationIssue,
   type ValidationResult,
   type ValidResource,

@@ -68,12 +68,17 @@ export interface ValidateTextOptions {
  * @param file the name used in every issue
  * @returns the valid resources, the skipped documents and every issue; never throws on bad input
  */
-export function validateText(text: string, file: string, options: ValidateTextOptions = {}): ValidationResult {
+export function validateText(
+  text: string,
+  file: string,
+  options: ValidateTextOptions = {},
+): ValidationResult {
   const result: ValidationResult = { resources: [], skipped: [], issues: [] };
-  const fileIssue = (message: string) =>
-    result.issues.push({ file, field: "", message, severity: "error" });
+  const fileIssue = (message: string) => result.issues.push({ file, field: "", message, severity: "error" });
   if (text.length > MAX_CONFIG_BYTES) {
-    fileIssue(`file is ${(text.length / 1048576).toFixed(1)} MiB; the limit is ${MAX_CONFIG_BYTES / 1048576} MiB`);
+    fileIssue(
+      `file is ${(text.length / 1048576).toFixed(1)} MiB; the limit is ${MAX_CONFIG_BYTES / 1048576} MiB`,
+    );
     return result;
   }
   if (text.includes("\u0000")) {
@@ -89,7 +94,13 @@ export function validateText(text: string, file: string, options: ValidateTextOp
   for (const doc of docs) {
     const at = { file, documentIndex: doc.index };
     for (const e of doc.syntaxErrors) {
-      result.issues.push({ ...at, line: e.line, field: "", message: `invalid YAML: ${e.message}`, severity: "error" });
+      result.issues.push({
+        ...at,
+        line: e.line,
+        field: "",
+        message: `invalid YAML: ${e.message}`,
+        severity: "error",
+      });
     }
     if (doc.syntaxErrors.length > 0) continue;
     if (doc.value === undefined || doc.value === null) continue;
@@ -162,7 +173,9 @@ export function validateText(text: string, file: string, options: ValidateTextOp
       });
     }
   }
-  if (nonEmpty === 0 && result.issues.length === 0) fileIssue("no YAML documents: the file holds only comments or ---");
+  if (nonEmpty === 0 && result.issues.length === 0) {
+    fileIssue("no YAML documents: the file holds only comments or ---");
+  }
   return result;
 }
 

@@ -54,12 +54,18 @@ spec:
 
 const badInputs: { name: string; text: string; line?: number; message: RegExp }[] = [
   { name: "invalid YAML syntax", text: "apiVersion: [unclosed\nkind: x\n", line: 2, message: /invalid YAML/ },
-  { name: "duplicate key", text: `${PA}  mtls: {}\n`, line: 9, message: /invalid YAML: Map keys must be unique/ },
+  {
+    name: "duplicate key",
+    text: `${PA}  mtls: {}\n`,
+    line: 9,
+    message: /invalid YAML: Map keys must be unique/,
+  },
   {
     name: "wrong kind in a mesh group",
     text: PA.replace("kind: PeerAuthentication", "kind: PeerAuthenticaton"),
     line: 2,
-    message: /kind "PeerAuthenticaton" is not supported in security.mesh.io; supported kinds: PeerAuthentication/,
+    message:
+      /kind "PeerAuthenticaton" is not supported in security.mesh.io; supported kinds: PeerAuthentication/,
   },
   {
     name: "an Istio kind this mesh does not support",
@@ -80,12 +86,22 @@ const badInputs: { name: string; text: string; line?: number; message: RegExp }[
     line: 8,
     message: /spec.mtls.mode: must be one of .* got a list/,
   },
-  { name: "missing kind", text: "apiVersion: security.mesh.io/v1\nmetadata: {name: x}\n", line: 1, message: /kind: required/ },
+  {
+    name: "missing kind",
+    text: "apiVersion: security.mesh.io/v1\nmetadata: {name: x}\n",
+    line: 1,
+    message: /kind: required/,
+  },
   { name: "a list instead of a map", text: "- a\n- b\n", line: 1, message: /a resource must be a map/ },
   { name: "empty file", text: "", message: /empty file/ },
   { name: "only comments", text: "# nothing\n---\n", message: /no YAML documents/ },
   { name: "binary data", text: "\u0000\u0001\u0002PNG", message: /binary data/ },
-  { name: "alias bomb", text: 'a: &a ["x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n', message: /invalid YAML: .*alias/i },
+  {
+    name: "alias bomb",
+    text:
+      'a: &a ["x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n',
+    message: /invalid YAML: .*alias/i,
+  },
 ];
 
 for (const c of badInputs) {
@@ -113,7 +129,11 @@ Deno.test("documents of other API groups are skipped, not errors", () => {
   assert.equal(r.issues.length, 0);
   assert.equal(r.resources.length, 1);
   assert.equal(r.resources[0].source.documentIndex, 1);
-  assert.deepEqual(r.skipped, [{ documentIndex: 0, line: 1, reason: "apps/v1 Deployment is not a mesh resource" }]);
+  assert.deepEqual(r.skipped, [{
+    documentIndex: 0,
+    line: 1,
+    reason: "apps/v1 Deployment is not a mesh resource",
+  }]);
 });
 
 Deno.test("defaultNamespace fills in a missing namespace, as kubectl apply -n", () => {

@@ -10,7 +10,14 @@
 import { Type } from "@sinclair/typebox";
 import { error, type FieldPath, type Finding, warning } from "../finding.ts";
 import { checkCondition, serviceAccountProblem, wildcardProblem } from "./authorization_conditions.ts";
-import { closed, PolicyTargetReference, ResourceEnvelope, StringEnum, StringList, WorkloadSelector } from "./common.ts";
+import {
+  closed,
+  PolicyTargetReference,
+  ResourceEnvelope,
+  StringEnum,
+  StringList,
+  WorkloadSelector,
+} from "./common.ts";
 import { isIpOrCidr } from "./ip.ts";
 import { defineKind } from "./kind_definition.ts";
 import { checkPathTemplates } from "./path_template.ts";
@@ -77,7 +84,11 @@ const AuthorizationPolicySpec = Type.Object({
   rules: Type.Optional(Type.Array(Rule)),
   action: Type.Optional(StringEnum(AUTHORIZATION_ACTIONS, "What a matching request gets; default ALLOW")),
   provider: Type.Optional(
-    Type.Object({ name: Type.String() }, { ...closed, title: "ExtensionProvider", description: "CUSTOM only" }),
+    Type.Object({ name: Type.String() }, {
+      ...closed,
+      title: "ExtensionProvider",
+      description: "CUSTOM only",
+    }),
   ),
 }, { ...closed, title: "AuthorizationPolicySpec" });
 
@@ -103,7 +114,8 @@ export const authorizationPolicy = defineKind({
     } else if (spec.provider !== undefined) {
       out.push(error(["spec", "provider"], `provider is only allowed with action CUSTOM, not ${action}`));
     }
-    if ((action === "DENY" || action === "CUSTOM") && spec.rules === undefined) {
+    // An empty list is as good as none: Istio's proto cannot tell them apart.
+    if ((action === "DENY" || action === "CUSTOM") && !spec.rules?.length) {
       out.push(error(
         ["spec", "rules"],
         `${action} without rules never matches; add an empty rule {} to match every request`,
@@ -124,7 +136,9 @@ type RuleInput = {
 function checkRule(rule: RuleInput, at: FieldPath, action: string): Finding[] {
   const out: Finding[] = [];
   if (rule === null || typeof rule !== "object") return out;
-  if (rule.from !== undefined && rule.from.length === 0) out.push(error([...at, "from"], "from must not be empty"));
+  if (rule.from !== undefined && rule.from.length === 0) {
+    out.push(error([...at, "from"], "from must not be empty"));
+  }
   if (rule.to !== undefined && rule.to.length === 0) out.push(error([...at, "to"], "to must not be empty"));
   let onlyHttpFrom = false;
   let onlyHttpTo = false;
@@ -132,7 +146,9 @@ function checkRule(rule: RuleInput, at: FieldPath, action: string): Finding[] {
     const src = from?.source;
     if (!src) return;
     out.push(...checkSource(src, [...at, "from", j, "source"]));
-    onlyHttpFrom ||= !SOURCE_FIELDS.some((f) => f !== "requestPrincipals" && f !== "notRequestPrincipals" && src[f]);
+    onlyHttpFrom ||= !SOURCE_FIELDS.some((f) =>
+      f !== "requestPrincipals" && f !== "notRequestPrincipals" && src[f]
+    );
   });
   (rule.to ?? []).forEach((to, j) => {
     const op = to?.operation;
@@ -178,8 +194,9 @@ function checkSource(src: StringLists, at: FieldPath): Finding[] {
     (src[f] ?? []).forEach((v, k) => {
       const p = [...at, f, k];
       if (v === "") out.push(error(p, "empty value not allowed"));
-      else if (f.endsWith("pBlocks") && !isIpOrCidr(v)) out.push(error(p, `"${v}" is not an IP address or CIDR range`));
-      else if (f === "serviceAccounts" || f === "notServiceAccounts") {
+      else if (f.endsWith("pBlocks") && !isIpOrCidr(v)) {
+        out.push(error(p, `"${v}" is not an IP address or CIDR range`));
+      } else if (f === "serviceAccounts" || f === "notServiceAccounts") {
         const problem = serviceAccountProblem(v);
         if (problem) out.push(error(p, problem));
       } else if (f === "trustDomains" || f === "notTrustDomains") {

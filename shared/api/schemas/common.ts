@@ -35,7 +35,9 @@ export function StringEnum<const T extends readonly string[]>(
 }
 
 /** A list of strings, as Istio's `repeated string`. */
-export function StringList(description: string): ReturnType<typeof Type.Array<ReturnType<typeof Type.String>>> {
+export function StringList(
+  description: string,
+): ReturnType<typeof Type.Array<ReturnType<typeof Type.String>>> {
   return Type.Array(Type.String(), { description });
 }
 
@@ -63,7 +65,11 @@ export const PolicyTargetReference = Type.Object({
   kind: Type.String(),
   name: Type.String(),
   namespace: Type.Optional(Type.String()),
-}, { ...closed, title: "PolicyTargetReference", description: "Gateway API attachment; not supported by this mesh" });
+}, {
+  ...closed,
+  title: "PolicyTargetReference",
+  description: "Gateway API attachment; not supported by this mesh",
+});
 
 /**
  * The subset of Kubernetes ObjectMeta a mesh resource may carry. Server-set fields are accepted so
@@ -77,7 +83,8 @@ export const ObjectMeta = Type.Object({
   annotations: Type.Optional(StringMap),
   creationTimestamp: Type.Optional(Type.String({
     description: "RFC 3339 time; orders policies of one scope",
-    pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$",
+    pattern:
+      "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$",
   })),
   uid: Type.Optional(Type.String()),
   resourceVersion: Type.Optional(Type.String()),
@@ -103,7 +110,9 @@ export function ResourceEnvelope<S extends TSchema>(title: string, spec: S): TOb
   status: TOptional<TUnknown>;
 }> {
   return Type.Object({
-    apiVersion: Type.String({ description: "security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group" }),
+    apiVersion: Type.String({
+      description: "security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group",
+    }),
     kind: Type.String(),
     metadata: ObjectMeta,
     spec,

@@ -6,7 +6,15 @@
  */
 
 const DURATION = /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/;
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  "µs": 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
 
 /**
  * Parses a duration string to milliseconds.
@@ -16,6 +24,8 @@ const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1
 export function parseDuration(text: string): number | undefined {
   if (typeof text !== "string" || !DURATION.test(text)) return undefined;
   let ms = 0;
-  for (const m of text.matchAll(/([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)/g)) ms += Number(m[1]) * UNIT_MS[m[2]];
+  for (const m of text.matchAll(/([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)/g)) {
+    ms += Number(m[1]) * UNIT_MS[m[2]];
+  }
   return ms;
 }

@@ -4,16 +4,18 @@
  * @module
  */
 
-const IPV4 = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
+const IPV4 =
+  /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
 
 /** Whether the text is an IPv4 or IPv6 address. */
 export function isIp(text: string): boolean {
   if (IPV4.test(text)) return true;
-  if (!text.includes(":")) return false;
+  // Only address characters may reach the URL parser, or "::1]:80" would close the bracket itself.
+  if (!text.includes(":") || !/^[0-9A-Fa-f:.]+$/.test(text)) return false;
   try {
     // The URL parser implements the WHATWG IPv6 grammar; it rejects what is not an address.
     new URL(`http://[${text}]/`);
-    return !text.includes("%");
+    return true;
   } catch {
     return false;
   }

@@ -112,7 +112,9 @@ export function isValidPort(n: unknown): boolean {
 export function checkPortName(name: unknown, at: FieldPath): Finding[] {
   if (typeof name !== "string") return [];
   if (isDns1123Label(name)) return [];
-  return [error(at, `invalid port name "${name}": must be a DNS-1123 label (lower-case letters, digits, "-")`)];
+  return [
+    error(at, `invalid port name "${name}": must be a DNS-1123 label (lower-case letters, digits, "-")`),
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -135,7 +137,9 @@ function dnsPreconditions(name: string): string | undefined {
 function dnsLabels(domain: string, whole: string): string | undefined {
   const parts = domain.split(".");
   const tld = parts[parts.length - 1];
-  if (/^[+-]?[0-9]+$/.test(tld)) return `domain name "${whole}" invalid (top level domain "${tld}" cannot be all-numeric)`;
+  if (/^[+-]?[0-9]+$/.test(tld)) {
+    return `domain name "${whole}" invalid (top level domain "${tld}" cannot be all-numeric)`;
+  }
   for (let i = 0; i < parts.length; i++) {
     // A trailing dot (`istio.io.`) is an unambiguous absolute name, so its empty last label is fine.
     if (i === parts.length - 1 && parts[i] === "") return undefined;
@@ -158,13 +162,17 @@ export function wildcardDomainProblem(name: string): string | undefined {
   if (pre) return pre;
   const dot = name.indexOf(".");
   const first = dot < 0 ? name : name.slice(0, dot);
-  if (!(first.length <= 63 && WILDCARD_LABEL.test(first))) return `domain name "${name}" invalid (label "${first}" invalid)`;
+  if (!(first.length <= 63 && WILDCARD_LABEL.test(first))) {
+    return `domain name "${name}" invalid (label "${first}" invalid)`;
+  }
   return dot < 0 ? undefined : dnsLabels(name.slice(dot + 1), name);
 }
 
 /** Istio's ValidatePartialWildCard: a wildcard must be the whole host or the whole first label. */
 export function partialWildcardProblem(name: string): string | undefined {
-  if (name.includes("*") && name !== "*" && !name.startsWith("*.")) return `partial wildcard "${name}" not allowed`;
+  if (name.includes("*") && name !== "*" && !name.startsWith("*.")) {
+    return `partial wildcard "${name}" not allowed`;
+  }
   return undefined;
 }
 
@@ -177,7 +185,9 @@ export function isWildcarded(host: string): boolean {
 export function hostsOverlap(a: string, b: string): boolean {
   const aw = isWildcarded(a);
   const bw = isWildcarded(b);
-  if (aw && bw) return a.length < b.length ? b.slice(1).endsWith(a.slice(1)) : a.slice(1).endsWith(b.slice(1));
+  if (aw && bw) {
+    return a.length < b.length ? b.slice(1).endsWith(a.slice(1)) : a.slice(1).endsWith(b.slice(1));
+  }
   if (aw) return b.endsWith(a.slice(1));
   if (bw) return a.endsWith(b.slice(1));
   return a === b;
@@ -195,7 +205,8 @@ export function hostSubsetOf(a: string, b: string): boolean {
 // ---------------------------------------------------------------------------------------------
 // IP addresses (Go's netip.ParseAddr / ParsePrefix, as Istio's ValidateIPAddress / ValidateIPSubnet)
 
-const IPV4 = /^(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
+const IPV4 =
+  /^(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
 
 function isIpv6(text: string): boolean {
   // Go accepts a zone (fe80::1%eth0) on a plain address.
@@ -251,7 +262,8 @@ export function unixAddressProblem(path: string): string | undefined {
 // Labels (Istio's labels.Instance.Validate, the Kubernetes label syntax)
 
 const QUALIFIED_NAME = "(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const DNS_PREFIX = "[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?)*/";
+const DNS_PREFIX =
+  "[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?)*/";
 const LABEL_KEY = new RegExp(`^(${DNS_PREFIX})?(${QUALIFIED_NAME})$`);
 const LABEL_VALUE = new RegExp(`^(?:${QUALIFIED_NAME})?$`);
 
@@ -261,14 +273,21 @@ export function checkLabels(labels: unknown, at: FieldPath): Finding[] {
   for (const [k, v] of entriesOf(labels)) {
     const m = LABEL_KEY.exec(k);
     if (!m) {
-      out.push(error([...at, k], `invalid label key "${k}": use [prefix/]name with letters, digits, "-", "_", "."`));
+      out.push(
+        error([...at, k], `invalid label key "${k}": use [prefix/]name with letters, digits, "-", "_", "."`),
+      );
     } else if (m[1] !== undefined && m[1].length - 1 > 253) {
       out.push(error([...at, k], `invalid label key "${k}": DNS prefix is longer than 253`));
     } else if (m[2].length > 63) {
       out.push(error([...at, k], `invalid label key "${k}": name is longer than 63`));
     }
     if (typeof v === "string" && !LABEL_VALUE.test(v)) {
-      out.push(error([...at, k], `invalid label value "${v}": use letters, digits, "-", "_", "." (alphanumeric at both ends)`));
+      out.push(
+        error(
+          [...at, k],
+          `invalid label value "${v}": use letters, digits, "-", "_", "." (alphanumeric at both ends)`,
+        ),
+      );
     }
   }
   return out;
@@ -330,11 +349,20 @@ export function checkDuration(value: unknown, at: FieldPath, secondsOnly = false
   if (typeof value !== "string") return [];
   const ns = parseDuration(value);
   if (ns === undefined) {
-    return [error(at, `"${value}" is not a duration; write a number with a unit, e.g. "5s", "0.5s", "500ms", "1m30s"`)];
+    return [
+      error(
+        at,
+        `"${value}" is not a duration; write a number with a unit, e.g. "5s", "0.5s", "500ms", "1m30s"`,
+      ),
+    ];
   }
   if (ns < 1_000_000n) return [error(at, `duration "${value}" must be at least 1ms`)];
-  if (ns % 1_000_000n !== 0n) return [error(at, `duration "${value}" is finer than 1ms; only millisecond precision is supported`)];
-  if (secondsOnly && ns % 1_000_000_000n !== 0n) return [error(at, `duration "${value}" must be whole seconds`)];
+  if (ns % 1_000_000n !== 0n) {
+    return [error(at, `duration "${value}" is finer than 1ms; only millisecond precision is supported`)];
+  }
+  if (secondsOnly && ns % 1_000_000_000n !== 0n) {
+    return [error(at, `duration "${value}" must be whole seconds`)];
+  }
   return [];
 }
 
@@ -345,7 +373,12 @@ export function checkDuration(value: unknown, at: FieldPath, secondsOnly = false
  * Validates an exportTo list: `.` (own namespace), `*` (all), namespace names, and for a
  * ServiceEntry also `~` (no one); no duplicates; `*` and `~` only alone.
  */
-export function checkExportTo(exportTo: unknown, namespace: string, at: FieldPath, allowNone: boolean): Finding[] {
+export function checkExportTo(
+  exportTo: unknown,
+  namespace: string,
+  at: FieldPath,
+  allowNone: boolean,
+): Finding[] {
   const list = asArray(exportTo);
   const out: Finding[] = [];
   const seen = new Set<string>();
@@ -369,7 +402,9 @@ export function checkExportTo(exportTo: unknown, namespace: string, at: FieldPat
       seen.add(key);
     }
   });
-  if (seen.has("*") && list.length > 1) out.push(error(at, "cannot have both public (*) and other exportTo values"));
+  if (seen.has("*") && list.length > 1) {
+    out.push(error(at, "cannot have both public (*) and other exportTo values"));
+  }
   if (seen.has("~") && list.length > 1) out.push(error(at, "cannot export to no one (~) and to someone"));
   return out;
 }
@@ -394,7 +429,9 @@ export function re2Problem(re: string): string | undefined {
     if (c === "\\") {
       const n = re[i + 1] ?? "";
       if (!inClass && /[1-9]/.test(n)) return `back-references (\\${n}) are not supported by RE2`;
-      if (!inClass && n === "k" && re[i + 2] === "<") return "named back-references (\\k<…>) are not supported by RE2";
+      if (!inClass && n === "k" && re[i + 2] === "<") {
+        return "named back-references (\\k<…>) are not supported by RE2";
+      }
       if (!inClass && (n === "A" || n === "z")) {
         js += n === "A" ? "^" : "$";
         i++;
@@ -422,7 +459,9 @@ export function re2Problem(re: string): string | undefined {
     }
     if (c === "(" && re[i + 1] === "?") {
       const rest = re.slice(i + 2);
-      if (/^(?:=|!|<=|<!)/.test(rest)) return "look-around assertions ((?=, (?!, (?<=, (?<!) are not supported by RE2";
+      if (/^(?:=|!|<=|<!)/.test(rest)) {
+        return "look-around assertions ((?=, (?!, (?<=, (?<!) are not supported by RE2";
+      }
       if (rest.startsWith(">")) return "atomic groups ((?>…)) are not supported by RE2";
       if (rest.startsWith("P<")) {
         js += "(?<";
@@ -452,7 +491,9 @@ export function checkRegex(re: unknown, at: FieldPath): Finding[] {
   if (typeof re !== "string") return [];
   if (re === "") return [error(at, "regex must not be empty")];
   const problem = re2Problem(re);
-  return problem ? [error(at, `${problem} (Istio uses RE2 syntax: https://github.com/google/re2/wiki/Syntax)`)] : [];
+  return problem
+    ? [error(at, `${problem} (Istio uses RE2 syntax: https://github.com/google/re2/wiki/Syntax)`)]
+    : [];
 }
 
 /** What an empty StringMatch (`{}`) means where it appears. */
@@ -476,21 +517,29 @@ export function checkStringMatch(sm: unknown, at: FieldPath, opts: StringMatchOp
   const o = asObject(sm);
   if (!o) return [];
   const set = (["exact", "prefix", "regex"] as const).filter((k) => isSet(o[k]));
-  if (set.length > 1) return [error(at, `only one of exact, prefix, regex may be set; got ${set.join(" and ")}`)];
+  if (set.length > 1) {
+    return [error(at, `only one of exact, prefix, regex may be set; got ${set.join(" and ")}`)];
+  }
   if (set.length === 0) {
     if (opts.empty === "invalid") return [error(at, "one of exact, prefix, regex is required")];
     if (opts.empty === "any") {
-      return [warning(at, "an empty match (no exact, prefix or regex) matches any value; remove it or set one")];
+      return [
+        warning(at, "an empty match (no exact, prefix or regex) matches any value; remove it or set one"),
+      ];
     }
     return [];
   }
   const value = o[set[0]];
   if (typeof value !== "string") return [];
-  if (opts.empty === "invalid" && value === "") return [error([...at, set[0]], `${set[0]} must not be empty`)];
+  if (opts.empty === "invalid" && value === "") {
+    return [error([...at, set[0]], `${set[0]} must not be empty`)];
+  }
   if (set[0] === "prefix" && value === "" && !opts.allowEmptyPrefix) {
     return [error([...at, "prefix"], "prefix must not be empty")];
   }
-  if (set[0] === "regex" && !(opts.starIsPresence && value === "*")) return checkRegex(value, [...at, "regex"]);
+  if (set[0] === "regex" && !(opts.starIsPresence && value === "*")) {
+    return checkRegex(value, [...at, "regex"]);
+  }
   return [];
 }
 

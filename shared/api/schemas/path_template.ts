@@ -29,7 +29,7 @@ export function checkPathTemplates(path: string): string | undefined {
     if (seg.includes("{") || seg.includes("}")) {
       return `invalid path "${path}": "{" or "}" outside a whole-segment {*} or {**} template`;
     }
-    if (templated && seg !== "" && !LITERAL.test(seg)) {
+    if (templated && !LITERAL.test(seg)) {
       return `invalid path "${path}": segment "${seg}" has characters not allowed beside a template`;
     }
   }

@@ -41,7 +41,7 @@ export const peerAuthentication = defineKind({
     const out = checkWorkloadSelector(spec.selector, ["spec", "selector"]);
     const withLabels = hasSelectorLabels(spec.selector);
     const plm = spec.portLevelMtls;
-    if (plm !== undefined && plm !== null && typeof plm === "object") {
+    if (plm !== undefined && plm !== null && typeof plm === "object" && !Array.isArray(plm)) {
       if (!withLabels && Object.keys(plm).length > 0) {
         out.push(error(
           ["spec", "portLevelMtls"],
@@ -54,7 +54,9 @@ export const peerAuthentication = defineKind({
       for (const port of Object.keys(plm)) {
         const n = /^[0-9]+$/.test(port) ? Number(port) : NaN;
         if (!(n >= 1 && n <= 65535)) {
-          out.push(error(["spec", "portLevelMtls", port], `port must be a number in 1..65535, got "${port}"`));
+          out.push(
+            error(["spec", "portLevelMtls", port], `port must be a number in 1..65535, got "${port}"`),
+          );
         }
       }
     }

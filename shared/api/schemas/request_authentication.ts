@@ -39,7 +39,9 @@ const JwtRule = Type.Object({
   outputPayloadToHeader: Type.Optional(
     Type.String({ description: "Header that receives the base64 payload of a verified token" }),
   ),
-  forwardOriginalToken: Type.Optional(Type.Boolean({ description: "Keep the token in the forwarded request" })),
+  forwardOriginalToken: Type.Optional(
+    Type.Boolean({ description: "Keep the token in the forwarded request" }),
+  ),
   outputClaimToHeaders: Type.Optional(Type.Array(ClaimToHeader)),
   timeout: Type.Optional(Type.String({ description: "JWKS fetch timeout, a duration such as 5s" })),
   spaceDelimitedClaims: Type.Optional(StringList("Claims whose string value is a space-separated list")),
@@ -109,18 +111,29 @@ function checkJwtRule(rule: JwtRuleInput, at: FieldPath): Finding[] {
     if (c === "") out.push(error([...at, "fromCookies", j], "cookie name must not be empty"));
   });
   if (typeof rule.outputPayloadToHeader === "string" && !HEADER_NAME.test(rule.outputPayloadToHeader)) {
-    out.push(error([...at, "outputPayloadToHeader"], `"${rule.outputPayloadToHeader}" is not a valid header name`));
+    out.push(
+      error([...at, "outputPayloadToHeader"], `"${rule.outputPayloadToHeader}" is not a valid header name`),
+    );
   }
   (rule.outputClaimToHeaders ?? []).forEach((c, j) => {
+    if (c === null || typeof c !== "object") return;
     const p = [...at, "outputClaimToHeaders", j];
     if (!c?.claim) out.push(error([...p, "claim"], "claim must not be empty"));
     if (!c?.header) out.push(error([...p, "header"], "header must not be empty"));
-    else if (!HEADER_NAME.test(c.header)) out.push(error([...p, "header"], `"${c.header}" is not a valid header name`));
+    else if (!HEADER_NAME.test(c.header)) {
+      out.push(error([...p, "header"], `"${c.header}" is not a valid header name`));
+    }
   });
   if (typeof rule.timeout === "string") {
     const ms = parseDuration(rule.timeout);
-    if (ms === undefined) out.push(error([...at, "timeout"], `"${rule.timeout}" is not a duration such as 5s or 1m30s`));
-    else if (ms <= 0) out.push(error([...at, "timeout"], "timeout must be positive"));
+    if (ms === undefined) {
+      out.push(error([...at, "timeout"], `"${rule.timeout}" is not a duration such as 5s or 1m30s`));
+    } else if (ms < 1) {
+      // Istio's ValidateDuration: at least 1ms, in whole milliseconds.
+      out.push(error([...at, "timeout"], "timeout must be at least 1ms"));
+    } else if (Math.abs(ms - Math.round(ms)) > 1e-9) {
+      out.push(error([...at, "timeout"], "timeout must be a whole number of milliseconds"));
+    }
   }
   return out;
 }
@@ -138,7 +151,8 @@ function checkJwksUri(uri: string, at: FieldPath): Finding[] {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     return [error(at, `URI scheme "${url.protocol.slice(0, -1)}" is not supported; use http or https`)];
   }
-  if (url.hostname === "") return [error(at, "jwksUri has no host")];
+  // WHATWG URL parsing reads "https:///jwks.json" as host "jwks.json"; the text itself must name a host.
+  if (url.hostname === "" || !/^https?:\/\/[^/?#]/i.test(uri)) return [error(at, "jwksUri has no host")];
   return [];
 }
 
@@ -150,13 +164,17 @@ function checkInlineJwks(jwks: string, at: FieldPath): Finding[] {
     return [error(at, `jwks is not JSON: ${(e as Error).message}`)];
   }
   const keys = (set as { keys?: unknown })?.keys;
-  if (!Array.isArray(keys)) return [error(at, 'jwks must be a JSON Web Key Set: an object with a "keys" list')];
+  if (!Array.isArray(keys)) {
+    return [error(at, 'jwks must be a JSON Web Key Set: an object with a "keys" list')];
+  }
   const out: Finding[] = [];
   keys.forEach((k, i) => {
     if (k === null || typeof k !== "object" || typeof (k as { kty?: unknown }).kty !== "string") {
       out.push(error(at, `jwks key ${i} has no "kty"`));
     } else if ("d" in k || (k as { kty: string }).kty === "oct") {
-      out.push(warning(at, `jwks key ${i} contains private or symmetric key material; only public keys are used`));
+      out.push(
+        warning(at, `jwks key ${i} contains private or symmetric key material; only public keys are used`),
+      );
     }
   });
   return out;

@@ -46,9 +46,13 @@ export const ServicePort = Type.Object({
   number: Type.Integer({ minimum: 1, maximum: 65535, description: "Port number, 1-65535" }),
   protocol: Type.Optional(Type.String({
     maxLength: 256,
-    description: "HTTP, HTTPS, HTTP2, GRPC, GRPC-WEB, TCP, TLS, MONGO, REDIS or MYSQL (any case); unset: sniffed",
+    description:
+      "HTTP, HTTPS, HTTP2, GRPC, GRPC-WEB, TCP, TLS, MONGO, REDIS or MYSQL (any case); unset: sniffed",
   })),
-  name: Type.String({ maxLength: 256, description: "Port name, a DNS-1123 label, unique in the ServiceEntry" }),
+  name: Type.String({
+    maxLength: 256,
+    description: "Port name, a DNS-1123 label, unique in the ServiceEntry",
+  }),
   targetPort: Type.Optional(Type.Integer({
     minimum: 1,
     maximum: 65535,
@@ -80,7 +84,9 @@ const ServiceEntrySpec = Type.Object({
     description: "Endpoints of the service (STATIC: IPs; DNS: names); exclusive with workloadSelector",
   })),
   workloadSelector: Type.Optional(NetworkingWorkloadSelector),
-  exportTo: Type.Optional(StringList("Namespaces that see the service: . (own), * (all), ~ (none), or names")),
+  exportTo: Type.Optional(
+    StringList("Namespaces that see the service: . (own), * (all), ~ (none), or names"),
+  ),
   subjectAltNames: Type.Optional(StringList("SANs the proxy requires in the server certificate")),
 }, { ...closed, title: "ServiceEntrySpec" });
 
@@ -134,7 +140,9 @@ function checkAddresses(spec: Obj, resolution: string): Finding[] {
     if (!isIpOrCidr(a)) {
       out.push(error(["spec", "addresses", i], `"${a}" is not a valid IP address or CIDR block`));
     } else if (a.includes("/") && resolution !== "NONE" && resolution !== "STATIC") {
-      out.push(error(["spec", "addresses", i], "CIDR addresses are allowed only for NONE/STATIC resolution types"));
+      out.push(
+        error(["spec", "addresses", i], "CIDR addresses are allowed only for NONE/STATIC resolution types"),
+      );
     }
   });
   return out;
@@ -159,11 +167,15 @@ function checkPorts(spec: Obj): { findings: Finding[]; names: Set<string> } {
       out.push(...checkPortName(name, [...at, "name"]));
     }
     if (typeof port.number === "number") {
-      if (numbers.has(port.number)) out.push(error([...at, "number"], `port ${port.number} is already defined`));
+      if (numbers.has(port.number)) {
+        out.push(error([...at, "number"], `port ${port.number} is already defined`));
+      }
       numbers.add(port.number);
     }
     const proto = asString(port.protocol);
-    if (proto && !parseProtocol(proto)) out.push(error([...at, "protocol"], unsupportedProtocolMessage(proto)));
+    if (proto && !parseProtocol(proto)) {
+      out.push(error([...at, "protocol"], unsupportedProtocolMessage(proto)));
+    }
   });
   return { findings: out, names };
 }
@@ -244,7 +256,9 @@ function checkDynamicDns(spec: Obj, resource: unknown): Finding[] {
   });
   const waypoint = asString(asObject(asObject(asObject(resource)?.metadata)?.labels)?.[USE_WAYPOINT_LABEL]);
   if (spec.location === "MESH_INTERNAL" && waypoint && waypoint.toLowerCase() !== "none") {
-    out.push(error(["spec", "location"], "location MESH_INTERNAL with resolution DYNAMIC_DNS cannot use a waypoint"));
+    out.push(
+      error(["spec", "location"], "location MESH_INTERNAL with resolution DYNAMIC_DNS cannot use a waypoint"),
+    );
   }
   return out;
 }
@@ -258,7 +272,9 @@ function checkMultipleHosts(spec: Obj, resolution: string): Finding[] {
     return asObject(p) !== undefined && !isHttpProtocol(proto) && !isTlsProtocol(proto);
   });
   if (i < 0) return [];
-  return [error(["spec", "ports", i], "multiple hosts need HTTP or TLS ports (a TCP port cannot tell hosts apart)")];
+  return [
+    error(["spec", "ports", i], "multiple hosts need HTTP or TLS ports (a TCP port cannot tell hosts apart)"),
+  ];
 }
 
 /**
@@ -270,7 +286,11 @@ export function serviceEntryRules(resource: unknown): Finding[] {
   const spec = asObject(asObject(resource)?.spec);
   if (!spec) return [];
   const resolution = asString(spec.resolution) ?? "NONE";
-  const out: Finding[] = [...checkSelector(spec), ...checkHosts(spec, resolution), ...checkAddresses(spec, resolution)];
+  const out: Finding[] = [
+    ...checkSelector(spec),
+    ...checkHosts(spec, resolution),
+    ...checkAddresses(spec, resolution),
+  ];
   const ports = checkPorts(spec);
   out.push(...ports.findings);
   switch (resolution) {
@@ -279,7 +299,9 @@ export function serviceEntryRules(resource: unknown): Finding[] {
         out.push(error(["spec", "endpoints"], "endpoints cannot be set for resolution NONE"));
       }
       if (asObject(spec.workloadSelector)) {
-        out.push(warning(["spec", "workloadSelector"], "workloadSelector has no effect with resolution NONE"));
+        out.push(
+          warning(["spec", "workloadSelector"], "workloadSelector has no effect with resolution NONE"),
+        );
       }
       break;
     case "STATIC":

@@ -34,7 +34,8 @@ export const WorkloadEntrySpec = Type.Object({
     description: "IP address or DNS name of the workload, without port, or unix:///path for a Unix socket",
   })),
   ports: Type.Optional(Type.Record(Type.String(), Type.Integer({ minimum: 1, maximum: 65535 }), {
-    description: "Service port name to the port the workload listens on, when it differs from the service port",
+    description:
+      "Service port name to the port the workload listens on, when it differs from the service port",
   })),
   labels: Type.Optional(Type.Record(Type.String(), Type.String(), {
     description: "Labels of the workload, matched by service and policy selectors",
@@ -87,8 +88,12 @@ export function checkWorkloadEntry(spec: unknown, at: FieldPath, opts: WorkloadE
   const address = asString(we.address) ?? "";
   const network = asString(we.network) ?? "";
   if (address === "") {
-    if (network === "") return [error(at, "address is required (or a network, for a workload behind its gateway)")];
-    out.push(warning(at, `address is unset; the workload is reached through the gateway of network "${network}"`));
+    if (network === "") {
+      return [error(at, "address is required (or a network, for a workload behind its gateway)")];
+    }
+    out.push(
+      warning(at, `address is unset; the workload is reached through the gateway of network "${network}"`),
+    );
   }
   if (address.startsWith(UNIX_ADDRESS_PREFIX)) {
     if (opts.address === "dns") {
@@ -102,14 +107,21 @@ export function checkWorkloadEntry(spec: unknown, at: FieldPath, opts: WorkloadE
     }
   } else if (address !== "" && !isIpAddress(address)) {
     if (opts.address === "static") {
-      out.push(error([...at, "address"], `endpoint address "${address}" is not a valid IP address (resolution STATIC)`));
+      out.push(
+        error(
+          [...at, "address"],
+          `endpoint address "${address}" is not a valid IP address (resolution STATIC)`,
+        ),
+      );
     } else if (fqdnProblem(address) !== undefined) {
       out.push(error([...at, "address"], `address "${address}" is not a valid FQDN or IP address`));
     }
   }
   for (const [name] of entriesOf(we.ports)) {
     if (opts.servicePorts && !opts.servicePorts.has(name)) {
-      out.push(error([...at, "ports", name], `endpoint port "${name}" is not defined by the ServiceEntry's ports`));
+      out.push(
+        error([...at, "ports", name], `endpoint port "${name}" is not defined by the ServiceEntry's ports`),
+      );
     }
     out.push(...checkPortName(name, [...at, "ports", name]));
   }

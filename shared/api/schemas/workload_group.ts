@@ -8,13 +8,27 @@
  */
 import { Type } from "@sinclair/typebox";
 import { error, type Finding, warning } from "../finding.ts";
-import { closed, ResourceEnvelope, StringList } from "./common.ts";
+import { closed, ResourceEnvelope } from "./common.ts";
 import { defineKind } from "./kind_definition.ts";
-import { asArray, asObject, asString, checkLabels, checkPortName, entriesOf, isSet, type Obj } from "./networking_rules.ts";
+import {
+  asArray,
+  asObject,
+  asString,
+  checkLabels,
+  checkPortName,
+  entriesOf,
+  isSet,
+  type Obj,
+} from "./networking_rules.ts";
 import { UNIX_ADDRESS_PREFIX, WorkloadEntrySpec } from "./workload_entry.ts";
 
-const ProbePort = Type.Integer({ minimum: 1, maximum: 65535, description: "Port the probe connects to, 1-65535" });
-const NonNegativeInt32 = (description: string) => Type.Integer({ minimum: 0, maximum: 2147483647, description });
+const ProbePort = Type.Integer({
+  minimum: 1,
+  maximum: 65535,
+  description: "Port the probe connects to, 1-65535",
+});
+const NonNegativeInt32 = (description: string) =>
+  Type.Integer({ minimum: 0, maximum: 2147483647, description });
 
 /** The health check methods of a ReadinessProbe, exactly one of which must be set. */
 export const PROBE_METHODS = ["httpGet", "tcpSocket", "exec", "grpc"] as const;
@@ -23,11 +37,17 @@ export const PROBE_METHODS = ["httpGet", "tcpSocket", "exec", "grpc"] as const;
 const PROBE_HEADER_NAME = /^[-A-Za-z0-9]+$/;
 
 const WorkloadGroupObjectMeta = Type.Object({
-  labels: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "Labels of every generated entry" })),
+  labels: Type.Optional(
+    Type.Record(Type.String(), Type.String(), { description: "Labels of every generated entry" }),
+  ),
   annotations: Type.Optional(Type.Record(Type.String(), Type.String(), {
     description: "Annotations of every generated entry",
   })),
-}, { ...closed, title: "WorkloadGroupObjectMeta", description: "Metadata copied to every generated WorkloadEntry" });
+}, {
+  ...closed,
+  title: "WorkloadGroupObjectMeta",
+  description: "Metadata copied to every generated WorkloadEntry",
+});
 
 const HTTPHeader = Type.Object({
   name: Type.Optional(Type.String({ description: "Header name: letters, digits, -" })),
@@ -48,13 +68,19 @@ const TCPHealthCheckConfig = Type.Object({
 }, { ...closed, title: "TCPHealthCheckConfig", description: "Healthy when a TCP connection succeeds" });
 
 const ExecHealthCheckConfig = Type.Object({
-  command: Type.Array(Type.String({ minLength: 1 }), { description: "Command and arguments; exit 0 means healthy" }),
+  command: Type.Array(Type.String({ minLength: 1 }), {
+    description: "Command and arguments; exit 0 means healthy",
+  }),
 }, { ...closed, title: "ExecHealthCheckConfig", description: "Healthy when the command exits 0" });
 
 const GrpcHealthCheckConfig = Type.Object({
   port: Type.Optional(ProbePort),
   service: Type.Optional(Type.String({ description: "Service name sent in the gRPC health check request" })),
-}, { ...closed, title: "GrpcHealthCheckConfig", description: "Healthy when the gRPC health check says SERVING" });
+}, {
+  ...closed,
+  title: "GrpcHealthCheckConfig",
+  description: "Healthy when the gRPC health check says SERVING",
+});
 
 const ReadinessProbe = Type.Object({
   initialDelaySeconds: Type.Optional(NonNegativeInt32("Seconds after start before the first probe")),
@@ -84,7 +110,9 @@ function checkTemplate(template: Obj): Finding[] {
   const address = asString(template.address);
   // Istio fills these in when a workload registers; values in the template are overwritten.
   if (address) {
-    out.push(warning([...at, "address"], "address should not be set in a template: each workload registers its own"));
+    out.push(
+      warning([...at, "address"], "address should not be set in a template: each workload registers its own"),
+    );
   }
   if (entriesOf(template.labels).length > 0) {
     out.push(warning([...at, "labels"], "labels should be set in spec.metadata.labels, not in the template"));
@@ -102,7 +130,9 @@ function checkProbe(probe: Obj): Finding[] {
   const at = ["spec", "probe"];
   const methods = PROBE_METHODS.filter((m) => isSet(probe[m]));
   if (methods.length === 0) return [error(at, `a probe needs one of ${PROBE_METHODS.join(", ")}`)];
-  if (methods.length > 1) return [error(at, `only one of ${PROBE_METHODS.join(", ")} may be set; got ${methods.join(" and ")}`)];
+  if (methods.length > 1) {
+    return [error(at, `only one of ${PROBE_METHODS.join(", ")} may be set; got ${methods.join(" and ")}`)];
+  }
   const out: Finding[] = [];
   const method = asObject(probe[methods[0]]);
   if (!method) return out;
@@ -118,7 +148,12 @@ function checkProbe(probe: Obj): Finding[] {
         if (name === undefined || name === "") {
           out.push(error([...mat, "httpHeaders", i], "header name must not be empty"));
         } else if (typeof name === "string" && !PROBE_HEADER_NAME.test(name)) {
-          out.push(error([...mat, "httpHeaders", i, "name"], `"${name}" is not a valid header name (letters, digits, -)`));
+          out.push(
+            error(
+              [...mat, "httpHeaders", i, "name"],
+              `"${name}" is not a valid header name (letters, digits, -)`,
+            ),
+          );
         }
       });
       break;
@@ -161,6 +196,3 @@ export const workloadGroup = defineKind({
     return workloadGroupRules(wg);
   },
 });
-
-/** Re-exported so tests and tools can list the fields a list of strings is made of. */
-export type { StringList };

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import sharedConfig from "../shared/deno.json" with { type: "json" };
+import sharedConfig from "./deno.json" with { type: "json" };
 
 /** What `meshctl version` and `meshd version` print. */
 export interface BuildInfo {
