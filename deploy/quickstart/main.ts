@@ -16,7 +16,8 @@ async function step(title: string, args: string[], expectedCode: number): Promis
   print(`\n== ${title}\n$ meshctl ${args.join(" ")}\n`);
   let located = 0;
   const out = (t: string) => {
-    located += t.split("\n").filter((l) => /^error: tests\/fixtures\/[^:]+:\d+: document \d+: /.test(l)).length;
+    located +=
+      t.split("\n").filter((l) => /^error: tests\/fixtures\/[^:]+:\d+: document \d+: /.test(l)).length;
     print(t);
   };
   const code = await runMeshctl(args, { stdout: out, stderr: print, setExitCode: () => {} });

@@ -7,6 +7,11 @@
  */
 import type { KindDefinition } from "./schemas/kind_definition.ts";
 import { authorizationPolicy } from "./schemas/authorization_policy.ts";
+import { gateway } from "./schemas/gateway.ts";
+import { serviceEntry } from "./schemas/service_entry.ts";
+import { virtualService } from "./schemas/virtual_service.ts";
+import { workloadEntry } from "./schemas/workload_entry.ts";
+import { workloadGroup } from "./schemas/workload_group.ts";
 import { peerAuthentication } from "./schemas/peer_authentication.ts";
 import { requestAuthentication } from "./schemas/request_authentication.ts";
 
@@ -36,6 +41,11 @@ export const KINDS: readonly KindDefinition[] = [
   peerAuthentication,
   requestAuthentication,
   authorizationPolicy,
+  serviceEntry,
+  workloadEntry,
+  workloadGroup,
+  gateway,
+  virtualService,
 ] as unknown as readonly KindDefinition[];
 
 /** The names of all supported kinds. */

@@ -324,3 +324,969 @@ export interface Condition {
 export interface ExtensionProvider {
   name: string;
 }
+export interface ServiceEntry {
+  /**
+   * security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group
+   */
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: ServiceEntrySpec;
+  status?: unknown;
+}
+export interface ServiceEntrySpec {
+  /**
+   * DNS names of the service, optionally with a wildcard prefix (*.example.com); not *
+   *
+   * @maxItems 256
+   */
+  hosts: string[];
+  /**
+   * Virtual IPs or CIDR blocks of the service (CIDRs only with resolution NONE or STATIC)
+   *
+   * @maxItems 256
+   */
+  addresses?: string[];
+  /**
+   * Ports of the service
+   *
+   * @maxItems 256
+   */
+  ports?: ServicePort[];
+  /**
+   * MESH_EXTERNAL (default) or MESH_INTERNAL
+   */
+  location?: "MESH_EXTERNAL" | "MESH_INTERNAL";
+  /**
+   * How endpoints are found; default NONE
+   */
+  resolution?: "NONE" | "STATIC" | "DNS" | "DNS_ROUND_ROBIN" | "DYNAMIC_DNS";
+  /**
+   * Endpoints of the service (STATIC: IPs; DNS: names); exclusive with workloadSelector
+   *
+   * @maxItems 4096
+   */
+  endpoints?: WorkloadEntrySpec[];
+  workloadSelector?: NetworkingWorkloadSelector;
+  /**
+   * Namespaces that see the service: . (own), * (all), ~ (none), or names
+   */
+  exportTo?: string[];
+  /**
+   * SANs the proxy requires in the server certificate
+   */
+  subjectAltNames?: string[];
+}
+/**
+ * A port of the service
+ */
+export interface ServicePort {
+  /**
+   * Port number, 1-65535
+   */
+  number: number;
+  /**
+   * HTTP, HTTPS, HTTP2, GRPC, GRPC-WEB, TCP, TLS, MONGO, REDIS or MYSQL (any case); unset: sniffed
+   */
+  protocol?: string;
+  /**
+   * Port name, a DNS-1123 label, unique in the ServiceEntry
+   */
+  name: string;
+  /**
+   * Port on the endpoints that receives the traffic; default: number
+   */
+  targetPort?: number;
+}
+/**
+ * A non-Kubernetes workload
+ */
+export interface WorkloadEntrySpec {
+  /**
+   * IP address or DNS name of the workload, without port, or unix:///path for a Unix socket
+   */
+  address?: string;
+  /**
+   * Service port name to the port the workload listens on, when it differs from the service port
+   */
+  ports?: {
+    [k: string]: number;
+  };
+  /**
+   * Labels of the workload, matched by service and policy selectors
+   */
+  labels?: {
+    [k: string]: string;
+  };
+  /**
+   * L3 network of the workload; endpoints on another network are reached through its gateway
+   */
+  network?: string;
+  /**
+   * region/zone/subzone of the workload, for locality-aware load balancing
+   */
+  locality?: string;
+  /**
+   * Load balancing weight; entries with higher weight get proportionally more traffic
+   */
+  weight?: number;
+  /**
+   * Service account of the workload (in the entry's namespace), giving its mTLS identity
+   */
+  serviceAccount?: string;
+}
+/**
+ * Workloads selected by label
+ */
+export interface NetworkingWorkloadSelector {
+  /**
+   * Labels a workload must carry, all of them, to be selected
+   */
+  labels?: {
+    [k: string]: string;
+  };
+}
+export interface WorkloadEntry {
+  /**
+   * security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group
+   */
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: WorkloadEntrySpec;
+  status?: unknown;
+}
+export interface WorkloadGroup {
+  /**
+   * security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group
+   */
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: WorkloadGroupSpec;
+  status?: unknown;
+}
+export interface WorkloadGroupSpec {
+  metadata?: WorkloadGroupObjectMeta;
+  template: WorkloadEntrySpec;
+  probe?: ReadinessProbe;
+}
+/**
+ * Metadata copied to every generated WorkloadEntry
+ */
+export interface WorkloadGroupObjectMeta {
+  /**
+   * Labels of every generated entry
+   */
+  labels?: {
+    [k: string]: string;
+  };
+  /**
+   * Annotations of every generated entry
+   */
+  annotations?: {
+    [k: string]: string;
+  };
+}
+/**
+ * Health check the proxy runs; exactly one of httpGet, tcpSocket, exec, grpc
+ */
+export interface ReadinessProbe {
+  /**
+   * Seconds after start before the first probe
+   */
+  initialDelaySeconds?: number;
+  /**
+   * Seconds after which a probe times out; default 1
+   */
+  timeoutSeconds?: number;
+  /**
+   * Seconds between probes; default 10
+   */
+  periodSeconds?: number;
+  /**
+   * Consecutive successes to become ready; default 1
+   */
+  successThreshold?: number;
+  /**
+   * Consecutive failures to become unready; default 3
+   */
+  failureThreshold?: number;
+  httpGet?: HTTPHealthCheckConfig;
+  tcpSocket?: TCPHealthCheckConfig;
+  exec?: ExecHealthCheckConfig;
+  grpc?: GrpcHealthCheckConfig;
+}
+/**
+ * Healthy when a GET returns 2xx or 3xx
+ */
+export interface HTTPHealthCheckConfig {
+  /**
+   * Path to request
+   */
+  path?: string;
+  /**
+   * Port the probe connects to, 1-65535
+   */
+  port: number;
+  /**
+   * Host to connect to; default: the workload's IP
+   */
+  host?: string;
+  /**
+   * HTTP (default) or HTTPS
+   */
+  scheme?: string;
+  /**
+   * Headers to send
+   */
+  httpHeaders?: HTTPHeader[];
+}
+/**
+ * A header the probe sends
+ */
+export interface HTTPHeader {
+  /**
+   * Header name: letters, digits, -
+   */
+  name?: string;
+  /**
+   * Header value
+   */
+  value?: string;
+}
+/**
+ * Healthy when a TCP connection succeeds
+ */
+export interface TCPHealthCheckConfig {
+  /**
+   * Host to connect to; default: the workload's IP
+   */
+  host?: string;
+  /**
+   * Port the probe connects to, 1-65535
+   */
+  port: number;
+}
+/**
+ * Healthy when the command exits 0
+ */
+export interface ExecHealthCheckConfig {
+  /**
+   * Command and arguments; exit 0 means healthy
+   */
+  command: string[];
+}
+/**
+ * Healthy when the gRPC health check says SERVING
+ */
+export interface GrpcHealthCheckConfig {
+  /**
+   * Port the probe connects to, 1-65535
+   */
+  port?: number;
+  /**
+   * Service name sent in the gRPC health check request
+   */
+  service?: string;
+}
+export interface Gateway {
+  /**
+   * security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group
+   */
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: GatewaySpec;
+  status?: unknown;
+}
+export interface GatewaySpec {
+  /**
+   * The gateway's listeners; at least one
+   */
+  servers?: Server[];
+  /**
+   * Labels of the gateway pods this configuration applies to
+   */
+  selector?: {
+    [k: string]: string;
+  };
+}
+/**
+ * A listener of the gateway
+ */
+export interface Server {
+  port: Port;
+  /**
+   * IP or unix:///path the listener binds to; default all
+   */
+  bind?: string;
+  /**
+   * Hosts exposed, as [namespace/]host: namespace is *, . or a name; host may be *.domain
+   */
+  hosts: string[];
+  tls?: ServerTLSSettings;
+  /**
+   * Sidecar ingress only: 127.0.0.1:PORT or unix path
+   */
+  defaultEndpoint?: string;
+  /**
+   * Optional name, unique across servers
+   */
+  name?: string;
+}
+/**
+ * A port the gateway listens on
+ */
+export interface Port {
+  /**
+   * Port number, 1-65535; 0 only with a unix bind
+   */
+  number: number;
+  /**
+   * HTTP, HTTPS, GRPC, GRPC-WEB, HTTP2, MONGO, TCP, TLS, REDIS or MYSQL (any case)
+   */
+  protocol: string;
+  /**
+   * Port name, unique across the gateway's servers
+   */
+  name: string;
+  /**
+   * Deprecated; has no effect on gateways
+   */
+  targetPort?: number;
+}
+/**
+ * TLS settings of a server
+ */
+export interface ServerTLSSettings {
+  /**
+   * On an HTTP server: answer 301 to move clients to HTTPS
+   */
+  httpsRedirect?: boolean;
+  /**
+   * How TLS is handled; default PASSTHROUGH
+   */
+  mode?: "PASSTHROUGH" | "SIMPLE" | "MUTUAL" | "AUTO_PASSTHROUGH" | "ISTIO_MUTUAL" | "OPTIONAL_MUTUAL";
+  /**
+   * SIMPLE/MUTUAL: path of the PEM server certificate
+   */
+  serverCertificate?: string;
+  /**
+   * SIMPLE/MUTUAL: path of the PEM private key
+   */
+  privateKey?: string;
+  /**
+   * MUTUAL: path of the PEM CA bundle for clients
+   */
+  caCertificates?: string;
+  /**
+   * Path of the certificate revocation list for clients
+   */
+  caCrl?: string;
+  /**
+   * Secret with the certificate, key and CA bundle
+   */
+  credentialName?: string;
+  /**
+   * Up to two secrets (e.g. an RSA and an ECDSA certificate)
+   *
+   * @minItems 1
+   * @maxItems 2
+   */
+  credentialNames?: [string] | [string, string];
+  /**
+   * Secret or ConfigMap with the client CA bundle
+   */
+  caCertCredentialName?: string;
+  /**
+   * Up to two certificates from files
+   *
+   * @minItems 1
+   * @maxItems 2
+   */
+  tlsCertificates?: [ServerTLSCertificate] | [ServerTLSCertificate, ServerTLSCertificate];
+  /**
+   * SANs a client certificate must carry one of
+   */
+  subjectAltNames?: string[];
+  /**
+   * Base64 SHA-256 SPKI hashes of accepted client certificates
+   */
+  verifyCertificateSpki?: string[];
+  /**
+   * Hex SHA-256 hashes of accepted client certificates
+   */
+  verifyCertificateHash?: string[];
+  /**
+   * Minimum TLS version
+   */
+  minProtocolVersion?: "TLS_AUTO" | "TLSV1_0" | "TLSV1_1" | "TLSV1_2" | "TLSV1_3";
+  /**
+   * Maximum TLS version
+   */
+  maxProtocolVersion?: "TLS_AUTO" | "TLSV1_0" | "TLSV1_1" | "TLSV1_2" | "TLSV1_3";
+  /**
+   * Cipher suites allowed; default: Envoy's
+   */
+  cipherSuites?: string[];
+  /**
+   * ECDH curves allowed; default: Envoy's
+   */
+  ecdhCurves?: string[];
+  /**
+   * Accept client certificates that fail verification
+   */
+  insecureSkipVerify?: boolean;
+}
+/**
+ * A certificate and key pair, from files
+ */
+export interface ServerTLSCertificate {
+  /**
+   * Path of the PEM server certificate
+   */
+  serverCertificate?: string;
+  /**
+   * Path of the PEM private key
+   */
+  privateKey?: string;
+  /**
+   * Path of the PEM CA bundle for client certificates
+   */
+  caCertificates?: string;
+}
+export interface VirtualService {
+  /**
+   * security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group
+   */
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec: VirtualServiceSpec;
+  status?: unknown;
+}
+export interface VirtualServiceSpec {
+  /**
+   * Hosts the rules apply to; none: a delegate VirtualService
+   */
+  hosts?: string[];
+  /**
+   * Gateways (namespace/name) and/or mesh; default: mesh
+   */
+  gateways?: string[];
+  /**
+   * HTTP rules, in order
+   */
+  http?: HTTPRoute[];
+  /**
+   * TLS rules, in order
+   */
+  tls?: TLSRoute[];
+  /**
+   * TCP rules, in order
+   */
+  tcp?: TCPRoute[];
+  /**
+   * Namespaces that see this VirtualService: . (own), * (all), or names
+   */
+  exportTo?: string[];
+}
+/**
+ * An HTTP routing rule; the first rule that matches wins
+ */
+export interface HTTPRoute {
+  /**
+   * Name, for logs and statistics
+   */
+  name?: string;
+  /**
+   * Any one must match; none: all requests
+   */
+  match?: HTTPMatchRequest[];
+  /**
+   * Weighted destinations
+   */
+  route?: HTTPRouteDestination[];
+  redirect?: HTTPRedirect;
+  directResponse?: HTTPDirectResponse;
+  delegate?: Delegate;
+  rewrite?: HTTPRewrite;
+  /**
+   * Request timeout, e.g. 10s; at least 1ms
+   */
+  timeout?: string;
+  retries?: HTTPRetry;
+  fault?: HTTPFaultInjection;
+  mirror?: Destination;
+  /**
+   * Destinations requests are copied to
+   */
+  mirrors?: HTTPMirrorPolicy[];
+  /**
+   * Deprecated: use mirrorPercentage
+   */
+  mirrorPercent?: number;
+  /**
+   * Deprecated: use mirrorPercentage
+   */
+  mirror_percent?: number;
+  mirrorPercentage?: Percent;
+  corsPolicy?: CorsPolicy;
+  headers?: Headers;
+}
+/**
+ * Conditions, all of which a request must meet
+ */
+export interface HTTPMatchRequest {
+  /**
+   * Name, appended to the route's name in logs
+   */
+  name?: string;
+  uri?: StringMatch;
+  scheme?: StringMatch;
+  method?: StringMatch;
+  authority?: StringMatch;
+  /**
+   * Lower-case header names; {} matches presence; @request.auth.claims.x matches JWT claims
+   */
+  headers?: {
+    [k: string]: StringMatch;
+  };
+  /**
+   * Port the traffic is addressed to; 0: any
+   */
+  port?: number;
+  /**
+   * Labels the source workload must carry
+   */
+  sourceLabels?: {
+    [k: string]: string;
+  };
+  /**
+   * Gateways (namespace/name, or mesh) this match is restricted to
+   */
+  gateways?: string[];
+  /**
+   * Query parameters
+   */
+  queryParams?: {
+    [k: string]: StringMatch;
+  };
+  /**
+   * Match uri case-insensitively
+   */
+  ignoreUriCase?: boolean;
+  /**
+   * Headers that must not match; regex * means must be absent
+   */
+  withoutHeaders?: {
+    [k: string]: StringMatch;
+  };
+  /**
+   * Namespace of the source workload
+   */
+  sourceNamespace?: string;
+  /**
+   * Prefix for the route's statistics
+   */
+  statPrefix?: string;
+}
+/**
+ * One of exact, prefix, regex
+ */
+export interface StringMatch {
+  /**
+   * The value equals this
+   */
+  exact?: string;
+  /**
+   * The value starts with this
+   */
+  prefix?: string;
+  /**
+   * The value matches this RE2 regular expression
+   */
+  regex?: string;
+}
+/**
+ * A weighted destination of an HTTP route
+ */
+export interface HTTPRouteDestination {
+  destination: Destination;
+  /**
+   * Relative share of the traffic; required when there are several destinations
+   */
+  weight?: number;
+  headers?: Headers;
+}
+/**
+ * A service traffic is sent to
+ */
+export interface Destination {
+  /**
+   * Service name from the registry; short names resolve in this namespace
+   */
+  host: string;
+  /**
+   * Subset defined by a DestinationRule
+   */
+  subset?: string;
+  port?: PortSelector;
+}
+/**
+ * A port of the destination service
+ */
+export interface PortSelector {
+  /**
+   * Port number, 1-65535
+   */
+  number: number;
+}
+/**
+ * Changes to request and response headers
+ */
+export interface Headers {
+  request?: HeaderOperations;
+  response?: HeaderOperations;
+}
+/**
+ * Header changes; values may use Envoy %VARIABLES%
+ */
+export interface HeaderOperations {
+  /**
+   * Headers to overwrite
+   */
+  set?: {
+    [k: string]: string;
+  };
+  /**
+   * Headers to append to
+   */
+  add?: {
+    [k: string]: string;
+  };
+  /**
+   * Headers to remove
+   */
+  remove?: string[];
+}
+/**
+ * Answer with a redirect instead of forwarding
+ */
+export interface HTTPRedirect {
+  /**
+   * Replaces the whole path
+   */
+  uri?: string;
+  /**
+   * Replaces the authority (host)
+   */
+  authority?: string;
+  /**
+   * Replaces the port
+   */
+  port?: number;
+  /**
+   * How to set the port
+   */
+  derivePort?: "FROM_PROTOCOL_DEFAULT" | "FROM_REQUEST_PORT";
+  /**
+   * http or https
+   */
+  scheme?: string;
+  /**
+   * Status code, 3xx; default 301
+   */
+  redirectCode?: number;
+  /**
+   * Replaces the matched uri prefix
+   */
+  prefixRewrite?: string;
+}
+/**
+ * Answer directly instead of forwarding
+ */
+export interface HTTPDirectResponse {
+  /**
+   * Status code, 200-599
+   */
+  status: number;
+  body?: HTTPBody;
+}
+/**
+ * One of string, bytes
+ */
+export interface HTTPBody {
+  /**
+   * Body as text
+   */
+  string?: string;
+  /**
+   * Body as base64
+   */
+  bytes?: string;
+}
+/**
+ * A VirtualService (without hosts) that holds this route's rules
+ */
+export interface Delegate {
+  /**
+   * Name of the delegate VirtualService
+   */
+  name?: string;
+  /**
+   * Its namespace; default: this one
+   */
+  namespace?: string;
+}
+/**
+ * Rewrites before forwarding
+ */
+export interface HTTPRewrite {
+  /**
+   * Replaces the matched uri (prefix, or whole path)
+   */
+  uri?: string;
+  /**
+   * Replaces the Host/:authority header
+   */
+  authority?: string;
+  uriRegexRewrite?: RegexRewrite;
+}
+/**
+ * Regex-based uri rewrite
+ */
+export interface RegexRewrite {
+  /**
+   * RE2 regular expression
+   */
+  match?: string;
+  /**
+   * Replacement; \1 refers to capture groups
+   */
+  rewrite?: string;
+}
+/**
+ * Retry policy
+ */
+export interface HTTPRetry {
+  /**
+   * Number of retries; 0 disables retries
+   */
+  attempts?: number;
+  /**
+   * Timeout per attempt, e.g. 2s; at least 1ms
+   */
+  perTryTimeout?: string;
+  /**
+   * Comma-separated Envoy retry conditions or status codes
+   */
+  retryOn?: string;
+  /**
+   * Retry in other localities
+   */
+  retryRemoteLocalities?: boolean;
+  /**
+   * Retry on other hosts; default true
+   */
+  retryIgnorePreviousHosts?: boolean;
+  /**
+   * Base interval between retries; default 25ms
+   */
+  backoff?: string;
+}
+/**
+ * Faults injected into matching requests
+ */
+export interface HTTPFaultInjection {
+  delay?: HTTPFaultInjectionDelay;
+  abort?: HTTPFaultInjectionAbort;
+}
+/**
+ * One of fixedDelay, exponentialDelay
+ */
+export interface HTTPFaultInjectionDelay {
+  /**
+   * Delay, e.g. 5s; at least 1ms
+   */
+  fixedDelay?: string;
+  /**
+   * Not supported
+   */
+  exponentialDelay?: string;
+  percentage?: Percent;
+  /**
+   * Deprecated: use percentage
+   */
+  percent?: number;
+}
+/**
+ * A percentage
+ */
+export interface Percent {
+  /**
+   * Percentage, 0-100, fractions allowed
+   */
+  value?: number;
+}
+/**
+ * One of httpStatus, grpcStatus, http2Error
+ */
+export interface HTTPFaultInjectionAbort {
+  /**
+   * HTTP status to answer, 200-599
+   */
+  httpStatus?: number;
+  /**
+   * gRPC status name, e.g. UNAVAILABLE
+   */
+  grpcStatus?: string;
+  /**
+   * Not supported
+   */
+  http2Error?: string;
+  percentage?: Percent;
+}
+/**
+ * A destination requests are copied to
+ */
+export interface HTTPMirrorPolicy {
+  destination: Destination;
+  percentage?: Percent;
+}
+/**
+ * Cross-origin resource sharing
+ */
+export interface CorsPolicy {
+  /**
+   * Deprecated: use allowOrigins
+   */
+  allowOrigin?: string[];
+  /**
+   * Origins allowed
+   */
+  allowOrigins?: StringMatch[];
+  /**
+   * Methods allowed (GET, POST, ..., or *)
+   */
+  allowMethods?: string[];
+  /**
+   * Request headers allowed
+   */
+  allowHeaders?: string[];
+  /**
+   * Response headers the browser may read
+   */
+  exposeHeaders?: string[];
+  /**
+   * How long preflight results are cached, whole seconds
+   */
+  maxAge?: string;
+  /**
+   * Whether credentials may be sent
+   */
+  allowCredentials?: boolean;
+  /**
+   * Preflights with no match
+   */
+  unmatchedPreflights?: "UNSPECIFIED" | "FORWARD" | "IGNORE";
+}
+/**
+ * A rule for TLS or HTTPS traffic, routed by SNI
+ */
+export interface TLSRoute {
+  /**
+   * Any one must match
+   */
+  match: TLSMatchAttributes[];
+  /**
+   * Weighted destinations
+   */
+  route?: RouteDestination[];
+}
+/**
+ * Conditions on a TLS connection
+ */
+export interface TLSMatchAttributes {
+  /**
+   * SNI names; each must be within the VirtualService's hosts
+   */
+  sniHosts: string[];
+  /**
+   * Destination IPs or CIDR blocks
+   */
+  destinationSubnets?: string[];
+  /**
+   * Port the traffic is addressed to; 0: any
+   */
+  port?: number;
+  /**
+   * Labels the source workload must carry
+   */
+  sourceLabels?: {
+    [k: string]: string;
+  };
+  /**
+   * Gateways (namespace/name, or mesh) this match is restricted to
+   */
+  gateways?: string[];
+  /**
+   * Namespace of the source workload
+   */
+  sourceNamespace?: string;
+}
+/**
+ * A weighted destination of a TLS or TCP route
+ */
+export interface RouteDestination {
+  destination: Destination;
+  /**
+   * Relative share of the traffic; required when there are several destinations
+   */
+  weight?: number;
+}
+/**
+ * A rule for opaque TCP traffic
+ */
+export interface TCPRoute {
+  /**
+   * Any one must match; none: all
+   */
+  match?: L4MatchAttributes[];
+  /**
+   * Weighted destinations
+   */
+  route?: RouteDestination[];
+}
+/**
+ * Conditions on a TCP connection
+ */
+export interface L4MatchAttributes {
+  /**
+   * Destination IPs or CIDR blocks
+   */
+  destinationSubnets?: string[];
+  /**
+   * Port the traffic is addressed to; 0: any
+   */
+  port?: number;
+  /**
+   * Source IP or CIDR block
+   */
+  sourceSubnet?: string;
+  /**
+   * Labels the source workload must carry
+   */
+  sourceLabels?: {
+    [k: string]: string;
+  };
+  /**
+   * Gateways (namespace/name, or mesh) this match is restricted to
+   */
+  gateways?: string[];
+  /**
+   * Namespace of the source workload
+   */
+  sourceNamespace?: string;
+}

@@ -9,7 +9,9 @@ const readFixture = (p: string) => Deno.readTextFileSync(new URL(`tests/fixtures
 
 const authz = readFixture("authz-deny/03_authorization_policy_allow_path_ip.yaml");
 const pa = readFixture("mtls-migration/01_peer_authentication_strict_foo.yaml");
-const hundredPolicies = Array.from({ length: 100 }, (_, i) => authz.replace(/name: .*/, `name: p${i}`)).join("\n---\n");
+const hundredPolicies = Array.from({ length: 100 }, (_, i) => authz.replace(/name: .*/, `name: p${i}`)).join(
+  "\n---\n",
+);
 
 Deno.bench("validate one PeerAuthentication", { group: "single" }, () => {
   validateText(pa, "pa.yaml");

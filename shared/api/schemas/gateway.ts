@@ -16,7 +16,6 @@ import {
   asString,
   isDns1123Label,
   isHttpProtocol,
-  isIpAddress,
   isTlsProtocol,
   type Obj,
   parseProtocol,
@@ -25,6 +24,7 @@ import {
   unsupportedProtocolMessage,
   wildcardDomainProblem,
 } from "./networking_rules.ts";
+import { isIp } from "./ip.ts";
 import { UNIX_ADDRESS_PREFIX } from "./workload_entry.ts";
 
 /** Server TLS modes; unset means PASSTHROUGH, the proto's zero value. */
@@ -168,7 +168,7 @@ export function checkGatewayHost(host: string, at: FieldPath): Finding[] {
     out.push(error(at, `short name "${name}" is not allowed: use a fully qualified name, *.domain or *`));
   }
   const problem = wildcardDomainProblem(name);
-  if (problem && !isIpAddress(name)) out.push(error(at, problem));
+  if (problem && !isIp(name)) out.push(error(at, problem));
   const partial = partialWildcardProblem(name);
   if (partial) out.push(error(at, partial));
   return out;
@@ -200,7 +200,7 @@ function checkBind(bind: string, port: Obj | undefined, at: FieldPath): Finding[
     }
     return out;
   }
-  if (bind !== "" && !isIpAddress(bind)) {
+  if (bind !== "" && !isIp(bind)) {
     return [error([...at, "bind"], `bind "${bind}" is not a valid IP address`)];
   }
   return [];

@@ -103,11 +103,6 @@ export function unsupportedProtocolMessage(text: string): string {
   return `unsupported protocol "${text}"; use one of ${PROTOCOLS.slice(0, 10).join(", ")} (any case)`;
 }
 
-/** Whether a number is a valid port, 1-65535 (Istio's ValidatePort). */
-export function isValidPort(n: unknown): boolean {
-  return typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= 65535;
-}
-
 /** Istio's ValidatePortName: a port name is a DNS-1123 label. */
 export function checkPortName(name: unknown, at: FieldPath): Finding[] {
   if (typeof name !== "string") return [];
@@ -202,53 +197,6 @@ export function hostSubsetOf(a: string, b: string): boolean {
   return a === b;
 }
 
-// ---------------------------------------------------------------------------------------------
-// IP addresses (Go's netip.ParseAddr / ParsePrefix, as Istio's ValidateIPAddress / ValidateIPSubnet)
-
-const IPV4 =
-  /^(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
-
-function isIpv6(text: string): boolean {
-  // Go accepts a zone (fe80::1%eth0) on a plain address.
-  const zone = text.indexOf("%");
-  const addr = zone < 0 ? text : text.slice(0, zone);
-  if (zone >= 0 && zone === text.length - 1) return false;
-  let groups = 8;
-  let body = addr;
-  const lastColon = addr.lastIndexOf(":");
-  if (lastColon >= 0 && addr.slice(lastColon + 1).includes(".")) {
-    if (!IPV4.test(addr.slice(lastColon + 1))) return false;
-    body = addr.slice(0, lastColon + 1) + "0";
-    groups = 7;
-  }
-  const halves = body.split("::");
-  if (halves.length > 2) return false;
-  const hex = /^[0-9a-fA-F]{1,4}$/;
-  const count = (s: string): number | undefined => {
-    if (s === "") return 0;
-    const parts = s.split(":");
-    return parts.every((p) => hex.test(p)) ? parts.length : undefined;
-  };
-  if (halves.length === 1) return count(halves[0]) === groups;
-  const left = count(halves[0]);
-  const right = count(halves[1]);
-  return left !== undefined && right !== undefined && left + right < groups;
-}
-
-/** Whether the text is an IPv4 or IPv6 address (Go's netip.ParseAddr). */
-export function isIpAddress(text: string): boolean {
-  return IPV4.test(text) || (text.includes(":") && isIpv6(text));
-}
-
-/** Whether the text is an address or a CIDR block such as 10.0.0.0/8 (Istio's ValidateIPSubnet). */
-export function isIpOrCidr(text: string): boolean {
-  const parts = text.split("/");
-  if (parts.length === 1) return isIpAddress(text);
-  if (parts.length !== 2 || parts[0].includes("%") || !isIpAddress(parts[0])) return false;
-  if (!/^(?:0|[1-9][0-9]{0,2})$/.test(parts[1])) return false;
-  return Number(parts[1]) <= (parts[0].includes(":") ? 128 : 32);
-}
-
 /** Istio's ValidateUnixAddress, on the path after `unix://`. */
 export function unixAddressProblem(path: string): string | undefined {
   if (path === "") return "unix address must not be empty";
@@ -291,79 +239,6 @@ export function checkLabels(labels: unknown, at: FieldPath): Finding[] {
     }
   }
   return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Durations (protobuf Duration as Istio reads it: Go's time.ParseDuration, which includes the
-// protobuf JSON form "1.5s"; Istio's agent.ValidateDuration)
-
-const UNIT_NANOS: Record<string, bigint> = {
-  ns: 1n,
-  us: 1_000n,
-  "\u00b5s": 1_000n,
-  "\u03bcs": 1_000n,
-  ms: 1_000_000n,
-  s: 1_000_000_000n,
-  m: 60_000_000_000n,
-  h: 3_600_000_000_000n,
-};
-const DURATION_PART = /([0-9]*)(?:\.([0-9]*))?(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/y;
-
-/**
- * Parses a duration the way Istio's decoder does (Go's time.ParseDuration): `5s`, `0.5s`, `1.5s`,
- * `500ms`, `1m30s`, `24h`, optionally signed.
- *
- * @returns nanoseconds, or undefined when the text is not a duration
- */
-export function parseDuration(text: string): bigint | undefined {
-  let s = text;
-  let sign = 1n;
-  if (s.startsWith("-") || s.startsWith("+")) {
-    if (s[0] === "-") sign = -1n;
-    s = s.slice(1);
-  }
-  if (s === "0") return 0n;
-  if (s === "") return undefined;
-  let total = 0n;
-  DURATION_PART.lastIndex = 0;
-  while (DURATION_PART.lastIndex < s.length) {
-    const start = DURATION_PART.lastIndex;
-    const m = DURATION_PART.exec(s);
-    if (!m || m.index !== start) return undefined;
-    const [, whole, frac = "", unit] = m;
-    if (whole === "" && frac === "") return undefined;
-    const scale = UNIT_NANOS[unit];
-    total += BigInt(whole || "0") * scale;
-    if (frac !== "") total += BigInt(frac) * scale / 10n ** BigInt(frac.length);
-  }
-  return sign * total;
-}
-
-/**
- * Istio's ValidateDuration on a duration field: a duration string of at least 1ms, in whole
- * milliseconds.
- *
- * @param secondsOnly also require whole seconds (CorsPolicy.maxAge)
- */
-export function checkDuration(value: unknown, at: FieldPath, secondsOnly = false): Finding[] {
-  if (typeof value !== "string") return [];
-  const ns = parseDuration(value);
-  if (ns === undefined) {
-    return [
-      error(
-        at,
-        `"${value}" is not a duration; write a number with a unit, e.g. "5s", "0.5s", "500ms", "1m30s"`,
-      ),
-    ];
-  }
-  if (ns < 1_000_000n) return [error(at, `duration "${value}" must be at least 1ms`)];
-  if (ns % 1_000_000n !== 0n) {
-    return [error(at, `duration "${value}" is finer than 1ms; only millisecond precision is supported`)];
-  }
-  if (secondsOnly && ns % 1_000_000_000n !== 0n) {
-    return [error(at, `duration "${value}" must be whole seconds`)];
-  }
-  return [];
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@
 import { Type } from "@sinclair/typebox";
 import { error, type FieldPath, type Finding, warning } from "../finding.ts";
 import { closed, PolicyTargetReference, ResourceEnvelope, StringList, WorkloadSelector } from "./common.ts";
-import { parseDuration } from "./duration.ts";
+import { checkDuration } from "./duration.ts";
 import { defineKind } from "./kind_definition.ts";
 import { checkTargetRefsUnsupported } from "./target_ref_rules.ts";
 import { checkWorkloadSelector } from "./selector_rules.ts";
@@ -124,17 +124,7 @@ function checkJwtRule(rule: JwtRuleInput, at: FieldPath): Finding[] {
       out.push(error([...p, "header"], `"${c.header}" is not a valid header name`));
     }
   });
-  if (typeof rule.timeout === "string") {
-    const ms = parseDuration(rule.timeout);
-    if (ms === undefined) {
-      out.push(error([...at, "timeout"], `"${rule.timeout}" is not a duration such as 5s or 1m30s`));
-    } else if (ms < 1) {
-      // Istio's ValidateDuration: at least 1ms, in whole milliseconds.
-      out.push(error([...at, "timeout"], "timeout must be at least 1ms"));
-    } else if (Math.abs(ms - Math.round(ms)) > 1e-9) {
-      out.push(error([...at, "timeout"], "timeout must be a whole number of milliseconds"));
-    }
-  }
+  out.push(...checkDuration(rule.timeout, [...at, "timeout"]));
   return out;
 }
 

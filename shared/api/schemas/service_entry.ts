@@ -19,7 +19,6 @@ import {
   entriesOf,
   fqdnProblem,
   isHttpProtocol,
-  isIpOrCidr,
   isTcpProtocol,
   isTlsProtocol,
   isWildcarded,
@@ -30,6 +29,7 @@ import {
   unsupportedProtocolMessage,
   wildcardDomainProblem,
 } from "./networking_rules.ts";
+import { isIpOrCidr } from "./ip.ts";
 import { checkWorkloadEntry, UNIX_ADDRESS_PREFIX, WorkloadEntrySpec } from "./workload_entry.ts";
 
 /** Where the service lives; MESH_EXTERNAL (the default) disables mTLS to it. */
@@ -71,7 +71,10 @@ export const NetworkingWorkloadSelector = Type.Object({
 }, { ...closed, title: "NetworkingWorkloadSelector", description: "Workloads selected by label" });
 
 const ServiceEntrySpec = Type.Object({
-  hosts: StringList("DNS names of the service, optionally with a wildcard prefix (*.example.com); not *"),
+  hosts: Type.Array(Type.String(), {
+    maxItems: 256,
+    description: "DNS names of the service, optionally with a wildcard prefix (*.example.com); not *",
+  }),
   addresses: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), {
     maxItems: 256,
     description: "Virtual IPs or CIDR blocks of the service (CIDRs only with resolution NONE or STATIC)",

@@ -16,7 +16,6 @@ import {
   asNumber,
   asObject,
   asString,
-  checkDuration,
   checkExportTo,
   checkLabels,
   checkPercent,
@@ -27,13 +26,13 @@ import {
   hostsOverlap,
   hostSubsetOf,
   isDns1123Label,
-  isIpAddress,
-  isIpOrCidr,
   isSet,
   namespaceOf,
   type Obj,
   wildcardDomainProblem,
 } from "./networking_rules.ts";
+import { isIp, isIpOrCidr } from "./ip.ts";
+import { checkDuration } from "./duration.ts";
 
 /** The reserved gateway name that means "the sidecars of the mesh". */
 export const MESH_GATEWAY = "mesh";
@@ -531,7 +530,6 @@ function checkHttpMatch(match: unknown, at: FieldPath, vs: VsContext): Finding[]
   for (const field of ["headers", "withoutHeaders"] as const) {
     for (const [name, sm] of entriesOf(m[field])) {
       const p = [...at, field, name];
-      if (sm === null) out.push(error(p, "header match cannot be null; use {} to match presence"));
       const problem = matchHeaderNameProblem(name);
       if (problem) out.push(error(p, problem));
       if (isJwtClaimHeader(name) && !vs.appliesToGateway) {
@@ -956,7 +954,7 @@ function checkHttpRoute(r: Obj, at: FieldPath, vs: VsContext): Finding[] {
 function checkSniHost(sni: string, at: FieldPath, vs: VsContext): Finding[] {
   const problem = vs.appliesToGateway ? gatewayHostProblem(sni, true) : wildcardDomainProblem(sni);
   if (problem) {
-    if (isIpAddress(sni)) {
+    if (isIp(sni)) {
       return [
         warning(at, `an IP address ("${sni}") as SNI goes against the SNI spec; most clients do not send it`),
       ];
@@ -1083,7 +1081,7 @@ function checkHosts(spec: Obj, vs: VsContext, appliesToMesh: boolean): Finding[]
     const at = ["spec", "hosts", i];
     const problem = vs.appliesToGateway ? gatewayHostProblem(h, vs.sni) : wildcardDomainProblem(h);
     if (problem) {
-      if (!isIpAddress(h)) {
+      if (!isIp(h)) {
         out.push(error(at, problem));
         allValid = false;
       }

@@ -17,9 +17,9 @@ import {
   checkPortName,
   entriesOf,
   fqdnProblem,
-  isIpAddress,
   unixAddressProblem,
 } from "./networking_rules.ts";
+import { isIp } from "./ip.ts";
 
 /** The prefix of a Unix domain socket address. */
 export const UNIX_ADDRESS_PREFIX = "unix://";
@@ -105,7 +105,7 @@ export function checkWorkloadEntry(spec: unknown, at: FieldPath, opts: WorkloadE
         out.push(error([...at, "ports"], `unix endpoint ${address} must not include ports`));
       }
     }
-  } else if (address !== "" && !isIpAddress(address)) {
+  } else if (address !== "" && !isIp(address)) {
     if (opts.address === "static") {
       out.push(
         error(
