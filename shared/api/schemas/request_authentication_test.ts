@@ -1,16 +1,8 @@
 import assert from "node:assert/strict";
-import { isDeepStrictEqual } from "node:util";
+import { assertFindings, type ExpectedFinding as Expected } from "./_test_support.ts";
 import { parse } from "yaml";
-import type { Finding } from "../finding.ts";
 import { validateResource } from "../validate_resource.ts";
 import { MAX_JWKS_URI_LENGTH, requestAuthentication } from "./request_authentication.ts";
-
-/** One expected finding: exact severity and path, and a fragment of the message. */
-interface Expected {
-  severity: "error" | "warning";
-  path: (string | number)[];
-  message: string;
-}
 
 interface Case {
   name: string;
@@ -33,21 +25,6 @@ function resource(spec: unknown): unknown {
     metadata: { name: "ra", namespace: "foo" },
     spec,
   };
-}
-
-const show = (f: Finding | Expected) => `${f.severity} ${JSON.stringify(f.path)}: ${f.message}`;
-
-/** Asserts that the findings are exactly the expected ones (in any order). */
-function assertFindings(got: Finding[], want: Expected[]): void {
-  const rest = [...got];
-  for (const w of want) {
-    const i = rest.findIndex((f) =>
-      f.severity === w.severity && isDeepStrictEqual(f.path, w.path) && f.message.includes(w.message)
-    );
-    assert.ok(i >= 0, `missing finding: ${show(w)}\ngot:\n  ${got.map(show).join("\n  ") || "(none)"}`);
-    rest.splice(i, 1);
-  }
-  assert.equal(rest.length, 0, `unexpected findings:\n  ${rest.map(show).join("\n  ")}`);
 }
 
 const ISSUER = "https://issuer.example.com";

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { assertFindingOrValid } from "./_test_support.ts";
 import { parseAllDocuments } from "yaml";
 import { type Finding, formatFieldPath, type Severity } from "../finding.ts";
 import { validateResource } from "../validate_resource.ts";
@@ -322,16 +323,7 @@ for (const c of cases) {
       metadata: { name: "se", namespace: "ns", ...(c.labels ? { labels: c.labels } : {}) },
       spec: c.spec,
     });
-    if (c.want) {
-      const want = c.want;
-      const hit = findings.find((f) =>
-        formatFieldPath(f.path) === want.path && f.message.includes(want.message)
-      );
-      assert.ok(hit, `want ${want.path}: ${want.message}\ngot:\n${findings.map(show).join("\n")}`);
-      assert.equal(hit.severity, want.severity ?? "error");
-    } else {
-      assert.deepEqual(findings.filter((f) => f.severity === "error").map(show), []);
-    }
+    assertFindingOrValid(findings, c.want);
   });
 }
 
