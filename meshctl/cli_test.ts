@@ -189,6 +189,25 @@ Deno.test("completion bash: real bash loads it and completes commands, aliases a
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test({
+  name: "completion fish: real fish completes commands and flags",
+  ignore: !(await shellAvailable("fish")),
+  fn: async () => {
+    const r = await meshctl(["completion", "fish"]);
+    const dir = await Deno.makeTempDir();
+    await Deno.writeTextFile(`${dir}/c.fish`, r.out);
+    const complete = async (line: string) =>
+      new TextDecoder().decode(
+        (await new Deno.Command("fish", { args: ["-c", `source ${dir}/c.fish; complete -C '${line}'`] })
+          .output())
+          .stdout,
+      );
+    assert.match(await complete("meshctl va"), /^validate\tValidate mesh policy/m);
+    assert.match(await complete("meshctl validate --file"), /^--filename\t/m);
+    await Deno.remove(dir, { recursive: true });
+  },
+});
+
 for (const shell of ["zsh", "fish"]) {
   Deno.test({
     name: `completion ${shell}: the script parses in real ${shell}`,
