@@ -27,3 +27,4 @@ export { validateResource, type ValidateResourceOptions } from "./validate_resou
 export { MTLS_MODES } from "./schemas/peer_authentication.ts";
 export { AUTHORIZATION_ACTIONS } from "./schemas/authorization_policy.ts";
 export { BRACKETED_CONDITION_KEYS, PLAIN_CONDITION_KEYS } from "./schemas/authorization_conditions.ts";
+export { parseDuration } from "./schemas/duration.ts";
