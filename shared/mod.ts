@@ -22,3 +22,4 @@ export * from "./validation/mod.ts";
 export * from "./identity/mod.ts";
 export * from "./policy/mod.ts";
 export { type BuildInfo, buildInfo } from "./build_info.ts";
+export * from "./proto/mod.ts";
