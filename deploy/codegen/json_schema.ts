@@ -35,7 +35,7 @@ export function toPlainJsonSchema(schema: TSchema, flavour: "typescript" | "kube
       if (k === "additionalProperties" && v === false && flavour === "kubernetes") continue;
       if (k === "properties") {
         out.properties = Object.fromEntries(
-          Object.entries(v as Json).map(([p, ps]) => [p, walk(ps as Json)]),
+          Object.entries(v as Json).map(([p, ps]) => [p, describedUse(walk(ps as Json), flavour)]),
         );
       } else if (k === "items" || (k === "additionalProperties" && typeof v === "object")) {
         out[k] = walk(v as Json);
@@ -60,4 +60,18 @@ export function toPlainJsonSchema(schema: TSchema, flavour: "typescript" | "kube
     return out;
   };
   return walk(schema as unknown as Json);
+}
+
+/**
+ * json-schema-to-typescript writes a property's JSDoc only when the property's type is anonymous;
+ * a property whose type is a named interface would be undocumented. Wrapping the named type in a
+ * one-member `allOf` that carries the description keeps the type (`selector?: WorkloadSelector`)
+ * and documents the property.
+ */
+function describedUse(s: Json, flavour: "typescript" | "kubernetes"): Json {
+  if (flavour !== "typescript") return s;
+  // A described `unknown` (no keyword but description) would otherwise become `{ [k: string]: unknown }`.
+  if (Object.keys(s).every((k) => k === "description")) return { ...s, tsType: "unknown" };
+  if (typeof s.title !== "string" || typeof s.description !== "string") return s;
+  return { allOf: [s], description: s.description };
 }

@@ -22,7 +22,7 @@ export {
   type RuleContext,
   type Severity,
 } from "./finding.ts";
-export type { ApiGroupName, KindDefinition } from "./schemas/kind_definition.ts";
+export type { ApiGroupName, KindDefinition, KindSchema } from "./schemas/kind_definition.ts";
 export { validateResource, type ValidateResourceOptions } from "./validate_resource.ts";
 export { MTLS_MODES } from "./schemas/peer_authentication.ts";
 export { AUTHORIZATION_ACTIONS } from "./schemas/authorization_policy.ts";

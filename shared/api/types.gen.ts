@@ -5,16 +5,34 @@
  *
  * @module
  */
+/**
+ * Whether workloads accept plain text, mutual TLS or both on their inbound ports
+ */
 export interface PeerAuthentication {
   /**
    * security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group
    */
   apiVersion: string;
+  /**
+   * The kind: PeerAuthentication
+   */
   kind: string;
+  /**
+   * Kubernetes metadata: name and namespace place the resource; server-set fields are ignored
+   */
   metadata: ObjectMeta;
+  /**
+   * Mutual TLS mode of the selected workloads' inbound traffic, with per-port overrides
+   */
   spec: PeerAuthenticationSpec;
+  /**
+   * Written by the server; accepted and ignored
+   */
   status?: unknown;
 }
+/**
+ * Kubernetes metadata: name and namespace place the resource; server-set fields are ignored
+ */
 export interface ObjectMeta {
   /**
    * Resource name, a DNS-1123 subdomain
@@ -24,9 +42,15 @@ export interface ObjectMeta {
    * Namespace; determines scope. Default: default
    */
   namespace?: string;
+  /**
+   * Labels, matched by label selectors
+   */
   labels?: {
     [k: string]: string;
   };
+  /**
+   * Free-form annotations; do not change the resource's meaning
+   */
   annotations?: {
     [k: string]: string;
   };
@@ -34,20 +58,50 @@ export interface ObjectMeta {
    * RFC 3339 time; orders policies of one scope
    */
   creationTimestamp?: string;
+  /**
+   * Server-set unique ID of the object; ignored
+   */
   uid?: string;
+  /**
+   * Server-set version, for optimistic concurrency; ignored
+   */
   resourceVersion?: string;
+  /**
+   * Server-set count of spec changes; ignored
+   */
   generation?: number;
+  /**
+   * Prefix of a server-generated name; ignored, as name is required
+   */
   generateName?: string;
+  /**
+   * Keys that hold off deletion until removed; ignored
+   */
   finalizers?: string[];
+  /**
+   * Objects this one belongs to, for garbage collection; ignored
+   */
   ownerReferences?: {
     [k: string]: unknown;
   }[];
+  /**
+   * Server-side apply field ownership; ignored
+   */
   managedFields?: {
     [k: string]: unknown;
   }[];
 }
+/**
+ * Mutual TLS mode of the selected workloads' inbound traffic, with per-port overrides
+ */
 export interface PeerAuthenticationSpec {
+  /**
+   * Workloads the resource applies to; absent means every workload in scope
+   */
   selector?: WorkloadSelector;
+  /**
+   * Mutual TLS setting of a workload or port
+   */
   mtls?: MutualTls;
   /**
    * Per container port (1-65535) override of mtls.mode; needs a selector, and applies only to ports bound to a service
@@ -76,19 +130,46 @@ export interface MutualTls {
    */
   mode?: "UNSET" | "DISABLE" | "PERMISSIVE" | "STRICT";
 }
+/**
+ * Which end-user JWTs workloads accept; requests without a token are let through
+ */
 export interface RequestAuthentication {
   /**
    * security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group
    */
   apiVersion: string;
+  /**
+   * The kind: RequestAuthentication
+   */
   kind: string;
+  /**
+   * Kubernetes metadata: name and namespace place the resource; server-set fields are ignored
+   */
   metadata: ObjectMeta;
+  /**
+   * JWTs the selected workloads verify; a request with an invalid token is rejected
+   */
   spec: RequestAuthenticationSpec;
+  /**
+   * Written by the server; accepted and ignored
+   */
   status?: unknown;
 }
+/**
+ * JWTs the selected workloads verify; a request with an invalid token is rejected
+ */
 export interface RequestAuthenticationSpec {
+  /**
+   * Workloads the resource applies to; absent means every workload in scope
+   */
   selector?: WorkloadSelector;
+  /**
+   * Gateway API attachment; not supported by this mesh
+   */
   targetRef?: PolicyTargetReference;
+  /**
+   * Gateway API attachments; not supported by this mesh
+   */
   targetRefs?: PolicyTargetReference[];
   /**
    * One rule per accepted issuer
@@ -99,11 +180,26 @@ export interface RequestAuthenticationSpec {
  * Gateway API attachment; not supported by this mesh
  */
 export interface PolicyTargetReference {
+  /**
+   * API group of the target, e.g. gateway.networking.k8s.io
+   */
   group?: string;
+  /**
+   * Kind of the target, e.g. Gateway or Service
+   */
   kind: string;
+  /**
+   * Name of the target resource
+   */
   name: string;
+  /**
+   * Namespace of the target; only the policy's own. Default: the policy's
+   */
   namespace?: string;
 }
+/**
+ * How to find and verify the JWTs of one issuer; default location: Authorization: Bearer
+ */
 export interface JWTRule {
   /**
    * Expected `iss`; required
@@ -141,6 +237,9 @@ export interface JWTRule {
    * Keep the token in the forwarded request
    */
   forwardOriginalToken?: boolean;
+  /**
+   * Claims of a verified token to copy to request headers
+   */
   outputClaimToHeaders?: ClaimToHeader[];
   /**
    * JWKS fetch timeout, a duration such as 5s
@@ -151,6 +250,9 @@ export interface JWTRule {
    */
   spaceDelimitedClaims?: string[];
 }
+/**
+ * A request header that may carry the token
+ */
 export interface JWTHeader {
   /**
    * HTTP header name holding the token
@@ -161,6 +263,9 @@ export interface JWTHeader {
    */
   prefix?: string;
 }
+/**
+ * Copies a claim of a verified token to a header
+ */
 export interface ClaimToHeader {
   /**
    * Request header to write
@@ -171,36 +276,84 @@ export interface ClaimToHeader {
    */
   claim: string;
 }
+/**
+ * Access control for workloads: allow, deny or audit requests by source, operation and conditions
+ */
 export interface AuthorizationPolicy {
   /**
    * security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group
    */
   apiVersion: string;
+  /**
+   * The kind: AuthorizationPolicy
+   */
   kind: string;
+  /**
+   * Kubernetes metadata: name and namespace place the resource; server-set fields are ignored
+   */
   metadata: ObjectMeta;
+  /**
+   * Which requests to the selected workloads an action applies to
+   */
   spec: AuthorizationPolicySpec;
+  /**
+   * Written by the server; accepted and ignored
+   */
   status?: unknown;
 }
+/**
+ * Which requests to the selected workloads an action applies to
+ */
 export interface AuthorizationPolicySpec {
+  /**
+   * Workloads the resource applies to; absent means every workload in scope
+   */
   selector?: WorkloadSelector;
+  /**
+   * Gateway API attachment; not supported by this mesh
+   */
   targetRef?: PolicyTargetReference;
+  /**
+   * Gateway API attachments; not supported by this mesh
+   */
   targetRefs?: PolicyTargetReference[];
+  /**
+   * The action applies when any rule matches; none matches nothing (ALLOW then denies all)
+   */
   rules?: Rule[];
   /**
    * What a matching request gets; default ALLOW
    */
   action?: "ALLOW" | "DENY" | "AUDIT" | "CUSTOM";
+  /**
+   * The external authorizer of a CUSTOM action; CUSTOM only
+   */
   provider?: ExtensionProvider;
 }
 /**
  * Matches when every present field matches
  */
 export interface Rule {
+  /**
+   * Sources; any one must match. Absent: any source
+   */
   from?: RuleFrom[];
+  /**
+   * Operations; any one must match. Absent: any operation
+   */
   to?: RuleTo[];
+  /**
+   * Extra conditions; all must match
+   */
   when?: Condition[];
 }
+/**
+ * One accepted source of the request
+ */
 export interface RuleFrom {
+  /**
+   * Peer and request identity; fields are ANDed, values ORed
+   */
   source: Source;
 }
 /**
@@ -208,63 +361,69 @@ export interface RuleFrom {
  */
 export interface Source {
   /**
-   * Source principals
+   * Peer mTLS identities, as <trust-domain>/ns/<namespace>/sa/<account>; * wildcards at either end
    */
   principals?: string[];
   /**
-   * Source notPrincipals
+   * Peer mTLS identities that must not match; same format as principals
    */
   notPrincipals?: string[];
   /**
-   * Source requestPrincipals
+   * JWT identities, as <iss>/<sub>, from a RequestAuthentication; * wildcards at either end
    */
   requestPrincipals?: string[];
   /**
-   * Source notRequestPrincipals
+   * JWT identities that must not match; same format as requestPrincipals
    */
   notRequestPrincipals?: string[];
   /**
-   * Source namespaces
+   * Namespaces of the peer, from its mTLS identity; * wildcards at either end
    */
   namespaces?: string[];
   /**
-   * Source notNamespaces
+   * Peer namespaces that must not match
    */
   notNamespaces?: string[];
   /**
-   * Source serviceAccounts
+   * Peer service accounts, as <namespace>/<account>; at most 16; not with principals or namespaces
    */
   serviceAccounts?: string[];
   /**
-   * Source notServiceAccounts
+   * Peer service accounts that must not match; same format as serviceAccounts
    */
   notServiceAccounts?: string[];
   /**
-   * Source ipBlocks
+   * IPs or CIDR blocks of the connection's peer address
    */
   ipBlocks?: string[];
   /**
-   * Source notIpBlocks
+   * Peer IPs or CIDR blocks that must not match
    */
   notIpBlocks?: string[];
   /**
-   * Source remoteIpBlocks
+   * IPs or CIDR blocks of the original client, from X-Forwarded-For or the PROXY protocol
    */
   remoteIpBlocks?: string[];
   /**
-   * Source notRemoteIpBlocks
+   * Original client IPs or CIDR blocks that must not match
    */
   notRemoteIpBlocks?: string[];
   /**
-   * Source trustDomains
+   * Trust domains of the peer's mTLS identity; * wildcards at either end
    */
   trustDomains?: string[];
   /**
-   * Source notTrustDomains
+   * Peer trust domains that must not match
    */
   notTrustDomains?: string[];
 }
+/**
+ * One accepted operation of the request
+ */
 export interface RuleTo {
+  /**
+   * Request attributes; fields are ANDed, values ORed
+   */
   operation: Operation;
 }
 /**
@@ -272,38 +431,41 @@ export interface RuleTo {
  */
 export interface Operation {
   /**
-   * Operation hosts
+   * Host header values, case-insensitive; * wildcards at either end; HTTP only
    */
   hosts?: string[];
   /**
-   * Operation notHosts
+   * Host header values that must not match; HTTP only
    */
   notHosts?: string[];
   /**
-   * Operation ports
+   * Destination ports, as decimal strings (0-65535)
    */
   ports?: string[];
   /**
-   * Operation notPorts
+   * Destination ports that must not match
    */
   notPorts?: string[];
   /**
-   * Operation methods
+   * HTTP methods, e.g. GET (gRPC requests are POST); HTTP only
    */
   methods?: string[];
   /**
-   * Operation notMethods
+   * HTTP methods that must not match; HTTP only
    */
   notMethods?: string[];
   /**
-   * Operation paths
+   * Normalized request paths, without query; * at either end or {*}/{**} templates; HTTP only
    */
   paths?: string[];
   /**
-   * Operation notPaths
+   * Request paths that must not match; same format as paths; HTTP only
    */
   notPaths?: string[];
 }
+/**
+ * An extra condition on a request attribute; values or notValues must be set
+ */
 export interface Condition {
   /**
    * A documented condition key, e.g. request.headers[x-token]
@@ -319,21 +481,42 @@ export interface Condition {
   notValues?: string[];
 }
 /**
- * CUSTOM only
+ * The external authorizer of a CUSTOM action; CUSTOM only
  */
 export interface ExtensionProvider {
+  /**
+   * Name of an extension provider in the mesh config
+   */
   name: string;
 }
+/**
+ * Adds a service to the mesh's registry, e.g. an external API or VMs, so that it can be routed to
+ */
 export interface ServiceEntry {
   /**
    * security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group
    */
   apiVersion: string;
+  /**
+   * The kind: ServiceEntry
+   */
   kind: string;
+  /**
+   * Kubernetes metadata: name and namespace place the resource; server-set fields are ignored
+   */
   metadata: ObjectMeta;
+  /**
+   * A service added to the mesh's registry: its hosts, ports and how its endpoints are found
+   */
   spec: ServiceEntrySpec;
+  /**
+   * Written by the server; accepted and ignored
+   */
   status?: unknown;
 }
+/**
+ * A service added to the mesh's registry: its hosts, ports and how its endpoints are found
+ */
 export interface ServiceEntrySpec {
   /**
    * DNS names of the service, optionally with a wildcard prefix (*.example.com); not *
@@ -367,6 +550,9 @@ export interface ServiceEntrySpec {
    * @maxItems 4096
    */
   endpoints?: WorkloadEntrySpec[];
+  /**
+   * Pods and WorkloadEntries of this namespace that are the endpoints; excludes endpoints
+   */
   workloadSelector?: NetworkingWorkloadSelector;
   /**
    * Namespaces that see the service: . (own), * (all), ~ (none), or names
@@ -399,7 +585,7 @@ export interface ServicePort {
   targetPort?: number;
 }
 /**
- * A non-Kubernetes workload
+ * A workload outside Kubernetes, such as a VM: its address, ports, labels and identity
  */
 export interface WorkloadEntrySpec {
   /**
@@ -436,7 +622,7 @@ export interface WorkloadEntrySpec {
   serviceAccount?: string;
 }
 /**
- * Workloads selected by label
+ * Pods and WorkloadEntries of this namespace that are the endpoints; excludes endpoints
  */
 export interface NetworkingWorkloadSelector {
   /**
@@ -446,29 +632,71 @@ export interface NetworkingWorkloadSelector {
     [k: string]: string;
   };
 }
+/**
+ * A single non-Kubernetes workload, such as a VM, registered in the mesh like a pod
+ */
 export interface WorkloadEntry {
   /**
    * security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group
    */
   apiVersion: string;
+  /**
+   * The kind: WorkloadEntry
+   */
   kind: string;
+  /**
+   * Kubernetes metadata: name and namespace place the resource; server-set fields are ignored
+   */
   metadata: ObjectMeta;
+  /**
+   * A workload outside Kubernetes, such as a VM: its address, ports, labels and identity
+   */
   spec: WorkloadEntrySpec;
+  /**
+   * Written by the server; accepted and ignored
+   */
   status?: unknown;
 }
+/**
+ * A group of non-Kubernetes workloads, like a Deployment: WorkloadEntries are created from its template
+ */
 export interface WorkloadGroup {
   /**
    * security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group
    */
   apiVersion: string;
+  /**
+   * The kind: WorkloadGroup
+   */
   kind: string;
+  /**
+   * Kubernetes metadata: name and namespace place the resource; server-set fields are ignored
+   */
   metadata: ObjectMeta;
+  /**
+   * Template and health check of the WorkloadEntries that workloads of the group register
+   */
   spec: WorkloadGroupSpec;
+  /**
+   * Written by the server; accepted and ignored
+   */
   status?: unknown;
 }
+/**
+ * Template and health check of the WorkloadEntries that workloads of the group register
+ */
 export interface WorkloadGroupSpec {
+  /**
+   * Metadata copied to every generated WorkloadEntry
+   */
   metadata?: WorkloadGroupObjectMeta;
+  /**
+   * A workload outside Kubernetes, such as a VM: its address, ports, labels and identity
+   */
   template: WorkloadEntrySpec;
+  /**
+   * Health check the proxy runs; exactly one of httpGet, tcpSocket, exec, grpc
+   */
   probe?: ReadinessProbe;
 }
 /**
@@ -512,9 +740,21 @@ export interface ReadinessProbe {
    * Consecutive failures to become unready; default 3
    */
   failureThreshold?: number;
+  /**
+   * Healthy when a GET returns 2xx or 3xx
+   */
   httpGet?: HTTPHealthCheckConfig;
+  /**
+   * Healthy when a TCP connection succeeds
+   */
   tcpSocket?: TCPHealthCheckConfig;
+  /**
+   * Healthy when the command exits 0
+   */
   exec?: ExecHealthCheckConfig;
+  /**
+   * Healthy when the gRPC health check says SERVING
+   */
   grpc?: GrpcHealthCheckConfig;
 }
 /**
@@ -590,16 +830,34 @@ export interface GrpcHealthCheckConfig {
    */
   service?: string;
 }
+/**
+ * A load balancer at the mesh edge: the ports, protocols, hosts and TLS its proxies listen with
+ */
 export interface Gateway {
   /**
    * security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group
    */
   apiVersion: string;
+  /**
+   * The kind: Gateway
+   */
   kind: string;
+  /**
+   * Kubernetes metadata: name and namespace place the resource; server-set fields are ignored
+   */
   metadata: ObjectMeta;
+  /**
+   * Listeners of the gateway pods picked by selector; routing comes from VirtualServices
+   */
   spec: GatewaySpec;
+  /**
+   * Written by the server; accepted and ignored
+   */
   status?: unknown;
 }
+/**
+ * Listeners of the gateway pods picked by selector; routing comes from VirtualServices
+ */
 export interface GatewaySpec {
   /**
    * The gateway's listeners; at least one
@@ -616,6 +874,9 @@ export interface GatewaySpec {
  * A listener of the gateway
  */
 export interface Server {
+  /**
+   * A port the gateway listens on
+   */
   port: Port;
   /**
    * IP or unix:///path the listener binds to; default all
@@ -625,6 +886,9 @@ export interface Server {
    * Hosts exposed, as [namespace/]host: namespace is *, . or a name; host may be *.domain
    */
   hosts: string[];
+  /**
+   * TLS settings of a server
+   */
   tls?: ServerTLSSettings;
   /**
    * Sidecar ingress only: 127.0.0.1:PORT or unix path
@@ -756,16 +1020,34 @@ export interface ServerTLSCertificate {
    */
   caCertificates?: string;
 }
+/**
+ * Routing rules applied to traffic addressed to a host: matching, splitting, rewrites, retries, faults
+ */
 export interface VirtualService {
   /**
    * security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group
    */
   apiVersion: string;
+  /**
+   * The kind: VirtualService
+   */
   kind: string;
+  /**
+   * Kubernetes metadata: name and namespace place the resource; server-set fields are ignored
+   */
   metadata: ObjectMeta;
+  /**
+   * Routing rules for traffic to the hosts, in the sidecars and gateways named
+   */
   spec: VirtualServiceSpec;
+  /**
+   * Written by the server; accepted and ignored
+   */
   status?: unknown;
 }
+/**
+ * Routing rules for traffic to the hosts, in the sidecars and gateways named
+ */
 export interface VirtualServiceSpec {
   /**
    * Hosts the rules apply to; none: a delegate VirtualService
@@ -808,16 +1090,37 @@ export interface HTTPRoute {
    * Weighted destinations
    */
   route?: HTTPRouteDestination[];
+  /**
+   * Answer with a redirect instead of forwarding
+   */
   redirect?: HTTPRedirect;
+  /**
+   * Answer directly instead of forwarding
+   */
   directResponse?: HTTPDirectResponse;
+  /**
+   * A VirtualService (without hosts) that holds this route's rules
+   */
   delegate?: Delegate;
+  /**
+   * Rewrites before forwarding
+   */
   rewrite?: HTTPRewrite;
   /**
    * Request timeout, e.g. 10s; at least 1ms
    */
   timeout?: string;
+  /**
+   * Retry policy
+   */
   retries?: HTTPRetry;
+  /**
+   * Faults injected into matching requests
+   */
   fault?: HTTPFaultInjection;
+  /**
+   * A service, and optionally its subset and port, traffic is sent to
+   */
   mirror?: Destination;
   /**
    * Destinations requests are copied to
@@ -831,8 +1134,17 @@ export interface HTTPRoute {
    * Deprecated: use mirrorPercentage
    */
   mirror_percent?: number;
+  /**
+   * Share of the requests, as a percentage
+   */
   mirrorPercentage?: Percent;
+  /**
+   * Cross-origin resource sharing
+   */
   corsPolicy?: CorsPolicy;
+  /**
+   * Changes to request and response headers
+   */
   headers?: Headers;
 }
 /**
@@ -843,9 +1155,21 @@ export interface HTTPMatchRequest {
    * Name, appended to the route's name in logs
    */
   name?: string;
+  /**
+   * A case-sensitive string condition: one of exact, prefix, regex
+   */
   uri?: StringMatch;
+  /**
+   * A case-sensitive string condition: one of exact, prefix, regex
+   */
   scheme?: StringMatch;
+  /**
+   * A case-sensitive string condition: one of exact, prefix, regex
+   */
   method?: StringMatch;
+  /**
+   * A case-sensitive string condition: one of exact, prefix, regex
+   */
   authority?: StringMatch;
   /**
    * Lower-case header names; {} matches presence; @request.auth.claims.x matches JWT claims
@@ -893,7 +1217,7 @@ export interface HTTPMatchRequest {
   statPrefix?: string;
 }
 /**
- * One of exact, prefix, regex
+ * A case-sensitive string condition: one of exact, prefix, regex
  */
 export interface StringMatch {
   /**
@@ -913,15 +1237,21 @@ export interface StringMatch {
  * A weighted destination of an HTTP route
  */
 export interface HTTPRouteDestination {
+  /**
+   * A service, and optionally its subset and port, traffic is sent to
+   */
   destination: Destination;
   /**
    * Relative share of the traffic; required when there are several destinations
    */
   weight?: number;
+  /**
+   * Changes to request and response headers
+   */
   headers?: Headers;
 }
 /**
- * A service traffic is sent to
+ * A service, and optionally its subset and port, traffic is sent to
  */
 export interface Destination {
   /**
@@ -932,6 +1262,9 @@ export interface Destination {
    * Subset defined by a DestinationRule
    */
   subset?: string;
+  /**
+   * A port of the destination service
+   */
   port?: PortSelector;
 }
 /**
@@ -947,7 +1280,13 @@ export interface PortSelector {
  * Changes to request and response headers
  */
 export interface Headers {
+  /**
+   * Header changes; values may use Envoy %VARIABLES%
+   */
   request?: HeaderOperations;
+  /**
+   * Header changes; values may use Envoy %VARIABLES%
+   */
   response?: HeaderOperations;
 }
 /**
@@ -1012,6 +1351,9 @@ export interface HTTPDirectResponse {
    * Status code, 200-599
    */
   status: number;
+  /**
+   * One of string, bytes
+   */
   body?: HTTPBody;
 }
 /**
@@ -1052,6 +1394,9 @@ export interface HTTPRewrite {
    * Replaces the Host/:authority header
    */
   authority?: string;
+  /**
+   * Regex-based uri rewrite
+   */
   uriRegexRewrite?: RegexRewrite;
 }
 /**
@@ -1100,7 +1445,13 @@ export interface HTTPRetry {
  * Faults injected into matching requests
  */
 export interface HTTPFaultInjection {
+  /**
+   * One of fixedDelay, exponentialDelay
+   */
   delay?: HTTPFaultInjectionDelay;
+  /**
+   * One of httpStatus, grpcStatus, http2Error
+   */
   abort?: HTTPFaultInjectionAbort;
 }
 /**
@@ -1115,6 +1466,9 @@ export interface HTTPFaultInjectionDelay {
    * Not supported
    */
   exponentialDelay?: string;
+  /**
+   * Share of the requests, as a percentage
+   */
   percentage?: Percent;
   /**
    * Deprecated: use percentage
@@ -1122,7 +1476,7 @@ export interface HTTPFaultInjectionDelay {
   percent?: number;
 }
 /**
- * A percentage
+ * Share of the requests, as a percentage
  */
 export interface Percent {
   /**
@@ -1146,13 +1500,22 @@ export interface HTTPFaultInjectionAbort {
    * Not supported
    */
   http2Error?: string;
+  /**
+   * Share of the requests, as a percentage
+   */
   percentage?: Percent;
 }
 /**
  * A destination requests are copied to
  */
 export interface HTTPMirrorPolicy {
+  /**
+   * A service, and optionally its subset and port, traffic is sent to
+   */
   destination: Destination;
+  /**
+   * Share of the requests, as a percentage
+   */
   percentage?: Percent;
 }
 /**
@@ -1240,6 +1603,9 @@ export interface TLSMatchAttributes {
  * A weighted destination of a TLS or TCP route
  */
 export interface RouteDestination {
+  /**
+   * A service, and optionally its subset and port, traffic is sent to
+   */
   destination: Destination;
   /**
    * Relative share of the traffic; required when there are several destinations

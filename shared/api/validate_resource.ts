@@ -27,7 +27,7 @@ export function validateResource(
   options: ValidateResourceOptions = {},
 ): Finding[] {
   const ctx: RuleContext = { rootNamespace: options.rootNamespace ?? DEFAULT_ROOT_NAMESPACE };
-  const findings = schemaFindings(def.schema, resource);
+  const findings = schemaFindings(def.schema as TSchema, resource);
   const hadSchemaErrors = findings.length > 0;
   try {
     findings.push(...def.rules(resource as never, ctx));

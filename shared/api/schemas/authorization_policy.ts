@@ -55,13 +55,48 @@ const OPERATION_FIELDS = [
   "notPaths",
 ] as const;
 
+/** What each Source field matches; a `not` field matches when none of its values do. */
+const SOURCE_DESCRIPTIONS: Record<typeof SOURCE_FIELDS[number], string> = {
+  principals:
+    "Peer mTLS identities, as <trust-domain>/ns/<namespace>/sa/<account>; * wildcards at either end",
+  notPrincipals: "Peer mTLS identities that must not match; same format as principals",
+  requestPrincipals:
+    "JWT identities, as <iss>/<sub>, from a RequestAuthentication; * wildcards at either end",
+  notRequestPrincipals: "JWT identities that must not match; same format as requestPrincipals",
+  namespaces: "Namespaces of the peer, from its mTLS identity; * wildcards at either end",
+  notNamespaces: "Peer namespaces that must not match",
+  serviceAccounts:
+    "Peer service accounts, as <namespace>/<account>; at most 16; not with principals or namespaces",
+  notServiceAccounts: "Peer service accounts that must not match; same format as serviceAccounts",
+  ipBlocks: "IPs or CIDR blocks of the connection's peer address",
+  notIpBlocks: "Peer IPs or CIDR blocks that must not match",
+  remoteIpBlocks: "IPs or CIDR blocks of the original client, from X-Forwarded-For or the PROXY protocol",
+  notRemoteIpBlocks: "Original client IPs or CIDR blocks that must not match",
+  trustDomains: "Trust domains of the peer's mTLS identity; * wildcards at either end",
+  notTrustDomains: "Peer trust domains that must not match",
+};
+
+/** What each Operation field matches; a `not` field matches when none of its values do. */
+const OPERATION_DESCRIPTIONS: Record<typeof OPERATION_FIELDS[number], string> = {
+  hosts: "Host header values, case-insensitive; * wildcards at either end; HTTP only",
+  notHosts: "Host header values that must not match; HTTP only",
+  ports: "Destination ports, as decimal strings (0-65535)",
+  notPorts: "Destination ports that must not match",
+  methods: "HTTP methods, e.g. GET (gRPC requests are POST); HTTP only",
+  notMethods: "HTTP methods that must not match; HTTP only",
+  paths: "Normalized request paths, without query; * at either end or {*}/{**} templates; HTTP only",
+  notPaths: "Request paths that must not match; same format as paths; HTTP only",
+};
+
 const Source = Type.Object(
-  Object.fromEntries(SOURCE_FIELDS.map((f) => [f, Type.Optional(StringList(`Source ${f}`))])),
+  Object.fromEntries(SOURCE_FIELDS.map((f) => [f, Type.Optional(StringList(SOURCE_DESCRIPTIONS[f]))])),
   { ...closed, title: "Source", description: "Peer and request identity; fields are ANDed, values ORed" },
 );
 
 const Operation = Type.Object(
-  Object.fromEntries(OPERATION_FIELDS.map((f) => [f, Type.Optional(StringList(`Operation ${f}`))])),
+  Object.fromEntries(
+    OPERATION_FIELDS.map((f) => [f, Type.Optional(StringList(OPERATION_DESCRIPTIONS[f]))]),
+  ),
   { ...closed, title: "Operation", description: "Request attributes; fields are ANDed, values ORed" },
 );
 
@@ -69,35 +104,65 @@ const Condition = Type.Object({
   key: Type.String({ description: "A documented condition key, e.g. request.headers[x-token]" }),
   values: Type.Optional(StringList("Matches when the attribute equals any value")),
   notValues: Type.Optional(StringList("Matches when the attribute equals no value")),
-}, { ...closed, title: "Condition" });
+}, {
+  ...closed,
+  title: "Condition",
+  description: "An extra condition on a request attribute; values or notValues must be set",
+});
 
 const Rule = Type.Object({
-  from: Type.Optional(Type.Array(Type.Object({ source: Source }, { ...closed, title: "RuleFrom" }))),
-  to: Type.Optional(Type.Array(Type.Object({ operation: Operation }, { ...closed, title: "RuleTo" }))),
-  when: Type.Optional(Type.Array(Condition)),
+  from: Type.Optional(Type.Array(
+    Type.Object({ source: Source }, {
+      ...closed,
+      title: "RuleFrom",
+      description: "One accepted source of the request",
+    }),
+    { description: "Sources; any one must match. Absent: any source" },
+  )),
+  to: Type.Optional(Type.Array(
+    Type.Object({ operation: Operation }, {
+      ...closed,
+      title: "RuleTo",
+      description: "One accepted operation of the request",
+    }),
+    { description: "Operations; any one must match. Absent: any operation" },
+  )),
+  when: Type.Optional(Type.Array(Condition, { description: "Extra conditions; all must match" })),
 }, { ...closed, title: "Rule", description: "Matches when every present field matches" });
 
 const AuthorizationPolicySpec = Type.Object({
   selector: Type.Optional(WorkloadSelector),
   targetRef: Type.Optional(PolicyTargetReference),
-  targetRefs: Type.Optional(Type.Array(PolicyTargetReference)),
-  rules: Type.Optional(Type.Array(Rule)),
+  targetRefs: Type.Optional(
+    Type.Array(PolicyTargetReference, { description: "Gateway API attachments; not supported by this mesh" }),
+  ),
+  rules: Type.Optional(Type.Array(Rule, {
+    description: "The action applies when any rule matches; none matches nothing (ALLOW then denies all)",
+  })),
   action: Type.Optional(StringEnum(AUTHORIZATION_ACTIONS, "What a matching request gets; default ALLOW")),
   provider: Type.Optional(
-    Type.Object({ name: Type.String() }, {
+    Type.Object({ name: Type.String({ description: "Name of an extension provider in the mesh config" }) }, {
       ...closed,
       title: "ExtensionProvider",
-      description: "CUSTOM only",
+      description: "The external authorizer of a CUSTOM action; CUSTOM only",
     }),
   ),
-}, { ...closed, title: "AuthorizationPolicySpec" });
+}, {
+  ...closed,
+  title: "AuthorizationPolicySpec",
+  description: "Which requests to the selected workloads an action applies to",
+});
 
 /** AuthorizationPolicy: schema and Istio's rules. */
 export const authorizationPolicy = defineKind({
   kind: "AuthorizationPolicy",
   group: "security",
   plural: "authorizationpolicies",
-  schema: ResourceEnvelope("AuthorizationPolicy", AuthorizationPolicySpec),
+  schema: ResourceEnvelope(
+    "AuthorizationPolicy",
+    AuthorizationPolicySpec,
+    "Access control for workloads: allow, deny or audit requests by source, operation and conditions",
+  ),
   rules(ap): Finding[] {
     const spec = ap.spec ?? {};
     const out = [

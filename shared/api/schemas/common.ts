@@ -7,6 +7,7 @@
  * @module
  */
 import {
+  CloneType,
   type Static,
   type TLiteral,
   type TObject,
@@ -61,10 +62,14 @@ export type WorkloadSelector = Static<typeof WorkloadSelector>;
 
 /** istio.type.v1beta1.PolicyTargetReference (Kubernetes Gateway API attachment). */
 export const PolicyTargetReference = Type.Object({
-  group: Type.Optional(Type.String()),
-  kind: Type.String(),
-  name: Type.String(),
-  namespace: Type.Optional(Type.String()),
+  group: Type.Optional(
+    Type.String({ description: "API group of the target, e.g. gateway.networking.k8s.io" }),
+  ),
+  kind: Type.String({ description: "Kind of the target, e.g. Gateway or Service" }),
+  name: Type.String({ description: "Name of the target resource" }),
+  namespace: Type.Optional(
+    Type.String({ description: "Namespace of the target; only the policy's own. Default: the policy's" }),
+  ),
 }, {
   ...closed,
   title: "PolicyTargetReference",
@@ -79,21 +84,37 @@ export const PolicyTargetReference = Type.Object({
 export const ObjectMeta = Type.Object({
   name: Type.String({ description: "Resource name, a DNS-1123 subdomain" }),
   namespace: Type.Optional(Type.String({ description: "Namespace; determines scope. Default: default" })),
-  labels: Type.Optional(StringMap),
-  annotations: Type.Optional(StringMap),
+  labels: Type.Optional(CloneType(StringMap, { description: "Labels, matched by label selectors" })),
+  annotations: Type.Optional(
+    CloneType(StringMap, { description: "Free-form annotations; do not change the resource's meaning" }),
+  ),
   creationTimestamp: Type.Optional(Type.String({
     description: "RFC 3339 time; orders policies of one scope",
     pattern:
       "^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$",
   })),
-  uid: Type.Optional(Type.String()),
-  resourceVersion: Type.Optional(Type.String()),
-  generation: Type.Optional(Type.Integer()),
-  generateName: Type.Optional(Type.String()),
-  finalizers: Type.Optional(Type.Array(Type.String())),
-  ownerReferences: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
-  managedFields: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
-}, { ...closed, title: "ObjectMeta" });
+  uid: Type.Optional(Type.String({ description: "Server-set unique ID of the object; ignored" })),
+  resourceVersion: Type.Optional(
+    Type.String({ description: "Server-set version, for optimistic concurrency; ignored" }),
+  ),
+  generation: Type.Optional(Type.Integer({ description: "Server-set count of spec changes; ignored" })),
+  generateName: Type.Optional(
+    Type.String({ description: "Prefix of a server-generated name; ignored, as name is required" }),
+  ),
+  finalizers: Type.Optional(
+    Type.Array(Type.String(), { description: "Keys that hold off deletion until removed; ignored" }),
+  ),
+  ownerReferences: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }), {
+    description: "Objects this one belongs to, for garbage collection; ignored",
+  })),
+  managedFields: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }), {
+    description: "Server-side apply field ownership; ignored",
+  })),
+}, {
+  ...closed,
+  title: "ObjectMeta",
+  description: "Kubernetes metadata: name and namespace place the resource; server-set fields are ignored",
+});
 /** Kubernetes object metadata as accepted here. */
 export type ObjectMeta = Static<typeof ObjectMeta>;
 
@@ -101,8 +122,10 @@ export type ObjectMeta = Static<typeof ObjectMeta>;
  * The envelope of a resource whose `spec` has the given schema. `status` is accepted and ignored.
  *
  * @param title the kind, which names the generated TypeScript interface
+ * @param spec the schema of `spec`
+ * @param description what a resource of this kind configures, shown on the generated interface
  */
-export function ResourceEnvelope<S extends TSchema>(title: string, spec: S): TObject<{
+export function ResourceEnvelope<S extends TSchema>(title: string, spec: S, description: string): TObject<{
   apiVersion: TString;
   kind: TString;
   metadata: typeof ObjectMeta;
@@ -113,9 +136,9 @@ export function ResourceEnvelope<S extends TSchema>(title: string, spec: S): TOb
     apiVersion: Type.String({
       description: "security.mesh.io/v1 or networking.mesh.io/v1, or Istio's group",
     }),
-    kind: Type.String(),
+    kind: Type.String({ description: `The kind: ${title}` }),
     metadata: ObjectMeta,
     spec,
-    status: Type.Optional(Type.Unknown()),
-  }, { ...closed, title });
+    status: Type.Optional(Type.Unknown({ description: "Written by the server; accepted and ignored" })),
+  }, { ...closed, title, description });
 }

@@ -145,7 +145,11 @@ const GatewaySpec = Type.Object({
   selector: Type.Optional(Type.Record(Type.String(), Type.String(), {
     description: "Labels of the gateway pods this configuration applies to",
   })),
-}, { ...closed, title: "GatewaySpec" });
+}, {
+  ...closed,
+  title: "GatewaySpec",
+  description: "Listeners of the gateway pods picked by selector; routing comes from VirtualServices",
+});
 
 /**
  * Istio's ValidateNamespaceSlashWildcardHostname for a gateway: `[namespace/]host`, where
@@ -390,7 +394,11 @@ export const gateway = defineKind({
   kind: "Gateway",
   group: "networking",
   plural: "gateways",
-  schema: ResourceEnvelope("Gateway", GatewaySpec),
+  schema: ResourceEnvelope(
+    "Gateway",
+    GatewaySpec,
+    "A load balancer at the mesh edge: the ports, protocols, hosts and TLS its proxies listen with",
+  ),
   rules(gw): Finding[] {
     return gatewayRules(gw);
   },

@@ -4,14 +4,25 @@
  *
  * @module
  */
-import type { Static, TSchema } from "@sinclair/typebox";
+import type { TSchema } from "@sinclair/typebox";
 import type { Finding, RuleContext } from "../finding.ts";
 
 /** The two API groups of the mesh; each also answers to Istio's group of the same name. */
 export type ApiGroupName = "security" | "networking";
 
+/**
+ * A kind's schema as the public API sees it: a JSON Schema object (built with TypeBox) whose
+ * `static` member carries the TypeScript type of the values it accepts.
+ */
+export interface KindSchema {
+  /** The TypeScript type of a valid value; a type-level member, absent at run time. */
+  static: unknown;
+  /** JSON Schema keywords (type, properties, title, description, ...). */
+  [keyword: string]: unknown;
+}
+
 /** Everything the validator knows about one kind. */
-export interface KindDefinition<S extends TSchema = TSchema> {
+export interface KindDefinition<S extends KindSchema = KindSchema> {
   /** The kind, as written in `kind:`. */
   kind: string;
   /** Which API group it belongs to. */
@@ -24,7 +35,7 @@ export interface KindDefinition<S extends TSchema = TSchema> {
    * Istio's semantic checks. Called even when the schema reported errors, so that every problem is
    * reported at once: a rule must not assume that fields have their schema types.
    */
-  rules(resource: Static<S>, ctx: RuleContext): Finding[];
+  rules(resource: S["static"], ctx: RuleContext): Finding[];
 }
 
 /** Declares a kind; exists so that `rules` is checked against the schema's static type. */

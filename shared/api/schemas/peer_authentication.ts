@@ -28,14 +28,22 @@ const PeerAuthenticationSpec = Type.Object({
     description:
       "Per container port (1-65535) override of mtls.mode; needs a selector, and applies only to ports bound to a service",
   })),
-}, { ...closed, title: "PeerAuthenticationSpec" });
+}, {
+  ...closed,
+  title: "PeerAuthenticationSpec",
+  description: "Mutual TLS mode of the selected workloads' inbound traffic, with per-port overrides",
+});
 
 /** PeerAuthentication: schema and Istio's rules. */
 export const peerAuthentication = defineKind({
   kind: "PeerAuthentication",
   group: "security",
   plural: "peerauthentications",
-  schema: ResourceEnvelope("PeerAuthentication", PeerAuthenticationSpec),
+  schema: ResourceEnvelope(
+    "PeerAuthentication",
+    PeerAuthenticationSpec,
+    "Whether workloads accept plain text, mutual TLS or both on their inbound ports",
+  ),
   rules(pa, ctx): Finding[] {
     const spec = pa.spec ?? {};
     const out = checkWorkloadSelector(spec.selector, ["spec", "selector"]);

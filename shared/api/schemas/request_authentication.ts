@@ -21,12 +21,12 @@ export const MAX_JWKS_URI_LENGTH = 2048;
 const JwtHeader = Type.Object({
   name: Type.String({ description: "HTTP header name holding the token" }),
   prefix: Type.Optional(Type.String({ description: 'Prefix before the token, e.g. "Bearer "' })),
-}, { ...closed, title: "JWTHeader" });
+}, { ...closed, title: "JWTHeader", description: "A request header that may carry the token" });
 
 const ClaimToHeader = Type.Object({
   header: Type.String({ description: "Request header to write" }),
   claim: Type.String({ description: "Claim whose value is written; nested with dots" }),
-}, { ...closed, title: "ClaimToHeader" });
+}, { ...closed, title: "ClaimToHeader", description: "Copies a claim of a verified token to a header" });
 
 const JwtRule = Type.Object({
   issuer: Type.String({ description: "Expected `iss`; required" }),
@@ -42,17 +42,29 @@ const JwtRule = Type.Object({
   forwardOriginalToken: Type.Optional(
     Type.Boolean({ description: "Keep the token in the forwarded request" }),
   ),
-  outputClaimToHeaders: Type.Optional(Type.Array(ClaimToHeader)),
+  outputClaimToHeaders: Type.Optional(
+    Type.Array(ClaimToHeader, { description: "Claims of a verified token to copy to request headers" }),
+  ),
   timeout: Type.Optional(Type.String({ description: "JWKS fetch timeout, a duration such as 5s" })),
   spaceDelimitedClaims: Type.Optional(StringList("Claims whose string value is a space-separated list")),
-}, { ...closed, title: "JWTRule" });
+}, {
+  ...closed,
+  title: "JWTRule",
+  description: "How to find and verify the JWTs of one issuer; default location: Authorization: Bearer",
+});
 
 const RequestAuthenticationSpec = Type.Object({
   selector: Type.Optional(WorkloadSelector),
   targetRef: Type.Optional(PolicyTargetReference),
-  targetRefs: Type.Optional(Type.Array(PolicyTargetReference)),
+  targetRefs: Type.Optional(
+    Type.Array(PolicyTargetReference, { description: "Gateway API attachments; not supported by this mesh" }),
+  ),
   jwtRules: Type.Optional(Type.Array(JwtRule, { description: "One rule per accepted issuer" })),
-}, { ...closed, title: "RequestAuthenticationSpec" });
+}, {
+  ...closed,
+  title: "RequestAuthenticationSpec",
+  description: "JWTs the selected workloads verify; a request with an invalid token is rejected",
+});
 
 /** A strict HTTP header name (RFC 7230 token), as Istio's ValidateStrictHTTPHeaderName. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -62,7 +74,11 @@ export const requestAuthentication = defineKind({
   kind: "RequestAuthentication",
   group: "security",
   plural: "requestauthentications",
-  schema: ResourceEnvelope("RequestAuthentication", RequestAuthenticationSpec),
+  schema: ResourceEnvelope(
+    "RequestAuthentication",
+    RequestAuthenticationSpec,
+    "Which end-user JWTs workloads accept; requests without a token are let through",
+  ),
   rules(ra): Finding[] {
     const spec = ra.spec ?? {};
     const out = [

@@ -68,7 +68,11 @@ export const NetworkingWorkloadSelector = Type.Object({
   labels: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 63 }), {
     description: "Labels a workload must carry, all of them, to be selected",
   })),
-}, { ...closed, title: "NetworkingWorkloadSelector", description: "Workloads selected by label" });
+}, {
+  ...closed,
+  title: "NetworkingWorkloadSelector",
+  description: "Pods and WorkloadEntries of this namespace that are the endpoints; excludes endpoints",
+});
 
 const ServiceEntrySpec = Type.Object({
   hosts: Type.Array(Type.String(), {
@@ -91,7 +95,11 @@ const ServiceEntrySpec = Type.Object({
     StringList("Namespaces that see the service: . (own), * (all), ~ (none), or names"),
   ),
   subjectAltNames: Type.Optional(StringList("SANs the proxy requires in the server certificate")),
-}, { ...closed, title: "ServiceEntrySpec" });
+}, {
+  ...closed,
+  title: "ServiceEntrySpec",
+  description: "A service added to the mesh's registry: its hosts, ports and how its endpoints are found",
+});
 
 function checkSelector(spec: Obj): Finding[] {
   const sel = asObject(spec.workloadSelector);
@@ -328,7 +336,11 @@ export const serviceEntry = defineKind({
   kind: "ServiceEntry",
   group: "networking",
   plural: "serviceentries",
-  schema: ResourceEnvelope("ServiceEntry", ServiceEntrySpec),
+  schema: ResourceEnvelope(
+    "ServiceEntry",
+    ServiceEntrySpec,
+    "Adds a service to the mesh's registry, e.g. an external API or VMs, so that it can be routed to",
+  ),
   rules(se): Finding[] {
     return serviceEntryRules(se);
   },

@@ -45,11 +45,15 @@ export const StringMatch = Type.Object({
   exact: Type.Optional(Type.String({ description: "The value equals this" })),
   prefix: Type.Optional(Type.String({ description: "The value starts with this" })),
   regex: Type.Optional(Type.String({ description: "The value matches this RE2 regular expression" })),
-}, { ...closed, title: "StringMatch", description: "One of exact, prefix, regex" });
+}, {
+  ...closed,
+  title: "StringMatch",
+  description: "A case-sensitive string condition: one of exact, prefix, regex",
+});
 
 const Percent = Type.Object({
   value: Type.Optional(Type.Number({ description: "Percentage, 0-100, fractions allowed" })),
-}, { ...closed, title: "Percent", description: "A percentage" });
+}, { ...closed, title: "Percent", description: "Share of the requests, as a percentage" });
 
 const Uint32 = (description: string) => Type.Integer({ minimum: 0, maximum: 4294967295, description });
 const Int32 = (description: string) =>
@@ -73,7 +77,11 @@ export const Destination = Type.Object({
   host: Type.String({ description: "Service name from the registry; short names resolve in this namespace" }),
   subset: Type.Optional(Type.String({ description: "Subset defined by a DestinationRule" })),
   port: Type.Optional(PortSelector),
-}, { ...closed, title: "Destination", description: "A service traffic is sent to" });
+}, {
+  ...closed,
+  title: "Destination",
+  description: "A service, and optionally its subset and port, traffic is sent to",
+});
 
 const HeaderOperations = Type.Object({
   set: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "Headers to overwrite" })),
@@ -269,7 +277,11 @@ const VirtualServiceSpec = Type.Object({
   tls: Type.Optional(Type.Array(TLSRoute, { description: "TLS rules, in order" })),
   tcp: Type.Optional(Type.Array(TCPRoute, { description: "TCP rules, in order" })),
   exportTo: Type.Optional(StringList("Namespaces that see this VirtualService: . (own), * (all), or names")),
-}, { ...closed, title: "VirtualServiceSpec" });
+}, {
+  ...closed,
+  title: "VirtualServiceSpec",
+  description: "Routing rules for traffic to the hosts, in the sidecars and gateways named",
+});
 
 // ---------------------------------------------------------------------------------------------
 // Header names and values (Istio's ValidateHTTPHeader* and validateHeaderValue)
@@ -1173,7 +1185,11 @@ export const virtualService = defineKind({
   kind: "VirtualService",
   group: "networking",
   plural: "virtualservices",
-  schema: ResourceEnvelope("VirtualService", VirtualServiceSpec),
+  schema: ResourceEnvelope(
+    "VirtualService",
+    VirtualServiceSpec,
+    "Routing rules applied to traffic addressed to a host: matching, splitting, rewrites, retries, faults",
+  ),
   rules(vs): Finding[] {
     return virtualServiceRules(vs);
   },

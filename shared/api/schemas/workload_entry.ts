@@ -57,7 +57,11 @@ export const WorkloadEntrySpec = Type.Object({
     maxLength: 253,
     description: "Service account of the workload (in the entry's namespace), giving its mTLS identity",
   })),
-}, { ...closed, title: "WorkloadEntrySpec", description: "A non-Kubernetes workload" });
+}, {
+  ...closed,
+  title: "WorkloadEntrySpec",
+  description: "A workload outside Kubernetes, such as a VM: its address, ports, labels and identity",
+});
 
 /** How the address of a workload entry or endpoint may be written. */
 export type AddressForm =
@@ -134,7 +138,11 @@ export const workloadEntry = defineKind({
   kind: "WorkloadEntry",
   group: "networking",
   plural: "workloadentries",
-  schema: ResourceEnvelope("WorkloadEntry", WorkloadEntrySpec),
+  schema: ResourceEnvelope(
+    "WorkloadEntry",
+    WorkloadEntrySpec,
+    "A single non-Kubernetes workload, such as a VM, registered in the mesh like a pod",
+  ),
   rules(we): Finding[] {
     return checkWorkloadEntry(asObject(we)?.spec, ["spec"], { address: "any" });
   },

@@ -102,7 +102,11 @@ const WorkloadGroupSpec = Type.Object({
   metadata: Type.Optional(WorkloadGroupObjectMeta),
   template: WorkloadEntrySpec,
   probe: Type.Optional(ReadinessProbe),
-}, { ...closed, title: "WorkloadGroupSpec" });
+}, {
+  ...closed,
+  title: "WorkloadGroupSpec",
+  description: "Template and health check of the WorkloadEntries that workloads of the group register",
+});
 
 function checkTemplate(template: Obj): Finding[] {
   const out: Finding[] = [];
@@ -191,7 +195,11 @@ export const workloadGroup = defineKind({
   kind: "WorkloadGroup",
   group: "networking",
   plural: "workloadgroups",
-  schema: ResourceEnvelope("WorkloadGroup", WorkloadGroupSpec),
+  schema: ResourceEnvelope(
+    "WorkloadGroup",
+    WorkloadGroupSpec,
+    "A group of non-Kubernetes workloads, like a Deployment: WorkloadEntries are created from its template",
+  ),
   rules(wg): Finding[] {
     return workloadGroupRules(wg);
   },

@@ -1,0 +1,462 @@
+/**
+ * The ADS server: Envoy's AggregatedDiscoveryService, both StreamAggregatedResources (state of the
+ * world) and DeltaAggregatedResources (incremental), over one gRPC server. It knows nothing of
+ * policies: a {@link ResourceGenerator} turns the current push context into each proxy's resources,
+ * and this module tracks, per stream and type, what was sent, what was acknowledged, and nonces.
+ *
+ * Protocol: envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol (ACK/NACK, nonces, wildcard
+ * subscriptions, delta subscribe/unsubscribe and initial_resource_versions).
+ *
+ * @module
+ */
+import * as grpc from "@grpc/grpc-js";
+import { adsProtocol } from "./envoy_protos.ts";
+
+/** The proxy at the other end of a stream, from the request's `node`. */
+export interface ProxyNode {
+  /** Node id, e.g. `sidecar~10.0.0.5~httpbin-1.foo~foo.svc.cluster.local`. */
+  id: string;
+  /** Node cluster. */
+  cluster: string;
+  /** Node metadata (google.protobuf.Struct as plain JSON). */
+  metadata: Record<string, unknown>;
+}
+
+/** One resource as a generator produces it. */
+export interface GeneratedResource {
+  /** Resource name, unique within its type. */
+  name: string;
+  /** Version of this resource's content (a hash): unchanged version, nothing sent in delta. */
+  version: string;
+  /** The encoded message, the `value` of its google.protobuf.Any. */
+  body: Uint8Array;
+}
+
+/** Produces each proxy's resources from the current push context. */
+export interface ResourceGenerator {
+  /** Version label of the current push context; changes on every push. */
+  version(): string;
+  /** The resources of `typeUrl` that apply to the proxy, or undefined for a type not served. */
+  generate(node: ProxyNode, typeUrl: string): GeneratedResource[] | undefined;
+}
+
+/** Observers for metrics and logs; all optional. */
+export interface AdsHooks {
+  /** A stream was opened (the first request named the node). */
+  onConnect?(stream: AdsStreamStatus): void;
+  /** A stream ended. */
+  onDisconnect?(stream: AdsStreamStatus): void;
+  /** A proxy rejected a response; its last good config stays in force on its side. */
+  onNack?(stream: AdsStreamStatus, typeUrl: string, message: string): void;
+  /** A proxy acknowledged a response; `pushedAt` is when the push that produced it began (ms). */
+  onAck?(stream: AdsStreamStatus, typeUrl: string, pushedAt: number): void;
+  /** A response was written. */
+  onSend?(stream: AdsStreamStatus, typeUrl: string, resources: number, bytes: number): void;
+  /** A request carried a nonce that is not the latest sent (disco_xds_expired_nonce). */
+  onExpiredNonce?(stream: AdsStreamStatus, typeUrl: string): void;
+}
+
+/** What /debug/syncz shows for one stream and type. */
+export interface TypeSyncStatus {
+  typeUrl: string;
+  /** Resource names subscribed, or `*` for a wildcard subscription. */
+  subscribed: string[] | "*";
+  lastSentVersion: string;
+  lastSentNonce: string;
+  lastAckedVersion: string;
+  lastAckedNonce: string;
+  /** The message of the last NACK, if the latest response was rejected. */
+  lastNack?: string;
+  nacks: number;
+}
+
+/** A stream as /debug/syncz and /debug/connections show it. */
+export interface AdsStreamStatus {
+  /** Connection id, unique in this meshd: `<node id>-<n>`. */
+  id: string;
+  node: ProxyNode;
+  /** Delta or state of the world. */
+  protocol: "delta" | "sotw";
+  /** Peer address as gRPC reports it. */
+  peer: string;
+  /** Connection time, ms since the epoch. */
+  connectedAt: number;
+  types: TypeSyncStatus[];
+}
+
+interface TypeState {
+  typeUrl: string;
+  wildcard: boolean;
+  names: Set<string>;
+  /** What the proxy holds once everything sent is ACKed: name to version. */
+  sent: Map<string, string>;
+  /** What the proxy last acknowledged holding. */
+  acked: Map<string, string>;
+  lastSentVersion: string;
+  lastSentNonce: string;
+  lastAckedVersion: string;
+  lastAckedNonce: string;
+  lastNack?: string;
+  nacks: number;
+  pushStartedAt: number;
+}
+
+// deno-lint-ignore no-explicit-any
+type Message = Record<string, any>;
+
+/** The aggregated discovery service over a generator. */
+export class AdsServer {
+  readonly #generator: ResourceGenerator;
+  readonly #hooks: AdsHooks;
+  readonly #streams = new Map<string, Stream>();
+  #nextId = 0;
+
+  /** @param generator produces resources; @param hooks observers for metrics and logs */
+  constructor(generator: ResourceGenerator, hooks: AdsHooks = {}) {
+    this.#generator = generator;
+    this.#hooks = hooks;
+  }
+
+  /** Registers the ADS service on a gRPC server (plain or mutual TLS alike). */
+  register(server: grpc.Server): void {
+    server.addService(adsProtocol().service, {
+      StreamAggregatedResources: (call: grpc.ServerDuplexStream<Message, Message>) =>
+        this.#open(call, "sotw"),
+      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<Message, Message>) =>
+        this.#open(call, "delta"),
+    });
+  }
+
+  /**
+   * Sends every stream what changed since its last response, after the generator's push context
+   * changed. Types whose resources did not change for a proxy send nothing in delta.
+   */
+  push(): void {
+    const at = Date.now();
+    for (const s of this.#streams.values()) s.pushAll(at);
+  }
+
+  /** The streams, for debug endpoints. */
+  streams(): AdsStreamStatus[] {
+    return [...this.#streams.values()].map((s) => s.status());
+  }
+
+  /** Number of connected streams (disco_xds). */
+  get connected(): number {
+    return this.#streams.size;
+  }
+
+  /** Ends every stream, so that proxies reconnect elsewhere (graceful shutdown). */
+  closeAll(): void {
+    for (const s of this.#streams.values()) s.close();
+  }
+
+  #open(call: grpc.ServerDuplexStream<Message, Message>, protocol: "delta" | "sotw"): void {
+    const stream = new Stream(call, protocol, this.#generator, this.#hooks, {
+      register: (s) => {
+        s.id = `${s.node.id}-${++this.#nextId}`;
+        this.#streams.set(s.id, s);
+        this.#hooks.onConnect?.(s.status());
+      },
+      unregister: (s) => {
+        if (this.#streams.delete(s.id)) this.#hooks.onDisconnect?.(s.status());
+      },
+    });
+    stream.start();
+  }
+}
+
+class Stream {
+  id = "";
+  node: ProxyNode = { id: "", cluster: "", metadata: {} };
+  readonly #types = new Map<string, TypeState>();
+  readonly #connectedAt = Date.now();
+  #nonce = 0;
+  #closed = false;
+
+  constructor(
+    readonly call: grpc.ServerDuplexStream<Message, Message>,
+    readonly protocol: "delta" | "sotw",
+    readonly generator: ResourceGenerator,
+    readonly hooks: AdsHooks,
+    readonly registry: { register(s: Stream): void; unregister(s: Stream): void },
+  ) {}
+
+  start(): void {
+    this.call.on("data", (req: Message) => {
+      try {
+        this.#onRequest(req);
+      } catch (e) {
+        this.#fail(grpc.status.INVALID_ARGUMENT, (e as Error).message);
+      }
+    });
+    const end = () => this.#end();
+    this.call.on("end", end);
+    this.call.on("error", end);
+    this.call.on("close", end);
+    this.call.on("cancelled", end);
+  }
+
+  /** Ends the stream with a gRPC status the client sees (grpc-js turns an "error" event into one). */
+  #fail(code: grpc.status, details: string): void {
+    this.call.emit("error", { code, details });
+    this.#end();
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.call.end();
+    this.#end();
+  }
+
+  #end(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.registry.unregister(this);
+  }
+
+  #onRequest(req: Message): void {
+    if (this.id === "") {
+      const n = req.node ?? {};
+      this.node = { id: n.id ?? "", cluster: n.cluster ?? "", metadata: structToJson(n.metadata) };
+      if (this.node.id === "") throw new Error("the first request of a stream must carry node.id");
+      this.registry.register(this);
+    }
+    const typeUrl: string = req.typeUrl ?? "";
+    if (typeUrl === "") throw new Error("request without type_url");
+    if (this.protocol === "delta") this.#onDelta(typeUrl, req);
+    else this.#onSotw(typeUrl, req);
+  }
+
+  #state(typeUrl: string): TypeState | undefined {
+    return this.#types.get(typeUrl);
+  }
+
+  #newState(typeUrl: string): TypeState {
+    const st: TypeState = {
+      typeUrl,
+      wildcard: false,
+      names: new Set(),
+      sent: new Map(),
+      acked: new Map(),
+      lastSentVersion: "",
+      lastSentNonce: "",
+      lastAckedVersion: "",
+      lastAckedNonce: "",
+      nacks: 0,
+      pushStartedAt: Date.now(),
+    };
+    this.#types.set(typeUrl, st);
+    return st;
+  }
+
+  /** Handles the nonce of a request; returns false when it answers an outdated response. */
+  #ackOrNack(st: TypeState, req: Message): boolean {
+    const nonce: string = req.responseNonce ?? "";
+    if (nonce === "") return true;
+    if (nonce !== st.lastSentNonce) {
+      this.hooks.onExpiredNonce?.(this.status(), st.typeUrl);
+      return false;
+    }
+    const detail = req.errorDetail;
+    if (detail && (detail.code || detail.message)) {
+      st.nacks++;
+      st.lastNack = String(detail.message ?? `code ${detail.code}`);
+      // The proxy kept what it had: the next push must diff against that, not against the rejected set.
+      st.sent = new Map(st.acked);
+      this.hooks.onNack?.(this.status(), st.typeUrl, st.lastNack);
+    } else {
+      st.lastNack = undefined;
+      st.acked = new Map(st.sent);
+      st.lastAckedNonce = nonce;
+      st.lastAckedVersion = st.lastSentVersion;
+      this.hooks.onAck?.(this.status(), st.typeUrl, st.pushStartedAt);
+    }
+    return false;
+  }
+
+  #onDelta(typeUrl: string, req: Message): void {
+    let st = this.#state(typeUrl);
+    const subscribe: string[] = req.resourceNamesSubscribe ?? [];
+    const unsubscribe: string[] = req.resourceNamesUnsubscribe ?? [];
+    if (!st) {
+      st = this.#newState(typeUrl);
+      // A first request that names nothing is a wildcard subscription (xDS protocol, "wildcard").
+      st.wildcard = subscribe.length === 0 || subscribe.includes("*");
+      const initial: Record<string, string> = req.initialResourceVersions ?? {};
+      for (const [name, version] of Object.entries(initial)) {
+        st.sent.set(name, version);
+        st.acked.set(name, version);
+      }
+    } else if (this.#ackOrNack(st, req) === false && subscribe.length === 0 && unsubscribe.length === 0) {
+      return;
+    }
+    for (const name of subscribe) {
+      if (name === "*") st.wildcard = true;
+      else st.names.add(name);
+    }
+    for (const name of unsubscribe) {
+      if (name === "*") st.wildcard = false;
+      else st.names.delete(name);
+      // Forget it so that a later subscribe sends it again.
+      st.sent.delete(name);
+    }
+    this.#pushDelta(st, Date.now(), true);
+  }
+
+  #onSotw(typeUrl: string, req: Message): void {
+    let st = this.#state(typeUrl);
+    const names: string[] = req.resourceNames ?? [];
+    if (!st) st = this.#newState(typeUrl);
+    else if (this.#ackOrNack(st, req) === false && sameNames(st, names)) return;
+    st.wildcard = names.length === 0 || names.includes("*");
+    st.names = new Set(names.filter((n) => n !== "*"));
+    // A first request or a changed subscription is answered even when the version did not move.
+    this.#pushSotw(st, Date.now(), true);
+  }
+
+  pushAll(at: number): void {
+    for (const st of this.#types.values()) {
+      if (this.protocol === "delta") this.#pushDelta(st, at, false);
+      else this.#pushSotw(st, at, false);
+    }
+  }
+
+  #wanted(st: TypeState, name: string): boolean {
+    return st.wildcard || st.names.has(name);
+  }
+
+  #pushDelta(st: TypeState, at: number, answer: boolean): void {
+    const generated = this.generator.generate(this.node, st.typeUrl);
+    if (generated === undefined) return this.#unknownType(st);
+    const version = this.generator.version();
+    const resources: Message[] = [];
+    const present = new Set<string>();
+    let bytes = 0;
+    for (const r of generated) {
+      if (!this.#wanted(st, r.name)) continue;
+      present.add(r.name);
+      if (st.sent.get(r.name) === r.version) continue;
+      st.sent.set(r.name, r.version);
+      bytes += r.body.length;
+      resources.push({ name: r.name, version: r.version, resource: anyOf(st.typeUrl, r.body) });
+    }
+    const removed: string[] = [];
+    for (const name of st.sent.keys()) {
+      if (!present.has(name)) removed.push(name);
+    }
+    for (const name of removed) st.sent.delete(name);
+    // Explicitly subscribed names that do not exist are reported as removed, so the proxy stops waiting.
+    if (answer) {
+      for (const name of st.names) if (!present.has(name) && !removed.includes(name)) removed.push(name);
+    }
+    if (resources.length === 0 && removed.length === 0 && !(answer && st.lastSentNonce === "")) return;
+    st.pushStartedAt = at;
+    this.#write(
+      st,
+      version,
+      {
+        systemVersionInfo: version,
+        typeUrl: st.typeUrl,
+        resources,
+        removedResources: removed,
+      },
+      resources.length,
+      bytes,
+    );
+  }
+
+  #pushSotw(st: TypeState, at: number, answer: boolean): void {
+    const generated = this.generator.generate(this.node, st.typeUrl);
+    if (generated === undefined) return this.#unknownType(st);
+    const version = this.generator.version();
+    if (!answer && version === st.lastSentVersion) return;
+    const chosen = generated.filter((r) => this.#wanted(st, r.name));
+    st.sent = new Map(chosen.map((r) => [r.name, r.version]));
+    st.pushStartedAt = at;
+    const bytes = chosen.reduce((n, r) => n + r.body.length, 0);
+    this.#write(
+      st,
+      version,
+      {
+        versionInfo: version,
+        typeUrl: st.typeUrl,
+        resources: chosen.map((r) => anyOf(st.typeUrl, r.body)),
+      },
+      chosen.length,
+      bytes,
+    );
+  }
+
+  #write(st: TypeState, version: string, response: Message, count: number, bytes: number): void {
+    if (this.#closed) return;
+    const nonce = String(++this.#nonce);
+    st.lastSentNonce = nonce;
+    st.lastSentVersion = version;
+    this.call.write({ ...response, nonce });
+    this.hooks.onSend?.(this.status(), st.typeUrl, count, bytes);
+  }
+
+  #unknownType(st: TypeState): void {
+    this.#types.delete(st.typeUrl);
+    this.#fail(grpc.status.UNIMPLEMENTED, `type ${st.typeUrl} is not served by meshd`);
+  }
+
+  status(): AdsStreamStatus {
+    return {
+      id: this.id,
+      node: this.node,
+      protocol: this.protocol,
+      peer: this.call.getPeer(),
+      connectedAt: this.#connectedAt,
+      types: [...this.#types.values()].map((st) => ({
+        typeUrl: st.typeUrl,
+        subscribed: st.wildcard ? "*" : [...st.names].sort(),
+        lastSentVersion: st.lastSentVersion,
+        lastSentNonce: st.lastSentNonce,
+        lastAckedVersion: st.lastAckedVersion,
+        lastAckedNonce: st.lastAckedNonce,
+        lastNack: st.lastNack,
+        nacks: st.nacks,
+      })),
+    };
+  }
+}
+
+/** A google.protobuf.Any; protobufjs keeps Any's snake_case field name even with camelCase options. */
+function anyOf(typeUrl: string, body: Uint8Array): Message {
+  return { type_url: typeUrl, value: body };
+}
+
+function sameNames(st: TypeState, names: string[]): boolean {
+  const wildcard = names.length === 0 || names.includes("*");
+  if (wildcard !== st.wildcard) return false;
+  const set = new Set(names.filter((n) => n !== "*"));
+  return set.size === st.names.size && [...set].every((n) => st.names.has(n));
+}
+
+/** google.protobuf.Struct, as proto-loader decodes it, to plain JSON. */
+function structToJson(struct: Message | null | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(struct?.fields ?? {})) out[k] = valueToJson(v as Message);
+  return out;
+}
+
+function valueToJson(v: Message): unknown {
+  switch (v?.kind) {
+    case "nullValue":
+      return null;
+    case "numberValue":
+      return v.numberValue;
+    case "stringValue":
+      return v.stringValue;
+    case "boolValue":
+      return v.boolValue;
+    case "structValue":
+      return structToJson(v.structValue);
+    case "listValue":
+      return (v.listValue?.values ?? []).map(valueToJson);
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,252 @@
+import assert from "node:assert/strict";
+import * as grpc from "@grpc/grpc-js";
+import {
+  AdsServer,
+  type AdsStreamStatus,
+  type GeneratedResource,
+  type ResourceGenerator,
+} from "./ads_server.ts";
+import { adsProtocol } from "./envoy_protos.ts";
+
+const T = "type.googleapis.com/mesh.v1.Workload";
+const enc = (s: string) => new TextEncoder().encode(s);
+
+/** A generator over a mutable map, standing in for the push context. */
+class MapGenerator implements ResourceGenerator {
+  resources = new Map<string, string>();
+  #version = 1;
+  set(entries: Record<string, string | undefined>): void {
+    for (const [k, v] of Object.entries(entries)) {
+      if (v === undefined) this.resources.delete(k);
+      else this.resources.set(k, v);
+    }
+    this.#version++;
+  }
+  version(): string {
+    return `v${this.#version}`;
+  }
+  generate(_node: unknown, typeUrl: string): GeneratedResource[] | undefined {
+    if (typeUrl !== T) return undefined;
+    return [...this.resources].map(([name, body]) => ({ name, version: body, body: enc(body) }));
+  }
+}
+
+// deno-lint-ignore no-explicit-any
+type Msg = Record<string, any>;
+
+/** A real ADS client stream with a queue of received responses. */
+class Client {
+  readonly received: Msg[] = [];
+  readonly #waiters: (() => void)[] = [];
+  ended = false;
+  error = "";
+  constructor(readonly call: grpc.ClientDuplexStream<Msg, Msg>) {
+    call.on("data", (m: Msg) => {
+      this.received.push(m);
+      this.#waiters.splice(0).forEach((w) => w());
+    });
+    call.on("error", (e: Error) => {
+      this.error = e.message;
+      this.ended = true;
+      this.#waiters.splice(0).forEach((w) => w());
+    });
+    call.on("end", () => (this.ended = true));
+  }
+  send(m: Msg): void {
+    this.call.write(m);
+  }
+  async next(timeoutMs = 2000): Promise<Msg> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.received.length === 0) {
+      if (this.ended) throw new Error("stream ended");
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error("no response in time");
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.#waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    return this.received.shift()!;
+  }
+  /** Asserts that nothing arrives within a short while. */
+  async nothing(ms = 150): Promise<void> {
+    await new Promise((r) => setTimeout(r, ms));
+    assert.deepEqual(this.received, [], "expected no response");
+  }
+}
+
+async function withServer(
+  fn: (
+    ctx: { gen: MapGenerator; ads: AdsServer; events: string[]; client: () => grpc.Client },
+  ) => Promise<void>,
+): Promise<void> {
+  const gen = new MapGenerator();
+  const events: string[] = [];
+  const ads = new AdsServer(gen, {
+    onConnect: (s: AdsStreamStatus) => events.push(`connect ${s.node.id}`),
+    onDisconnect: (s: AdsStreamStatus) => events.push(`disconnect ${s.node.id}`),
+    onNack: (_s, type, message) => events.push(`nack ${type} ${message}`),
+    onAck: (_s, type) => events.push(`ack ${type}`),
+  });
+  const server = new grpc.Server();
+  ads.register(server);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(
+      "127.0.0.1:0",
+      grpc.ServerCredentials.createInsecure(),
+      (e, p) => (e ? reject(e) : resolve(p)),
+    )
+  );
+  const clients: grpc.Client[] = [];
+  try {
+    await fn({
+      gen,
+      ads,
+      events,
+      client: () => {
+        const c = new (adsProtocol().client)(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+        clients.push(c);
+        return c;
+      },
+    });
+  } finally {
+    ads.closeAll();
+    for (const c of clients) c.close();
+    server.forceShutdown();
+  }
+}
+
+const NODE = { id: "sidecar~10.0.0.5~httpbin-1.foo~foo.svc.cluster.local", cluster: "httpbin.foo" };
+const names = (m: Msg) => m.resources.map((r: Msg) => r.name).sort();
+
+Deno.test("delta: subscribe, receive, ACK, incremental push, NACK keeps the last good state", async () => {
+  await withServer(async ({ gen, ads, events, client }) => {
+    gen.set({ a: "a1", b: "b1" });
+    const c = new Client((client() as Msg).DeltaAggregatedResources());
+    c.send({ node: NODE, typeUrl: T });
+    const first = await c.next();
+    assert.equal(first.typeUrl, T);
+    assert.deepEqual(names(first), ["a", "b"]);
+    assert.equal(new TextDecoder().decode(first.resources[0].resource.value), "a1");
+    assert.equal(first.resources[0].resource.type_url, T);
+    c.send({ typeUrl: T, responseNonce: first.nonce });
+    await c.nothing();
+    assert.deepEqual(events, ["connect " + NODE.id, `ack ${T}`]);
+
+    gen.set({ a: "a2", b: undefined, c: "c1" });
+    ads.push();
+    const second = await c.next();
+    assert.deepEqual(names(second), ["a", "c"], "only what changed");
+    assert.deepEqual(second.removedResources, ["b"]);
+    c.send({ typeUrl: T, responseNonce: second.nonce, errorDetail: { code: 3, message: "bad a2" } });
+    await c.nothing();
+    assert.ok(events.includes(`nack ${T} bad a2`));
+    const [status] = ads.streams();
+    assert.equal(status.types[0].nacks, 1);
+    assert.equal(status.types[0].lastNack, "bad a2");
+    assert.equal(status.types[0].lastAckedNonce, first.nonce, "the last ACK stays the reference");
+
+    gen.set({ a: "a3" });
+    ads.push();
+    const third = await c.next();
+    // After a NACK the proxy still holds a1 and b1: the diff is against that.
+    assert.deepEqual(names(third), ["a", "c"]);
+    assert.deepEqual(third.removedResources, ["b"]);
+    c.send({ typeUrl: T, responseNonce: third.nonce });
+    gen.set({});
+    ads.push();
+    await c.nothing();
+  });
+});
+
+Deno.test("delta: reconnect with initial_resource_versions gets only what differs", async () => {
+  await withServer(async ({ gen, client }) => {
+    gen.set({ a: "a1", b: "b1" });
+    const c = new Client((client() as Msg).DeltaAggregatedResources());
+    c.send({ node: NODE, typeUrl: T, initialResourceVersions: { a: "a1", b: "old", gone: "x" } });
+    const m = await c.next();
+    assert.deepEqual(names(m), ["b"]);
+    assert.deepEqual(m.removedResources, ["gone"]);
+  });
+});
+
+Deno.test("delta: explicit subscription, unsubscribe, and a name that does not exist", async () => {
+  await withServer(async ({ gen, ads, client }) => {
+    gen.set({ a: "a1", b: "b1" });
+    const c = new Client((client() as Msg).DeltaAggregatedResources());
+    c.send({ node: NODE, typeUrl: T, resourceNamesSubscribe: ["a", "nope"] });
+    const m = await c.next();
+    assert.deepEqual(names(m), ["a"]);
+    assert.deepEqual(m.removedResources, ["nope"]);
+    c.send({
+      typeUrl: T,
+      responseNonce: m.nonce,
+      resourceNamesSubscribe: ["b"],
+      resourceNamesUnsubscribe: ["a"],
+    });
+    const m2 = await c.next();
+    assert.deepEqual(names(m2), ["b"]);
+    c.send({ typeUrl: T, responseNonce: m2.nonce });
+    gen.set({ a: "a2" });
+    ads.push();
+    await c.nothing();
+  });
+});
+
+Deno.test("state of the world: full set on every push, ACK by nonce, stale nonce ignored", async () => {
+  await withServer(async ({ gen, ads, events, client }) => {
+    gen.set({ a: "a1" });
+    const c = new Client((client() as Msg).StreamAggregatedResources());
+    c.send({ node: NODE, typeUrl: T });
+    const first = await c.next();
+    assert.equal(first.versionInfo, "v2");
+    assert.equal(first.resources.length, 1);
+    c.send({ typeUrl: T, versionInfo: first.versionInfo, responseNonce: first.nonce });
+    await c.nothing();
+    gen.set({ b: "b1" });
+    ads.push();
+    const second = await c.next();
+    assert.equal(second.resources.length, 2);
+    assert.equal(second.versionInfo, "v3");
+    c.send({ typeUrl: T, versionInfo: first.versionInfo, responseNonce: first.nonce });
+    await c.nothing();
+    c.send({ typeUrl: T, versionInfo: second.versionInfo, responseNonce: second.nonce });
+    await c.nothing();
+    const [status] = ads.streams();
+    assert.equal(status.protocol, "sotw");
+    assert.equal(status.types[0].lastAckedVersion, "v3");
+    assert.equal(events.filter((e) => e.startsWith("ack")).length, 2);
+  });
+});
+
+Deno.test("a stream that names no node, or asks for an unknown type, is ended with an error", async () => {
+  await withServer(async ({ client, ads }) => {
+    const c = new Client((client() as Msg).DeltaAggregatedResources());
+    c.send({ typeUrl: T });
+    await assert.rejects(() => c.next(), /stream ended/);
+    assert.match(c.error, /^3 INVALID_ARGUMENT: the first request of a stream must carry node.id/);
+    const d = new Client((client() as Msg).DeltaAggregatedResources());
+    d.send({ node: NODE, typeUrl: "type.googleapis.com/nope" });
+    await assert.rejects(() => d.next(), /stream ended/);
+    assert.match(d.error, /^12 UNIMPLEMENTED: type type.googleapis.com\/nope is not served by meshd/);
+    assert.equal(ads.connected, 0);
+  });
+});
+
+Deno.test("disconnect is seen and the stream leaves the registry", async () => {
+  await withServer(async ({ gen, ads, events, client }) => {
+    gen.set({ a: "a1" });
+    const c = new Client((client() as Msg).DeltaAggregatedResources());
+    c.send({ node: NODE, typeUrl: T });
+    await c.next();
+    assert.equal(ads.connected, 1);
+    c.call.cancel();
+    const deadline = Date.now() + 2000;
+    while (ads.connected > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(ads.connected, 0);
+    assert.ok(events.includes(`disconnect ${NODE.id}`));
+  });
+});
