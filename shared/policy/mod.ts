@@ -15,3 +15,10 @@ export {
   type PeerAuthenticationScope,
   type PolicyRef,
 } from "./peer_authentication.ts";
+export {
+  labelsMatch,
+  policyAppliesTo,
+  type PolicyAppliesToOptions,
+  type SelectableWorkload,
+  type SelectingPolicy,
+} from "./workload_selection.ts";

@@ -1,0 +1,184 @@
+/**
+ * Per-proxy generators: what each proxy receives of the current push context, encoded as the mesh's
+ * own resource types (shared/proto). A proxy receives only what applies to it (meshd issue, "Push
+ * context and xDS"): its own Workload (its inbound mutual TLS), every Service (its outbound
+ * destinations, with proxied flags and identities for automatic mutual TLS), and the
+ * AuthorizationPolicies and RequestAuthentications that select its workload.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import {
+  encodeResource,
+  policyAppliesTo,
+  RESOURCE_TYPES,
+  type ResourceTypeName,
+  typeUrlOf,
+} from "../../shared/mod.ts";
+import type { PushContext, SelectingPolicyView, WorkloadView } from "../push_context/push_context.ts";
+import type { GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_server.ts";
+
+/** Type URLs served, by resource type. */
+export const TYPE_URLS: {
+  readonly workload: string;
+  readonly service: string;
+  readonly authorization: string;
+  readonly jwtPolicy: string;
+} = {
+  workload: typeUrlOf(RESOURCE_TYPES.workload),
+  service: typeUrlOf(RESOURCE_TYPES.service),
+  authorization: typeUrlOf(RESOURCE_TYPES.authorization),
+  jwtPolicy: typeUrlOf(RESOURCE_TYPES.jwtPolicy),
+};
+
+/**
+ * The workload a proxy stands for: node metadata NAMESPACE and WORKLOAD_NAME (as Istio's agent
+ * sends them), else the Istio node id `sidecar~<ip>~<name>.<namespace>~<namespace>.svc.<domain>`.
+ *
+ * @returns `<namespace>/<name>`, or undefined when the node names no workload
+ */
+export function workloadKeyOf(node: ProxyNode): string | undefined {
+  const ns = node.metadata.NAMESPACE;
+  const name = node.metadata.WORKLOAD_NAME;
+  if (typeof ns === "string" && typeof name === "string" && ns && name) return `${ns}/${name}`;
+  const parts = node.id.split("~");
+  if (parts.length === 4) {
+    const dot = parts[2].lastIndexOf(".");
+    if (dot > 0) return `${parts[2].slice(dot + 1)}/${parts[2].slice(0, dot)}`;
+  }
+  return undefined;
+}
+
+/** Generates each proxy's resources from the current push context. */
+export class PushContextGenerator implements ResourceGenerator {
+  #ctx: PushContext;
+  // Encoded resources of the current push context, shared by every proxy that receives them.
+  #cache = new Map<string, GeneratedResource>();
+
+  /** @param ctx the initial push context */
+  constructor(ctx: PushContext) {
+    this.#ctx = ctx;
+  }
+
+  /** Replaces the push context; the ADS server's push() then sends the differences. */
+  update(ctx: PushContext): void {
+    this.#ctx = ctx;
+    this.#cache = new Map();
+  }
+
+  /** The current push context. */
+  get context(): PushContext {
+    return this.#ctx;
+  }
+
+  version(): string {
+    return this.#ctx.version;
+  }
+
+  generate(node: ProxyNode, typeUrl: string): GeneratedResource[] | undefined {
+    const ctx = this.#ctx;
+    const key = workloadKeyOf(node);
+    const workload = key === undefined ? undefined : ctx.workloads.get(key);
+    switch (typeUrl) {
+      case TYPE_URLS.workload:
+        return workload
+          ? [this.#encode(RESOURCE_TYPES.workload, workload.key, () => workloadMessage(workload))]
+          : [];
+      case TYPE_URLS.service:
+        return ctx.services.map((s) =>
+          this.#encode(RESOURCE_TYPES.service, s.key, () => ({
+            name: s.name,
+            namespace: s.namespace,
+            hosts: s.hosts,
+            addresses: s.addresses,
+            ports: s.ports,
+            endpoints: s.endpoints,
+            location: s.location,
+            resolution: s.resolution,
+          }))
+        );
+      case TYPE_URLS.authorization:
+        return this.#selecting(ctx.authorizationPolicies, workload).map((p) =>
+          this.#encode(RESOURCE_TYPES.authorization, p.key, () => authorizationMessage(p, ctx.rootNamespace))
+        );
+      case TYPE_URLS.jwtPolicy:
+        return this.#selecting(ctx.requestAuthentications, workload).map((p) =>
+          this.#encode(RESOURCE_TYPES.jwtPolicy, p.key, () => jwtPolicyMessage(p))
+        );
+      default:
+        return undefined;
+    }
+  }
+
+  #selecting(
+    policies: readonly SelectingPolicyView[],
+    workload: WorkloadView | undefined,
+  ): SelectingPolicyView[] {
+    if (!workload) return [];
+    return policies.filter((p) => policyAppliesTo(p, workload, { rootNamespace: this.#ctx.rootNamespace }));
+  }
+
+  #encode(type: ResourceTypeName, name: string, build: () => Record<string, unknown>): GeneratedResource {
+    const cacheKey = `${type}\u0000${name}`;
+    let hit = this.#cache.get(cacheKey);
+    if (!hit) {
+      const body = encodeResource(type, build());
+      hit = { name, version: createHash("sha256").update(body).digest("hex").slice(0, 16), body };
+      this.#cache.set(cacheKey, hit);
+    }
+    return hit;
+  }
+}
+
+function workloadMessage(w: WorkloadView): Record<string, unknown> {
+  return {
+    name: w.name,
+    namespace: w.namespace,
+    serviceAccount: w.serviceAccount,
+    trustDomain: w.trustDomain,
+    addresses: w.addresses,
+    labels: w.labels,
+    proxied: w.proxied,
+    ports: w.ports,
+    inboundMtls: w.inboundMtls,
+    defaultMtls: w.defaultMtls,
+    network: w.network,
+    locality: w.locality,
+    weight: w.weight,
+  };
+}
+
+function authorizationMessage(p: SelectingPolicyView, rootNamespace: string): Record<string, unknown> {
+  const spec = p.spec as { action?: string; rules?: unknown[]; selector?: { matchLabels?: object } };
+  const withSelector = Object.keys(spec.selector?.matchLabels ?? {}).length > 0;
+  return {
+    name: p.name,
+    namespace: p.namespace,
+    action: spec.action ?? "ALLOW",
+    scope: withSelector ? "WORKLOAD_SELECTOR" : p.namespace === rootNamespace ? "GLOBAL" : "NAMESPACE",
+    rules: spec.rules ?? [],
+    rulesAbsent: spec.rules === undefined,
+  };
+}
+
+function jwtPolicyMessage(p: SelectingPolicyView): Record<string, unknown> {
+  const rules = (p.spec.jwtRules ?? []) as Record<string, unknown>[];
+  return {
+    name: p.name,
+    namespace: p.namespace,
+    providers: rules.map((r) => ({
+      issuer: r.issuer,
+      audiences: r.audiences ?? [],
+      // Inline keys travel as they are; jwksUri keys are fetched by meshd (issue #6), until then empty.
+      jwks: r.jwks ?? "",
+      jwksUri: r.jwksUri ?? "",
+      fromHeaders: r.fromHeaders ?? [],
+      fromParams: r.fromParams ?? [],
+      fromCookies: r.fromCookies ?? [],
+      outputPayloadToHeader: r.outputPayloadToHeader ?? "",
+      forwardOriginalToken: r.forwardOriginalToken ?? false,
+      outputClaimToHeaders: r.outputClaimToHeaders ?? [],
+      spaceDelimitedClaims: r.spaceDelimitedClaims ?? [],
+    })),
+  };
+}

@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { decodeResource, RESOURCE_TYPES } from "../../shared/mod.ts";
+import { buildPushContext, type ConfigResource } from "../push_context/push_context.ts";
+import { PushContextGenerator, TYPE_URLS, workloadKeyOf } from "./generators.ts";
+
+const res = (kind: string, namespace: string, name: string, spec: unknown): ConfigResource => ({
+  kind,
+  namespace,
+  name,
+  resource: { metadata: { name, namespace }, spec },
+});
+
+const config = [
+  res("WorkloadEntry", "foo", "httpbin-1", { address: "10.1.0.2", labels: { app: "httpbin" } }),
+  res("WorkloadEntry", "foo", "sleep-1", { address: "10.1.0.3", labels: { app: "sleep" } }),
+  res("AuthorizationPolicy", "foo", "httpbin-only", {
+    selector: { matchLabels: { app: "httpbin" } },
+    action: "DENY",
+    rules: [{ to: [{ operation: { methods: ["GET"] } }] }],
+  }),
+  res("AuthorizationPolicy", "foo", "allow-nothing", {}),
+  res("AuthorizationPolicy", "bar", "elsewhere", {}),
+  res("RequestAuthentication", "foo", "jwt", {
+    selector: { matchLabels: { app: "sleep" } },
+    jwtRules: [{ issuer: "iss", jwks: '{"keys":[]}' }],
+  }),
+  res("ServiceEntry", "foo", "httpbin", {
+    hosts: ["httpbin.foo.svc.cluster.local"],
+    ports: [{ name: "http", number: 8000, targetPort: 8080 }],
+    resolution: "STATIC",
+    workloadSelector: { labels: { app: "httpbin" } },
+  }),
+];
+const node = (ns: string, name: string) => ({
+  id: `sidecar~1.2.3.4~${name}.${ns}~${ns}.svc.cluster.local`,
+  cluster: "",
+  metadata: {},
+});
+
+Deno.test("workloadKeyOf: node metadata first, then the Istio node id", () => {
+  assert.equal(
+    workloadKeyOf({ id: "x", cluster: "", metadata: { NAMESPACE: "foo", WORKLOAD_NAME: "a" } }),
+    "foo/a",
+  );
+  assert.equal(workloadKeyOf(node("foo", "httpbin-1")), "foo/httpbin-1");
+  assert.equal(workloadKeyOf({ id: "plain", cluster: "", metadata: {} }), undefined);
+});
+
+Deno.test("a proxy receives only what applies to it", () => {
+  const gen = new PushContextGenerator(buildPushContext(config, { version: "1" }));
+  const names = (n: ReturnType<typeof node>, t: string) => gen.generate(n, t)!.map((r) => r.name).sort();
+  assert.deepEqual(names(node("foo", "httpbin-1"), TYPE_URLS.authorization), [
+    "foo/allow-nothing",
+    "foo/httpbin-only",
+  ]);
+  assert.deepEqual(names(node("foo", "sleep-1"), TYPE_URLS.authorization), ["foo/allow-nothing"]);
+  assert.deepEqual(names(node("foo", "sleep-1"), TYPE_URLS.jwtPolicy), ["foo/jwt"]);
+  assert.deepEqual(names(node("foo", "httpbin-1"), TYPE_URLS.jwtPolicy), []);
+  assert.deepEqual(names(node("foo", "httpbin-1"), TYPE_URLS.workload), ["foo/httpbin-1"]);
+  assert.deepEqual(names(node("foo", "unknown"), TYPE_URLS.workload), []);
+  assert.deepEqual(names(node("foo", "sleep-1"), TYPE_URLS.service), ["foo/httpbin"]);
+  assert.equal(gen.generate(node("foo", "sleep-1"), "type.googleapis.com/other"), undefined);
+});
+
+Deno.test("generated resources decode to what the push context says", () => {
+  const gen = new PushContextGenerator(buildPushContext(config, { version: "1" }));
+  const [authz] = gen.generate(node("foo", "httpbin-1"), TYPE_URLS.authorization)!.filter((r) =>
+    r.name === "foo/httpbin-only"
+  );
+  const msg = decodeResource(RESOURCE_TYPES.authorization, authz.body);
+  assert.equal(msg.action, "DENY");
+  assert.equal(msg.scope, "WORKLOAD_SELECTOR");
+  assert.deepEqual(
+    (msg.rules as { to: { operation: { methods: string[] } }[] }[])[0].to[0].operation.methods,
+    ["GET"],
+  );
+  const [svc] = gen.generate(node("foo", "sleep-1"), TYPE_URLS.service)!;
+  const s = decodeResource(RESOURCE_TYPES.service, svc.body) as {
+    endpoints: { address: string; ports: object }[];
+  };
+  assert.deepEqual(s.endpoints.map((e) => [e.address, e.ports]), [["10.1.0.2", { 8000: 8080 }]]);
+});
+
+Deno.test("encodings are shared between proxies and versions follow content", () => {
+  const gen = new PushContextGenerator(buildPushContext(config, { version: "1" }));
+  const a = gen.generate(node("foo", "sleep-1"), TYPE_URLS.service)![0];
+  const b = gen.generate(node("foo", "httpbin-1"), TYPE_URLS.service)![0];
+  assert.equal(a, b, "one encoding for both proxies");
+  gen.update(buildPushContext(config, { version: "2" }));
+  const c = gen.generate(node("foo", "sleep-1"), TYPE_URLS.service)![0];
+  assert.notEqual(c, a);
+  assert.equal(c.version, a.version, "same content, same resource version: delta sends nothing");
+  assert.equal(gen.version(), "2");
+});
