@@ -1,0 +1,191 @@
+/**
+ * The discovery server: istiod's data flow in one place. Config store (--configDir) → validated
+ * resources → debounced, immutable push context → per-proxy generators → ADS push over gRPC.
+ * Connecting and disconnecting proxies feed back into the push context, because a connected proxy
+ * makes its workload "proxied" for automatic mutual TLS (meshd issue, "Service registry").
+ *
+ * @module
+ */
+import * as grpc from "@grpc/grpc-js";
+import { ConfigStore } from "../config_store/mod.ts";
+import type { ValidationIssue } from "../../shared/mod.ts";
+import { Debouncer } from "../push_context/debounce.ts";
+import { buildPushContext, type PushContext } from "../push_context/push_context.ts";
+import { type AdsHooks, AdsServer, type AdsStreamStatus } from "../xds/ads_server.ts";
+import { PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
+
+/** Where the server logs; matches meshd/logging's scope loggers. */
+export interface DiscoveryLogger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/** Options of {@link DiscoveryServer}. */
+export interface DiscoveryServerOptions {
+  /** Directory of config YAML (--configDir). */
+  configDir: string;
+  /** Plain-text ADS address (--grpcAddr), `host:port` or `:port`; port 0 picks a free one. */
+  grpcAddr: string;
+  /** Root namespace (meshConfig rootNamespace); default mesh-system. */
+  rootNamespace?: string;
+  /** Trust domain; default cluster.local. */
+  trustDomain?: string;
+  /** DISCO_DEBOUNCE_AFTER in ms; default 100. */
+  debounceAfterMs?: number;
+  /** DISCO_DEBOUNCE_MAX in ms; default 10000. */
+  debounceMaxMs?: number;
+  /** MESH_GPRC_MAXSTREAMS; default 100000. */
+  maxStreams?: number;
+  /** MESH_GPRC_MAXRECVMSGSIZE in bytes; default 4 MiB. */
+  maxRecvMessageBytes?: number;
+  /** --keepaliveInterval and --keepaliveTimeout in ms; defaults 30 s and 10 s. */
+  keepaliveIntervalMs?: number;
+  keepaliveTimeoutMs?: number;
+  /** Logs; default none. */
+  logger?: DiscoveryLogger;
+  /** Each rejected config document (disco_total_rejected_configs). */
+  onRejected?(issue: ValidationIssue): void;
+  /** A push context was built: how long it took, and why (disco_push_triggers, disco_pushcontext_init_seconds). */
+  onPushContext?(ctx: PushContext, buildMs: number, reasons: Map<string, number>): void;
+  /** ADS observers (metrics); called besides the server's own bookkeeping. */
+  adsHooks?: AdsHooks;
+}
+
+/** Parses `host:port`, `:port` or `[v6]:port` into what grpc-js binds. */
+export function grpcBindAddress(addr: string): string {
+  if (addr.startsWith(":")) return `0.0.0.0${addr}`;
+  return addr;
+}
+
+/** The running discovery server. */
+export class DiscoveryServer {
+  readonly #options: DiscoveryServerOptions;
+  readonly #store: ConfigStore;
+  readonly #generator: PushContextGenerator;
+  readonly #ads: AdsServer;
+  readonly #debouncer: Debouncer;
+  readonly #connected = new Map<string, number>();
+  #grpc: grpc.Server | undefined;
+  #builds = 0;
+  #unsubscribe: (() => void) | undefined;
+
+  /** @param options addresses, config directory, timings and observers */
+  constructor(options: DiscoveryServerOptions) {
+    this.#options = options;
+    this.#store = new ConfigStore(options.configDir, {
+      rootNamespace: options.rootNamespace,
+      onRejected: options.onRejected,
+      logger: options.logger,
+    });
+    this.#generator = new PushContextGenerator(this.#build());
+    const hooks = options.adsHooks ?? {};
+    this.#ads = new AdsServer(this.#generator, {
+      ...hooks,
+      onConnect: (s) => {
+        this.#proxyChanged(s, +1);
+        hooks.onConnect?.(s);
+      },
+      onDisconnect: (s) => {
+        this.#proxyChanged(s, -1);
+        hooks.onDisconnect?.(s);
+      },
+    });
+    this.#debouncer = new Debouncer((reasons) => this.#push(reasons), {
+      afterMs: options.debounceAfterMs ?? 100,
+      maxMs: options.debounceMaxMs ?? 10_000,
+    });
+  }
+
+  /** The ADS server, for debug endpoints and metrics. */
+  get ads(): AdsServer {
+    return this.#ads;
+  }
+
+  /** The config store, for /debug/configz. */
+  get store(): ConfigStore {
+    return this.#store;
+  }
+
+  /** The current push context, for /debug/registryz. */
+  get pushContext(): PushContext {
+    return this.#generator.context;
+  }
+
+  /**
+   * Loads the config directory, builds the first push context and starts serving ADS.
+   *
+   * @returns the bound plain-text gRPC port
+   * @throws when the config directory is missing or the address cannot be bound
+   */
+  async start(): Promise<{ grpcPort: number }> {
+    await this.#store.start();
+    this.#unsubscribe = this.#store.onChange(() => this.#debouncer.trigger("config"));
+    this.#generator.update(this.#build());
+    const o = this.#options;
+    this.#grpc = new grpc.Server({
+      "grpc.max_concurrent_streams": o.maxStreams ?? 100_000,
+      "grpc.max_receive_message_length": o.maxRecvMessageBytes ?? 4 * 1024 * 1024,
+      "grpc.keepalive_time_ms": o.keepaliveIntervalMs ?? 30_000,
+      "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs ?? 10_000,
+    });
+    this.#ads.register(this.#grpc);
+    const server = this.#grpc;
+    const grpcPort = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(
+        grpcBindAddress(o.grpcAddr),
+        grpc.ServerCredentials.createInsecure(),
+        (e, port) => (e ? reject(new Error(`--grpcAddr ${o.grpcAddr}: ${e.message}`)) : resolve(port)),
+      )
+    );
+    o.logger?.info(`ADS listening on ${o.grpcAddr} (port ${grpcPort}), config from ${o.configDir}`);
+    return { grpcPort };
+  }
+
+  /**
+   * Stops: ends every ADS stream so proxies reconnect elsewhere, then waits up to `graceMs`
+   * (--shutdownDuration) for calls to finish before forcing. Never writes to the config directory.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.#debouncer.stop();
+    this.#unsubscribe?.();
+    this.#ads.closeAll();
+    const server = this.#grpc;
+    if (server) {
+      await Promise.race([
+        new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
+        new Promise<void>((resolve) => setTimeout(resolve, graceMs)),
+      ]);
+      server.forceShutdown();
+    }
+    await this.#store.stop();
+  }
+
+  #proxyChanged(s: AdsStreamStatus, delta: number): void {
+    const key = workloadKeyOf(s.node);
+    if (key === undefined) return;
+    const n = (this.#connected.get(key) ?? 0) + delta;
+    if (n > 0) this.#connected.set(key, n);
+    else this.#connected.delete(key);
+    // Only the first stream of a workload and the last one to leave change its proxied flag.
+    if ((delta > 0 && n === 1) || (delta < 0 && n === 0)) this.#debouncer.trigger("proxy");
+  }
+
+  #build(): PushContext {
+    const snapshot = this.#store.snapshot();
+    return buildPushContext(snapshot.resources, {
+      version: `${snapshot.revision}.${++this.#builds}`,
+      rootNamespace: this.#options.rootNamespace,
+      trustDomain: this.#options.trustDomain,
+      connected: new Set(this.#connected.keys()),
+    });
+  }
+
+  #push(reasons: Map<string, number>): void {
+    const started = performance.now();
+    const ctx = this.#build();
+    this.#generator.update(ctx);
+    this.#options.onPushContext?.(ctx, performance.now() - started, reasons);
+    this.#ads.push();
+  }
+}
