@@ -91,7 +91,7 @@ export class DiscoveryServer {
         hooks.onDisconnect?.(s);
       },
     });
-    this.#debouncer = new Debouncer((reasons) => this.#push(reasons), {
+    this.#debouncer = new Debouncer((reasons, firstAt) => this.#push(reasons, firstAt), {
       afterMs: options.debounceAfterMs ?? 100,
       maxMs: options.debounceMaxMs ?? 10_000,
     });
@@ -181,11 +181,11 @@ export class DiscoveryServer {
     });
   }
 
-  #push(reasons: Map<string, number>): void {
+  #push(reasons: Map<string, number>, changedAt: number): void {
     const started = performance.now();
     const ctx = this.#build();
     this.#generator.update(ctx);
     this.#options.onPushContext?.(ctx, performance.now() - started, reasons);
-    this.#ads.push();
+    this.#ads.push(changedAt);
   }
 }

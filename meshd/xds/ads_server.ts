@@ -130,9 +130,12 @@ export class AdsServer {
   /**
    * Sends every stream what changed since its last response, after the generator's push context
    * changed. Types whose resources did not change for a proxy send nothing in delta.
+   *
+   * @param changedAt when the change that caused the push happened (ms since the epoch), so that
+   *   ACKs measure convergence from the change, not from the push
    */
-  push(): void {
-    const at = Date.now();
+  push(changedAt: number = Date.now()): void {
+    const at = changedAt;
     for (const s of this.#streams.values()) s.pushAll(at);
   }
 

@@ -1,0 +1,104 @@
+/**
+ * meshd's two HTTP interfaces: self-monitoring on --monitoringAddr (/metrics in Prometheus text
+ * format, /ready), and the debug interface on --httpAddr (/debug/syncz, /debug/configz,
+ * /debug/registryz, /debug/connections; only when ENABLE_DEBUG_ON_HTTP). `meshd request` reads both.
+ *
+ * @module
+ */
+import type { DiscoveryServer } from "../server/discovery_server.ts";
+import type { MeshdMetrics } from "./metrics.ts";
+
+/** `host:port` or `:port` to Deno.serve's hostname and port (`:port` listens on every address). */
+export function parseListenAddress(addr: string): { hostname: string; port: number } {
+  const i = addr.lastIndexOf(":");
+  if (i < 0) throw new Error(`address "${addr}" has no port`);
+  const host = addr.slice(0, i).replace(/^\[|\]$/g, "");
+  const port = Number(addr.slice(i + 1));
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`address "${addr}": bad port`);
+  return { hostname: host === "" ? "0.0.0.0" : host, port };
+}
+
+function isLoopback(addr: Deno.Addr): boolean {
+  const host = (addr as Deno.NetAddr).hostname ?? "";
+  return host.startsWith("127.") || host === "::1" || host === "::ffff:127.0.0.1";
+}
+
+/** Options of {@link serveMonitoring}. */
+export interface MonitoringOptions {
+  /** --monitoringAddr. */
+  address: string;
+  /** METRICS_LOCALHOST_ACCESS_ONLY: refuse /metrics to non-loopback peers. */
+  localhostOnly: boolean;
+  /** Whether meshd is ready (config loaded, ADS serving). */
+  ready: () => boolean;
+}
+
+/** Serves /metrics and /ready. */
+export function serveMonitoring(
+  metrics: MeshdMetrics,
+  options: MonitoringOptions,
+): Deno.HttpServer<Deno.NetAddr> {
+  return Deno.serve({ ...parseListenAddress(options.address), onListen() {} }, async (req, info) => {
+    const path = new URL(req.url).pathname;
+    if (path === "/metrics") {
+      if (options.localhostOnly && !isLoopback(info.remoteAddr)) {
+        return new Response("metrics are served to localhost only (METRICS_LOCALHOST_ACCESS_ONLY)\n", {
+          status: 403,
+        });
+      }
+      return new Response(await metrics.registry.metrics(), {
+        headers: { "content-type": metrics.registry.contentType },
+      });
+    }
+    if (path === "/ready") {
+      return options.ready() ? new Response("ready\n") : new Response("not ready\n", { status: 503 });
+    }
+    return new Response(`not found: ${path}; try /metrics or /ready\n`, { status: 404 });
+  });
+}
+
+const json = (body: unknown) =>
+  new Response(JSON.stringify(body, null, 2) + "\n", { headers: { "content-type": "application/json" } });
+
+/** Serves the debug endpoints over the running discovery server. */
+export function serveDebug(discovery: DiscoveryServer, address: string): Deno.HttpServer<Deno.NetAddr> {
+  const endpoints: Record<string, () => unknown> = {
+    // Per proxy and type: last sent and last acknowledged version and nonce (Istio's syncz).
+    "/debug/syncz": () =>
+      discovery.ads.streams().map((s) => ({
+        proxy: s.node.id,
+        connection: s.id,
+        protocol: s.protocol,
+        types: s.types,
+      })),
+    "/debug/configz": () => {
+      const snap = discovery.store.snapshot();
+      return { revision: snap.revision, resources: snap.resources };
+    },
+    "/debug/registryz": () => {
+      const ctx = discovery.pushContext;
+      return {
+        version: ctx.version,
+        builtAt: new Date(ctx.builtAt).toISOString(),
+        services: ctx.services,
+        workloads: [...ctx.workloads.values()],
+      };
+    },
+    "/debug/connections": () =>
+      discovery.ads.streams().map((s) => ({
+        connection: s.id,
+        proxy: s.node.id,
+        peer: s.peer,
+        protocol: s.protocol,
+        connectedAt: new Date(s.connectedAt).toISOString(),
+        types: s.types.map((t) => t.typeUrl),
+      })),
+  };
+  return Deno.serve({ ...parseListenAddress(address), onListen() {} }, (req) => {
+    const path = new URL(req.url).pathname;
+    const endpoint = endpoints[path];
+    if (endpoint) return json(endpoint());
+    if (path === "/debug" || path === "/debug/") return json(Object.keys(endpoints));
+    return new Response(`not found: ${path}; see /debug for the list\n`, { status: 404 });
+  });
+}

@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { STRICT, withDiscovery } from "../server/test_support.ts";
+import { TYPE_URLS } from "../xds/generators.ts";
+import { parseListenAddress, serveDebug, serveMonitoring } from "./http_servers.ts";
+import { discoveryObservers } from "./instrument.ts";
+import { createMetrics } from "./metrics.ts";
+
+Deno.test("parseListenAddress: :port, host:port, [v6]:port, and errors", () => {
+  assert.deepEqual(parseListenAddress(":15014"), { hostname: "0.0.0.0", port: 15014 });
+  assert.deepEqual(parseListenAddress("127.0.0.1:8080"), { hostname: "127.0.0.1", port: 8080 });
+  assert.deepEqual(parseListenAddress("[::1]:9876"), { hostname: "::1", port: 9876 });
+  assert.throws(() => parseListenAddress("localhost"), /has no port/);
+  assert.throws(() => parseListenAddress(":70000"), /bad port/);
+});
+
+Deno.test("/metrics counts connections, pushes, rejected configs and convergence; debug endpoints show the proxy", async () => {
+  const metrics = createMetrics();
+  const observers = discoveryObservers(metrics);
+  await withDiscovery(async ({ dir, connect, server, rejected }) => {
+    const mon = serveMonitoring(metrics, { address: "127.0.0.1:0", localhostOnly: true, ready: () => true });
+    const dbg = serveDebug(server, "127.0.0.1:0");
+    try {
+      const p = connect("foo", "httpbin-1");
+      await p.until(() => p.held.get(TYPE_URLS.workload)?.has("foo/httpbin-1") ?? false, 3000);
+      await Deno.writeTextFile(`${dir}/strict.yaml`, STRICT);
+      await Deno.writeTextFile(`${dir}/bad.yaml`, STRICT.replace("STRICT", "NOPE").replace("default", "bad"));
+      await p.until(() => rejected.length > 0, 2000);
+      await p.until(
+        () => p.decoded(TYPE_URLS.workload, "workload", "foo/httpbin-1")?.defaultMtls?.mode === "STRICT",
+        2000,
+      );
+      await new Promise((r) => setTimeout(r, 100));
+      const text = await (await fetch(`http://127.0.0.1:${mon.addr.port}/metrics`)).text();
+      assert.match(text, /^disco_xds 1$/m);
+      assert.match(text, /^disco_total_rejected_configs\{type="PeerAuthentication"\} 1$/m);
+      assert.match(text, /^disco_xds_pushes\{type="mesh.v1.Workload"\} [1-9]/m);
+      assert.match(text, /^disco_push_triggers\{type="config"\} [1-9]/m);
+      assert.match(text, /^disco_proxy_convergence_time_count [1-9]/m);
+      assert.match(text, /^disco_services 1$/m);
+      assert.match(text, /^meshd_uptime_seconds \d/m);
+      assert.match(text, /^mesh_build\{component="meshd",tag="\d+\.\d+\.\d+"\} 1$/m);
+      assert.equal((await fetch(`http://127.0.0.1:${mon.addr.port}/ready`)).status, 200);
+
+      const syncz = await (await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/syncz`)).json();
+      assert.equal(syncz.length, 1);
+      assert.match(syncz[0].proxy, /httpbin-1\.foo/);
+      const workloadSync = syncz[0].types.find((t: { typeUrl: string }) => t.typeUrl === TYPE_URLS.workload);
+      assert.equal(workloadSync.lastAckedNonce, workloadSync.lastSentNonce, "everything sent was ACKed");
+      const registryz = await (await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/registryz`)).json();
+      assert.equal(registryz.services[0].key, "foo/httpbin");
+      assert.equal(registryz.workloads.find((w: { key: string }) => w.key === "foo/httpbin-1").proxied, true);
+      const configz = await (await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/configz`)).json();
+      assert.ok(configz.resources.some((r: { key: string }) => r.key === "PeerAuthentication/foo/default"));
+      const connections = await (await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/connections`)).json();
+      assert.equal(connections.length, 1);
+      assert.equal((await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/nope`)).status, 404);
+    } finally {
+      await mon.shutdown();
+      await dbg.shutdown();
+    }
+  }, observers);
+});

@@ -1,0 +1,41 @@
+/**
+ * Connects the discovery server's observers to meshd's metrics.
+ *
+ * @module
+ */
+import type { ValidationIssue } from "../../shared/mod.ts";
+import type { PushContext } from "../push_context/push_context.ts";
+import type { AdsHooks } from "../xds/ads_server.ts";
+import type { MeshdMetrics } from "./metrics.ts";
+
+/** The short type name used as the `type` label: `mesh.v1.Workload` for its type URL. */
+function short(typeUrl: string): string {
+  return typeUrl.slice(typeUrl.lastIndexOf("/") + 1);
+}
+
+/** Observers for the discovery server that update the metrics. */
+export function discoveryObservers(m: MeshdMetrics): {
+  adsHooks: AdsHooks;
+  onRejected(issue: ValidationIssue): void;
+  onPushContext(ctx: PushContext, buildMs: number, reasons: Map<string, number>): void;
+} {
+  return {
+    adsHooks: {
+      onConnect: () => m.discoXds.inc(),
+      onDisconnect: () => m.discoXds.dec(),
+      onNack: (_s, typeUrl) => m.discoTotalXdsRejects.inc({ type: short(typeUrl) }),
+      onAck: (_s, _typeUrl, pushedAt) => m.discoProxyConvergenceTime.observe((Date.now() - pushedAt) / 1000),
+      onSend: (_s, typeUrl, _count, bytes) => {
+        m.discoXdsPushes.inc({ type: short(typeUrl) });
+        m.discoXdsConfigSizeBytes.observe({ type: short(typeUrl) }, bytes);
+      },
+      onExpiredNonce: (_s, typeUrl) => m.discoXdsExpiredNonce.inc({ type: short(typeUrl) }),
+    },
+    onRejected: (issue) => m.discoTotalRejectedConfigs.inc({ type: issue.resource?.split(" ")[0] ?? "file" }),
+    onPushContext: (ctx, buildMs, reasons) => {
+      m.discoPushcontextInitSeconds.observe(buildMs / 1000);
+      m.discoServices.set(ctx.services.length);
+      for (const [reason, n] of reasons) m.discoPushTriggers.inc({ type: reason }, n);
+    },
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * meshd's Prometheus metrics, with the names and types of the meshd seed ("Exported metrics": Sum is
+ * a counter, LastValue a gauge, Distribution a histogram), for what exists so far. One registry per
+ * meshd, so tests can run several side by side.
+ *
+ * @module
+ */
+import client from "prom-client";
+import { buildInfo } from "../../shared/mod.ts";
+
+const SECONDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 3, 5, 10, 20, 30];
+
+/** Every metric meshd exports today. */
+export interface MeshdMetrics {
+  registry: client.Registry;
+  discoXds: client.Gauge;
+  discoXdsPushes: client.Counter<"type">;
+  discoPushTriggers: client.Counter<"type">;
+  discoProxyConvergenceTime: client.Histogram;
+  discoXdsPushTime: client.Histogram<"type">;
+  discoTotalXdsRejects: client.Counter<"type">;
+  discoTotalRejectedConfigs: client.Counter<"type">;
+  discoServices: client.Gauge;
+  discoPushcontextInitSeconds: client.Histogram;
+  discoXdsExpiredNonce: client.Counter<"type">;
+  discoXdsConfigSizeBytes: client.Histogram<"type">;
+  discoInboundUpdates: client.Counter<"type">;
+  caServerCsrCount: client.Counter;
+  caServerAuthenticationFailureCount: client.Counter;
+  caServerCsrParsingErrCount: client.Counter;
+  caServerCsrSignErrCount: client.Counter;
+  caServerIdExtractionErrCount: client.Counter;
+  caServerSuccessCertIssuanceCount: client.Counter;
+  caServerRootCertExpiryTimestamp: client.Gauge;
+  caServerRootCertExpirySeconds: client.Gauge;
+  meshdUptimeSeconds: client.Gauge;
+  meshBuild: client.Gauge<"component" | "tag">;
+  startupDurationSeconds: client.Gauge;
+}
+
+/** Creates the metrics in a fresh registry. */
+export function createMetrics(): MeshdMetrics {
+  const registry = new client.Registry();
+  const registers = [registry];
+  const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
+    new client.Counter<L>({ name, help, labelNames, registers });
+  const gauge = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
+    new client.Gauge<L>({ name, help, labelNames, registers });
+  const histogram = <L extends string>(name: string, help: string, labelNames: L[] = [], buckets = SECONDS) =>
+    new client.Histogram<L>({ name, help, labelNames, buckets, registers });
+  const started = Date.now();
+  const m: MeshdMetrics = {
+    registry,
+    discoXds: gauge("disco_xds", "Endpoints connected over xDS"),
+    discoXdsPushes: counter("disco_xds_pushes", "xDS responses sent, by type", ["type"]),
+    discoPushTriggers: counter("disco_push_triggers", "Pushes triggered, labelled by reason", ["type"]),
+    discoProxyConvergenceTime: histogram(
+      "disco_proxy_convergence_time",
+      "Delay from config change to a proxy having all config (seconds)",
+    ),
+    discoXdsPushTime: histogram("disco_xds_push_time", "Time to generate and send a push (seconds)", [
+      "type",
+    ]),
+    discoTotalXdsRejects: counter("disco_total_xds_rejects", "xDS responses rejected by a proxy", ["type"]),
+    discoTotalRejectedConfigs: counter("disco_total_rejected_configs", "Configs rejected or ignored", [
+      "type",
+    ]),
+    discoServices: gauge("disco_services", "Known services"),
+    discoPushcontextInitSeconds: histogram("disco_pushcontext_init_seconds", "Time to init the push context"),
+    discoXdsExpiredNonce: counter("disco_xds_expired_nonce", "xDS requests with an expired nonce", ["type"]),
+    discoXdsConfigSizeBytes: histogram(
+      "disco_xds_config_size_bytes",
+      "Sizes of pushed configs (bytes)",
+      ["type"],
+      [1, 1e3, 1e4, 1e5, 1e6, 4e6],
+    ),
+    discoInboundUpdates: counter("disco_inbound_updates", "Updates received", ["type"]),
+    caServerCsrCount: counter("ca_server_csr_count", "CSRs received"),
+    caServerAuthenticationFailureCount: counter(
+      "ca_server_authentication_failure_count",
+      "Authentication failures",
+    ),
+    caServerCsrParsingErrCount: counter("ca_server_csr_parsing_err_count", "CSR parse errors"),
+    caServerCsrSignErrCount: counter("ca_server_csr_sign_err_count", "CSR signing errors"),
+    caServerIdExtractionErrCount: counter("ca_server_id_extraction_err_count", "Identity extraction errors"),
+    caServerSuccessCertIssuanceCount: counter(
+      "ca_server_success_cert_issuance_count",
+      "Successful issuances",
+    ),
+    caServerRootCertExpiryTimestamp: gauge(
+      "ca_server_root_cert_expiry_timestamp",
+      "Unix time of root expiry",
+    ),
+    caServerRootCertExpirySeconds: gauge(
+      "ca_server_root_cert_expiry_seconds",
+      "Seconds until root cert expiry; negative if expired",
+    ),
+    meshdUptimeSeconds: new client.Gauge({
+      name: "meshd_uptime_seconds",
+      help: "Server uptime",
+      registers,
+      // Set on scrape, so the value is fresh without a timer.
+      collect() {
+        this.set((Date.now() - started) / 1000);
+      },
+    }),
+    meshBuild: gauge("mesh_build", "Component build info", ["component", "tag"]),
+    startupDurationSeconds: gauge("startup_duration_seconds", "Time from process start to ready"),
+  };
+  m.meshBuild.set({ component: "meshd", tag: buildInfo().version }, 1);
+  return m;
+}
