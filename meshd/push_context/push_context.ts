@@ -145,18 +145,27 @@ export function buildPushContext(
   const entries = byKind("WorkloadEntry");
   const serviceEntries = byKind("ServiceEntry");
 
-  const selectsEntry = (se: ConfigResource, we: ConfigResource): boolean => {
+  // A ServiceEntry selects WorkloadEntries of its own namespace only, so indexing by namespace keeps
+  // the build linear in practice instead of services × workloads.
+  const entriesByNamespace = new Map<string, ConfigResource[]>();
+  for (const we of entries) {
+    const list = entriesByNamespace.get(we.namespace) ?? [];
+    list.push(we);
+    entriesByNamespace.set(we.namespace, list);
+  }
+  const selectedEntries = (se: ConfigResource): ConfigResource[] => {
     const selector = (asSpec(se).workloadSelector as { labels?: Record<string, string> } | undefined)?.labels;
-    return selector !== undefined && se.namespace === we.namespace &&
-      labelsMatch(selector, (asSpec(we).labels ?? {}) as Record<string, string>);
+    if (selector === undefined) return [];
+    return (entriesByNamespace.get(se.namespace) ?? []).filter((we) =>
+      labelsMatch(selector, (asSpec(we).labels ?? {}) as Record<string, string>)
+    );
   };
 
   // Ports of a workload that a service targets: only those get PeerAuthentication's portLevelMtls.
   const boundPorts = new Map<string, Set<number>>();
   for (const se of serviceEntries) {
     const ports = (asSpec(se).ports ?? []) as ServicePortSpec[];
-    for (const we of entries) {
-      if (!selectsEntry(se, we)) continue;
+    for (const we of selectedEntries(se)) {
       const set = boundPorts.get(keyOf(we)) ?? new Set<number>();
       for (const p of ports) set.add(endpointPort(p, asSpec(we)));
       boundPorts.set(keyOf(we), set);
@@ -209,8 +218,7 @@ export function buildPushContext(
       protocol: (p.protocol ?? "TCP").toUpperCase(),
     }));
     const endpoints: EndpointView[] = [];
-    for (const we of entries) {
-      if (!selectsEntry(se, we)) continue;
+    for (const we of selectedEntries(se)) {
       const w = workloads.get(keyOf(we))!;
       for (const address of w.addresses) {
         endpoints.push({

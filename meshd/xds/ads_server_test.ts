@@ -3,7 +3,7 @@ import * as grpc from "@grpc/grpc-js";
 import {
   AdsServer,
   type AdsStreamStatus,
-  type GeneratedResource,
+  type GeneratedList,
   type ResourceGenerator,
 } from "./ads_server.ts";
 import { adsProtocol } from "./envoy_protos.ts";
@@ -25,9 +25,10 @@ class MapGenerator implements ResourceGenerator {
   version(): string {
     return `v${this.#version}`;
   }
-  generate(_node: unknown, typeUrl: string): GeneratedResource[] | undefined {
+  generate(_node: unknown, typeUrl: string): GeneratedList | undefined {
     if (typeUrl !== T) return undefined;
-    return [...this.resources].map(([name, body]) => ({ name, version: body, body: enc(body) }));
+    const resources = [...this.resources].map(([name, body]) => ({ name, version: body, body: enc(body) }));
+    return { resources, version: resources.map((r) => `${r.name}=${r.version}`).join(",") };
   }
 }
 

@@ -16,7 +16,7 @@ import {
   typeUrlOf,
 } from "../../shared/mod.ts";
 import type { PushContext, SelectingPolicyView, WorkloadView } from "../push_context/push_context.ts";
-import type { GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_server.ts";
+import type { GeneratedList, GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_server.ts";
 
 /** Type URLs served, by resource type. */
 export const TYPE_URLS: {
@@ -54,6 +54,8 @@ export class PushContextGenerator implements ResourceGenerator {
   #ctx: PushContext;
   // Encoded resources of the current push context, shared by every proxy that receives them.
   #cache = new Map<string, GeneratedResource>();
+  // The Service list is the same for every proxy: built once per push context.
+  #services: GeneratedList | undefined;
 
   /** @param ctx the initial push context */
   constructor(ctx: PushContext) {
@@ -64,6 +66,7 @@ export class PushContextGenerator implements ResourceGenerator {
   update(ctx: PushContext): void {
     this.#ctx = ctx;
     this.#cache = new Map();
+    this.#services = undefined;
   }
 
   /** The current push context. */
@@ -75,35 +78,47 @@ export class PushContextGenerator implements ResourceGenerator {
     return this.#ctx.version;
   }
 
-  generate(node: ProxyNode, typeUrl: string): GeneratedResource[] | undefined {
+  generate(node: ProxyNode, typeUrl: string): GeneratedList | undefined {
     const ctx = this.#ctx;
     const key = workloadKeyOf(node);
     const workload = key === undefined ? undefined : ctx.workloads.get(key);
     switch (typeUrl) {
       case TYPE_URLS.workload:
-        return workload
-          ? [this.#encode(RESOURCE_TYPES.workload, workload.key, () => workloadMessage(workload))]
-          : [];
+        return listOf(
+          workload
+            ? [this.#encode(RESOURCE_TYPES.workload, workload.key, () => workloadMessage(workload))]
+            : [],
+        );
       case TYPE_URLS.service:
-        return ctx.services.map((s) =>
-          this.#encode(RESOURCE_TYPES.service, s.key, () => ({
-            name: s.name,
-            namespace: s.namespace,
-            hosts: s.hosts,
-            addresses: s.addresses,
-            ports: s.ports,
-            endpoints: s.endpoints,
-            location: s.location,
-            resolution: s.resolution,
-          }))
+        return this.#services ??= listOf(
+          ctx.services.map((s) =>
+            this.#encode(RESOURCE_TYPES.service, s.key, () => ({
+              name: s.name,
+              namespace: s.namespace,
+              hosts: s.hosts,
+              addresses: s.addresses,
+              ports: s.ports,
+              endpoints: s.endpoints,
+              location: s.location,
+              resolution: s.resolution,
+            }))
+          ),
         );
       case TYPE_URLS.authorization:
-        return this.#selecting(ctx.authorizationPolicies, workload).map((p) =>
-          this.#encode(RESOURCE_TYPES.authorization, p.key, () => authorizationMessage(p, ctx.rootNamespace))
+        return listOf(
+          this.#selecting(ctx.authorizationPolicies, workload).map((p) =>
+            this.#encode(
+              RESOURCE_TYPES.authorization,
+              p.key,
+              () => authorizationMessage(p, ctx.rootNamespace),
+            )
+          ),
         );
       case TYPE_URLS.jwtPolicy:
-        return this.#selecting(ctx.requestAuthentications, workload).map((p) =>
-          this.#encode(RESOURCE_TYPES.jwtPolicy, p.key, () => jwtPolicyMessage(p))
+        return listOf(
+          this.#selecting(ctx.requestAuthentications, workload).map((p) =>
+            this.#encode(RESOURCE_TYPES.jwtPolicy, p.key, () => jwtPolicyMessage(p))
+          ),
         );
       default:
         return undefined;
@@ -128,6 +143,13 @@ export class PushContextGenerator implements ResourceGenerator {
     }
     return hit;
   }
+}
+
+/** A list with a version made of its resources' names and versions. */
+function listOf(resources: GeneratedResource[]): GeneratedList {
+  const h = createHash("sha256");
+  for (const r of resources) h.update(r.name).update("\u0000").update(r.version).update("\u0001");
+  return { resources, version: h.digest("hex").slice(0, 16) };
 }
 
 function workloadMessage(w: WorkloadView): Record<string, unknown> {

@@ -48,7 +48,8 @@ Deno.test("workloadKeyOf: node metadata first, then the Istio node id", () => {
 
 Deno.test("a proxy receives only what applies to it", () => {
   const gen = new PushContextGenerator(buildPushContext(config, { version: "1" }));
-  const names = (n: ReturnType<typeof node>, t: string) => gen.generate(n, t)!.map((r) => r.name).sort();
+  const names = (n: ReturnType<typeof node>, t: string) =>
+    gen.generate(n, t)!.resources.map((r) => r.name).sort();
   assert.deepEqual(names(node("foo", "httpbin-1"), TYPE_URLS.authorization), [
     "foo/allow-nothing",
     "foo/httpbin-only",
@@ -64,7 +65,7 @@ Deno.test("a proxy receives only what applies to it", () => {
 
 Deno.test("generated resources decode to what the push context says", () => {
   const gen = new PushContextGenerator(buildPushContext(config, { version: "1" }));
-  const [authz] = gen.generate(node("foo", "httpbin-1"), TYPE_URLS.authorization)!.filter((r) =>
+  const [authz] = gen.generate(node("foo", "httpbin-1"), TYPE_URLS.authorization)!.resources.filter((r) =>
     r.name === "foo/httpbin-only"
   );
   const msg = decodeResource(RESOURCE_TYPES.authorization, authz.body);
@@ -74,21 +75,24 @@ Deno.test("generated resources decode to what the push context says", () => {
     (msg.rules as { to: { operation: { methods: string[] } }[] }[])[0].to[0].operation.methods,
     ["GET"],
   );
-  const [svc] = gen.generate(node("foo", "sleep-1"), TYPE_URLS.service)!;
+  const [svc] = gen.generate(node("foo", "sleep-1"), TYPE_URLS.service)!.resources;
   const s = decodeResource(RESOURCE_TYPES.service, svc.body) as {
     endpoints: { address: string; ports: object }[];
   };
   assert.deepEqual(s.endpoints.map((e) => [e.address, e.ports]), [["10.1.0.2", { 8000: 8080 }]]);
 });
 
-Deno.test("encodings are shared between proxies and versions follow content", () => {
+Deno.test("encodings are shared between proxies, and versions follow content", () => {
   const gen = new PushContextGenerator(buildPushContext(config, { version: "1" }));
-  const a = gen.generate(node("foo", "sleep-1"), TYPE_URLS.service)![0];
-  const b = gen.generate(node("foo", "httpbin-1"), TYPE_URLS.service)![0];
-  assert.equal(a, b, "one encoding for both proxies");
+  const la = gen.generate(node("foo", "sleep-1"), TYPE_URLS.service)!;
+  const lb = gen.generate(node("foo", "httpbin-1"), TYPE_URLS.service)!;
+  assert.equal(la, lb, "one Service list for every proxy");
   gen.update(buildPushContext(config, { version: "2" }));
-  const c = gen.generate(node("foo", "sleep-1"), TYPE_URLS.service)![0];
-  assert.notEqual(c, a);
-  assert.equal(c.version, a.version, "same content, same resource version: delta sends nothing");
+  const lc = gen.generate(node("foo", "sleep-1"), TYPE_URLS.service)!;
+  assert.notEqual(lc.resources[0], la.resources[0]);
+  assert.equal(lc.resources[0].version, la.resources[0].version, "same content, same resource version");
+  assert.equal(lc.version, la.version, "same list, same list version: no diff at all");
   assert.equal(gen.version(), "2");
+  const forHttpbin = gen.generate(node("foo", "httpbin-1"), TYPE_URLS.authorization)!.version;
+  assert.notEqual(forHttpbin, gen.generate(node("foo", "sleep-1"), TYPE_URLS.authorization)!.version);
 });

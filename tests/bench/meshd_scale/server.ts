@@ -1,0 +1,36 @@
+/**
+ * The meshd side of the scale benchmark: a discovery server on a config directory, in its own
+ * process so that its RSS is measured alone. Prints `port <n>` when serving.
+ *
+ * @module
+ */
+import { DiscoveryServer } from "../../../meshd/server/discovery_server.ts";
+
+const [configDir] = Deno.args;
+const server = new DiscoveryServer({
+  configDir,
+  grpcAddr: "127.0.0.1:0",
+  debounceAfterMs: 100,
+  logger: { info() {}, warn() {}, error: (m) => console.error(m) },
+  onPushContext: (_ctx, buildMs) => {
+    if (Deno.env.get("BENCH_TRACE")) console.error(`push context built in ${buildMs.toFixed(0)} ms`);
+  },
+});
+if (Deno.env.get("BENCH_TRACE")) {
+  const push = server.ads.push.bind(server.ads);
+  server.ads.push = (at?: number) => {
+    const t = performance.now();
+    push(at);
+    console.error(
+      `ads.push took ${
+        (performance.now() - t).toFixed(0)
+      } ms, ${(Date.now() - (at ?? Date.now()))} ms after the change`,
+    );
+  };
+}
+const { grpcPort } = await server.start();
+console.log(`port ${grpcPort}`);
+Deno.addSignalListener("SIGTERM", async () => {
+  await server.stop(100);
+  Deno.exit(0);
+});
