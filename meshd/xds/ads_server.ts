@@ -66,6 +66,18 @@ export interface AdsHooks {
   onExpiredNonce?(stream: AdsStreamStatus, typeUrl: string): void;
 }
 
+/** Observers, plus flow control. */
+export interface AdsServerOptions extends AdsHooks {
+  /**
+   * DISCO_PUSH_THROTTLE: how many streams may have a response in flight (written, not yet ACKed or
+   * NACKed) at once. Bounds what meshd buffers when thousands of proxies connect or a push reaches
+   * them all: without it every response is queued in memory until the proxy reads it. Default 100.
+   */
+  pushThrottle?: number;
+  /** How long a stream may hold a slot waiting for its ACK before the slot is given to another, ms. */
+  ackTimeoutMs?: number;
+}
+
 /** What /debug/syncz shows for one stream and type. */
 export interface TypeSyncStatus {
   typeUrl: string;
@@ -107,6 +119,8 @@ interface TypeState {
   acked: Map<string, string>;
   /** The list version last diffed into `sent`; equal means nothing to send. */
   lastListVersion: string;
+  /** The nonce whose ACK or NACK was last counted, so a repeated ACK is not counted twice. */
+  lastAnswered: string;
   lastSentVersion: string;
   lastSentNonce: string;
   lastAckedVersion: string;
@@ -124,12 +138,23 @@ export class AdsServer {
   readonly #generator: ResourceGenerator;
   readonly #hooks: AdsHooks;
   readonly #streams = new Map<string, Stream>();
+  readonly #queue: Stream[] = [];
+  readonly #limit: number;
+  readonly #ackTimeoutMs: number;
+  #inFlight = 0;
   #nextId = 0;
 
-  /** @param generator produces resources; @param hooks observers for metrics and logs */
-  constructor(generator: ResourceGenerator, hooks: AdsHooks = {}) {
+  /** @param generator produces resources; @param options observers, and the push throttle */
+  constructor(generator: ResourceGenerator, options: AdsServerOptions = {}) {
     this.#generator = generator;
-    this.#hooks = hooks;
+    this.#hooks = options;
+    this.#limit = options.pushThrottle && options.pushThrottle > 0 ? options.pushThrottle : 100;
+    this.#ackTimeoutMs = options.ackTimeoutMs ?? 5000;
+  }
+
+  /** Streams holding a push slot now (a response written and not yet ACKed). */
+  get inFlight(): number {
+    return this.#inFlight;
   }
 
   /** Registers the ADS service on a gRPC server (plain or mutual TLS alike). */
@@ -150,8 +175,39 @@ export class AdsServer {
    *   ACKs measure convergence from the change, not from the push
    */
   push(changedAt: number = Date.now()): void {
-    const at = changedAt;
-    for (const s of this.#streams.values()) s.pushAll(at);
+    for (const s of this.#streams.values()) {
+      s.requestPush(changedAt);
+      this.#schedule(s);
+    }
+    this.#drain();
+  }
+
+  #schedule(s: Stream): void {
+    if (s.queued || s.holding || s.closed || !s.hasPending()) return;
+    s.queued = true;
+    this.#queue.push(s);
+  }
+
+  #drain(): void {
+    while (this.#inFlight < this.#limit && this.#queue.length > 0) {
+      const s = this.#queue.shift()!;
+      s.queued = false;
+      if (s.closed || s.flushPending() === 0) continue;
+      s.holding = true;
+      this.#inFlight++;
+      s.slotTimer = setTimeout(() => this.#release(s), this.#ackTimeoutMs);
+    }
+  }
+
+  /** A stream's responses were all ACKed or NACKed, it timed out, or it closed: its slot is free. */
+  #release(s: Stream): void {
+    if (s.holding) {
+      s.holding = false;
+      this.#inFlight--;
+      clearTimeout(s.slotTimer);
+    }
+    this.#schedule(s);
+    this.#drain();
   }
 
   /** The streams, for debug endpoints. */
@@ -178,17 +234,41 @@ export class AdsServer {
       },
       unregister: (s) => {
         if (this.#streams.delete(s.id)) this.#hooks.onDisconnect?.(s.status());
+        this.#release(s);
       },
+      schedule: (s) => {
+        this.#schedule(s);
+        this.#drain();
+      },
+      settled: (s) => this.#release(s),
     });
     stream.start();
   }
 }
 
+interface StreamRegistry {
+  register(s: Stream): void;
+  unregister(s: Stream): void;
+  /** The stream has something to send: queue it for a push slot. */
+  schedule(s: Stream): void;
+  /** Every response the stream wrote was answered: release its slot. */
+  settled(s: Stream): void;
+}
+
 class Stream {
   id = "";
   node: ProxyNode = { id: "", cluster: "", metadata: {} };
+  queued = false;
+  holding = false;
+  slotTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #types = new Map<string, TypeState>();
   readonly #connectedAt = Date.now();
+  /** Types whose request must be answered, even with nothing new. */
+  readonly #answer = new Set<TypeState>();
+  /** Set by a push: when the change happened. */
+  #pushAt: number | undefined;
+  /** Responses written and not yet ACKed or NACKed. */
+  #outstanding = 0;
   #nonce = 0;
   #closed = false;
 
@@ -197,7 +277,7 @@ class Stream {
     readonly protocol: "delta" | "sotw",
     readonly generator: ResourceGenerator,
     readonly hooks: AdsHooks,
-    readonly registry: { register(s: Stream): void; unregister(s: Stream): void },
+    readonly registry: StreamRegistry,
   ) {}
 
   start(): void {
@@ -225,6 +305,10 @@ class Stream {
     if (this.#closed) return;
     this.call.end();
     this.#end();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
   }
 
   #end(): void {
@@ -262,6 +346,7 @@ class Stream {
       lastAckedVersion: "",
       lastAckedNonce: "",
       lastListVersion: "",
+      lastAnswered: "",
       nacks: 0,
       pushStartedAt: Date.now(),
     };
@@ -273,9 +358,14 @@ class Stream {
   #ackOrNack(st: TypeState, req: Message): boolean {
     const nonce: string = req.responseNonce ?? "";
     if (nonce === "") return true;
-    if (nonce !== st.lastSentNonce) {
+    if (nonce !== st.lastSentNonce || st.lastAnswered === nonce) {
       this.hooks.onExpiredNonce?.(this.status(), st.typeUrl);
       return false;
+    }
+    st.lastAnswered = nonce;
+    if (--this.#outstanding <= 0) {
+      this.#outstanding = 0;
+      this.registry.settled(this);
     }
     const detail = req.errorDetail;
     if (detail && (detail.code || detail.message)) {
@@ -320,7 +410,8 @@ class Stream {
       this.#writableSent(st).delete(name);
     }
     st.lastListVersion = "";
-    this.#pushDelta(st, Date.now(), true);
+    this.#answer.add(st);
+    this.registry.schedule(this);
   }
 
   #onSotw(typeUrl: string, req: Message): void {
@@ -331,23 +422,45 @@ class Stream {
     st.wildcard = names.length === 0 || names.includes("*");
     st.names = new Set(names.filter((n) => n !== "*"));
     // A first request or a changed subscription is answered even when the version did not move.
-    this.#pushSotw(st, Date.now(), true);
+    this.#answer.add(st);
+    this.registry.schedule(this);
   }
 
-  pushAll(at: number): void {
+  /** Notes a push; the server calls flushPending when this stream gets a slot. */
+  requestPush(at: number): void {
+    this.#pushAt = Math.min(this.#pushAt ?? at, at);
+  }
+
+  hasPending(): boolean {
+    return this.#answer.size > 0 || this.#pushAt !== undefined;
+  }
+
+  /** Writes what is pending: answers to requests, then the push. Returns the responses written. */
+  flushPending(): number {
+    const before = this.#outstanding;
+    const now = Date.now();
+    const pushAt = this.#pushAt;
+    this.#pushAt = undefined;
+    const answer = new Set(this.#answer);
+    this.#answer.clear();
     for (const st of this.#types.values()) {
-      if (this.protocol === "delta") this.#pushDelta(st, at, false);
-      else this.#pushSotw(st, at, false);
+      if (this.#closed) break;
+      const isAnswer = answer.has(st);
+      if (!isAnswer && pushAt === undefined) continue;
+      const at = isAnswer ? now : pushAt!;
+      if (this.protocol === "delta") this.#pushDelta(st, at, isAnswer);
+      else this.#pushSotw(st, at, isAnswer);
     }
+    return this.#outstanding - before;
   }
 
   #wanted(st: TypeState, name: string): boolean {
     return st.wildcard || st.names.has(name);
   }
 
-  /** `sent` for mutation: a copy when it is still shared with `acked`. */
+  /** `sent` for mutation: a copy when it is shared (with `acked`, or a list index of many streams). */
   #writableSent(st: TypeState): Map<string, string> {
-    if (st.sent === st.acked) st.sent = new Map(st.acked);
+    if (st.sent === st.acked || SHARED_INDEXES.has(st.sent)) st.sent = new Map(st.sent);
     return st.sent;
   }
 
@@ -357,22 +470,37 @@ class Stream {
     if (!answer && list.version === st.lastListVersion) return;
     st.lastListVersion = list.version;
     const version = this.generator.version();
-    const resources: Message[] = [];
-    const present = new Set<string>();
+    // A pure wildcard stream ends up holding exactly the list, so it shares the list's index with
+    // every other such stream instead of keeping a map of its own.
+    const wildcardOnly = st.wildcard && st.names.size === 0;
+    const index = listIndex(list);
+    const present = wildcardOnly ? index : new Set<string>();
+    const changed: GeneratedResource[] = [];
     let bytes = 0;
     for (const r of list.resources) {
-      if (!this.#wanted(st, r.name)) continue;
-      present.add(r.name);
+      if (!wildcardOnly) {
+        if (!this.#wanted(st, r.name)) continue;
+        (present as Set<string>).add(r.name);
+      }
       if (st.sent.get(r.name) === r.version) continue;
-      this.#writableSent(st).set(r.name, r.version);
       bytes += r.body.length;
-      resources.push({ name: r.name, version: r.version, resource: anyOf(st.typeUrl, r.body) });
+      changed.push(r);
     }
     const removed: string[] = [];
     for (const name of st.sent.keys()) {
       if (!present.has(name)) removed.push(name);
     }
-    for (const name of removed) this.#writableSent(st).delete(name);
+    if (wildcardOnly) st.sent = index;
+    else {
+      const sent = this.#writableSent(st);
+      for (const r of changed) sent.set(r.name, r.version);
+      for (const name of removed) sent.delete(name);
+    }
+    const resources = changed.map((r) => ({
+      name: r.name,
+      version: r.version,
+      resource: anyOf(st.typeUrl, r.body),
+    }));
     // Explicitly subscribed names that do not exist are reported as removed, so the proxy stops waiting.
     if (answer) {
       for (const name of st.names) if (!present.has(name) && !removed.includes(name)) removed.push(name);
@@ -421,6 +549,7 @@ class Stream {
     const nonce = String(++this.#nonce);
     st.lastSentNonce = nonce;
     st.lastSentVersion = version;
+    this.#outstanding++;
     this.call.write({ ...response, nonce });
     this.hooks.onSend?.(this.status(), st.typeUrl, count, bytes);
   }
@@ -449,6 +578,20 @@ class Stream {
       })),
     };
   }
+}
+
+/** Name-to-version maps of generated lists, shared by every stream that holds exactly that list. */
+const LIST_INDEXES = new WeakMap<GeneratedList, Map<string, string>>();
+const SHARED_INDEXES = new WeakSet<Map<string, string>>();
+
+function listIndex(list: GeneratedList): Map<string, string> {
+  let index = LIST_INDEXES.get(list);
+  if (!index) {
+    index = new Map(list.resources.map((r) => [r.name, r.version]));
+    LIST_INDEXES.set(list, index);
+    SHARED_INDEXES.add(index);
+  }
+  return index;
 }
 
 /** A google.protobuf.Any; protobufjs keeps Any's snake_case field name even with camelCase options. */

@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
-import {
-  AdsServer,
-  type AdsStreamStatus,
-  type GeneratedList,
-  type ResourceGenerator,
-} from "./ads_server.ts";
+import { AdsServer, type AdsStreamStatus, type GeneratedList, type ResourceGenerator } from "./ads_server.ts";
 import { adsProtocol } from "./envoy_protos.ts";
 
 const T = "type.googleapis.com/mesh.v1.Workload";
@@ -83,6 +78,7 @@ async function withServer(
   fn: (
     ctx: { gen: MapGenerator; ads: AdsServer; events: string[]; client: () => grpc.Client },
   ) => Promise<void>,
+  options: { pushThrottle?: number; ackTimeoutMs?: number } = {},
 ): Promise<void> {
   const gen = new MapGenerator();
   const events: string[] = [];
@@ -91,6 +87,7 @@ async function withServer(
     onDisconnect: (s: AdsStreamStatus) => events.push(`disconnect ${s.node.id}`),
     onNack: (_s, type, message) => events.push(`nack ${type} ${message}`),
     onAck: (_s, type) => events.push(`ack ${type}`),
+    ...options,
   });
   const server = new grpc.Server();
   ads.register(server);
@@ -250,4 +247,23 @@ Deno.test("disconnect is seen and the stream leaves the registry", async () => {
     assert.equal(ads.connected, 0);
     assert.ok(events.includes(`disconnect ${NODE.id}`));
   });
+});
+
+Deno.test("push throttle: a stream holds its slot until it ACKs; a silent proxy loses it after the timeout", async () => {
+  await withServer(async ({ gen, ads, client }) => {
+    gen.set({ a: "a1" });
+    const silent = new Client((client() as Msg).DeltaAggregatedResources());
+    silent.send({ node: { ...NODE, id: "silent" }, typeUrl: T });
+    await silent.next();
+    assert.equal(ads.inFlight, 1);
+    const other = new Client((client() as Msg).DeltaAggregatedResources());
+    other.send({ node: NODE, typeUrl: T });
+    await other.nothing(150);
+    // The silent proxy never ACKs; after ackTimeoutMs its slot goes to the other stream.
+    const m = await other.next(1000);
+    assert.deepEqual(names(m), ["a"]);
+    other.send({ typeUrl: T, responseNonce: m.nonce });
+    await other.nothing(100);
+    assert.equal(ads.inFlight, 0);
+  }, { pushThrottle: 1, ackTimeoutMs: 400 });
 });
