@@ -69,13 +69,14 @@ export interface AdsHooks {
 /** Observers, plus flow control. */
 export interface AdsServerOptions extends AdsHooks {
   /**
-   * DISCO_PUSH_THROTTLE: how many streams may have a response in flight (written, not yet ACKed or
-   * NACKed) at once. Bounds what meshd buffers when thousands of proxies connect or a push reaches
-   * them all: without it every response is queued in memory until the proxy reads it. Default 100.
+   * DISCO_PUSH_THROTTLE: how many streams may be sending at once (a response written and not yet
+   * handed to the connection, which HTTP/2 flow control paces by how fast the proxy reads). Bounds
+   * what meshd buffers when thousands of proxies connect or a push reaches them all: without it
+   * every response would queue in memory at once. Default 100, as Istio's.
    */
   pushThrottle?: number;
-  /** How long a stream may hold a slot waiting for its ACK before the slot is given to another, ms. */
-  ackTimeoutMs?: number;
+  /** How long a stream may hold a slot while its writes do not complete, ms; default 5000. */
+  sendTimeoutMs?: number;
 }
 
 /** What /debug/syncz shows for one stream and type. */
@@ -140,7 +141,7 @@ export class AdsServer {
   readonly #streams = new Map<string, Stream>();
   readonly #queue: Stream[] = [];
   readonly #limit: number;
-  readonly #ackTimeoutMs: number;
+  readonly #sendTimeoutMs: number;
   #inFlight = 0;
   #nextId = 0;
 
@@ -149,10 +150,10 @@ export class AdsServer {
     this.#generator = generator;
     this.#hooks = options;
     this.#limit = options.pushThrottle && options.pushThrottle > 0 ? options.pushThrottle : 100;
-    this.#ackTimeoutMs = options.ackTimeoutMs ?? 5000;
+    this.#sendTimeoutMs = options.sendTimeoutMs ?? 5000;
   }
 
-  /** Streams holding a push slot now (a response written and not yet ACKed). */
+  /** Streams holding a push slot now (a response written and not yet sent). */
   get inFlight(): number {
     return this.#inFlight;
   }
@@ -195,11 +196,11 @@ export class AdsServer {
       if (s.closed || s.flushPending() === 0) continue;
       s.holding = true;
       this.#inFlight++;
-      s.slotTimer = setTimeout(() => this.#release(s), this.#ackTimeoutMs);
+      s.slotTimer = setTimeout(() => this.#release(s), this.#sendTimeoutMs);
     }
   }
 
-  /** A stream's responses were all ACKed or NACKed, it timed out, or it closed: its slot is free. */
+  /** A stream's writes all completed, it timed out, or it closed: its slot is free. */
   #release(s: Stream): void {
     if (s.holding) {
       s.holding = false;
@@ -251,7 +252,7 @@ interface StreamRegistry {
   unregister(s: Stream): void;
   /** The stream has something to send: queue it for a push slot. */
   schedule(s: Stream): void;
-  /** Every response the stream wrote was answered: release its slot. */
+  /** Every response the stream wrote was sent: release its slot. */
   settled(s: Stream): void;
 }
 
@@ -267,7 +268,7 @@ class Stream {
   readonly #answer = new Set<TypeState>();
   /** Set by a push: when the change happened. */
   #pushAt: number | undefined;
-  /** Responses written and not yet ACKed or NACKed. */
+  /** Responses written and not yet sent. */
   #outstanding = 0;
   #nonce = 0;
   #closed = false;
@@ -363,10 +364,6 @@ class Stream {
       return false;
     }
     st.lastAnswered = nonce;
-    if (--this.#outstanding <= 0) {
-      this.#outstanding = 0;
-      this.registry.settled(this);
-    }
     const detail = req.errorDetail;
     if (detail && (detail.code || detail.message)) {
       st.nacks++;
@@ -550,7 +547,9 @@ class Stream {
     st.lastSentNonce = nonce;
     st.lastSentVersion = version;
     this.#outstanding++;
-    this.call.write({ ...response, nonce });
+    this.call.write({ ...response, nonce }, () => {
+      if (--this.#outstanding === 0) this.registry.settled(this);
+    });
     this.hooks.onSend?.(this.status(), st.typeUrl, count, bytes);
   }
 
