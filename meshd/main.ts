@@ -1,20 +1,25 @@
 /**
- * meshd entry point. PARTIAL: only `meshd version` exists; the discovery server (`meshd discovery`),
- * `meshd request` and `meshd completion` come with issue #3.
+ * meshd entry point: `deno task meshd <command>` or `./dev meshd <command>`. The commands are
+ * `discovery`, `request`, `version` and `completion` (see cli.ts). PARTIAL: `meshd discovery` parses
+ * and validates every flag and environment variable of the seed and logs the effective
+ * configuration, but its servers (xDS, CA, debug, monitoring) come later. `meshd request` needs
+ * network access (`--allow-net`), which `deno task meshd` does not grant yet.
  *
  * @module
  */
-import { Command } from "@commander-js/extra-typings";
-import { buildInfo } from "../shared/mod.ts";
+import { runMeshd } from "./cli.ts";
 
 if (import.meta.main) {
-  const program = new Command("meshd")
-    .description(
-      "The mesh control plane. PARTIAL: only `version` is implemented; `discovery` comes with issue #3",
-    )
-    .option("--vklog <level>", "log verbosity, like -v", "0");
-  program.command("version")
-    .description("Print build information")
-    .action(() => console.log(`meshd version: ${buildInfo().version}`));
-  await program.parseAsync(Deno.args, { from: "user" });
+  const encoder = new TextEncoder();
+  const write = (stream: { writeSync(p: Uint8Array): number }) => (text: string) => {
+    const bytes = encoder.encode(text);
+    // writeSync may write part of the buffer on a pipe.
+    for (let done = 0; done < bytes.length;) done += stream.writeSync(bytes.subarray(done));
+  };
+  const code = await runMeshd(Deno.args, {
+    stdout: write(Deno.stdout),
+    stderr: write(Deno.stderr),
+    env: Deno.env.toObject(),
+  });
+  Deno.exit(code);
 }

@@ -60,8 +60,18 @@ export function serveMonitoring(
 const json = (body: unknown) =>
   new Response(JSON.stringify(body, null, 2) + "\n", { headers: { "content-type": "application/json" } });
 
-/** Serves the debug endpoints over the running discovery server. */
-export function serveDebug(discovery: DiscoveryServer, address: string): Deno.HttpServer<Deno.NetAddr> {
+/** More debug handlers, by path, given the request and the peer's IP address. */
+export type DebugHandlers = Record<string, (request: Request, peerAddress: string) => Promise<Response>>;
+
+/**
+ * Serves the debug endpoints over the running discovery server, plus `extra` handlers (the
+ * loopback-only bootstrap token endpoint of the CA).
+ */
+export function serveDebug(
+  discovery: DiscoveryServer,
+  address: string,
+  extra: DebugHandlers = {},
+): Deno.HttpServer<Deno.NetAddr> {
   const endpoints: Record<string, () => unknown> = {
     // Per proxy and type: last sent and last acknowledged version and nonce (Istio's syncz).
     "/debug/syncz": () =>
@@ -94,11 +104,15 @@ export function serveDebug(discovery: DiscoveryServer, address: string): Deno.Ht
         types: s.types.map((t) => t.typeUrl),
       })),
   };
-  return Deno.serve({ ...parseListenAddress(address), onListen() {} }, (req) => {
+  return Deno.serve({ ...parseListenAddress(address), onListen() {} }, (req, info) => {
     const path = new URL(req.url).pathname;
     const endpoint = endpoints[path];
     if (endpoint) return json(endpoint());
-    if (path === "/debug" || path === "/debug/") return json(Object.keys(endpoints));
+    const handler = extra[path];
+    if (handler) return handler(req, (info.remoteAddr as Deno.NetAddr).hostname);
+    if (path === "/debug" || path === "/debug/") {
+      return json([...Object.keys(endpoints), ...Object.keys(extra)]);
+    }
     return new Response(`not found: ${path}; see /debug for the list\n`, { status: 404 });
   });
 }

@@ -11,7 +11,7 @@ import { ConfigStore } from "../config_store/mod.ts";
 import type { ValidationIssue } from "../../shared/mod.ts";
 import { Debouncer } from "../push_context/debounce.ts";
 import { buildPushContext, type PushContext } from "../push_context/push_context.ts";
-import { type AdsHooks, AdsServer, type AdsStreamStatus } from "../xds/ads_server.ts";
+import { type AdsHooks, AdsServer, type AdsServerOptions, type AdsStreamStatus } from "../xds/ads_server.ts";
 import { PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
 
 /** Where the server logs; matches meshd/logging's scope loggers. */
@@ -50,12 +50,40 @@ export interface DiscoveryServerOptions {
   onPushContext?(ctx: PushContext, buildMs: number, reasons: Map<string, number>): void;
   /** ADS observers (metrics); called besides the server's own bookkeeping. */
   adsHooks?: AdsHooks;
+  /** DISCO_PUSH_THROTTLE; default 100. */
+  pushThrottle?: number;
+  /**
+   * The mutual-TLS listener (--secureGRPCAddr): ADS plus whatever `register` adds (the CA service).
+   * Absent: plain text only.
+   */
+  secure?: {
+    addr: string;
+    credentials: grpc.ServerCredentials;
+    register?(server: grpc.Server): void;
+  };
+  /** XDS_AUTH: see {@link AdsServerOptions.authorize}. */
+  authorize?: AdsServerOptions["authorize"];
 }
 
 /** Parses `host:port`, `:port` or `[v6]:port` into what grpc-js binds. */
 export function grpcBindAddress(addr: string): string {
   if (addr.startsWith(":")) return `0.0.0.0${addr}`;
   return addr;
+}
+
+function bind(
+  server: grpc.Server,
+  addr: string,
+  credentials: grpc.ServerCredentials,
+  flag: string,
+): Promise<number> {
+  return new Promise<number>((resolve, reject) =>
+    server.bindAsync(
+      grpcBindAddress(addr),
+      credentials,
+      (e, port) => (e ? reject(new Error(`${flag} ${addr}: ${e.message}`)) : resolve(port)),
+    )
+  );
 }
 
 /** The running discovery server. */
@@ -67,6 +95,7 @@ export class DiscoveryServer {
   readonly #debouncer: Debouncer;
   readonly #connected = new Map<string, number>();
   #grpc: grpc.Server | undefined;
+  #secureGrpc: grpc.Server | undefined;
   #builds = 0;
   #unsubscribe: (() => void) | undefined;
 
@@ -82,6 +111,8 @@ export class DiscoveryServer {
     const hooks = options.adsHooks ?? {};
     this.#ads = new AdsServer(this.#generator, {
       ...hooks,
+      pushThrottle: options.pushThrottle,
+      authorize: options.authorize,
       onConnect: (s) => {
         this.#proxyChanged(s, +1);
         hooks.onConnect?.(s);
@@ -115,31 +146,38 @@ export class DiscoveryServer {
   /**
    * Loads the config directory, builds the first push context and starts serving ADS.
    *
-   * @returns the bound plain-text gRPC port
-   * @throws when the config directory is missing or the address cannot be bound
+   * @returns the bound gRPC ports (securePort 0 when there is no secure listener)
+   * @throws when the config directory is missing or an address cannot be bound
    */
-  async start(): Promise<{ grpcPort: number }> {
+  async start(): Promise<{ grpcPort: number; securePort: number }> {
     await this.#store.start();
     this.#unsubscribe = this.#store.onChange(() => this.#debouncer.trigger("config"));
     this.#generator.update(this.#build());
     const o = this.#options;
-    this.#grpc = new grpc.Server({
+    const serverOptions = {
       "grpc.max_concurrent_streams": o.maxStreams ?? 100_000,
       "grpc.max_receive_message_length": o.maxRecvMessageBytes ?? 4 * 1024 * 1024,
       "grpc.keepalive_time_ms": o.keepaliveIntervalMs ?? 30_000,
       "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs ?? 10_000,
-    });
+    };
+    this.#grpc = new grpc.Server(serverOptions);
     this.#ads.register(this.#grpc);
-    const server = this.#grpc;
-    const grpcPort = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(
-        grpcBindAddress(o.grpcAddr),
-        grpc.ServerCredentials.createInsecure(),
-        (e, port) => (e ? reject(new Error(`--grpcAddr ${o.grpcAddr}: ${e.message}`)) : resolve(port)),
-      )
+    const grpcPort = await bind(
+      this.#grpc,
+      o.grpcAddr,
+      grpc.ServerCredentials.createInsecure(),
+      "--grpcAddr",
     );
     o.logger?.info(`ADS listening on ${o.grpcAddr} (port ${grpcPort}), config from ${o.configDir}`);
-    return { grpcPort };
+    let securePort = 0;
+    if (o.secure) {
+      this.#secureGrpc = new grpc.Server(serverOptions);
+      this.#ads.register(this.#secureGrpc);
+      o.secure.register?.(this.#secureGrpc);
+      securePort = await bind(this.#secureGrpc, o.secure.addr, o.secure.credentials, "--secureGRPCAddr");
+      o.logger?.info(`ADS and CA listening with mutual TLS on ${o.secure.addr} (port ${securePort})`);
+    }
+    return { grpcPort, securePort };
   }
 
   /**
@@ -150,14 +188,14 @@ export class DiscoveryServer {
     this.#debouncer.stop();
     this.#unsubscribe?.();
     this.#ads.closeAll();
-    const server = this.#grpc;
-    if (server) {
-      await Promise.race([
-        new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
-        new Promise<void>((resolve) => setTimeout(resolve, graceMs)),
-      ]);
-      server.forceShutdown();
-    }
+    const servers = [this.#grpc, this.#secureGrpc].filter((s): s is grpc.Server => s !== undefined);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.all(servers.map((s) => new Promise<void>((resolve) => s.tryShutdown(() => resolve())))),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs))),
+    ]);
+    clearTimeout(timer);
+    for (const s of servers) s.forceShutdown();
     await this.#store.stop();
   }
 

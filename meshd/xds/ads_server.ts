@@ -77,6 +77,11 @@ export interface AdsServerOptions extends AdsHooks {
   pushThrottle?: number;
   /** How long a stream may hold a slot while its writes do not complete, ms; default 5000. */
   sendTimeoutMs?: number;
+  /**
+   * Decides whether the peer of a new stream may act as the node it names (XDS_AUTH); returns the
+   * reason to refuse it, which the proxy receives as PERMISSION_DENIED, or undefined to accept.
+   */
+  authorize?(call: grpc.ServerDuplexStream<Message, Message>, node: ProxyNode): string | undefined;
 }
 
 /** What /debug/syncz shows for one stream and type. */
@@ -138,6 +143,7 @@ type Message = Record<string, any>;
 export class AdsServer {
   readonly #generator: ResourceGenerator;
   readonly #hooks: AdsHooks;
+  readonly #authorize: AdsServerOptions["authorize"];
   readonly #streams = new Map<string, Stream>();
   readonly #queue: Stream[] = [];
   readonly #limit: number;
@@ -149,6 +155,7 @@ export class AdsServer {
   constructor(generator: ResourceGenerator, options: AdsServerOptions = {}) {
     this.#generator = generator;
     this.#hooks = options;
+    this.#authorize = options.authorize;
     this.#limit = options.pushThrottle && options.pushThrottle > 0 ? options.pushThrottle : 100;
     this.#sendTimeoutMs = options.sendTimeoutMs ?? 5000;
   }
@@ -227,7 +234,7 @@ export class AdsServer {
   }
 
   #open(call: grpc.ServerDuplexStream<Message, Message>, protocol: "delta" | "sotw"): void {
-    const stream = new Stream(call, protocol, this.#generator, this.#hooks, {
+    const stream = new Stream(call, protocol, this.#generator, this.#hooks, this.#authorize, {
       register: (s) => {
         s.id = `${s.node.id}-${++this.#nextId}`;
         this.#streams.set(s.id, s);
@@ -278,6 +285,7 @@ class Stream {
     readonly protocol: "delta" | "sotw",
     readonly generator: ResourceGenerator,
     readonly hooks: AdsHooks,
+    readonly authorize: AdsServerOptions["authorize"],
     readonly registry: StreamRegistry,
   ) {}
 
@@ -323,6 +331,8 @@ class Stream {
       const n = req.node ?? {};
       this.node = { id: n.id ?? "", cluster: n.cluster ?? "", metadata: structToJson(n.metadata) };
       if (this.node.id === "") throw new Error("the first request of a stream must carry node.id");
+      const denied = this.authorize?.(this.call, this.node);
+      if (denied !== undefined) return this.#fail(grpc.status.PERMISSION_DENIED, denied);
       this.registry.register(this);
     }
     const typeUrl: string = req.typeUrl ?? "";

@@ -68,6 +68,24 @@ export const MESH_PROTO_DESCRIPTOR: Record<string, unknown> = {
                 "notValues": { "rule": "repeated", "type": "string", "id": 3 },
               },
             },
+            "CertificateRequest": {
+              "fields": {
+                "csr": { "type": "string", "id": 1 },
+                "validityDuration": { "type": "int64", "id": 2 },
+                "metadata": { "keyType": "string", "type": "string", "id": 3 },
+              },
+            },
+            "CertificateResponse": {
+              "fields": { "certChain": { "rule": "repeated", "type": "string", "id": 1 } },
+            },
+            "CertificateService": {
+              "methods": {
+                "CreateCertificate": {
+                  "requestType": "CertificateRequest",
+                  "responseType": "CertificateResponse",
+                },
+              },
+            },
             "JwtPolicy": {
               "fields": {
                 "name": { "type": "string", "id": 1 },

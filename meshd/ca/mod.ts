@@ -1,0 +1,318 @@
+/**
+ * meshd's certificate authority (issue #3, part 5): a facade over the modules of this folder.
+ *
+ * ```ts
+ * const ca = new CertificateAuthority();
+ * await ca.start({ rootCaDir, trustDomain, selfSignedRsaKeySize, selfSignedTtlMs, defaultTtlMs, maxTtlMs, tokenAudiences });
+ * ca.register(grpcServer); // mesh.v1.CertificateService on --secureGRPCAddr
+ * await ca.stop();
+ * ```
+ *
+ * `start` creates the self-signed root when ROOT_CA_DIR holds none (or uses the plugged-in
+ * cacerts), starts the signer Worker, which loads and validates the CA and is from then on the only
+ * holder of the CA key, and opens (or creates) the bootstrap-token key. See README.md.
+ *
+ * @module
+ */
+import type * as grpc from "@grpc/grpc-js";
+import * as x509 from "@peculiar/x509";
+import { resolve } from "node:path";
+import { formatSpiffeId } from "../../shared/identity/mod.ts";
+import { Authenticator, type AuthResult, type Credentials } from "./authenticate.ts";
+import { type BootstrapToken, BootstrapTokenIssuer, DEFAULT_TOKEN_ISSUER } from "./bootstrap_tokens.ts";
+import { type CaServiceHooks, effectiveTtlSeconds, registerCertificateService } from "./ca_service.ts";
+import { toPem } from "./pem.ts";
+import { type CaBundle, ensureRootCa } from "./root_ca.ts";
+import { meshServerCredentials, StaticCertificateProvider } from "./server_credentials.ts";
+import { type ProbeResult, type SandboxProbe, SignerClient } from "./signer_client.ts";
+import { bootstrapTokenHandler } from "./token_endpoint.ts";
+
+export type { AuthResult, CallerIdentity, Credentials } from "./authenticate.ts";
+export type { BootstrapToken } from "./bootstrap_tokens.ts";
+export { BOOTSTRAP_TOKEN_TYPE, DEFAULT_TOKEN_DURATION_SECONDS, TOKEN_KEY_FILE } from "./bootstrap_tokens.ts";
+export {
+  type CaServiceHooks,
+  type CertificateProtocol,
+  certificateProtocol,
+  effectiveTtlSeconds,
+  IMPERSONATED_IDENTITY_KEY,
+} from "./ca_service.ts";
+export { SignError, type SignErrorKind } from "./leaf_cert.ts";
+export {
+  type CaBundle,
+  CACERTS_FILES,
+  CLOCK_SKEW_GRACE_MS,
+  RootCaError,
+  type RootCaSource,
+  SELF_SIGNED_CERT_FILE,
+  SELF_SIGNED_KEY_FILE,
+} from "./root_ca.ts";
+export { type ServingMaterial, StaticCertificateProvider } from "./server_credentials.ts";
+export type { ProbeResult, SandboxProbe } from "./signer_client.ts";
+export { BOOTSTRAP_TOKEN_PATH, isLoopback } from "./token_endpoint.ts";
+
+/** The default of TOKEN_AUDIENCES. */
+export const DEFAULT_TOKEN_AUDIENCE = "mesh-ca";
+
+/** Options of {@link CertificateAuthority.start}, from meshd's environment. */
+export interface CertificateAuthorityOptions {
+  /** ROOT_CA_DIR. */
+  rootCaDir: string;
+  /** The mesh's trust domain (mesh config `trustDomain`, default cluster.local). */
+  trustDomain: string;
+  /** CA_SELF_SIGNED_CA_RSA_KEY_SIZE. */
+  selfSignedRsaKeySize: number;
+  /** CA_SELF_SIGNED_CA_CERT_TTL, ms. */
+  selfSignedTtlMs: number;
+  /** DEFAULT_WORKLOAD_CERT_TTL, ms. */
+  defaultTtlMs: number;
+  /** MAX_WORKLOAD_CERT_TTL, ms. */
+  maxTtlMs: number;
+  /** TOKEN_AUDIENCES: a comma-separated string or a list; empty means `mesh-ca`. */
+  tokenAudiences: string | string[];
+  /** TOKEN_ISSUER: the `iss` of bootstrap tokens; default `meshd`. */
+  tokenIssuer?: string;
+  /** Longest bootstrap token lifetime, seconds; default 24 h. */
+  maxTokenDurationSeconds?: number;
+  /** Counters for the gRPC service (also settable per {@link CertificateAuthority.register}). */
+  hooks?: CaServiceHooks;
+}
+
+/** A serving certificate for one of meshd's TLS listeners, with its freshly generated key. */
+export interface ServingCertificate {
+  /** Leaf first, then intermediates and the root bundle. */
+  certChainPem: string;
+  /** PKCS #8 PEM of the ECDSA P-256 key. */
+  privateKeyPem: string;
+  /** When the certificate expires: renew before. */
+  notAfter: Date;
+}
+
+/** Parses TOKEN_AUDIENCES: comma-separated, blanks dropped, `mesh-ca` when nothing is left. */
+export function parseTokenAudiences(value: string | string[]): string[] {
+  const list = (Array.isArray(value) ? value : value.split(",")).map((s) => s.trim()).filter((s) => s !== "");
+  return list.length > 0 ? [...new Set(list)] : [DEFAULT_TOKEN_AUDIENCE];
+}
+
+interface Running {
+  options: CertificateAuthorityOptions;
+  signer: SignerClient;
+  tokens: BootstrapTokenIssuer;
+  authenticator: Authenticator;
+  audiences: string[];
+  created: boolean;
+  warnings: string[];
+}
+
+/** meshd's CA. */
+export class CertificateAuthority {
+  #running: Running | undefined;
+
+  /**
+   * Starts the CA: the root (created or reused), the signer Worker, the token key.
+   *
+   * @returns the CA's public material
+   * @throws {RootCaError} when ROOT_CA_DIR's material is missing parts or invalid
+   */
+  async start(options: CertificateAuthorityOptions): Promise<CaBundle> {
+    if (this.#running) throw new Error("the CA is already started");
+    if (!(options.defaultTtlMs > 0) || !(options.maxTtlMs > 0)) {
+      throw new RangeError("DEFAULT_WORKLOAD_CERT_TTL and MAX_WORKLOAD_CERT_TTL must be positive");
+    }
+    formatSpiffeId({ trustDomain: options.trustDomain, namespace: "ns", serviceAccount: "sa" }); // checks the trust domain
+    const rootCaDir = resolve(options.rootCaDir);
+    const ensured = await ensureRootCa(rootCaDir, {
+      trustDomain: options.trustDomain,
+      rsaKeySize: options.selfSignedRsaKeySize,
+      ttlMs: options.selfSignedTtlMs,
+    });
+    const signer = await SignerClient.start(rootCaDir);
+    try {
+      const audiences = parseTokenAudiences(options.tokenAudiences);
+      const tokens = await BootstrapTokenIssuer.open(rootCaDir, {
+        audiences,
+        issuer: options.tokenIssuer,
+        maxDurationSeconds: options.maxTokenDurationSeconds,
+      });
+      const authenticator = this.#authenticator(options, signer.bundle, tokens, audiences);
+      this.#running = {
+        options: { ...options, rootCaDir },
+        signer,
+        tokens,
+        authenticator,
+        audiences,
+        created: ensured.created,
+        warnings: [...ensured.warnings, ...signer.bundle.warnings],
+      };
+      return signer.bundle;
+    } catch (e) {
+      signer.close();
+      throw e;
+    }
+  }
+
+  #authenticator(
+    options: CertificateAuthorityOptions,
+    bundle: CaBundle,
+    tokens: BootstrapTokenIssuer,
+    audiences: string[],
+  ): Authenticator {
+    return new Authenticator({
+      trustDomain: options.trustDomain,
+      tokenAudiences: audiences,
+      tokenIssuer: options.tokenIssuer ?? DEFAULT_TOKEN_ISSUER,
+      tokenVerificationKey: tokens.verificationKey,
+      // Renewal is for certificates this CA issued: signed by its signing certificate.
+      issuerCertificatesPem: [bundle.signingCertPem],
+    });
+  }
+
+  /** Stops the signer Worker. Idempotent. */
+  stop(): Promise<void> {
+    this.#running?.signer.close();
+    this.#running = undefined;
+    return Promise.resolve();
+  }
+
+  #state(): Running {
+    if (!this.#running) throw new Error("the CA is not started");
+    return this.#running;
+  }
+
+  /** The CA's public material (roots, intermediates, expiry for the ca_server_* gauges). */
+  get bundle(): CaBundle {
+    return this.#state().signer.bundle;
+  }
+
+  /** Whether start created a new self-signed root (rather than reusing one or using plugged-in cacerts). */
+  get createdRoot(): boolean {
+    return this.#state().created;
+  }
+
+  /** Things to log at start: key files readable by others, symbolic links out of ROOT_CA_DIR. */
+  get warnings(): string[] {
+    return [...this.#state().warnings];
+  }
+
+  /** The roots workloads must trust (root-cert.pem or the self-signed root). */
+  get trustBundlePem(): string {
+    return this.bundle.rootCertPem;
+  }
+
+  /** The public JWK of the bootstrap-token key. */
+  get tokenPublicJwk(): JsonWebKey {
+    return this.#state().tokens.publicJwk as JsonWebKey;
+  }
+
+  /**
+   * Signs a workload CSR for `identity` (already authenticated by the caller of this method).
+   *
+   * @param req.ttlMs requested lifetime; none or non-positive means DEFAULT_WORKLOAD_CERT_TTL; capped at MAX
+   * @returns leaf first, root bundle last
+   * @throws {SignError}
+   */
+  async sign(
+    req: { csrPem: string; namespace: string; serviceAccount: string; ttlMs?: number },
+  ): Promise<string[]> {
+    const s = this.#state();
+    const spiffeId = formatSpiffeId({
+      trustDomain: s.options.trustDomain,
+      namespace: req.namespace,
+      serviceAccount: req.serviceAccount,
+    });
+    const ttlSeconds = effectiveTtlSeconds(
+      (req.ttlMs ?? 0) / 1000,
+      s.options.defaultTtlMs,
+      s.options.maxTtlMs,
+    );
+    return await s.signer.sign({ csrPem: req.csrPem, spiffeId, ttlSeconds });
+  }
+
+  /** Verifies CSR credentials as the gRPC service does. */
+  authenticate(cred: Credentials): Promise<AuthResult> {
+    return this.#state().authenticator.authenticate(cred);
+  }
+
+  /** Mints a bootstrap token (see bootstrap_tokens.ts and README.md for who may call this). */
+  issueBootstrapToken(
+    req: { namespace: string; serviceAccount: string; durationSeconds?: number },
+  ): Promise<BootstrapToken> {
+    return this.#state().tokens.issue(req);
+  }
+
+  /** The fetch-style handler of POST /debug/bootstrapToken for the loopback debug interface. */
+  bootstrapTokenHandler(
+    onIssued?: (token: BootstrapToken, peer: string) => void,
+  ): (request: Request, peerAddress: string) => Promise<Response> {
+    return bootstrapTokenHandler({ issue: (r) => this.issueBootstrapToken(r), onIssued });
+  }
+
+  /** Adds mesh.v1.CertificateService to `server`; `hooks` default to the ones given to start. */
+  register(server: grpc.Server, hooks?: CaServiceHooks): void {
+    const s = this.#state();
+    registerCertificateService(server, {
+      authenticate: (cred) => this.authenticate(cred),
+      sign: (req) => s.signer.sign(req),
+      defaultTtlMs: s.options.defaultTtlMs,
+      maxTtlMs: s.options.maxTtlMs,
+      trustDomain: s.options.trustDomain,
+      hooks: hooks ?? s.options.hooks,
+    });
+  }
+
+  /**
+   * Issues a serving certificate for meshd's own TLS listeners (DNS names and IPs; no SPIFFE ID).
+   * The key is generated here: it is meshd's own, not a workload's.
+   */
+  async issueServingCertificate(
+    req: { dnsNames?: string[]; ipAddresses?: string[]; ttlMs?: number },
+  ): Promise<ServingCertificate> {
+    const s = this.#state();
+    const keys = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, [
+      "sign",
+      "verify",
+    ]);
+    const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+      keys,
+      signingAlgorithm: { name: "ECDSA", hash: "SHA-256" },
+    });
+    const ttlSeconds = effectiveTtlSeconds(
+      (req.ttlMs ?? 0) / 1000,
+      s.options.defaultTtlMs,
+      s.options.maxTtlMs,
+    );
+    const chain = await s.signer.sign({
+      csrPem: csr.toString("pem"),
+      dnsNames: req.dnsNames,
+      ipAddresses: req.ipAddresses,
+      ttlSeconds,
+    });
+    return {
+      certChainPem: chain.slice(0, -1).join(""),
+      privateKeyPem: toPem(await crypto.subtle.exportKey("pkcs8", keys.privateKey), "PRIVATE KEY"),
+      notAfter: new x509.X509Certificate(chain[0]).notAfter,
+    };
+  }
+
+  /**
+   * Server credentials for --secureGRPCAddr: a serving certificate from this CA for `dnsNames`
+   * (and `ipAddresses`), client certificates requested and verified against the trust bundle, not
+   * required. Rotate by calling {@link issueServingCertificate} and `provider.update`.
+   */
+  async serverCredentials(
+    req: { dnsNames?: string[]; ipAddresses?: string[]; ttlMs?: number },
+  ): Promise<{ credentials: grpc.ServerCredentials; provider: StaticCertificateProvider; notAfter: Date }> {
+    const cert = await this.issueServingCertificate(req);
+    const provider = new StaticCertificateProvider({
+      certChainPem: cert.certChainPem,
+      privateKeyPem: cert.privateKeyPem,
+      trustBundlePem: this.trustBundlePem,
+    });
+    return { credentials: meshServerCredentials(provider), provider, notAfter: cert.notAfter };
+  }
+
+  /** Has the signer Worker attempt a forbidden operation; for diagnostics and the sandbox tests. */
+  probeSandbox(probe: SandboxProbe): Promise<ProbeResult> {
+    return this.#state().signer.probe(probe);
+  }
+}

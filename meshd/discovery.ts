@@ -1,0 +1,242 @@
+/**
+ * `meshd discovery` (meshd seed, "What the service does"): the config store on --configDir, the
+ * push context and ADS on --grpcAddr (plain) and --secureGRPCAddr (mutual TLS, with the CA
+ * service), metrics on --monitoringAddr, the debug interface on --httpAddr, ctrlz, and graceful
+ * shutdown within --shutdownDuration. Not yet: Kubernetes as a config source, the injection and
+ * validation webhooks (--httpsAddr), JWKS fetching (issue #6).
+ *
+ * @module
+ */
+import { CertificateAuthority } from "./ca/mod.ts";
+import type { Logger } from "./logging/mod.ts";
+import { serveCtrlz } from "./monitoring/ctrlz.ts";
+import { type DebugHandlers, serveDebug, serveMonitoring } from "./monitoring/http_servers.ts";
+import { discoveryObservers } from "./monitoring/instrument.ts";
+import { createMetrics } from "./monitoring/metrics.ts";
+import type { DiscoveryOptions, ListenAddress } from "./options/discovery_flags.ts";
+import { ENV_VARS_IN_EFFECT, type MeshdEnvironment } from "./options/environment.ts";
+import { loadMeshConfig } from "./options/mesh_config.ts";
+import { DiscoveryServer } from "./server/discovery_server.ts";
+import { xdsAuthorizer } from "./server/xds_auth.ts";
+
+/** `host:port` text of a listen address; an empty host is every address. */
+export function addressText(a: ListenAddress): string {
+  const host = a.host === "" ? "0.0.0.0" : a.host;
+  return `${host.includes(":") ? `[${host}]` : host}:${a.port}`;
+}
+
+/** The options as `key=value` fields, addresses and lists as text, the log levels that are not info. */
+function optionFields(options: DiscoveryOptions): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (key === "log") continue;
+    if (typeof value === "object" && value !== null && "port" in value) {
+      fields[key] = addressText(value as ListenAddress);
+    } else if (Array.isArray(value)) fields[key] = value.join(",");
+    else fields[key] = value;
+  }
+  const levels = Object.entries(options.log.outputLevels).filter(([, level]) => level !== "info");
+  fields.log_output_level = levels.map(([scope, level]) => `${scope}:${level}`).join(",");
+  fields.log_as_json = options.log.asJson;
+  fields.log_target = options.log.targets.join(",");
+  return fields;
+}
+
+/** What a running discovery service exposes to its caller (tests, and the signal handler). */
+export interface RunningDiscovery {
+  /** Bound ports, useful when a flag asked for port 0. */
+  ports: { grpc: number; secureGrpc: number; monitoring: number; http: number; ctrlz: number };
+  /** Stops everything within --shutdownDuration; never touches the config directory. */
+  stop(): Promise<void>;
+  /** Resolves when the service has stopped. */
+  done: Promise<void>;
+}
+
+/**
+ * Starts the discovery service with validated options and environment.
+ *
+ * @param options the validated `meshd discovery` flags
+ * @param env the validated environment
+ * @param logger the logger the `--log_*` flags configured
+ * @throws Error naming the flag or variable when a listener cannot start or the CA cannot load
+ */
+export async function startDiscovery(
+  options: DiscoveryOptions,
+  env: MeshdEnvironment,
+  logger: Logger,
+): Promise<RunningDiscovery> {
+  const started = performance.now();
+  const log = logger.scope("default");
+  log.info("effective flags", optionFields(options));
+  log.info("effective environment", Object.fromEntries(ENV_VARS_IN_EFFECT.map((name) => [name, env[name]])));
+  if (options.configDir === "") {
+    throw new Error("--configDir is required: Kubernetes as a config source is not supported yet");
+  }
+  const mesh = await loadMeshConfig(options.meshConfig);
+  for (const w of mesh.warnings) log.warn(w);
+  const metrics = createMetrics();
+  const observers = discoveryObservers(metrics);
+  const stops: (() => Promise<void>)[] = [];
+
+  let ca: CertificateAuthority | undefined;
+  if (env.ENABLE_CA_SERVER) {
+    ca = new CertificateAuthority();
+    const caLog = logger.scope("ca");
+    const bundle = await ca.start({
+      rootCaDir: env.ROOT_CA_DIR,
+      trustDomain: mesh.config.trustDomain,
+      selfSignedRsaKeySize: env.CA_SELF_SIGNED_CA_RSA_KEY_SIZE,
+      selfSignedTtlMs: env.CA_SELF_SIGNED_CA_CERT_TTL,
+      defaultTtlMs: env.DEFAULT_WORKLOAD_CERT_TTL,
+      maxTtlMs: env.MAX_WORKLOAD_CERT_TTL,
+      tokenAudiences: env.TOKEN_AUDIENCES,
+      tokenIssuer: env.TOKEN_ISSUER,
+      hooks: {
+        onCsr: () => metrics.caServerCsrCount.inc(),
+        onAuthFailure: (reason) => {
+          metrics.caServerAuthenticationFailureCount.inc();
+          caLog.warn(`CSR refused: ${reason}`);
+        },
+        onIdExtractionError: () => metrics.caServerIdExtractionErrCount.inc(),
+        onParseError: (reason) => {
+          metrics.caServerCsrParsingErrCount.inc();
+          caLog.warn(`CSR unparsable: ${reason}`);
+        },
+        onSignError: (reason) => {
+          metrics.caServerCsrSignErrCount.inc();
+          caLog.error(`signing failed: ${reason}`);
+        },
+        onSuccess: (issued) => {
+          metrics.caServerSuccessCertIssuanceCount.inc();
+          caLog.info(`issued ${issued.spiffeId} (${issued.method}) until ${issued.notAfter.toISOString()}`);
+        },
+      },
+    });
+    for (const w of ca.warnings) caLog.warn(w);
+    metrics.caServerRootCertExpiryTimestamp.set(bundle.rootNotAfter.getTime() / 1000);
+    metrics.caServerRootCertExpirySeconds.set((bundle.rootNotAfter.getTime() - Date.now()) / 1000);
+    caLog.info(
+      `CA ${ca.createdRoot ? "created a self-signed root" : "loaded its root"} in ${env.ROOT_CA_DIR}`,
+    );
+    stops.push(() => ca!.stop());
+  }
+
+  const secure = ca
+    ? {
+      addr: addressText(options.secureGRPCAddr),
+      credentials: (await ca.serverCredentials({
+        dnsNames: [
+          `meshd.${options.namespace}.svc`,
+          `meshd.${options.namespace}.svc.${options.domain}`,
+          "localhost",
+        ],
+        ipAddresses: ["127.0.0.1"],
+      })).credentials,
+      register: (server: Parameters<CertificateAuthority["register"]>[0]) => ca!.register(server),
+    }
+    : undefined;
+
+  const adsLog = logger.scope("ads");
+  const discovery = new DiscoveryServer({
+    configDir: options.configDir,
+    grpcAddr: addressText(options.grpcAddr),
+    rootNamespace: mesh.config.rootNamespace,
+    trustDomain: mesh.config.trustDomain,
+    debounceAfterMs: env.DISCO_DEBOUNCE_AFTER,
+    debounceMaxMs: env.DISCO_DEBOUNCE_MAX,
+    pushThrottle: env.DISCO_PUSH_THROTTLE,
+    maxStreams: env.MESH_GPRC_MAXSTREAMS,
+    maxRecvMessageBytes: env.MESH_GPRC_MAXRECVMSGSIZE,
+    keepaliveIntervalMs: options.keepaliveIntervalMs,
+    keepaliveTimeoutMs: options.keepaliveTimeoutMs,
+    logger: logger.scope("file"),
+    onRejected: observers.onRejected,
+    onPushContext: (ctx, ms, reasons) => {
+      observers.onPushContext(ctx, ms, reasons);
+      adsLog.debug(`push context ${ctx.version} built in ${ms.toFixed(0)} ms`, Object.fromEntries(reasons));
+    },
+    adsHooks: {
+      ...observers.adsHooks,
+      onConnect: (s) => {
+        observers.adsHooks.onConnect?.(s);
+        adsLog.info(`connected ${s.id} (${s.protocol}) from ${s.peer}`);
+      },
+      onDisconnect: (s) => {
+        observers.adsHooks.onDisconnect?.(s);
+        adsLog.info(`disconnected ${s.id}`);
+      },
+      onNack: (s, typeUrl, message) => {
+        observers.adsHooks.onNack?.(s, typeUrl, message);
+        adsLog.warn(`NACK from ${s.id} for ${typeUrl}: ${message}; it keeps its last good config`);
+      },
+    },
+    secure,
+    authorize: xdsAuthorizer({ enabled: env.XDS_AUTH, trustDomain: mesh.config.trustDomain }),
+  });
+  const { grpcPort, securePort } = await discovery.start();
+  stops.unshift(() => discovery.stop(options.shutdownDurationMs));
+
+  let ready = false;
+  const monitoring = serveMonitoring(metrics, {
+    address: addressText(options.monitoringAddr),
+    localhostOnly: env.METRICS_LOCALHOST_ACCESS_ONLY,
+    ready: () => ready,
+  });
+  stops.push(() => monitoring.shutdown());
+  let httpPort = 0;
+  if (env.ENABLE_DEBUG_ON_HTTP) {
+    const extra: DebugHandlers = ca ? { "/debug/bootstrapToken": ca.bootstrapTokenHandler() } : {};
+    const debug = serveDebug(discovery, addressText(options.httpAddr), extra);
+    httpPort = debug.addr.port;
+    stops.push(() => debug.shutdown());
+  }
+  const ctrlz = serveCtrlz(logger, { address: options.ctrlzAddress, port: options.ctrlzPort });
+  stops.push(() => ctrlz.shutdown());
+
+  ready = true;
+  metrics.startupDurationSeconds.set((performance.now() - started) / 1000);
+  log.info(`meshd ready in ${(performance.now() - started).toFixed(0)} ms`);
+
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => (resolveDone = r));
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    stopping ??= (async () => {
+      ready = false;
+      log.info(`shutting down within ${options.shutdownDurationMs} ms`);
+      for (const s of stops) await s().catch((e) => log.error(`shutdown: ${(e as Error).message}`));
+      resolveDone();
+    })();
+  return {
+    ports: {
+      grpc: grpcPort,
+      secureGrpc: securePort,
+      monitoring: monitoring.addr.port,
+      http: httpPort,
+      ctrlz: ctrlz.addr.port,
+    },
+    stop,
+    done,
+  };
+}
+
+/**
+ * Runs the discovery service until SIGINT or SIGTERM, then shuts down gracefully.
+ *
+ * @param options the validated `meshd discovery` flags
+ * @param env the validated environment
+ * @param logger the logger the `--log_*` flags configured
+ */
+export async function runDiscovery(
+  options: DiscoveryOptions,
+  env: MeshdEnvironment,
+  logger: Logger,
+): Promise<void> {
+  const running = await startDiscovery(options, env, logger);
+  const onSignal = () => void running.stop();
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onSignal);
+  await running.done;
+  Deno.removeSignalListener("SIGINT", onSignal);
+  Deno.removeSignalListener("SIGTERM", onSignal);
+}

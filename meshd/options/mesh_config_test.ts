@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { DEFAULT_MESH_CONFIG, loadMeshConfig } from "./mesh_config.ts";
+
+async function withFile(text: string | undefined, fn: (path: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  const path = `${dir}/mesh`;
+  if (text !== undefined) await Deno.writeTextFile(path, text);
+  try {
+    await fn(path);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("a missing file is the default mesh", async () => {
+  await withFile(
+    undefined,
+    async (p) => assert.deepEqual((await loadMeshConfig(p)).config, DEFAULT_MESH_CONFIG),
+  );
+});
+
+Deno.test("rootNamespace and trustDomain are read; other fields warn", async () => {
+  await withFile(
+    "rootNamespace: istio-system\ntrustDomain: example.org\nenableTracing: true\n",
+    async (p) => {
+      const r = await loadMeshConfig(p);
+      assert.deepEqual(r.config, { rootNamespace: "istio-system", trustDomain: "example.org" });
+      assert.deepEqual(r.warnings, [`--meshConfig ${p}: field enableTracing has no effect yet`]);
+    },
+  );
+});
+
+const bad: [string, RegExp][] = [
+  ["rootNamespace: Not_A_Label\n", /rootNamespace: "Not_A_Label" is not a valid rootNamespace/],
+  ["trustDomain: 42\n", /trustDomain: 42 is not a valid trustDomain/],
+  ["- a\n", /expected a map/],
+  ["a: [\n", /invalid YAML/],
+];
+for (const [text, message] of bad) {
+  Deno.test(`an invalid mesh config is an error, not the default: ${JSON.stringify(text)}`, async () => {
+    await withFile(text, async (p) => {
+      await assert.rejects(() => loadMeshConfig(p), message);
+    });
+  });
+}
