@@ -172,6 +172,24 @@ export async function startDiscovery(
     },
     secure,
     authorize: xdsAuthorizer({ enabled: env.XDS_AUTH, trustDomain: mesh.config.trustDomain }),
+    autoRegistration: env.DISCO_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION
+      ? {
+        gracePeriodMs: env.DISCO_WORKLOAD_ENTRY_GRACE_PERIOD,
+        hooks: {
+          onSuccess: (key) => {
+            metrics.autoRegistrationSuccessTotal.inc();
+            logger.scope("wle").info(`auto-registered WorkloadEntry ${key}`);
+          },
+          onUpdate: () => metrics.autoRegistrationUpdatesTotal.inc(),
+          onUnregister: () => metrics.autoRegistrationUnregisterTotal.inc(),
+          onDelete: (key) => {
+            metrics.autoRegistrationDeletesTotal.inc();
+            logger.scope("wle").info(`removed auto-registered WorkloadEntry ${key} after the grace period`);
+          },
+          onError: () => metrics.autoRegistrationErrorsTotal.inc(),
+        },
+      }
+      : undefined,
   });
   const { grpcPort, securePort } = await discovery.start();
   stops.unshift(() => discovery.stop(options.shutdownDurationMs));

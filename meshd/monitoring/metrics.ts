@@ -34,6 +34,11 @@ export interface MeshdMetrics {
   caServerRootCertExpiryTimestamp: client.Gauge;
   caServerRootCertExpirySeconds: client.Gauge;
   meshdUptimeSeconds: client.Gauge;
+  autoRegistrationSuccessTotal: client.Counter;
+  autoRegistrationUpdatesTotal: client.Counter;
+  autoRegistrationUnregisterTotal: client.Counter;
+  autoRegistrationDeletesTotal: client.Counter;
+  autoRegistrationErrorsTotal: client.Counter;
   meshBuild: client.Gauge<"component" | "tag">;
   startupDurationSeconds: client.Gauge;
 }
@@ -105,6 +110,14 @@ export function createMetrics(): MeshdMetrics {
       },
     }),
     meshBuild: gauge("mesh_build", "Component build info", ["component", "tag"]),
+    autoRegistrationSuccessTotal: counter("auto_registration_success_total", "Successful auto-registrations"),
+    autoRegistrationUpdatesTotal: counter("auto_registration_updates_total", "Auto-registration updates"),
+    autoRegistrationUnregisterTotal: counter("auto_registration_unregister_total", "Unregistrations"),
+    autoRegistrationDeletesTotal: counter(
+      "auto_registration_deletes_total",
+      "Auto-registrations cleaned up by the periodic timer",
+    ),
+    autoRegistrationErrorsTotal: counter("auto_registration_errors_total", "Auto-registration errors"),
     startupDurationSeconds: gauge("startup_duration_seconds", "Time from process start to ready"),
   };
   m.meshBuild.set({ component: "meshd", tag: buildInfo().version }, 1);

@@ -13,6 +13,8 @@ import { Debouncer } from "../push_context/debounce.ts";
 import { buildPushContext, type PushContext } from "../push_context/push_context.ts";
 import { type AdsHooks, AdsServer, type AdsServerOptions, type AdsStreamStatus } from "../xds/ads_server.ts";
 import { PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
+import { type AutoRegistrationHooks, AutoRegistry } from "../registry/auto_registration.ts";
+import type { ConfigResource } from "../push_context/push_context.ts";
 
 /** Where the server logs; matches meshd/logging's scope loggers. */
 export interface DiscoveryLogger {
@@ -63,6 +65,11 @@ export interface DiscoveryServerOptions {
   };
   /** XDS_AUTH: see {@link AdsServerOptions.authorize}. */
   authorize?: AdsServerOptions["authorize"];
+  /**
+   * DISCO_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION and DISCO_WORKLOAD_ENTRY_GRACE_PERIOD; absent means
+   * disabled.
+   */
+  autoRegistration?: { gracePeriodMs: number; hooks?: AutoRegistrationHooks };
 }
 
 /** Parses `host:port`, `:port` or `[v6]:port` into what grpc-js binds. */
@@ -94,6 +101,9 @@ export class DiscoveryServer {
   readonly #ads: AdsServer;
   readonly #debouncer: Debouncer;
   readonly #connected = new Map<string, number>();
+  readonly #auto: AutoRegistry | undefined;
+  /** Stream id to the auto-registered entry it holds. */
+  readonly #autoKeys = new Map<string, string>();
   #grpc: grpc.Server | undefined;
   #secureGrpc: grpc.Server | undefined;
   #builds = 0;
@@ -107,6 +117,14 @@ export class DiscoveryServer {
       onRejected: options.onRejected,
       logger: options.logger,
     });
+    this.#auto = options.autoRegistration
+      ? new AutoRegistry({
+        gracePeriodMs: options.autoRegistration.gracePeriodMs,
+        hooks: options.autoRegistration.hooks,
+        groups: () => this.#workloadGroups(),
+        onChange: () => this.#debouncer.trigger("autoregistration"),
+      })
+      : undefined;
     this.#generator = new PushContextGenerator(this.#build());
     const hooks = options.adsHooks ?? {};
     this.#ads = new AdsServer(this.#generator, {
@@ -185,6 +203,7 @@ export class DiscoveryServer {
    * (--shutdownDuration) for calls to finish before forcing. Never writes to the config directory.
    */
   async stop(graceMs = 10_000): Promise<void> {
+    this.#auto?.stop();
     this.#debouncer.stop();
     this.#unsubscribe?.();
     this.#ads.closeAll();
@@ -199,7 +218,24 @@ export class DiscoveryServer {
     await this.#store.stop();
   }
 
+  #workloadGroups(): Map<string, ConfigResource> {
+    const groups = new Map<string, ConfigResource>();
+    for (const r of this.#store.snapshot().resources) {
+      if (r.kind === "WorkloadGroup") groups.set(`${r.namespace}/${r.name}`, r);
+    }
+    return groups;
+  }
+
   #proxyChanged(s: AdsStreamStatus, delta: number): void {
+    if (this.#auto && delta > 0) {
+      const { key: autoKey, reason } = this.#auto.connect(s.node);
+      if (autoKey) this.#autoKeys.set(s.id, autoKey);
+      if (reason) this.#options.logger?.warn(reason);
+    } else if (this.#auto && delta < 0) {
+      const autoKey = this.#autoKeys.get(s.id);
+      this.#autoKeys.delete(s.id);
+      if (autoKey) this.#auto.disconnect(autoKey);
+    }
     const key = workloadKeyOf(s.node);
     if (key === undefined) return;
     const n = (this.#connected.get(key) ?? 0) + delta;
@@ -211,7 +247,8 @@ export class DiscoveryServer {
 
   #build(): PushContext {
     const snapshot = this.#store.snapshot();
-    return buildPushContext(snapshot.resources, {
+    const resources = this.#auto ? [...snapshot.resources, ...this.#auto.entries()] : snapshot.resources;
+    return buildPushContext(resources, {
       version: `${snapshot.revision}.${++this.#builds}`,
       rootNamespace: this.#options.rootNamespace,
       trustDomain: this.#options.trustDomain,

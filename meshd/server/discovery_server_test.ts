@@ -51,3 +51,34 @@ Deno.test("an invalid file never removes valid config; the rejection names file,
     assert.equal(issue.field, "spec.mtls.mode");
   });
 });
+
+Deno.test("auto-registration: a proxy naming a WorkloadGroup becomes a service endpoint until the grace period after it leaves", async () => {
+  await withDiscovery(async ({ dir, connect, server }) => {
+    await Deno.writeTextFile(
+      `${dir}/group.yaml`,
+      `apiVersion: networking.istio.io/v1
+kind: WorkloadGroup
+metadata: {name: httpbin-vm, namespace: foo}
+spec:
+  metadata: {labels: {app: httpbin}}
+  template: {serviceAccount: httpbin, ports: {http: 8080}}
+`,
+    );
+    const sleep = connect("foo", "sleep-1");
+    const endpoints = () =>
+      (sleep.decoded(TYPE_URLS.service, "service", "foo/httpbin")?.endpoints ?? []).map((
+        e: { address: string },
+      ) => e.address).sort();
+    await sleep.until(() => endpoints().length === 1, 3000);
+    await sleep.until(() => server.store.snapshot().resources.some((r) => r.kind === "WorkloadGroup"), 3000);
+    const vm = connect("", "", {
+      id: "sidecar~10.7.0.9~vm.foo~foo.svc.cluster.local",
+      metadata: { AUTO_REGISTER_GROUP: "httpbin-vm", NAMESPACE: "foo", INSTANCE_IPS: "10.7.0.9" },
+    });
+    await sleep.until(() => endpoints().join() === "10.1.0.2,10.7.0.9", 3000);
+    await vm.until(() => vm.held.get(TYPE_URLS.workload)?.has("foo/httpbin-vm-10.7.0.9") ?? false, 3000);
+    assert.equal(server.pushContext.workloads.get("foo/httpbin-vm-10.7.0.9")?.proxied, true);
+    vm.call.cancel();
+    await sleep.until(() => endpoints().join() === "10.1.0.2", 3000);
+  }, { autoRegistration: { gracePeriodMs: 300 } });
+});

@@ -8,6 +8,7 @@ import * as grpc from "@grpc/grpc-js";
 import { decodeResource, RESOURCE_TYPES, type ValidationIssue } from "../../shared/mod.ts";
 import { adsProtocol } from "../xds/envoy_protos.ts";
 import { TYPE_URLS } from "../xds/generators.ts";
+import { jsonToStruct } from "../xds/struct.ts";
 import { DiscoveryServer, type DiscoveryServerOptions } from "./discovery_server.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -83,7 +84,7 @@ export async function withDiscovery(
   fn: (ctx: {
     dir: string;
     server: DiscoveryServer;
-    connect: (ns: string, name: string) => Proxy;
+    connect: (ns: string, name: string, node?: Msg) => Proxy;
     rejected: ValidationIssue[];
   }) => Promise<void>,
   extra: Partial<DiscoveryServerOptions> = {},
@@ -109,14 +110,20 @@ export async function withDiscovery(
       dir,
       server,
       rejected,
-      connect: (ns, name) => {
+      connect: (ns, name, node) => {
         const client = new (adsProtocol().client)(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure());
         clients.push(client);
-        return new Proxy(client, { id: `sidecar~10.1.0.9~${name}.${ns}~${ns}.svc.cluster.local` }, [
-          TYPE_URLS.workload,
-          TYPE_URLS.service,
-          TYPE_URLS.authorization,
-        ]);
+        return new Proxy(
+          client,
+          node
+            ? { ...node, metadata: jsonToStruct(node.metadata ?? {}) }
+            : { id: `sidecar~10.1.0.9~${name}.${ns}~${ns}.svc.cluster.local` },
+          [
+            TYPE_URLS.workload,
+            TYPE_URLS.service,
+            TYPE_URLS.authorization,
+          ],
+        );
       },
     });
   } finally {

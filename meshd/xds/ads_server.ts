@@ -11,6 +11,7 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { adsProtocol } from "./envoy_protos.ts";
+import { structToJson } from "./struct.ts";
 
 /** The proxy at the other end of a stream, from the request's `node`. */
 export interface ProxyNode {
@@ -613,30 +614,4 @@ function sameNames(st: TypeState, names: string[]): boolean {
   if (wildcard !== st.wildcard) return false;
   const set = new Set(names.filter((n) => n !== "*"));
   return set.size === st.names.size && [...set].every((n) => st.names.has(n));
-}
-
-/** google.protobuf.Struct, as proto-loader decodes it, to plain JSON. */
-function structToJson(struct: Message | null | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(struct?.fields ?? {})) out[k] = valueToJson(v as Message);
-  return out;
-}
-
-function valueToJson(v: Message): unknown {
-  switch (v?.kind) {
-    case "nullValue":
-      return null;
-    case "numberValue":
-      return v.numberValue;
-    case "stringValue":
-      return v.stringValue;
-    case "boolValue":
-      return v.boolValue;
-    case "structValue":
-      return structToJson(v.structValue);
-    case "listValue":
-      return (v.listValue?.values ?? []).map(valueToJson);
-    default:
-      return undefined;
-  }
 }

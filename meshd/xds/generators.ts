@@ -16,6 +16,7 @@ import {
   typeUrlOf,
 } from "../../shared/mod.ts";
 import type { PushContext, SelectingPolicyView, WorkloadView } from "../push_context/push_context.ts";
+import { autoRegisteredName, autoRegistrationRequest } from "../registry/auto_registration.ts";
 import type { GeneratedList, GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_server.ts";
 
 /** Type URLs served, by resource type. */
@@ -32,12 +33,15 @@ export const TYPE_URLS: {
 };
 
 /**
- * The workload a proxy stands for: node metadata NAMESPACE and WORKLOAD_NAME (as Istio's agent
- * sends them), else the Istio node id `sidecar~<ip>~<name>.<namespace>~<namespace>.svc.<domain>`.
+ * The workload a proxy stands for: its auto-registered WorkloadEntry when it names a WorkloadGroup
+ * (AUTO_REGISTER_GROUP), else node metadata NAMESPACE and WORKLOAD_NAME (as Istio's agent sends
+ * them), else the Istio node id `sidecar~<ip>~<name>.<namespace>~<namespace>.svc.<domain>`.
  *
  * @returns `<namespace>/<name>`, or undefined when the node names no workload
  */
 export function workloadKeyOf(node: ProxyNode): string | undefined {
+  const auto = autoRegistrationRequest(node);
+  if (auto && auto.namespace && auto.ip) return `${auto.namespace}/${autoRegisteredName(auto)}`;
   const ns = node.metadata.NAMESPACE;
   const name = node.metadata.WORKLOAD_NAME;
   if (typeof ns === "string" && typeof name === "string" && ns && name) return `${ns}/${name}`;
