@@ -8,7 +8,8 @@
 import { Command, type CommandUnknownOpts, InvalidArgumentError, Option } from "@commander-js/extra-typings";
 import { stringify } from "yaml";
 import { completionCommand } from "../meshctl/commands/completion.ts";
-import { buildInfo } from "../shared/mod.ts";
+import { buildInfo, parseDuration } from "../shared/mod.ts";
+import { BootstrapTokenIssuer, parseTokenAudiences } from "./ca/mod.ts";
 import { runDiscovery } from "./discovery.ts";
 import { Logger } from "./logging/mod.ts";
 import {
@@ -45,8 +46,8 @@ function goBool(text: string): boolean {
 function discoveryCommand(io: MeshdIo, setExitCode: (code: number) => void): CommandUnknownOpts {
   const command: CommandUnknownOpts = new Command("discovery")
     .description(
-      "Start the proxy discovery service. PARTIAL: validates the flags and environment and logs the " +
-        "effective configuration; the servers come later",
+      "Start the proxy discovery service: config from --configDir, ADS, the CA, metrics and debug. " +
+        "PARTIAL: no Kubernetes config source and no webhooks yet",
     );
   return addDiscoveryFlags(command).action(async () => {
     const environment = readEnvironment(io.env);
@@ -134,6 +135,57 @@ function requestCommand(io: MeshdIo, setExitCode: (code: number) => void): Comma
     });
 }
 
+/**
+ * `meshd token`: mints a bootstrap token for a workload without a running meshd. The authority is
+ * read access to ROOT_CA_DIR's token key (meshd/ca/README.md, "Bootstrap tokens"); the key is never
+ * created here, so a token cannot come from a key meshd does not use.
+ */
+function tokenCommand(io: MeshdIo, setExitCode: (code: number) => void): CommandUnknownOpts {
+  return new Command("token")
+    .description("Print a bootstrap token for a workload's first CSR (needs read access to ROOT_CA_DIR)")
+    .requiredOption("-n, --namespace <namespace>", "the workload's namespace")
+    .option("--serviceAccount <name>", "the workload's service account", "default")
+    .option("--duration <duration>", "lifetime, Go syntax (at most 24h)", "1h")
+    .option("-o, --output <format>", "token (just the token) or json", "token")
+    .action(async (opts) => {
+      const environment = readEnvironment(io.env);
+      if (environment.errors.length > 0) {
+        for (const e of environment.errors) io.stderr(`error: ${e}\n`);
+        return setExitCode(1);
+      }
+      const ns = parseDuration(opts.duration);
+      if (ns === undefined || ns % 1_000_000_000n !== 0n) {
+        throw new UserError(
+          `--duration: ${opts.duration} is not a whole number of seconds in Go syntax, e.g. 1h`,
+        );
+      }
+      if (opts.output !== "token" && opts.output !== "json") {
+        throw new UserError(`--output: use token or json`);
+      }
+      const env = environment.env;
+      let issuer: BootstrapTokenIssuer;
+      try {
+        issuer = await BootstrapTokenIssuer.open(env.ROOT_CA_DIR, {
+          audiences: parseTokenAudiences(env.TOKEN_AUDIENCES),
+          issuer: env.TOKEN_ISSUER,
+          create: false,
+        });
+      } catch (e) {
+        throw new UserError(`ROOT_CA_DIR ${env.ROOT_CA_DIR}: ${(e as Error).message}`);
+      }
+      try {
+        const token = await issuer.issue({
+          namespace: opts.namespace,
+          serviceAccount: opts.serviceAccount,
+          durationSeconds: Number(ns / 1_000_000_000n),
+        });
+        io.stdout(opts.output === "json" ? JSON.stringify(token, null, 2) + "\n" : token.token + "\n");
+      } catch (e) {
+        throw new UserError((e as Error).message);
+      }
+    });
+}
+
 function versionCommand(io: MeshdIo): CommandUnknownOpts {
   return new Command("version")
     .description("Print build information")
@@ -164,8 +216,8 @@ export function buildProgram(io: MeshdIo, setExitCode: (code: number) => void): 
   const vklog = DISCOVERY_FLAGS.find((f) => f.name === "vklog")!;
   const program: CommandUnknownOpts = new Command("meshd")
     .description(
-      "The mesh control plane (in the manner of istiod). PARTIAL: `discovery` validates its flags and " +
-        "environment but serves nothing yet",
+      "The mesh control plane (in the manner of istiod). PARTIAL: config comes from --configDir only " +
+        "(no Kubernetes), and there are no injection or validation webhooks yet",
     )
     .addOption(flagOption(vklog))
     .showHelpAfterError();
@@ -175,6 +227,7 @@ export function buildProgram(io: MeshdIo, setExitCode: (code: number) => void): 
   });
   program.addCommand(discoveryCommand(io, setExitCode));
   program.addCommand(requestCommand(io, setExitCode));
+  program.addCommand(tokenCommand(io, setExitCode));
   program.addCommand(versionCommand(io));
   program.addCommand(completionCommand(() => program, io.stdout));
   configureAll(program, io);

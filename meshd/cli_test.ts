@@ -41,7 +41,13 @@ async function meshd(
  */
 async function discovery(
   args: string[],
-  options: { vars?: Record<string, string>; extra?: string[]; writable?: boolean } = {},
+  options: {
+    vars?: Record<string, string>;
+    extra?: string[];
+    writable?: boolean;
+    /** Runs while meshd serves, given its output so far. */
+    whileReady?: (out: string) => Promise<void>;
+  } = {},
 ): Promise<Run> {
   const dir = await Deno.makeTempDir();
   await Deno.mkdir(`${dir}/config`);
@@ -91,10 +97,13 @@ async function discovery(
   while (!exited && !/meshd ready/.test(out + err) && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 50));
   }
+  let failure: unknown;
+  if (!exited && options.whileReady) await options.whileReady(out + err).catch((e) => (failure = e));
   if (!exited) child.kill("SIGTERM");
   const { code } = await status;
   await reading;
   await Deno.remove(dir, { recursive: true });
+  if (failure) throw failure;
   return { code, out, err };
 }
 
@@ -444,4 +453,68 @@ Deno.test("completion: powershell, and --no-descriptions", async () => {
   const without = await meshd(["completion", "fish", "--no-descriptions"]);
   assert.match(withD.out, /-a 'discovery' -d 'Start the proxy discovery service/);
   assert.doesNotMatch(without.out, / -d '/);
+});
+
+Deno.test("token: mints a bootstrap token from ROOT_CA_DIR's key that meshd's CA accepts; never creates the key", async () => {
+  const dir = await Deno.makeTempDir();
+  const vars = { ROOT_CA_DIR: `${dir}/ca` };
+  const none = await meshd(["token", "-n", "foo", "--serviceAccount", "sleep"], { vars });
+  assert.equal(none.code, 1);
+  assert.match(none.err, /^error: ROOT_CA_DIR .*\/ca: /m);
+  const { CertificateAuthority } = await import("./ca/mod.ts");
+  const ca = new CertificateAuthority();
+  await ca.start({
+    rootCaDir: `${dir}/ca`,
+    trustDomain: "cluster.local",
+    selfSignedRsaKeySize: 2048,
+    selfSignedTtlMs: 3600_000,
+    defaultTtlMs: 3600_000,
+    maxTtlMs: 7200_000,
+    tokenAudiences: "mesh-ca",
+  });
+  try {
+    const r = await meshd(["token", "-n", "foo", "--serviceAccount", "sleep", "--duration", "10m"], { vars });
+    assert.equal(r.code, 0, r.err);
+    const who = await ca.authenticate({ authorization: `Bearer ${r.out.trim()}` });
+    assert.equal(JSON.stringify(who).includes('"serviceAccount":"sleep"'), true, JSON.stringify(who));
+    const json = await meshd(["token", "-n", "foo", "-o", "json", "--duration", "1h"], { vars });
+    assert.equal(JSON.parse(json.out).serviceAccount, "default");
+    const bad = await meshd(["token", "-n", "foo", "--duration", "48h"], { vars });
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /token duration must be 1 to 86400 seconds/);
+  } finally {
+    await ca.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("discovery: the secure port offers only AEAD suites, whatever --tls-cipher-suites says (real openssl)", async () => {
+  const handshake = async (port: string, cipher: string) => {
+    const r = await new Deno.Command("openssl", {
+      args: ["s_client", "-connect", `127.0.0.1:${port}`, "-tls1_2", "-cipher", cipher],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return new TextDecoder().decode(r.stdout);
+  };
+  const r = await discovery(["--tls-cipher-suites", "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA"], {
+    whileReady: async (out) => {
+      const port = /mutual TLS on [^ ]+ \(port (\d+)\)/.exec(out)![1];
+      assert.match(
+        await handshake(port, "ECDHE-ECDSA-AES256-GCM-SHA384"),
+        /Cipher is ECDHE-ECDSA-AES256-GCM-SHA384/,
+      );
+      assert.doesNotMatch(
+        await handshake(port, "ECDHE-ECDSA-AES128-SHA"),
+        /Cipher is ECDHE/,
+        "CBC is never offered",
+      );
+    },
+  });
+  assert.equal(r.code, 0, r.err);
+  assert.match(
+    r.err,
+    /^warning: --tls-cipher-suites has no effect yet: Deno's TLS stack chooses the suites/m,
+  );
 });

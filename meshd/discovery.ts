@@ -7,7 +7,9 @@
  *
  * @module
  */
+import type * as grpc from "@grpc/grpc-js";
 import { CertificateAuthority } from "./ca/mod.ts";
+import { meshServerCredentials, StaticCertificateProvider } from "./ca/server_credentials.ts";
 import type { Logger } from "./logging/mod.ts";
 import { serveCtrlz } from "./monitoring/ctrlz.ts";
 import { type DebugHandlers, serveDebug, serveMonitoring } from "./monitoring/http_servers.ts";
@@ -40,6 +42,49 @@ function optionFields(options: DiscoveryOptions): Record<string, unknown> {
   fields.log_as_json = options.log.asJson;
   fields.log_target = options.log.targets.join(",");
   return fields;
+}
+
+/**
+ * Credentials of the mutual-TLS listener: --tlsCertFile/--tlsKeyFile when given (a certificate from
+ * another issuer), else one the mesh CA issues for meshd's service names; client certificates are
+ * verified against --caCertFile when given, else the mesh trust bundle. Client certificates are
+ * requested but optional, because a proxy's first CSR carries only its bootstrap token.
+ */
+async function secureCredentials(
+  options: DiscoveryOptions,
+  ca: CertificateAuthority,
+): Promise<grpc.ServerCredentials> {
+  const trustBundlePem = options.caCertFile
+    ? await readFlagFile("--caCertFile", options.caCertFile)
+    : ca.trustBundlePem;
+  const serving = options.tlsCertFile
+    ? {
+      certChainPem: await readFlagFile("--tlsCertFile", options.tlsCertFile),
+      privateKeyPem: await readFlagFile("--tlsKeyFile", options.tlsKeyFile),
+    }
+    : await ca.issueServingCertificate({
+      dnsNames: [
+        `meshd.${options.namespace}.svc`,
+        `meshd.${options.namespace}.svc.${options.domain}`,
+        "localhost",
+      ],
+      ipAddresses: ["127.0.0.1"],
+    });
+  return meshServerCredentials(
+    new StaticCertificateProvider({
+      certChainPem: serving.certChainPem,
+      privateKeyPem: serving.privateKeyPem,
+      trustBundlePem,
+    }),
+  );
+}
+
+async function readFlagFile(flag: string, path: string): Promise<string> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (e) {
+    throw new Error(`${flag} ${path}: cannot read: ${(e as Error).message}`);
+  }
 }
 
 /** What a running discovery service exposes to its caller (tests, and the signal handler). */
@@ -124,14 +169,7 @@ export async function startDiscovery(
   const secure = ca
     ? {
       addr: addressText(options.secureGRPCAddr),
-      credentials: (await ca.serverCredentials({
-        dnsNames: [
-          `meshd.${options.namespace}.svc`,
-          `meshd.${options.namespace}.svc.${options.domain}`,
-          "localhost",
-        ],
-        ipAddresses: ["127.0.0.1"],
-      })).credentials,
+      credentials: await secureCredentials(options, ca),
       register: (server: Parameters<CertificateAuthority["register"]>[0]) => ca!.register(server),
     }
     : undefined;
@@ -149,6 +187,7 @@ export async function startDiscovery(
     maxRecvMessageBytes: env.MESH_GPRC_MAXRECVMSGSIZE,
     keepaliveIntervalMs: options.keepaliveIntervalMs,
     keepaliveTimeoutMs: options.keepaliveTimeoutMs,
+    maxConnectionAgeMs: options.keepaliveMaxServerConnectionAgeMs,
     logger: logger.scope("file"),
     onRejected: observers.onRejected,
     onPushContext: (ctx, ms, reasons) => {

@@ -1,9 +1,7 @@
 /**
  * meshd entry point: `deno task meshd <command>` or `./dev meshd <command>`. The commands are
- * `discovery`, `request`, `version` and `completion` (see cli.ts). PARTIAL: `meshd discovery` parses
- * and validates every flag and environment variable of the seed and logs the effective
- * configuration, but its servers (xDS, CA, debug, monitoring) come later. `meshd request` needs
- * network access (`--allow-net`), which `deno task meshd` does not grant yet.
+ * `discovery`, `request`, `token`, `version` and `completion` (see cli.ts). PARTIAL: config comes
+ * from --configDir only (no Kubernetes), and the injection and validation webhooks are not there yet.
  *
  * @module
  */

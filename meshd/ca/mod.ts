@@ -29,7 +29,12 @@ import { bootstrapTokenHandler } from "./token_endpoint.ts";
 
 export type { AuthResult, CallerIdentity, Credentials } from "./authenticate.ts";
 export type { BootstrapToken } from "./bootstrap_tokens.ts";
-export { BOOTSTRAP_TOKEN_TYPE, DEFAULT_TOKEN_DURATION_SECONDS, TOKEN_KEY_FILE } from "./bootstrap_tokens.ts";
+export {
+  BOOTSTRAP_TOKEN_TYPE,
+  BootstrapTokenIssuer,
+  DEFAULT_TOKEN_DURATION_SECONDS,
+  TOKEN_KEY_FILE,
+} from "./bootstrap_tokens.ts";
 export {
   type CaServiceHooks,
   type CertificateProtocol,

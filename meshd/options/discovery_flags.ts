@@ -297,7 +297,9 @@ export const DISCOVERY_FLAGS: readonly DiscoveryFlag[] = [
     type: "stringSlice",
     default: [],
     description: "Cipher suites for the daemon's TLS server; Go defaults when omitted",
-    effect: "now",
+    effect: "no effect yet",
+    reason:
+      "Deno's TLS stack chooses the suites itself (TLS 1.3 and ECDHE AEAD suites only; no CBC, RC4 or 3DES)",
   },
   {
     name: "tlsCertFile",

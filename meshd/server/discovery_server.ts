@@ -44,6 +44,8 @@ export interface DiscoveryServerOptions {
   /** --keepaliveInterval and --keepaliveTimeout in ms; defaults 30 s and 10 s. */
   keepaliveIntervalMs?: number;
   keepaliveTimeoutMs?: number;
+  /** --keepaliveMaxServerConnectionAge in ms: connections are closed gracefully after it. */
+  maxConnectionAgeMs?: number;
   /** Logs; default none. */
   logger?: DiscoveryLogger;
   /** Each rejected config document (disco_total_rejected_configs). */
@@ -177,6 +179,10 @@ export class DiscoveryServer {
       "grpc.max_receive_message_length": o.maxRecvMessageBytes ?? 4 * 1024 * 1024,
       "grpc.keepalive_time_ms": o.keepaliveIntervalMs ?? 30_000,
       "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs ?? 10_000,
+      // The default (Go's max duration) means never; timers cannot take more than 2^31-1 ms.
+      ...(o.maxConnectionAgeMs !== undefined && o.maxConnectionAgeMs < 2 ** 31 - 1
+        ? { "grpc.max_connection_age_ms": o.maxConnectionAgeMs }
+        : {}),
     };
     this.#grpc = new grpc.Server(serverOptions);
     this.#ads.register(this.#grpc);
