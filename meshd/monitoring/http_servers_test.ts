@@ -36,6 +36,7 @@ Deno.test("/metrics counts connections, pushes, rejected configs and convergence
       assert.match(text, /^disco_xds_pushes\{type="mesh.v1.Workload"\} [1-9]/m);
       assert.match(text, /^disco_push_triggers\{type="config"\} [1-9]/m);
       assert.match(text, /^disco_proxy_convergence_time_count [1-9]/m);
+      assert.match(text, /^disco_xds_push_time_count\{type="mesh.v1.Service"\} [1-9]/m);
       assert.match(text, /^disco_services 1$/m);
       assert.match(text, /^meshd_uptime_seconds \d/m);
       assert.match(text, /^mesh_build\{component="meshd",tag="\d+\.\d+\.\d+"\} 1$/m);

@@ -25,9 +25,10 @@ export function discoveryObservers(m: MeshdMetrics): {
       onDisconnect: () => m.discoXds.dec(),
       onNack: (_s, typeUrl) => m.discoTotalXdsRejects.inc({ type: short(typeUrl) }),
       onAck: (_s, _typeUrl, pushedAt) => m.discoProxyConvergenceTime.observe((Date.now() - pushedAt) / 1000),
-      onSend: (_s, typeUrl, _count, bytes) => {
+      onSend: (_s, typeUrl, _count, bytes, ms) => {
         m.discoXdsPushes.inc({ type: short(typeUrl) });
         m.discoXdsConfigSizeBytes.observe({ type: short(typeUrl) }, bytes);
+        m.discoXdsPushTime.observe({ type: short(typeUrl) }, ms / 1000);
       },
       onExpiredNonce: (_s, typeUrl) => m.discoXdsExpiredNonce.inc({ type: short(typeUrl) }),
     },

@@ -61,8 +61,8 @@ export interface AdsHooks {
   onNack?(stream: AdsStreamStatus, typeUrl: string, message: string): void;
   /** A proxy acknowledged a response; `pushedAt` is when the push that produced it began (ms). */
   onAck?(stream: AdsStreamStatus, typeUrl: string, pushedAt: number): void;
-  /** A response was written. */
-  onSend?(stream: AdsStreamStatus, typeUrl: string, resources: number, bytes: number): void;
+  /** A response was written; `ms` is how long generating and writing it took (disco_xds_push_time). */
+  onSend?(stream: AdsStreamStatus, typeUrl: string, resources: number, bytes: number, ms: number): void;
   /** A request carried a nonce that is not the latest sent (disco_xds_expired_nonce). */
   onExpiredNonce?(stream: AdsStreamStatus, typeUrl: string): void;
 }
@@ -473,6 +473,7 @@ class Stream {
   }
 
   #pushDelta(st: TypeState, at: number, answer: boolean): void {
+    const started = performance.now();
     const list = this.generator.generate(this.node, st.typeUrl);
     if (list === undefined) return this.#unknownType(st);
     if (!answer && list.version === st.lastListVersion) return;
@@ -524,12 +525,12 @@ class Stream {
         resources,
         removedResources: removed,
       },
-      resources.length,
-      bytes,
+      { count: resources.length, bytes, started },
     );
   }
 
   #pushSotw(st: TypeState, at: number, answer: boolean): void {
+    const started = performance.now();
     const list = this.generator.generate(this.node, st.typeUrl);
     if (list === undefined) return this.#unknownType(st);
     const version = this.generator.version();
@@ -547,12 +548,16 @@ class Stream {
         typeUrl: st.typeUrl,
         resources: chosen.map((r) => anyOf(st.typeUrl, r.body)),
       },
-      chosen.length,
-      bytes,
+      { count: chosen.length, bytes, started },
     );
   }
 
-  #write(st: TypeState, version: string, response: Message, count: number, bytes: number): void {
+  #write(
+    st: TypeState,
+    version: string,
+    response: Message,
+    sizes: { count: number; bytes: number; started: number },
+  ): void {
     if (this.#closed) return;
     const nonce = String(++this.#nonce);
     st.lastSentNonce = nonce;
@@ -561,7 +566,13 @@ class Stream {
     this.call.write({ ...response, nonce }, () => {
       if (--this.#outstanding === 0) this.registry.settled(this);
     });
-    this.hooks.onSend?.(this.status(), st.typeUrl, count, bytes);
+    this.hooks.onSend?.(
+      this.status(),
+      st.typeUrl,
+      sizes.count,
+      sizes.bytes,
+      performance.now() - sizes.started,
+    );
   }
 
   #unknownType(st: TypeState): void {
