@@ -79,6 +79,12 @@ export interface AdsServerOptions extends AdsHooks {
   /** How long a stream may hold a slot while its writes do not complete, ms; default 5000. */
   sendTimeoutMs?: number;
   /**
+   * Bytes that may be in flight at once across all streams; default 32 MiB. Large responses (a
+   * proxy's first full sync) are paced by it; small pushes (one policy changed) fan out up to
+   * `pushThrottle` streams at a time.
+   */
+  maxInFlightBytes?: number;
+  /**
    * Decides whether the peer of a new stream may act as the node it names (XDS_AUTH); returns the
    * reason to refuse it, which the proxy receives as PERMISSION_DENIED, or undefined to accept.
    */
@@ -128,6 +134,8 @@ interface TypeState {
   lastListVersion: string;
   /** The nonce whose ACK or NACK was last counted, so a repeated ACK is not counted twice. */
   lastAnswered: string;
+  /** Nonces of the leading chunks of a split update: their ACKs are expected, not stale. */
+  chunkNonces: Set<string>;
   lastSentVersion: string;
   lastSentNonce: string;
   lastAckedVersion: string;
@@ -149,7 +157,9 @@ export class AdsServer {
   readonly #queue: Stream[] = [];
   readonly #limit: number;
   readonly #sendTimeoutMs: number;
+  readonly #maxBytes: number;
   #inFlight = 0;
+  #inFlightBytes = 0;
   #nextId = 0;
 
   /** @param generator produces resources; @param options observers, and the push throttle */
@@ -159,6 +169,7 @@ export class AdsServer {
     this.#authorize = options.authorize;
     this.#limit = options.pushThrottle && options.pushThrottle > 0 ? options.pushThrottle : 100;
     this.#sendTimeoutMs = options.sendTimeoutMs ?? 5000;
+    this.#maxBytes = options.maxInFlightBytes ?? 32 * 1024 * 1024;
   }
 
   /** Streams holding a push slot now (a response written and not yet sent). */
@@ -198,12 +209,16 @@ export class AdsServer {
   }
 
   #drain(): void {
-    while (this.#inFlight < this.#limit && this.#queue.length > 0) {
+    while (this.#inFlight < this.#limit && this.#inFlightBytes < this.#maxBytes && this.#queue.length > 0) {
       const s = this.#queue.shift()!;
       s.queued = false;
-      if (s.closed || s.flushPending() === 0) continue;
+      if (s.closed) continue;
+      const bytes = s.flushPending();
+      if (bytes < 0) continue;
       s.holding = true;
+      s.heldBytes = bytes;
       this.#inFlight++;
+      this.#inFlightBytes += bytes;
       s.slotTimer = setTimeout(() => this.#release(s), this.#sendTimeoutMs);
     }
   }
@@ -213,6 +228,8 @@ export class AdsServer {
     if (s.holding) {
       s.holding = false;
       this.#inFlight--;
+      this.#inFlightBytes -= s.heldBytes;
+      s.heldBytes = 0;
       clearTimeout(s.slotTimer);
     }
     this.#schedule(s);
@@ -269,6 +286,8 @@ class Stream {
   node: ProxyNode = { id: "", cluster: "", metadata: {} };
   queued = false;
   holding = false;
+  /** Bytes of the responses this stream is sending while it holds a slot. */
+  heldBytes = 0;
   slotTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #types = new Map<string, TypeState>();
   readonly #connectedAt = Date.now();
@@ -278,6 +297,8 @@ class Stream {
   #pushAt: number | undefined;
   /** Responses written and not yet sent. */
   #outstanding = 0;
+  /** Bytes written by the current flushPending. */
+  #flushedBytes = 0;
   #nonce = 0;
   #closed = false;
 
@@ -359,6 +380,7 @@ class Stream {
       lastAckedNonce: "",
       lastListVersion: "",
       lastAnswered: "",
+      chunkNonces: new Set(),
       nacks: 0,
       pushStartedAt: Date.now(),
     };
@@ -370,6 +392,15 @@ class Stream {
   #ackOrNack(st: TypeState, req: Message): boolean {
     const nonce: string = req.responseNonce ?? "";
     if (nonce === "") return true;
+    if (st.chunkNonces.delete(nonce)) {
+      // An ACK of a leading chunk: the update is acknowledged with its last chunk's nonce. A NACK of
+      // one is remembered, so that the whole update counts as rejected.
+      const detail = req.errorDetail;
+      if (detail && (detail.code || detail.message)) {
+        st.lastNack = String(detail.message ?? `code ${detail.code}`);
+      }
+      return false;
+    }
     if (nonce !== st.lastSentNonce || st.lastAnswered === nonce) {
       this.hooks.onExpiredNonce?.(this.status(), st.typeUrl);
       return false;
@@ -443,9 +474,10 @@ class Stream {
     return this.#answer.size > 0 || this.#pushAt !== undefined;
   }
 
-  /** Writes what is pending: answers to requests, then the push. Returns the responses written. */
+  /** Writes what is pending: answers to requests, then the push. Returns the bytes written, or -1 for none. */
   flushPending(): number {
     const before = this.#outstanding;
+    this.#flushedBytes = 0;
     const now = Date.now();
     const pushAt = this.#pushAt;
     this.#pushAt = undefined;
@@ -459,7 +491,7 @@ class Stream {
       if (this.protocol === "delta") this.#pushDelta(st, at, isAnswer);
       else this.#pushSotw(st, at, isAnswer);
     }
-    return this.#outstanding - before;
+    return this.#outstanding > before ? this.#flushedBytes : -1;
   }
 
   #wanted(st: TypeState, name: string): boolean {
@@ -516,17 +548,33 @@ class Stream {
     }
     if (resources.length === 0 && removed.length === 0 && !(answer && st.lastSentNonce === "")) return;
     st.pushStartedAt = at;
-    this.#write(
-      st,
-      version,
-      {
-        systemVersionInfo: version,
-        typeUrl: st.typeUrl,
-        resources,
-        removedResources: removed,
-      },
-      { count: resources.length, bytes, started },
-    );
+    // Large updates go out as several responses of about CHUNK_BYTES each: the runtime's HTTP/2 layer
+    // keeps each stream's buffer at the size of its largest write, so one 250 KB first sync per proxy
+    // would cost 250 KB of memory per proxy for as long as it stays connected.
+    let from = 0;
+    while (true) {
+      let to = from;
+      let chunkBytes = 0;
+      while (to < resources.length && (to === from || chunkBytes + changed[to].body.length <= CHUNK_BYTES)) {
+        chunkBytes += changed[to].body.length;
+        to++;
+      }
+      const last = to >= resources.length;
+      if (!last) st.chunkNonces.add(String(this.#nonce + 1));
+      this.#write(
+        st,
+        version,
+        {
+          systemVersionInfo: version,
+          typeUrl: st.typeUrl,
+          resources: resources.slice(from, to),
+          removedResources: last ? removed : [],
+        },
+        { count: to - from, bytes: chunkBytes, started },
+      );
+      if (last) break;
+      from = to;
+    }
   }
 
   #pushSotw(st: TypeState, at: number, answer: boolean): void {
@@ -563,6 +611,7 @@ class Stream {
     st.lastSentNonce = nonce;
     st.lastSentVersion = version;
     this.#outstanding++;
+    this.#flushedBytes += sizes.bytes;
     this.call.write({ ...response, nonce }, () => {
       if (--this.#outstanding === 0) this.registry.settled(this);
     });
@@ -600,6 +649,9 @@ class Stream {
     };
   }
 }
+
+/** Target size of one delta response, bytes. */
+const CHUNK_BYTES = 8 * 1024;
 
 /** Name-to-version maps of generated lists, shared by every stream that holds exactly that list. */
 const LIST_INDEXES = new WeakMap<GeneratedList, Map<string, string>>();

@@ -266,11 +266,56 @@ Deno.test("push throttle: never more streams sending than the throttle, and ever
       c.send({ node: { ...NODE, id: `proxy-${i}` }, typeUrl: T });
       return c;
     });
-    for (const c of streams) assert.deepEqual(names(await c.next(3000)), ["a", "b"]);
+    for (const c of streams) {
+      // "a" is over the chunk size, so the update arrives as two responses.
+      const got = [...names(await c.next(3000)), ...names(await c.next(3000))].sort();
+      assert.deepEqual(got, ["a", "b"]);
+    }
     assert.equal(maxInFlightAtSend, 0, "a send started only when no other stream held the slot");
     assert.equal(ads.inFlight, 0);
   }, {
     pushThrottle: 1,
     onSend: () => (maxInFlightAtSend = Math.max(maxInFlightAtSend, adsRef?.inFlight ?? 0)),
+  });
+});
+
+Deno.test("byte budget: big responses are paced by bytes in flight even with free slots", async () => {
+  let adsRef: AdsServer | undefined;
+  let maxInFlightAtSend = 0;
+  await withServer(async ({ gen, ads, client }) => {
+    adsRef = ads;
+    gen.set({ a: "x".repeat(256 * 1024) });
+    const streams = Array.from({ length: 6 }, (_, i) => {
+      const c = new Client((client() as Msg).DeltaAggregatedResources());
+      c.send({ node: { ...NODE, id: `proxy-${i}` }, typeUrl: T });
+      return c;
+    });
+    for (const c of streams) assert.deepEqual(names(await c.next(3000)), ["a"]);
+    assert.equal(maxInFlightAtSend, 0, "the first big send used the whole budget");
+  }, {
+    pushThrottle: 100,
+    maxInFlightBytes: 1024,
+    onSend: () => (maxInFlightAtSend = Math.max(maxInFlightAtSend, adsRef?.inFlight ?? 0)),
+  });
+});
+
+Deno.test("large updates are split into chunks; ACKs of leading chunks are not stale, the last one ACKs", async () => {
+  await withServer(async ({ gen, ads, events, client }) => {
+    gen.set(Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`r${i}`, `${i}`.repeat(10 * 1024)])));
+    const c = new Client((client() as Msg).DeltaAggregatedResources());
+    c.send({ node: NODE, typeUrl: T });
+    const got: string[] = [];
+    const nonces: string[] = [];
+    while (got.length < 10) {
+      const m = await c.next();
+      got.push(...names(m));
+      nonces.push(m.nonce);
+    }
+    assert.ok(nonces.length >= 3, `10 x 10 KiB in chunks of 8 KiB: ${nonces.length} responses`);
+    for (const n of nonces) c.send({ typeUrl: T, responseNonce: n });
+    await c.nothing();
+    assert.deepEqual(got.sort(), Array.from({ length: 10 }, (_, i) => `r${i}`).sort());
+    assert.equal(events.filter((e) => e.startsWith("ack")).length, 1, "one update, one ACK");
+    assert.equal(ads.streams()[0].types[0].lastAckedNonce, nonces.at(-1));
   });
 });

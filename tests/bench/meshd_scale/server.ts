@@ -11,6 +11,7 @@ const server = new DiscoveryServer({
   configDir,
   grpcAddr: "127.0.0.1:0",
   debounceAfterMs: 100,
+  pushThrottle: Number(Deno.env.get("DISCO_PUSH_THROTTLE") ?? 100),
   logger: { info() {}, warn() {}, error: (m) => console.error(m) },
   onPushContext: (_ctx, buildMs) => {
     if (Deno.env.get("BENCH_TRACE")) console.error(`push context built in ${buildMs.toFixed(0)} ms`);
@@ -30,6 +31,14 @@ if (Deno.env.get("BENCH_TRACE")) {
 }
 const { grpcPort } = await server.start();
 console.log(`port ${grpcPort}`);
+if (Deno.env.get("BENCH_TRACE")) {
+  // Memory breakdown every few seconds: heap (JS objects) versus external (buffers) versus RSS.
+  setInterval(() => {
+    const m = Deno.memoryUsage();
+    const mib = (n: number) => Math.round(n / 1048576);
+    console.error(`memory rss=${mib(m.rss)} heapUsed=${mib(m.heapUsed)} heapTotal=${mib(m.heapTotal)} external=${mib(m.external)} MiB, streams=${server.ads.connected}`);
+  }, 3000);
+}
 Deno.addSignalListener("SIGTERM", async () => {
   await server.stop(100);
   Deno.exit(0);
