@@ -60,6 +60,9 @@ export class PushContextGenerator implements ResourceGenerator {
   #cache = new Map<string, GeneratedResource>();
   // The Service list is the same for every proxy: built once per push context.
   #services: GeneratedList | undefined;
+  // Lists that depend only on a workload (its own Workload) or on its namespace and labels (the
+  // policies that select it): thousands of proxies of one deployment share one list per push context.
+  #lists = new Map<string, GeneratedList>();
 
   /** @param ctx the initial push context */
   constructor(ctx: PushContext) {
@@ -71,6 +74,7 @@ export class PushContextGenerator implements ResourceGenerator {
     this.#ctx = ctx;
     this.#cache = new Map();
     this.#services = undefined;
+    this.#lists = new Map();
   }
 
   /** The current push context. */
@@ -88,10 +92,11 @@ export class PushContextGenerator implements ResourceGenerator {
     const workload = key === undefined ? undefined : ctx.workloads.get(key);
     switch (typeUrl) {
       case TYPE_URLS.workload:
-        return listOf(
-          workload
-            ? [this.#encode(RESOURCE_TYPES.workload, workload.key, () => workloadMessage(workload))]
-            : [],
+        if (!workload) return EMPTY_LIST;
+        return this.#memo(
+          `w\u0000${workload.key}`,
+          () =>
+            listOf([this.#encode(RESOURCE_TYPES.workload, workload.key, () => workloadMessage(workload))]),
         );
       case TYPE_URLS.service:
         return this.#services ??= listOf(
@@ -109,24 +114,43 @@ export class PushContextGenerator implements ResourceGenerator {
           ),
         );
       case TYPE_URLS.authorization:
-        return listOf(
-          this.#selecting(ctx.authorizationPolicies, workload).map((p) =>
-            this.#encode(
-              RESOURCE_TYPES.authorization,
-              p.key,
-              () => authorizationMessage(p, ctx.rootNamespace),
-            )
-          ),
+        if (!workload) return EMPTY_LIST;
+        return this.#memo(
+          `a\u0000${selectionKey(workload)}`,
+          () =>
+            listOf(
+              this.#selecting(ctx.authorizationPolicies, workload).map((p) =>
+                this.#encode(
+                  RESOURCE_TYPES.authorization,
+                  p.key,
+                  () => authorizationMessage(p, ctx.rootNamespace),
+                )
+              ),
+            ),
         );
       case TYPE_URLS.jwtPolicy:
-        return listOf(
-          this.#selecting(ctx.requestAuthentications, workload).map((p) =>
-            this.#encode(RESOURCE_TYPES.jwtPolicy, p.key, () => jwtPolicyMessage(p))
-          ),
+        if (!workload) return EMPTY_LIST;
+        return this.#memo(
+          `j\u0000${selectionKey(workload)}`,
+          () =>
+            listOf(
+              this.#selecting(ctx.requestAuthentications, workload).map((p) =>
+                this.#encode(RESOURCE_TYPES.jwtPolicy, p.key, () => jwtPolicyMessage(p))
+              ),
+            ),
         );
       default:
         return undefined;
     }
+  }
+
+  #memo(key: string, build: () => GeneratedList): GeneratedList {
+    let list = this.#lists.get(key);
+    if (!list) {
+      list = build();
+      this.#lists.set(key, list);
+    }
+    return list;
   }
 
   #selecting(
@@ -147,6 +171,21 @@ export class PushContextGenerator implements ResourceGenerator {
     }
     return hit;
   }
+}
+
+const EMPTY_LIST: GeneratedList = Object.freeze({ resources: [], version: "empty" }) as GeneratedList;
+
+const SELECTION_KEYS = new WeakMap<WorkloadView, string>();
+
+/** What decides which policies select a workload: its namespace and labels. */
+function selectionKey(w: WorkloadView): string {
+  let key = SELECTION_KEYS.get(w);
+  if (key === undefined) {
+    key = w.namespace + "\u0000" +
+      JSON.stringify(Object.entries(w.labels).sort(([a], [b]) => a < b ? -1 : 1));
+    SELECTION_KEYS.set(w, key);
+  }
+  return key;
 }
 
 /** A list with a version made of its resources' names and versions. */

@@ -96,3 +96,20 @@ Deno.test("encodings are shared between proxies, and versions follow content", (
   const forHttpbin = gen.generate(node("foo", "httpbin-1"), TYPE_URLS.authorization)!.version;
   assert.notEqual(forHttpbin, gen.generate(node("foo", "sleep-1"), TYPE_URLS.authorization)!.version);
 });
+
+Deno.test("proxies with the same namespace and labels share one policy list per push context", () => {
+  const many = [
+    ...config,
+    res("WorkloadEntry", "foo", "sleep-2", { address: "10.1.0.4", labels: { app: "sleep" } }),
+  ];
+  const gen = new PushContextGenerator(buildPushContext(many, { version: "1" }));
+  const a = gen.generate(node("foo", "sleep-1"), TYPE_URLS.authorization)!;
+  const b = gen.generate(node("foo", "sleep-2"), TYPE_URLS.authorization)!;
+  assert.equal(a, b, "one list, computed once");
+  assert.notEqual(a, gen.generate(node("foo", "httpbin-1"), TYPE_URLS.authorization));
+  assert.notEqual(
+    gen.generate(node("foo", "sleep-1"), TYPE_URLS.workload),
+    gen.generate(node("foo", "sleep-2"), TYPE_URLS.workload),
+    "a Workload list is per workload",
+  );
+});
