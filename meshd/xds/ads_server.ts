@@ -172,6 +172,11 @@ export class AdsServer {
     this.#maxBytes = options.maxInFlightBytes ?? 32 * 1024 * 1024;
   }
 
+  /** Streams waiting for a push slot (the push queue's depth). */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
   /** Streams holding a push slot now (a response written and not yet sent). */
   get inFlight(): number {
     return this.#inFlight;

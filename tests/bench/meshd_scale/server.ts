@@ -36,7 +36,11 @@ if (Deno.env.get("BENCH_TRACE")) {
   setInterval(() => {
     const m = Deno.memoryUsage();
     const mib = (n: number) => Math.round(n / 1048576);
-    console.error(`memory rss=${mib(m.rss)} heapUsed=${mib(m.heapUsed)} heapTotal=${mib(m.heapTotal)} external=${mib(m.external)} MiB, streams=${server.ads.connected}`);
+    console.error(
+      `memory rss=${mib(m.rss)} heapUsed=${mib(m.heapUsed)} heapTotal=${mib(m.heapTotal)} external=${
+        mib(m.external)
+      } MiB, streams=${server.ads.connected}`,
+    );
   }, 3000);
 }
 Deno.addSignalListener("SIGTERM", async () => {
