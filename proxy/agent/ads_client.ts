@@ -1,0 +1,410 @@
+/**
+ * A Delta ADS client (envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources)
+ * for the agent, after Envoy's and Istio's xDS proxy: one stream subscribing to the mesh's four
+ * resource types as wildcards; each response is decoded and checked as a whole, applied, and then
+ * ACKed; a response with any resource that fails is NACKed (error_detail says which and why) and
+ * none of it is applied, so the previous resources of that type stay in force.
+ *
+ * Connection: plain text (meshd's --grpcAddr) or mutual TLS with the workload certificate
+ * (--secureGRPCAddr, where XDS_AUTH checks the certificate's namespace). When the stream ends for any
+ * reason the client reconnects after an exponential backoff with jitter (100 ms doubling to 30 s by
+ * default; reset by the first response of a stream), on a new channel each time, and tells meshd what
+ * it holds in `initial_resource_versions`, so meshd sends only what changed meanwhile. What it holds
+ * is never dropped while meshd is away.
+ *
+ * A new certificate ({@link AdsClient.setCertificate}) is taken into use make-before-break: a second
+ * stream opens with it, and the old one is cancelled when the new one has received its first
+ * response; a failure of the new stream leaves the old one serving.
+ *
+ * @module
+ */
+import * as grpc from "@grpc/grpc-js";
+import { adsProtocol } from "../../meshd/xds/envoy_protos.ts";
+import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { Backoff, type BackoffOptions } from "./backoff.ts";
+import type { AgentLogger } from "./certificate_manager.ts";
+import { type NodeOptions, workloadKey, xdsNode } from "./node.ts";
+import { decodeXdsResource, deepFreeze, kindOf, type ResourceKind, SUBSCRIBED } from "./resources.ts";
+import { secureChannel } from "./tls.ts";
+
+/** The part of the runtime snapshot that comes from ADS. */
+export type AdsConfig = Omit<RuntimeSnapshot, "revision" | "certificate">;
+
+/** The empty config, before meshd answers. */
+export const EMPTY_ADS_CONFIG: AdsConfig = deepFreeze({
+  versions: {},
+  services: {},
+  authorizations: {},
+  jwtPolicies: {},
+});
+
+/** The workload certificate presented on the mutual-TLS port. */
+export interface ClientCertificate {
+  certChainPem: string;
+  privateKeyPem: string;
+}
+
+/** Observers, for logs and tests; all optional. */
+export interface AdsClientHooks {
+  /** A stream received its first response and became the one in use. */
+  onConnect?(stream: number): void;
+  /** A stream ended; `reason` is the gRPC status. */
+  onDisconnect?(stream: number, reason: string): void;
+  /** A response arrived: what it carried (before checking). */
+  onResponse?(typeUrl: string, resources: string[], removed: string[], stream: number): void;
+  /** A response was applied and ACKed. */
+  onAck?(typeUrl: string, version: string): void;
+  /** A response was rejected. */
+  onNack?(typeUrl: string, message: string): void;
+  /** A reconnect was scheduled. */
+  onRetry?(delayMs: number, attempt: number): void;
+}
+
+/** Options of {@link AdsClient}. */
+export interface AdsClientOptions {
+  /** meshd's address, `host:port`. */
+  address: string;
+  /** This proxy. */
+  node: NodeOptions;
+  /** Plain text (meshd's --grpcAddr): no TLS, no certificate. */
+  plaintext?: boolean;
+  /** For mutual TLS: the roots of meshd's serving certificate, and the name it must carry. */
+  rootsPem?: string;
+  serverName?: string;
+  /** For mutual TLS: the first certificate (later ones via setCertificate). */
+  certificate?: ClientCertificate;
+  /** Reconnect delays; default 100 ms doubling to 30 s, ±50 % jitter. */
+  backoff?: BackoffOptions;
+  /** Client keepalive pings, ms; default 30,000 (a meshd that vanished without a FIN is noticed). */
+  keepaliveMs?: number;
+  logger?: AgentLogger;
+  hooks?: AdsClientHooks;
+}
+
+/** What the client is doing. */
+export interface AdsClientStatus {
+  /** A stream has received a response and is open. */
+  connected: boolean;
+  /** Streams opened since start. */
+  streams: number;
+  /** Failed connection attempts since the last success. */
+  failures: number;
+  lastError?: string;
+  /** Last ACKed version per type URL. */
+  acked: Record<string, string>;
+  /** The message of the last NACK per type URL, while the latest response of that type is rejected. */
+  nacked: Record<string, string>;
+}
+
+/** Longest error_detail message sent. */
+const MAX_NACK_CHARS = 4096;
+
+// deno-lint-ignore no-explicit-any
+type Message = Record<string, any>;
+
+interface Held {
+  version: string;
+  value: unknown;
+}
+
+class Stream {
+  gotResponse = false;
+  cancelled = false;
+  ended = false;
+  constructor(
+    readonly id: number,
+    readonly client: grpc.Client,
+    readonly call: grpc.ClientDuplexStream<Message, Message>,
+  ) {}
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.call.cancel();
+    this.client.close();
+  }
+}
+
+/** The Delta ADS client. */
+export class AdsClient {
+  readonly #options: AdsClientOptions;
+  readonly #backoff: Backoff;
+  readonly #log: AgentLogger;
+  readonly #hooks: AdsClientHooks;
+  readonly #workloadKey: string;
+  readonly #held = new Map<string, Map<string, Held>>();
+  readonly #listeners = new Set<(config: AdsConfig, typeUrl: string) => void>();
+  readonly #streams = new Set<Stream>();
+  #config: AdsConfig = EMPTY_ADS_CONFIG;
+  #certificate: ClientCertificate | undefined;
+  #running = false;
+  #nextId = 0;
+  #latest: Stream | undefined;
+  #active: Stream | undefined;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #status = { streams: 0, failures: 0, lastError: undefined as string | undefined };
+  readonly #acked: Record<string, string> = {};
+  readonly #nacked: Record<string, string> = {};
+
+  /** @param options meshd's address, the node, security and timings */
+  constructor(options: AdsClientOptions) {
+    if (!options.plaintext && !options.rootsPem) {
+      throw new Error("ADS over mutual TLS needs the roots of meshd's certificate (or plaintext: true)");
+    }
+    xdsNode(options.node); // checks the node now rather than at the first connect
+    this.#options = options;
+    this.#certificate = options.certificate;
+    this.#backoff = new Backoff(options.backoff);
+    this.#log = options.logger ?? { info() {}, warn() {} };
+    this.#hooks = options.hooks ?? {};
+    this.#workloadKey = workloadKey(options.node);
+  }
+
+  /** The resources held now (frozen). */
+  get config(): AdsConfig {
+    return this.#config;
+  }
+
+  /** Whether a stream is open and has been answered. */
+  get connected(): boolean {
+    return this.#active !== undefined && !this.#active.ended;
+  }
+
+  /** Counters and the last ACK/NACK per type. */
+  status(): AdsClientStatus {
+    return {
+      connected: this.connected,
+      streams: this.#status.streams,
+      failures: this.#status.failures,
+      lastError: this.#status.lastError,
+      acked: { ...this.#acked },
+      nacked: { ...this.#nacked },
+    };
+  }
+
+  /** Calls `listener` after every applied response that changed something. */
+  onUpdate(listener: (config: AdsConfig, typeUrl: string) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Connects (now, or as soon as a certificate is set when mutual TLS needs one). */
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#connect();
+  }
+
+  /** Closes every stream; the held resources stay readable. Idempotent. */
+  stop(): void {
+    this.#running = false;
+    clearTimeout(this.#retryTimer);
+    for (const s of this.#streams) s.cancel();
+    this.#streams.clear();
+    this.#active = this.#latest = undefined;
+  }
+
+  /**
+   * Uses a new workload certificate for mutual TLS: a new stream with it replaces the current one
+   * once answered. `undefined` (expired) keeps the current stream; new connections wait for a
+   * certificate.
+   */
+  setCertificate(certificate: ClientCertificate | undefined): void {
+    if (this.#options.plaintext) return;
+    const same = certificate?.certChainPem === this.#certificate?.certChainPem &&
+      certificate?.privateKeyPem === this.#certificate?.privateKeyPem;
+    this.#certificate = certificate;
+    if (same || !certificate || !this.#running) return;
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#connect();
+  }
+
+  #credentials(): { credentials: grpc.ChannelCredentials; options: grpc.ChannelOptions } | undefined {
+    if (this.#options.plaintext) return { credentials: grpc.credentials.createInsecure(), options: {} };
+    if (!this.#certificate) return undefined;
+    return secureChannel(this.#options.address, {
+      rootsPem: this.#options.rootsPem!,
+      serverName: this.#options.serverName,
+      clientCertificate: this.#certificate,
+    });
+  }
+
+  #connect(): void {
+    if (!this.#running) return;
+    const security = this.#credentials();
+    if (!security) {
+      this.#log.info("ADS: waiting for the workload certificate before connecting to meshd");
+      return;
+    }
+    const id = ++this.#nextId;
+    this.#status.streams++;
+    const client = new (adsProtocol().client)(this.#options.address, security.credentials, {
+      ...security.options,
+      "grpc.keepalive_time_ms": this.#options.keepaliveMs ?? 30_000,
+      "grpc.keepalive_timeout_ms": 10_000,
+      "grpc.max_receive_message_length": 64 * 1024 * 1024,
+    });
+    const call = (client as unknown as Message).DeltaAggregatedResources() as grpc.ClientDuplexStream<
+      Message,
+      Message
+    >;
+    const stream = new Stream(id, client, call);
+    this.#streams.add(stream);
+    this.#latest = stream;
+    call.on("data", (res: Message) => this.#onResponse(stream, res));
+    call.on("error", () => {}); // the status event below says everything
+    call.on("status", (status: grpc.StatusObject) => this.#onEnd(stream, status));
+    const node = xdsNode(this.#options.node);
+    for (const [i, { typeUrl }] of SUBSCRIBED.entries()) {
+      const held = this.#held.get(typeUrl) ?? new Map<string, Held>();
+      call.write({
+        ...(i === 0 ? { node } : {}),
+        typeUrl,
+        resourceNamesSubscribe: ["*"],
+        initialResourceVersions: Object.fromEntries([...held].map(([name, h]) => [name, h.version])),
+      });
+    }
+    this.#log.debug?.(`ADS: stream ${id} opened to ${this.#options.address}`);
+  }
+
+  #onEnd(stream: Stream, status: grpc.StatusObject): void {
+    stream.ended = true;
+    this.#streams.delete(stream);
+    if (stream.cancelled) return;
+    stream.client.close();
+    const reason = `${grpc.status[status.code] ?? status.code}: ${status.details}`;
+    this.#hooks.onDisconnect?.(stream.id, reason);
+    if (this.#active === stream) {
+      this.#active = undefined;
+      this.#log.warn(`ADS: stream ${stream.id} to meshd ended (${reason}); keeping the last config`);
+    }
+    if (this.#latest !== stream || !this.#running) return;
+    this.#status.failures++;
+    this.#status.lastError = reason;
+    const delay = this.#backoff.next();
+    this.#hooks.onRetry?.(delay, this.#backoff.attempts);
+    this.#log.info(`ADS: reconnecting in ${delay} ms (attempt ${this.#backoff.attempts}; ${reason})`);
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = setTimeout(() => this.#connect(), delay);
+  }
+
+  #onResponse(stream: Stream, res: Message): void {
+    if (stream.cancelled || !this.#running) return;
+    if (this.#active && stream !== this.#active && stream.id < this.#active.id) return;
+    if (!stream.gotResponse) {
+      stream.gotResponse = true;
+      // The newest answered stream wins; older ones (an old certificate, a stale channel) go.
+      for (const s of [...this.#streams]) {
+        if (s.id < stream.id) {
+          s.cancel();
+          this.#streams.delete(s);
+        }
+      }
+      this.#active = stream;
+      this.#backoff.reset();
+      this.#status.failures = 0;
+      this.#status.lastError = undefined;
+      this.#hooks.onConnect?.(stream.id);
+      this.#log.info(`ADS: connected to ${this.#options.address} (stream ${stream.id})`);
+    }
+    const typeUrl: string = res.typeUrl ?? "";
+    const resources: Message[] = res.resources ?? [];
+    const removed: string[] = res.removedResources ?? [];
+    this.#hooks.onResponse?.(typeUrl, resources.map((r) => r.name), removed, stream.id);
+    const kind = kindOf(typeUrl);
+    if (!kind) return this.#nack(stream, typeUrl, res.nonce, `type ${typeUrl} was not subscribed to`);
+    const decoded: { name: string; version: string; value: unknown }[] = [];
+    const errors: string[] = [];
+    const seen = new Set<string>();
+    for (const r of resources) {
+      const name = String(r.name ?? "");
+      if (seen.has(name)) {
+        errors.push(`resource ${JSON.stringify(name)}: sent twice`);
+        continue;
+      }
+      seen.add(name);
+      try {
+        decoded.push({
+          name,
+          version: String(r.version ?? ""),
+          value: decodeXdsResource(kind, name, r.resource),
+        });
+      } catch (e) {
+        errors.push((e as Error).message);
+      }
+    }
+    if (errors.length > 0) {
+      const message = `${typeUrl}: rejected ${errors.length} of ${resources.length} resources, ` +
+        `keeping the previous ones: ${errors.join("; ")}`;
+      return this.#nack(stream, typeUrl, res.nonce, message);
+    }
+    this.#apply(kind, typeUrl, String(res.systemVersionInfo ?? ""), decoded, removed);
+    delete this.#nacked[typeUrl];
+    this.#acked[typeUrl] = String(res.systemVersionInfo ?? "");
+    stream.call.write({ typeUrl, responseNonce: res.nonce });
+    this.#hooks.onAck?.(typeUrl, this.#acked[typeUrl]);
+  }
+
+  #nack(stream: Stream, typeUrl: string, nonce: string, message: string): void {
+    const text = message.length > MAX_NACK_CHARS ? message.slice(0, MAX_NACK_CHARS - 1) + "…" : message;
+    this.#nacked[typeUrl] = text;
+    this.#log.warn(`ADS: NACK ${text}`);
+    stream.call.write({
+      typeUrl,
+      responseNonce: nonce,
+      errorDetail: { code: grpc.status.INVALID_ARGUMENT, message: text },
+    });
+    this.#hooks.onNack?.(typeUrl, text);
+  }
+
+  #apply(
+    kind: ResourceKind,
+    typeUrl: string,
+    version: string,
+    decoded: { name: string; version: string; value: unknown }[],
+    removed: string[],
+  ): void {
+    const before = this.#held.get(typeUrl) ?? new Map<string, Held>();
+    const held = new Map(before);
+    let changed = false;
+    for (const r of decoded) {
+      const old = held.get(r.name);
+      if (old?.version !== r.version || JSON.stringify(old.value) !== JSON.stringify(r.value)) changed = true;
+      held.set(r.name, { version: r.version, value: deepFreeze(r.value) });
+    }
+    for (const name of removed) if (held.delete(name)) changed = true;
+    const versionChanged = this.#config.versions[typeUrl] !== version;
+    if (!changed && !versionChanged) return;
+    this.#held.set(typeUrl, held);
+    const values = (): Record<string, never> =>
+      Object.fromEntries(
+        [...held].sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, h]) => [n, h.value as never]),
+      );
+    const next: AdsConfig = { ...this.#config, versions: { ...this.#config.versions, [typeUrl]: version } };
+    switch (kind) {
+      case "workload": {
+        const own = held.get(this.#workloadKey) ?? [...held.values()][0];
+        if (own) next.workload = own.value as AdsConfig["workload"];
+        else delete next.workload;
+        break;
+      }
+      case "service":
+        next.services = values();
+        break;
+      case "authorization":
+        next.authorizations = values();
+        break;
+      case "jwtPolicy":
+        next.jwtPolicies = values();
+        break;
+    }
+    this.#config = deepFreeze(next);
+    for (const l of this.#listeners) {
+      try {
+        l(this.#config, typeUrl);
+      } catch (e) {
+        this.#log.warn(`ADS: update listener failed: ${(e as Error).message}`);
+      }
+    }
+  }
+}

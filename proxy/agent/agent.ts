@@ -1,0 +1,200 @@
+/**
+ * The proxy agent, after Istio's pilot-agent: obtains and rotates the workload certificate
+ * ({@link CertificateManager}), keeps a Delta ADS stream to meshd ({@link AdsClient}; mutual TLS with
+ * that certificate, or plain text), and publishes one immutable {@link RuntimeSnapshot} for the data
+ * path: a new frozen value, with a higher revision, on every change it applies. When meshd is away
+ * the last snapshot stays in force; a rotated certificate is published at once and the ADS stream
+ * moves to it without a gap.
+ *
+ * @example
+ * ```ts
+ * const agent = new ProxyAgent({
+ *   node: { ip: "10.1.0.3", name: "sleep-1", namespace: "foo" },
+ *   discoveryAddress: "meshd.mesh-system.svc:15012",
+ *   rootCertFile: "/etc/certs/root-cert.pem",
+ *   ca: { tokenFile: "/var/run/secrets/tokens/istio-token" },
+ * });
+ * agent.onChange((snapshot) => worker.postMessage(snapshot));
+ * await agent.start();
+ * ```
+ *
+ * @module
+ */
+import { EMPTY_SNAPSHOT, type RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { AdsClient, type AdsClientHooks, type AdsClientStatus, type AdsConfig } from "./ads_client.ts";
+import type { BackoffOptions } from "./backoff.ts";
+import {
+  type AgentLogger,
+  CertificateManager,
+  type CertificateManagerOptions,
+  type CertificateStatus,
+} from "./certificate_manager.ts";
+import type { NodeOptions } from "./node.ts";
+import { SUBSCRIBED } from "./resources.ts";
+
+/** Options of {@link ProxyAgent}. */
+export interface ProxyAgentOptions {
+  /** This proxy: IP, workload name and namespace (or a WorkloadGroup to auto-register into). */
+  node: NodeOptions;
+  /** meshd's ADS address, `host:port`: --secureGRPCAddr (mutual TLS), or --grpcAddr with `plaintext`. */
+  discoveryAddress: string;
+  /** ADS over plain text; no certificate is needed for ADS then. */
+  plaintext?: boolean;
+  /** The roots meshd's serving certificate chains to (root-cert.pem), as PEM or a file. */
+  rootsPem?: string;
+  rootCertFile?: string;
+  /** The name meshd's serving certificate must carry; default the dialled host (DNS or IP SAN). */
+  serverName?: string;
+  /**
+   * The workload certificate; required for mutual TLS. `address` defaults to `discoveryAddress`
+   * (meshd serves the CA on its secure port), `tokenFile` is the bootstrap token.
+   */
+  ca?: Omit<CertificateManagerOptions, "rootsPem" | "serverName" | "logger"> & { tokenFile: string };
+  /** ADS reconnect delays; default 100 ms doubling to 30 s with jitter. */
+  backoff?: BackoffOptions;
+  /** ADS observers. */
+  adsHooks?: AdsClientHooks;
+  logger?: AgentLogger;
+}
+
+/** Listener of snapshots. */
+export type SnapshotListener = (snapshot: RuntimeSnapshot) => void;
+
+/** The agent. */
+export class ProxyAgent {
+  readonly #options: ProxyAgentOptions;
+  readonly #listeners = new Set<SnapshotListener>();
+  readonly #readyWaiters: ((s: RuntimeSnapshot) => void)[] = [];
+  #snapshot: RuntimeSnapshot = EMPTY_SNAPSHOT;
+  #ads: AdsClient | undefined;
+  #certs: CertificateManager | undefined;
+  #started = false;
+
+  /**
+   * @param options the node, meshd's address and roots, and the certificate settings
+   * @throws Error when mutual TLS is asked for without what it needs
+   */
+  constructor(options: ProxyAgentOptions) {
+    if (!options.plaintext && !options.ca) {
+      throw new Error(
+        "ADS over mutual TLS needs a workload certificate: give ca.tokenFile, or plaintext: true",
+      );
+    }
+    if ((!options.plaintext || options.ca) && !options.rootsPem && !options.rootCertFile) {
+      throw new Error("talking TLS to meshd needs its root certificate: give rootsPem or rootCertFile");
+    }
+    this.#options = options;
+  }
+
+  /** The snapshot in force (frozen). */
+  snapshot(): RuntimeSnapshot {
+    return this.#snapshot;
+  }
+
+  /** Calls `listener` with every new snapshot; returns the unsubscribe function. */
+  onChange(listener: SnapshotListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Resolves with the first snapshot that has the certificate (when one is configured) and an answer
+   * from meshd for each of the four resource types.
+   */
+  ready(): Promise<RuntimeSnapshot> {
+    if (this.#isReady(this.#snapshot)) return Promise.resolve(this.#snapshot);
+    return new Promise((resolve) => this.#readyWaiters.push(resolve));
+  }
+
+  /** ADS and certificate status, for a status page. */
+  status(): { ads?: AdsClientStatus; certificate?: CertificateStatus } {
+    return { ads: this.#ads?.status(), certificate: this.#certs?.status() };
+  }
+
+  /**
+   * Starts the certificate manager and the ADS client; does not wait for meshd (see {@link ready}).
+   *
+   * @throws Error when the root certificate file cannot be read
+   */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    if (!this.#ads) await this.#create();
+    this.#started = true;
+    this.#certs?.start();
+    this.#ads!.start();
+  }
+
+  /** Stops both; the last snapshot stays readable, and start() resumes from it. Idempotent. */
+  stop(): Promise<void> {
+    this.#certs?.stop();
+    this.#ads?.stop();
+    this.#started = false;
+    return Promise.resolve();
+  }
+
+  async #create(): Promise<void> {
+    const o = this.#options;
+    let rootsPem = o.rootsPem;
+    if (!rootsPem && o.rootCertFile) {
+      try {
+        rootsPem = await Deno.readTextFile(o.rootCertFile);
+      } catch (e) {
+        throw new Error(`root certificate ${o.rootCertFile}: ${(e as Error).message}`);
+      }
+    }
+    const certs = o.ca
+      ? new CertificateManager({
+        ...o.ca,
+        address: o.ca.address ?? o.discoveryAddress,
+        rootsPem,
+        serverName: o.serverName,
+        logger: o.logger,
+      })
+      : undefined;
+    const ads = new AdsClient({
+      address: o.discoveryAddress,
+      node: o.node,
+      plaintext: o.plaintext,
+      rootsPem,
+      serverName: o.serverName,
+      backoff: o.backoff,
+      hooks: o.adsHooks,
+      logger: o.logger,
+    });
+    ads.onUpdate(() => this.#publish());
+    certs?.onChange((cert) => {
+      this.#publish();
+      ads.setCertificate(cert);
+    });
+    this.#certs = certs;
+    this.#ads = ads;
+  }
+
+  #isReady(s: RuntimeSnapshot): boolean {
+    if (this.#options.ca && !s.certificate) return false;
+    return SUBSCRIBED.every((t) => t.typeUrl in s.versions);
+  }
+
+  #publish(): void {
+    const config: AdsConfig = this.#ads?.config ?? this.#snapshot;
+    const certificate = this.#certs?.certificate;
+    const next: RuntimeSnapshot = {
+      revision: this.#snapshot.revision + 1,
+      versions: config.versions,
+      services: config.services,
+      authorizations: config.authorizations,
+      jwtPolicies: config.jwtPolicies,
+    };
+    if (config.workload) next.workload = config.workload;
+    if (certificate) next.certificate = certificate;
+    this.#snapshot = Object.freeze(next);
+    for (const l of this.#listeners) {
+      try {
+        l(this.#snapshot);
+      } catch (e) {
+        this.#options.logger?.warn(`snapshot listener failed: ${(e as Error).message}`);
+      }
+    }
+    if (this.#isReady(this.#snapshot)) this.#readyWaiters.splice(0).forEach((w) => w(this.#snapshot));
+  }
+}

@@ -1,0 +1,202 @@
+/**
+ * The four resource types the agent subscribes to, and how one xDS resource (a
+ * google.protobuf.Any) becomes a value of the runtime snapshot: decoded with the shared descriptors,
+ * then checked. Anything that fails throws a {@link ResourceError} whose message names the resource
+ * and the field, which the ADS client sends back as its NACK's error_detail.
+ *
+ * @module
+ */
+import { isIP } from "node:net";
+import { decodeResource, RESOURCE_TYPES, tryParseSpiffeId, typeUrlOf } from "../../shared/mod.ts";
+import type { EndpointInfo, PortMtls, ServiceInfo, WorkloadInfo } from "../runtime/snapshot.ts";
+
+/** The resource kinds, by their RESOURCE_TYPES key. */
+export type ResourceKind = keyof typeof RESOURCE_TYPES;
+
+/** The kinds in subscription order, with their type URLs (the same as meshd's TYPE_URLS). */
+export const SUBSCRIBED: readonly { kind: ResourceKind; typeUrl: string }[] = Object.freeze(
+  (["workload", "service", "authorization", "jwtPolicy"] as const).map((kind) => ({
+    kind,
+    typeUrl: typeUrlOf(RESOURCE_TYPES[kind]),
+  })),
+);
+
+/** The kind of a type URL, or undefined for one the agent does not handle. */
+export function kindOf(typeUrl: string): ResourceKind | undefined {
+  return SUBSCRIBED.find((s) => s.typeUrl === typeUrl)?.kind;
+}
+
+/** A resource that cannot be used; the message goes into the NACK. */
+export class ResourceError extends Error {
+  /** @param resource the xDS resource name; @param reason what is wrong */
+  constructor(readonly resource: string, reason: string) {
+    super(`resource ${JSON.stringify(resource)}: ${reason}`);
+    this.name = "ResourceError";
+  }
+}
+
+/** A decoded, checked resource value of a kind. */
+export type ResourceValue<K extends ResourceKind> = K extends "workload" ? WorkloadInfo
+  : K extends "service" ? ServiceInfo
+  : Record<string, unknown>;
+
+// deno-lint-ignore no-explicit-any
+type Decoded = Record<string, any>;
+
+const MODES = new Set(["DISABLE", "PERMISSIVE", "STRICT"]);
+const ACTIONS = new Set(["ALLOW", "DENY", "AUDIT", "CUSTOM"]);
+
+/**
+ * Decodes and checks one resource.
+ *
+ * @param any the resource's google.protobuf.Any (`type_url`, `value`)
+ * @throws {ResourceError}
+ */
+export function decodeXdsResource<K extends ResourceKind>(
+  kind: K,
+  name: string,
+  any: { type_url?: string; value?: Uint8Array } | null | undefined,
+): ResourceValue<K> {
+  const fail = (reason: string): never => {
+    throw new ResourceError(name, reason);
+  };
+  const typeUrl = typeUrlOf(RESOURCE_TYPES[kind]);
+  if (!any) fail("no resource body");
+  if (any!.type_url !== typeUrl) fail(`type_url ${JSON.stringify(any!.type_url)} is not ${typeUrl}`);
+  let d: Decoded;
+  try {
+    d = decodeResource(RESOURCE_TYPES[kind], any!.value ?? new Uint8Array());
+  } catch (e) {
+    return fail(`cannot decode ${RESOURCE_TYPES[kind]}: ${(e as Error).message}`);
+  }
+  if (!d.name || !d.namespace) fail("name and namespace are required");
+  if (`${d.namespace}/${d.name}` !== name) fail(`its namespace/name is ${d.namespace}/${d.name}`);
+  switch (kind) {
+    case "workload":
+      return workload(d, fail) as ResourceValue<K>;
+    case "service":
+      return service(d, fail) as ResourceValue<K>;
+    case "authorization":
+      if (!ACTIONS.has(d.action)) {
+        fail(`action ${JSON.stringify(d.action)} is not one of ${[...ACTIONS].join(", ")}`);
+      }
+      return d as ResourceValue<K>;
+    default:
+      for (const [i, p] of (d.providers as Decoded[]).entries()) {
+        if (!p.issuer) fail(`providers[${i}].issuer is required`);
+      }
+      return d as ResourceValue<K>;
+  }
+}
+
+function port(n: unknown, field: string, fail: (r: string) => never, allowZero = false): number {
+  if (typeof n !== "number" || !Number.isInteger(n) || n < (allowZero ? 0 : 1) || n > 65535) {
+    fail(`${field}: ${n} is not a port number`);
+  }
+  return n as number;
+}
+
+function mtls(m: Decoded | null, field: string, fail: (r: string) => never, allowZero: boolean): PortMtls {
+  if (!m) return fail(`${field} is required`);
+  if (!MODES.has(m.mode)) {
+    fail(`${field}.mode ${JSON.stringify(m.mode)} is not DISABLE, PERMISSIVE or STRICT`);
+  }
+  return {
+    port: port(m.port, `${field}.port`, fail, allowZero),
+    mode: m.mode,
+    policy: m.policy,
+    scope: m.scope,
+  };
+}
+
+function isIpOrCidr(text: string): boolean {
+  const [ip, bits, more] = text.split("/");
+  if (more !== undefined) return false;
+  const family = isIP(ip);
+  if (family === 0) return false;
+  if (bits === undefined) return true;
+  const n = Number(bits);
+  return /^\d{1,3}$/.test(bits) && n <= (family === 4 ? 32 : 128);
+}
+
+function addresses(list: string[], field: string, fail: (r: string) => never, cidr = false): string[] {
+  list.forEach((a, i) =>
+    (cidr ? isIpOrCidr(a) : isIP(a)) ||
+    fail(`${field}[${i}]: ${JSON.stringify(a)} is not an IP address${cidr ? " or CIDR" : ""}`)
+  );
+  return list;
+}
+
+function workload(d: Decoded, fail: (r: string) => never): WorkloadInfo {
+  if (!d.serviceAccount || !d.trustDomain) fail("serviceAccount and trustDomain are required");
+  const ports: Record<string, number> = {};
+  for (const [k, v] of Object.entries(d.ports as Record<string, number>)) {
+    ports[k] = port(v, `ports.${k}`, fail);
+  }
+  return {
+    name: d.name,
+    namespace: d.namespace,
+    serviceAccount: d.serviceAccount,
+    trustDomain: d.trustDomain,
+    addresses: addresses(d.addresses, "addresses", fail),
+    labels: d.labels,
+    proxied: d.proxied,
+    ports,
+    inboundMtls: (d.inboundMtls as Decoded[]).map((m, i) => mtls(m, `inboundMtls[${i}]`, fail, false)),
+    defaultMtls: mtls(d.defaultMtls, "defaultMtls", fail, true),
+  };
+}
+
+function service(d: Decoded, fail: (r: string) => never): ServiceInfo {
+  if ((d.hosts as string[]).length === 0) fail("hosts: at least one host is required");
+  const ports = (d.ports as Decoded[]).map((p, i) => ({
+    name: p.name as string,
+    number: port(p.number, `ports[${i}].number`, fail),
+    targetPort: port(p.targetPort, `ports[${i}].targetPort`, fail, true),
+    protocol: p.protocol as string,
+  }));
+  const endpoints = (d.endpoints as Decoded[]).map((e, i): EndpointInfo => {
+    const at = `endpoints[${i}]`;
+    if (!e.address) fail(`${at}.address is required`);
+    if (d.resolution === "STATIC" && !isIP(e.address)) {
+      fail(`${at}.address: ${JSON.stringify(e.address)} is not an IP address (resolution STATIC)`);
+    }
+    const epPorts: Record<string, number> = {};
+    for (const [k, v] of Object.entries(e.ports as Record<string, number>)) {
+      port(Number(k), `${at}.ports key`, fail);
+      epPorts[k] = port(v, `${at}.ports.${k}`, fail);
+    }
+    if (e.proxied && !tryParseSpiffeId(e.identity)) {
+      fail(
+        `${at}.identity: ${JSON.stringify(e.identity)} is not a SPIFFE ID (needed for a proxied endpoint)`,
+      );
+    }
+    return {
+      workload: e.workload,
+      address: e.address,
+      ports: epPorts,
+      proxied: e.proxied,
+      identity: e.identity,
+      labels: e.labels,
+    };
+  });
+  return {
+    name: d.name,
+    namespace: d.namespace,
+    hosts: d.hosts,
+    addresses: addresses(d.addresses, "addresses", fail, true),
+    ports,
+    endpoints,
+    location: d.location,
+    resolution: d.resolution,
+  };
+}
+
+/** Freezes `value` and everything reachable from it; returns it. */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
+  }
+  return value;
+}

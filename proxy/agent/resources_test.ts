@@ -1,0 +1,187 @@
+import assert from "node:assert/strict";
+import { encodeResource, RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
+import { decodeXdsResource, kindOf, ResourceError, SUBSCRIBED } from "./resources.ts";
+import { TYPE_URLS } from "../../meshd/xds/generators.ts";
+
+const any = (kind: keyof typeof RESOURCE_TYPES, value: Record<string, unknown>) => ({
+  type_url: typeUrlOf(RESOURCE_TYPES[kind]),
+  value: encodeResource(RESOURCE_TYPES[kind], value),
+});
+
+const WORKLOAD = {
+  name: "sleep-1",
+  namespace: "foo",
+  serviceAccount: "sleep",
+  trustDomain: "cluster.local",
+  addresses: ["10.1.0.3"],
+  labels: { app: "sleep" },
+  proxied: true,
+  ports: { http: 8080 },
+  inboundMtls: [{ port: 8080, mode: "PERMISSIVE", policy: "foo/p", scope: "port" }],
+  defaultMtls: { port: 0, mode: "STRICT", policy: "foo/default", scope: "namespace" },
+  network: "n1",
+};
+
+const SERVICE = {
+  name: "httpbin",
+  namespace: "foo",
+  hosts: ["httpbin.foo.svc.cluster.local"],
+  addresses: ["240.240.0.1", "10.9.0.0/16"],
+  ports: [{ name: "http", number: 8000, targetPort: 8080, protocol: "HTTP" }],
+  endpoints: [{
+    workload: "foo/httpbin-1",
+    address: "10.1.0.2",
+    ports: { 8000: 8080 },
+    proxied: true,
+    identity: "spiffe://cluster.local/ns/foo/sa/httpbin",
+    labels: { app: "httpbin" },
+  }],
+  location: "MESH_INTERNAL",
+  resolution: "STATIC",
+};
+
+Deno.test("SUBSCRIBED: the four types, with meshd's type URLs", () => {
+  assert.deepEqual(SUBSCRIBED.map((s) => s.typeUrl), [
+    TYPE_URLS.workload,
+    TYPE_URLS.service,
+    TYPE_URLS.authorization,
+    TYPE_URLS.jwtPolicy,
+  ]);
+  assert.equal(kindOf(TYPE_URLS.service), "service");
+  assert.equal(kindOf("type.googleapis.com/envoy.config.cluster.v3.Cluster"), undefined);
+});
+
+Deno.test("workload: decoded into WorkloadInfo, only the contract's fields", () => {
+  const w = decodeXdsResource("workload", "foo/sleep-1", any("workload", WORKLOAD));
+  assert.deepEqual(w, {
+    name: "sleep-1",
+    namespace: "foo",
+    serviceAccount: "sleep",
+    trustDomain: "cluster.local",
+    addresses: ["10.1.0.3"],
+    labels: { app: "sleep" },
+    proxied: true,
+    ports: { http: 8080 },
+    inboundMtls: [{ port: 8080, mode: "PERMISSIVE", policy: "foo/p", scope: "port" }],
+    defaultMtls: { port: 0, mode: "STRICT", policy: "foo/default", scope: "namespace" },
+  });
+  assert.deepEqual(structuredClone(w), w, "structured-cloneable");
+});
+
+Deno.test("service: decoded into ServiceInfo; endpoint ports keyed by the service port as a string", () => {
+  const s = decodeXdsResource("service", "foo/httpbin", any("service", SERVICE));
+  assert.deepEqual(s.endpoints[0].ports, { "8000": 8080 });
+  assert.deepEqual(s.ports, [{ name: "http", number: 8000, targetPort: 8080, protocol: "HTTP" }]);
+  assert.deepEqual(s.addresses, ["240.240.0.1", "10.9.0.0/16"]);
+  assert.equal(s.endpoints[0].identity, "spiffe://cluster.local/ns/foo/sa/httpbin");
+});
+
+Deno.test("authorization and jwtPolicy: decoded objects", () => {
+  const a = decodeXdsResource(
+    "authorization",
+    "foo/deny",
+    any("authorization", {
+      name: "deny",
+      namespace: "foo",
+      action: "DENY",
+      rules: [{ to: [{ operation: { methods: ["GET"] } }] }],
+    }),
+  );
+  assert.equal(a.action, "DENY");
+  assert.deepEqual((a.rules as { to: { operation: { methods: string[] } }[] }[])[0].to[0].operation.methods, [
+    "GET",
+  ]);
+  const j = decodeXdsResource(
+    "jwtPolicy",
+    "foo/jwt",
+    any("jwtPolicy", {
+      name: "jwt",
+      namespace: "foo",
+      providers: [{ issuer: "me", jwks: "{}" }],
+    }),
+  );
+  assert.equal((j.providers as { issuer: string }[])[0].issuer, "me");
+});
+
+const bad: {
+  name: string;
+  kind: keyof typeof RESOURCE_TYPES;
+  resource: string;
+  any: unknown;
+  error: RegExp;
+}[] = [
+  {
+    name: "garbage bytes",
+    kind: "service",
+    resource: "foo/httpbin",
+    any: { type_url: TYPE_URLS.service, value: new Uint8Array([0xff, 0xff, 0xff, 0xff, 0x0f]) },
+    error: /resource "foo\/httpbin": cannot decode mesh.v1.Service: /,
+  },
+  {
+    name: "wrong type_url",
+    kind: "service",
+    resource: "foo/httpbin",
+    any: { ...any("service", SERVICE), type_url: TYPE_URLS.workload },
+    error: /type_url "type.googleapis.com\/mesh.v1.Workload" is not type.googleapis.com\/mesh.v1.Service/,
+  },
+  {
+    name: "name differs from the resource name",
+    kind: "service",
+    resource: "foo/other",
+    any: any("service", SERVICE),
+    error: /its namespace\/name is foo\/httpbin/,
+  },
+  {
+    name: "port 0",
+    kind: "service",
+    resource: "foo/httpbin",
+    any: any("service", { ...SERVICE, ports: [{ name: "x", number: 0 }] }),
+    error: /ports\[0\]\.number: 0 is not a port number/,
+  },
+  {
+    name: "proxied endpoint without identity",
+    kind: "service",
+    resource: "foo/httpbin",
+    any: any("service", { ...SERVICE, endpoints: [{ ...SERVICE.endpoints[0], identity: "" }] }),
+    error: /endpoints\[0\]\.identity: "" is not a SPIFFE ID/,
+  },
+  {
+    name: "unresolved mTLS mode",
+    kind: "workload",
+    resource: "foo/sleep-1",
+    any: any("workload", { ...WORKLOAD, defaultMtls: { mode: "MTLS_MODE_UNSPECIFIED" } }),
+    error: /defaultMtls\.mode "MTLS_MODE_UNSPECIFIED" is not DISABLE, PERMISSIVE or STRICT/,
+  },
+  {
+    name: "bad workload address",
+    kind: "workload",
+    resource: "foo/sleep-1",
+    any: any("workload", { ...WORKLOAD, addresses: ["10.1"] }),
+    error: /addresses\[0\]: "10.1" is not an IP address/,
+  },
+  {
+    name: "unknown action",
+    kind: "authorization",
+    resource: "foo/a",
+    any: any("authorization", { name: "a", namespace: "foo", action: "MAYBE" }),
+    error: /action "MAYBE" is not one of/,
+  },
+  {
+    name: "provider without issuer",
+    kind: "jwtPolicy",
+    resource: "foo/j",
+    any: any("jwtPolicy", { name: "j", namespace: "foo", providers: [{ jwks: "{}" }] }),
+    error: /providers\[0\]\.issuer is required/,
+  },
+  { name: "no body", kind: "workload", resource: "foo/w", any: null, error: /no resource body/ },
+];
+
+for (const c of bad) {
+  Deno.test(`refused with a clear message: ${c.name}`, () => {
+    assert.throws(
+      // deno-lint-ignore no-explicit-any
+      () => decodeXdsResource(c.kind, c.resource, c.any as any),
+      (e: unknown) => e instanceof ResourceError && c.error.test(e.message),
+    );
+  });
+}

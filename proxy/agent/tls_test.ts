@@ -1,0 +1,26 @@
+import assert from "node:assert/strict";
+import { hostOf, IP_TARGET_SNI, secureChannel } from "./tls.ts";
+
+const PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+
+Deno.test("hostOf: host:port, [v6]:port, bare hosts", () => {
+  assert.equal(hostOf("meshd.mesh-system.svc:15012"), "meshd.mesh-system.svc");
+  assert.equal(hostOf("127.0.0.1:15012"), "127.0.0.1");
+  assert.equal(hostOf("[::1]:15012"), "::1");
+  assert.equal(hostOf("::1"), "::1");
+  assert.equal(hostOf("localhost"), "localhost");
+});
+
+Deno.test("secureChannel: a server name overrides the target name; an IP target gets a placeholder SNI", () => {
+  const named = secureChannel("127.0.0.1:15012", { rootsPem: PEM, serverName: "meshd.mesh-system.svc" });
+  assert.equal(named.options["grpc.ssl_target_name_override"], "meshd.mesh-system.svc");
+  assert.equal(named.options["grpc.default_authority"], "meshd.mesh-system.svc");
+  const ip = secureChannel("127.0.0.1:15012", { rootsPem: PEM });
+  assert.equal(ip.options["grpc.ssl_target_name_override"], IP_TARGET_SNI);
+  const dns = secureChannel("localhost:15012", { rootsPem: PEM });
+  assert.deepEqual(dns.options, {});
+});
+
+Deno.test("secureChannel: roots are required and must be PEM (never the process-wide default bundle)", () => {
+  assert.throws(() => secureChannel("127.0.0.1:1", { rootsPem: "" }), /roots to verify meshd must be PEM/);
+});
