@@ -73,7 +73,8 @@ export interface AdsServerOptions extends AdsHooks {
    * DISCO_PUSH_THROTTLE: how many streams may be sending at once (a response written and not yet
    * handed to the connection, which HTTP/2 flow control paces by how fast the proxy reads). Bounds
    * what meshd buffers when thousands of proxies connect or a push reaches them all: without it
-   * every response would queue in memory at once. Default 100, as Istio's.
+   * every response would queue in memory at once. 0 or unset: 1000 (the byte budget below bounds the
+   * memory; measured on 2 cores, 1000 converged faster than Istio's 100 at 10,000 proxies).
    */
   pushThrottle?: number;
   /** How long a stream may hold a slot while its writes do not complete, ms; default 5000. */
@@ -167,7 +168,7 @@ export class AdsServer {
     this.#generator = generator;
     this.#hooks = options;
     this.#authorize = options.authorize;
-    this.#limit = options.pushThrottle && options.pushThrottle > 0 ? options.pushThrottle : 100;
+    this.#limit = options.pushThrottle && options.pushThrottle > 0 ? options.pushThrottle : 1000;
     this.#sendTimeoutMs = options.sendTimeoutMs ?? 5000;
     this.#maxBytes = options.maxInFlightBytes ?? 32 * 1024 * 1024;
   }

@@ -11,7 +11,7 @@ const server = new DiscoveryServer({
   configDir,
   grpcAddr: "127.0.0.1:0",
   debounceAfterMs: 100,
-  pushThrottle: Number(Deno.env.get("DISCO_PUSH_THROTTLE") ?? 100),
+  pushThrottle: Number(Deno.env.get("DISCO_PUSH_THROTTLE") ?? 0),
   logger: { info() {}, warn() {}, error: (m) => console.error(m) },
   onPushContext: (_ctx, buildMs) => {
     if (Deno.env.get("BENCH_TRACE")) console.error(`push context built in ${buildMs.toFixed(0)} ms`);
