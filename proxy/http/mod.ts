@@ -1,0 +1,29 @@
+/**
+ * The proxy's own HTTP/1.1 codec and forwarder: the data path of the sidecar.
+ *
+ * @module
+ */
+export { CHUNK_DATA, CHUNK_DONE, CHUNK_NEED_MORE, ChunkedDecoder } from "./chunked.ts";
+export {
+  DEFAULT_HEAD_LIMITS,
+  EXPECT_CONTINUE,
+  EXPECT_NONE,
+  EXPECT_OTHER,
+  findHeadEnd,
+  type HeadLimits,
+  HeadParser,
+  HttpError,
+  HttpHead,
+  REQUEST,
+  RESPONSE,
+} from "./head.ts";
+export { encodeLocalReply, encodeRequestHead, encodeResponseHead } from "./encode.ts";
+export {
+  Http1Session,
+  type Log,
+  type SessionObserver,
+  type SessionOptions,
+  type Upstream,
+  type UpstreamErrorKind,
+} from "./session.ts";
+export { SocketIo } from "./socket_io.ts";

@@ -1,0 +1,675 @@
+/**
+ * The HTTP/1.1 forwarder of one downstream connection: reads request heads with {@link HeadParser},
+ * sends each request to an upstream connection from an {@link Upstream} (a keep-alive pool), and
+ * streams both bodies chunk by chunk (never a whole body in memory): Content-Length and chunked as
+ * received, close-delimited responses re-chunked for HTTP/1.1 clients, chunked responses decoded for
+ * HTTP/1.0 clients. Upgrades (WebSocket) become a byte tunnel after the 101.
+ *
+ * One async loop per connection; per request it allocates the forwarded heads and, only while a
+ * read has to wait, a promise. The request body is pumped concurrently with reading the response,
+ * so an application may answer before it has read the whole body.
+ *
+ * Local replies, as Envoy's: malformed request 400, head too large 431, unsupported transfer coding
+ * or CONNECT 501, other HTTP versions 505, an Expect other than 100-continue 417 (100-continue is
+ * answered by the proxy and not forwarded, as Envoy does by default), upstream connection failure or
+ * reset before the response 503, malformed upstream response 502. After a 4xx parse error the
+ * connection closes.
+ *
+ * @module
+ */
+import { CHUNK_DATA, CHUNK_DONE, ChunkedDecoder } from "./chunked.ts";
+import { ascii } from "./chars.ts";
+import {
+  BODY_AS_IS,
+  BODY_DECHUNK,
+  BODY_NONE,
+  BODY_RECHUNK,
+  BODY_UNTIL_CLOSE,
+  encodeLocalReply,
+  encodeRequestHead,
+  encodeResponseHead,
+  type HeadBytes,
+  reasonPhrase,
+} from "./encode.ts";
+import {
+  DEFAULT_HEAD_LIMITS,
+  EXPECT_CONTINUE,
+  EXPECT_OTHER,
+  type HeadLimits,
+  HeadParser,
+  HttpError,
+  M_CONNECT,
+  M_HEAD,
+  REQUEST,
+  RESPONSE,
+} from "./head.ts";
+import type { SocketIo } from "./socket_io.ts";
+
+/** Where requests go: a pool of keep-alive connections to one destination. */
+export interface Upstream {
+  /** An idle connection to reuse, or null (synchronous: no promise per request on the warm path). */
+  idle(): SocketIo | null;
+  /**
+   * A new connection.
+   *
+   * @throws when it cannot be made
+   */
+  connect(): Promise<SocketIo>;
+  /** Gives a connection back: kept for reuse when `reusable`, else closed. */
+  release(io: SocketIo, reusable: boolean): void;
+}
+
+/** Why an upstream exchange failed (Envoy's reset reasons). */
+export type UpstreamErrorKind =
+  | "connect_failure"
+  | "reset_before_response"
+  | "reset_during_response"
+  | "protocol_error";
+
+/** What a session reports, for counters. Calls are synchronous and must be cheap. */
+export interface SessionObserver {
+  /** A request head was received and accepted. */
+  request(): void;
+  /** A response head was sent downstream; `local` for the proxy's own replies. */
+  response(status: number, local: boolean): void;
+  upstreamError(kind: UpstreamErrorKind): void;
+  /** A request was retried on a fresh connection after a reused one closed before answering. */
+  retry(): void;
+  /** A 101 response turned the connection into a tunnel. */
+  upgrade(): void;
+}
+
+/** The logger shape the data path uses (a meshd/proxy ScopeLogger fits). */
+export interface Log {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+/** Settings of one downstream connection. */
+export interface SessionOptions {
+  upstream: Upstream;
+  observer: SessionObserver;
+  log: Log;
+  /** The client's address, for logs. */
+  peer: string;
+  /** The X-Forwarded-Client-Cert element of this connection's client (mutual TLS), or null (strip). */
+  xfccElement: Uint8Array | null;
+  /** Host sent upstream for an HTTP/1.0 request without one. */
+  defaultHost: Uint8Array;
+  limits?: HeadLimits;
+}
+
+const B_EMPTY = 0;
+const B_LENGTH = 1;
+const B_CHUNKED = 2;
+
+const PUMP_NONE = 0;
+const PUMP_RUNNING = 1;
+const PUMP_OK = 2;
+const PUMP_BAD = 3;
+const PUMP_DOWN_FAILED = 4;
+const PUMP_UP_FAILED = 5;
+const PUMP_CANCELLED = 6;
+
+const CONTINUE_100 = ascii("HTTP/1.1 100 Continue\r\n\r\n");
+const CRLF = ascii("\r\n");
+const LAST_CHUNK = ascii("0\r\n\r\n");
+const RESET_BEFORE_HEADERS = "upstream connect error or disconnect/reset before headers. reset reason: ";
+
+/** Forwards the requests of one downstream connection until it closes. */
+export class Http1Session {
+  /** When the session started waiting for a request head (ms since the epoch), 0 while busy. */
+  waitingSince = 0;
+  readonly #down: SocketIo;
+  readonly #o: SessionOptions;
+  readonly #req: HeadParser;
+  readonly #res: HeadParser;
+  readonly #reqBody = new ChunkedDecoder(false, 400);
+  readonly #resBody = new ChunkedDecoder(false, 502);
+  #dechunk: ChunkedDecoder | null = null;
+  #pump = PUMP_NONE;
+  #pumpError: HttpError | null = null;
+  #cancel = false;
+
+  constructor(down: SocketIo, options: SessionOptions) {
+    this.#down = down;
+    this.#o = options;
+    const limits = options.limits ?? DEFAULT_HEAD_LIMITS;
+    this.#req = new HeadParser(REQUEST, limits);
+    this.#res = new HeadParser(RESPONSE, limits);
+  }
+
+  /** Serves requests until the connection ends; never rejects. */
+  async run(): Promise<void> {
+    try {
+      while (await this.#exchange()) {
+        // next request on the same connection
+      }
+    } catch (e) {
+      this.#o.log.debug("downstream connection ended with an error", {
+        peer: this.#o.peer,
+        error: String(e),
+      });
+      this.#down.destroy();
+    }
+  }
+
+  /** One request and its response; true when the connection stays open for another. */
+  async #exchange(): Promise<boolean> {
+    const down = this.#down, o = this.#o, p = this.#req;
+    p.reset();
+    this.waitingSince = Date.now();
+    let chunk: Uint8Array | null | undefined;
+    let off = -1;
+    for (;;) {
+      chunk = down.read();
+      if (chunk === undefined) {
+        await down.wait();
+        continue;
+      }
+      if (chunk === null) {
+        // The client closed: between requests that is the normal end; inside a head, nothing to answer.
+        down.lingerClose(null);
+        return false;
+      }
+      try {
+        off = p.feed(chunk);
+      } catch (e) {
+        if (!(e instanceof HttpError)) throw e;
+        this.#reject(e);
+        return false;
+      }
+      if (off >= 0) break;
+    }
+    this.waitingSince = 0;
+    if (off < chunk.length) down.unread(chunk.subarray(off));
+    const h = p.head;
+    if (h.method === M_CONNECT) {
+      this.#reject(new HttpError(501, "CONNECT is not supported"));
+      return false;
+    }
+    if (h.expect === EXPECT_OTHER) {
+      this.#reject(new HttpError(417, "unsupported expectation"));
+      return false;
+    }
+    o.observer.request();
+    const bodyKind = h.chunked ? B_CHUNKED : h.contentLength > 0 ? B_LENGTH : B_EMPTY;
+    const length = h.contentLength;
+    const upgrade = h.upgrade && bodyKind === B_EMPTY;
+    const clientMinor = h.minor;
+    const isHead = h.method === M_HEAD;
+    let keepDown = h.keepAlive;
+    const head = encodeRequestHead(h, { xfccElement: o.xfccElement, upgrade, defaultHost: o.defaultHost });
+    if (h.expect === EXPECT_CONTINUE && bodyKind !== B_EMPTY && clientMinor === 1) down.write(CONTINUE_100);
+
+    for (let attempt = 0;; attempt++) {
+      // A retry always gets a new connection.
+      let up = attempt === 0 ? o.upstream.idle() : null;
+      const reused = up !== null;
+      if (up === null) {
+        try {
+          up = await o.upstream.connect();
+        } catch (e) {
+          o.observer.upstreamError("connect_failure");
+          o.log.debug("upstream connect failed", { peer: o.peer, error: String(e) });
+          return this.#failBeforeResponse(
+            503,
+            RESET_BEFORE_HEADERS + "connection failure",
+            bodyKind,
+            keepDown,
+          );
+        }
+      }
+      if (down.closed) {
+        // The client left while the connection was being made; nothing was sent on it.
+        o.upstream.release(up, true);
+        return false;
+      }
+      const inBefore = up.bytesIn;
+      down.peer = up;
+      this.#pump = PUMP_NONE;
+      this.#pumpError = null;
+      this.#cancel = false;
+      let pumpDone: Promise<void> | null = null;
+      try {
+        up.cork();
+        writeHead(up, head);
+        if (bodyKind !== B_EMPTY) {
+          this.#pump = PUMP_RUNNING;
+          pumpDone = this.#pumpBody(up, bodyKind, length);
+        }
+        up.uncork();
+      } catch {
+        // The pooled connection closed under us; treated as a reset below.
+      }
+
+      // The response head, after any interim (1xx) responses.
+      const r = this.#res;
+      let failure = "";
+      let c: Uint8Array | null | undefined = null;
+      for (;;) {
+        r.reset();
+        let roff = -1;
+        for (;;) {
+          try {
+            c = up.read();
+          } catch {
+            c = null;
+          }
+          if (c === undefined) {
+            await up.wait();
+            continue;
+          }
+          if (c === null) break;
+          try {
+            roff = r.feed(c);
+          } catch (e) {
+            failure = e instanceof HttpError ? e.message : String(e);
+            break;
+          }
+          if (roff >= 0) break;
+        }
+        if (roff < 0) break;
+        if (roff < c!.length) up.unread(c!.subarray(roff));
+        const st = r.head.status;
+        if (st >= 200 || st === 101) break;
+        if (clientMinor === 1) {
+          writeHead(
+            down,
+            encodeResponseHead(r.head, { body: BODY_NONE, keepAlive: true, clientMinor, upgrade: false }),
+          );
+        }
+      }
+      const rh = r.head;
+      if (failure !== "" || c === null) {
+        // No usable response head.
+        down.peer = null;
+        up.destroy();
+        await this.#stopPump(pumpDone);
+        if (this.#pump === PUMP_BAD) {
+          this.#reject(this.#pumpError!);
+          return false;
+        }
+        if (this.#pump === PUMP_DOWN_FAILED) {
+          down.destroy();
+          return false;
+        }
+        if (failure !== "") {
+          o.observer.upstreamError("protocol_error");
+          o.log.debug("malformed upstream response", { peer: o.peer, error: failure });
+          return this.#failBeforeResponse(502, RESET_BEFORE_HEADERS + "protocol error", bodyKind, false);
+        }
+        if (reused && up.bytesIn === inBefore && bodyKind === B_EMPTY) {
+          o.observer.retry();
+          continue;
+        }
+        o.observer.upstreamError("reset_before_response");
+        return this.#failBeforeResponse(
+          503,
+          RESET_BEFORE_HEADERS + "connection termination",
+          bodyKind,
+          keepDown,
+        );
+      }
+
+      const st = rh.status;
+      if (st === 101) {
+        if (!upgrade) {
+          down.peer = null;
+          up.destroy();
+          await this.#stopPump(pumpDone);
+          o.observer.upstreamError("protocol_error");
+          return this.#failBeforeResponse(502, RESET_BEFORE_HEADERS + "protocol error", bodyKind, false);
+        }
+        writeHead(
+          down,
+          encodeResponseHead(rh, { body: BODY_NONE, keepAlive: true, clientMinor, upgrade: true }),
+        );
+        o.observer.response(101, false);
+        o.observer.upgrade();
+        await tunnel(down, up);
+        return false;
+      }
+
+      if (this.#pump === PUMP_BAD) {
+        down.peer = null;
+        up.destroy();
+        this.#reject(this.#pumpError!);
+        return false;
+      }
+      // Response framing (RFC 9112 6.3) and how it is written downstream.
+      let mode: number;
+      let upReusable = rh.keepAlive;
+      if (isHead || st === 204 || st === 304) mode = BODY_NONE;
+      else if (rh.hasTransferEncoding) {
+        if (rh.chunked) mode = clientMinor === 1 ? BODY_AS_IS : BODY_DECHUNK;
+        else {
+          mode = clientMinor === 1 ? BODY_RECHUNK : BODY_UNTIL_CLOSE;
+          upReusable = false;
+        }
+      } else if (rh.contentLength >= 0) mode = rh.contentLength === 0 ? BODY_NONE : BODY_AS_IS;
+      else {
+        mode = clientMinor === 1 ? BODY_RECHUNK : BODY_UNTIL_CLOSE;
+        upReusable = false;
+      }
+      if (mode === BODY_DECHUNK || mode === BODY_UNTIL_CLOSE) keepDown = false;
+      if (this.#pump === PUMP_DOWN_FAILED || this.#pump === PUMP_UP_FAILED) keepDown = false;
+      // Head and the body bytes already here go out in one write (cork): the copy loops run
+      // synchronously up to their first wait.
+      let body: Promise<boolean> | null = null;
+      down.cork();
+      try {
+        writeHead(
+          down,
+          encodeResponseHead(rh, { body: mode, keepAlive: keepDown, clientMinor, upgrade: false }),
+        );
+        if (mode === BODY_AS_IS) {
+          if (rh.hasTransferEncoding) body = this.#copyChunked(up, false);
+          else {
+            // Usually the whole body came with the head: copied here, without a promise.
+            const left = copyAvailable(up, down, rh.contentLength);
+            if (left !== 0) body = left < 0 ? FALSE : copyLength(up, down, left);
+          }
+        } else if (mode === BODY_DECHUNK) body = this.#copyChunked(up, true);
+        else if (mode === BODY_RECHUNK || mode === BODY_UNTIL_CLOSE) {
+          body = copyUntilClose(up, down, mode === BODY_RECHUNK);
+        }
+      } finally {
+        down.uncork();
+      }
+      o.observer.response(st, false);
+
+      let complete = true;
+      if (body !== null) {
+        try {
+          complete = await body;
+        } catch (e) {
+          if (!(e instanceof HttpError)) throw e;
+          o.log.debug("malformed upstream response body", { peer: o.peer, error: e.message });
+          complete = false;
+        }
+      }
+      if (!complete) {
+        o.observer.upstreamError("reset_during_response");
+        down.peer = null;
+        up.destroy();
+        await this.#stopPump(pumpDone);
+        down.destroy();
+        return false;
+      }
+      down.peer = null;
+      if (pumpDone !== null) {
+        if (this.#pump === PUMP_RUNNING) {
+          // The application answered before reading the whole body: neither side can be reused.
+          up.destroy();
+          await this.#stopPump(pumpDone);
+        } else await pumpDone;
+        if (this.#pump !== PUMP_OK) {
+          upReusable = false;
+          keepDown = false;
+        }
+      }
+      if (up.pending > 0) upReusable = false;
+      o.upstream.release(up, upReusable && !up.ended);
+      if (!keepDown) {
+        down.lingerClose(null);
+        return false;
+      }
+      // A client that sends requests without reading the responses is held back here.
+      if (down.needsDrain) await down.drain();
+      return true;
+    }
+  }
+
+  /** Copies the request body to `up`; the outcome is left in #pump. */
+  async #pumpBody(up: SocketIo, kind: number, length: number): Promise<void> {
+    const down = this.#down;
+    const dec = this.#reqBody;
+    if (kind === B_CHUNKED) dec.reset();
+    let remaining = length;
+    try {
+      for (;;) {
+        const c = down.read();
+        if (c === undefined) {
+          await down.wait();
+          if (this.#cancel) {
+            this.#pump = PUMP_CANCELLED;
+            return;
+          }
+          continue;
+        }
+        if (c === null) {
+          this.#pump = PUMP_DOWN_FAILED;
+          up.destroy();
+          return;
+        }
+        let stop = c.length;
+        let done: boolean;
+        if (kind === B_LENGTH) {
+          if (stop >= remaining) stop = remaining;
+          remaining -= stop;
+          done = remaining === 0;
+        } else {
+          stop = dec.step(c, 0, c.length);
+          done = dec.result === CHUNK_DONE;
+        }
+        if (stop < c.length) down.unread(c.subarray(stop));
+        if (!up.write(stop === c.length ? c : c.subarray(0, stop))) await up.drain();
+        if (done) {
+          this.#pump = PUMP_OK;
+          return;
+        }
+        if (this.#cancel) {
+          this.#pump = PUMP_CANCELLED;
+          return;
+        }
+      }
+    } catch (e) {
+      if (e instanceof HttpError) {
+        this.#pump = PUMP_BAD;
+        this.#pumpError = e;
+      } else this.#pump = up.closed ? PUMP_UP_FAILED : PUMP_DOWN_FAILED;
+      up.destroy();
+    }
+  }
+
+  async #stopPump(pumpDone: Promise<void> | null): Promise<void> {
+    if (pumpDone === null) return;
+    if (this.#pump === PUMP_RUNNING) {
+      this.#cancel = true;
+      this.#down.interrupt();
+    }
+    await pumpDone;
+  }
+
+  /** Copies a chunked response: as received, or decoded (HTTP/1.0 client). False if cut short. */
+  async #copyChunked(up: SocketIo, decode: boolean): Promise<boolean> {
+    const down = this.#down;
+    let dec: ChunkedDecoder;
+    if (decode) {
+      dec = this.#dechunk ??= new ChunkedDecoder(true, 502);
+    } else dec = this.#resBody;
+    dec.reset();
+    for (;;) {
+      let c: Uint8Array | null | undefined;
+      try {
+        c = up.read();
+      } catch {
+        return false;
+      }
+      if (c === undefined) {
+        await up.wait();
+        continue;
+      }
+      if (c === null) return false;
+      if (!decode) {
+        const stop = dec.step(c, 0, c.length);
+        if (stop < c.length) up.unread(c.subarray(stop));
+        if (!down.write(stop === c.length ? c : c.subarray(0, stop))) await down.drain();
+        if (dec.result === CHUNK_DONE) return true;
+        continue;
+      }
+      let i = 0;
+      while (i < c.length) {
+        const next = dec.step(c, i, c.length);
+        if (dec.result === CHUNK_DATA && next > dec.dataStart) {
+          if (!down.write(c.subarray(dec.dataStart, next))) await down.drain();
+        }
+        i = next;
+        if (dec.result === CHUNK_DONE) {
+          if (i < c.length) up.unread(c.subarray(i));
+          return true;
+        }
+      }
+    }
+  }
+
+  /** A local reply after which the connection closes (parse errors and the like). */
+  #reject(e: HttpError): void {
+    this.#o.log.debug("rejected request", { peer: this.#o.peer, status: e.status, reason: e.message });
+    this.#o.observer.response(e.status, true);
+    this.#down.lingerClose(encodeLocalReply(e.status, reasonPhrase(e.status), true));
+  }
+
+  /** A 5xx before any response byte; the connection stays open if the request was fully read. */
+  async #failBeforeResponse(
+    status: number,
+    body: string,
+    bodyKind: number,
+    keepDown: boolean,
+  ): Promise<boolean> {
+    const keep = keepDown && (bodyKind === B_EMPTY || this.#pump === PUMP_OK);
+    this.#o.observer.response(status, true);
+    const reply = encodeLocalReply(status, body, !keep);
+    if (!keep) {
+      this.#down.lingerClose(reply);
+      return false;
+    }
+    if (!this.#down.write(reply)) await this.#down.drain();
+    return true;
+  }
+}
+
+function writeHead(io: SocketIo, head: HeadBytes): void {
+  if (head.second === null) {
+    io.write(head.first);
+    return;
+  }
+  io.cork();
+  io.write(head.first);
+  io.write(head.second);
+  io.uncork();
+}
+
+const FALSE = Promise.resolve(false);
+
+/**
+ * Copies what has already arrived, up to `length` bytes, without waiting. Returns the bytes still
+ * to copy, or -1 when the source ended or failed first.
+ */
+function copyAvailable(src: SocketIo, dst: SocketIo, length: number): number {
+  let remaining = length;
+  while (remaining > 0) {
+    let c: Uint8Array | null | undefined;
+    try {
+      c = src.read();
+    } catch {
+      return -1;
+    }
+    if (c === undefined) return remaining;
+    if (c === null) return -1;
+    if (c.length > remaining) {
+      src.unread(c.subarray(remaining));
+      c = c.subarray(0, remaining);
+    }
+    remaining -= c.length;
+    // Backpressure is left to the copy loop that follows, or to the next request's first wait.
+    dst.write(c);
+  }
+  return 0;
+}
+
+/** Copies exactly `length` bytes; false if the source ended first. */
+async function copyLength(src: SocketIo, dst: SocketIo, length: number): Promise<boolean> {
+  let remaining = length;
+  for (;;) {
+    let c: Uint8Array | null | undefined;
+    try {
+      c = src.read();
+    } catch {
+      return false;
+    }
+    if (c === undefined) {
+      await src.wait();
+      continue;
+    }
+    if (c === null) return false;
+    if (c.length > remaining) {
+      src.unread(c.subarray(remaining));
+      c = c.subarray(0, remaining);
+    }
+    remaining -= c.length;
+    if (!dst.write(c)) await dst.drain();
+    if (remaining === 0) return true;
+  }
+}
+
+/** Copies until the source ends; re-chunked for HTTP/1.1 clients. Always complete (true). */
+async function copyUntilClose(src: SocketIo, dst: SocketIo, rechunk: boolean): Promise<boolean> {
+  for (;;) {
+    let c: Uint8Array | null | undefined;
+    try {
+      c = src.read();
+    } catch {
+      c = null;
+    }
+    if (c === undefined) {
+      await src.wait();
+      continue;
+    }
+    if (c === null) {
+      if (rechunk) dst.write(LAST_CHUNK);
+      return true;
+    }
+    let ok: boolean;
+    if (rechunk) {
+      dst.cork();
+      dst.write(ascii(c.length.toString(16) + "\r\n"));
+      dst.write(c);
+      ok = dst.write(CRLF);
+      dst.uncork();
+    } else ok = dst.write(c);
+    if (!ok) await dst.drain();
+  }
+}
+
+/** Both directions of an upgraded connection, until both ends are closed. */
+async function tunnel(down: SocketIo, up: SocketIo): Promise<void> {
+  down.peer = up;
+  up.peer = down;
+  await Promise.all([pipe(down, up), pipe(up, down)]);
+  down.destroy();
+  up.destroy();
+}
+
+async function pipe(src: SocketIo, dst: SocketIo): Promise<void> {
+  try {
+    for (;;) {
+      const c = src.read();
+      if (c === undefined) {
+        await src.wait();
+        continue;
+      }
+      if (c === null) {
+        dst.end();
+        return;
+      }
+      if (!dst.write(c)) await dst.drain();
+    }
+  } catch {
+    src.destroy();
+    dst.destroy();
+  }
+}

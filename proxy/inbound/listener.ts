@@ -1,0 +1,329 @@
+/**
+ * The inbound listener of one container port: accepts connections on the workload address, applies
+ * the port's effective PeerAuthentication mode, and forwards HTTP/1.1 to the application.
+ *
+ * Per connection, the mode is read from the current runtime snapshot when the first byte arrives
+ * (so a policy change applies to the next connection without restarting anything):
+ *
+ * - STRICT: a first byte of 0x16 (a TLS handshake record) goes to the mutual-TLS server; anything
+ *   else is answered with a TCP reset (curl: `000`, exit 56, as with Istio).
+ * - PERMISSIVE: 0x16 goes to mutual TLS, anything else is served as plain text, on the same port.
+ * - DISABLE: everything is plain text (a TLS handshake then fails as a malformed request: 400).
+ *
+ * Mutual TLS requires a client certificate that chains to the mesh roots and carries a SPIFFE ID of
+ * the mesh's trust domain; the request then carries X-Forwarded-Client-Cert (see ./xfcc.ts). A
+ * failed handshake or refused identity is logged (warn) with the peer address and the reason.
+ *
+ * @module
+ */
+import net from "node:net";
+import type tls from "node:tls";
+import { ascii } from "../http/chars.ts";
+import { DEFAULT_HEAD_LIMITS, type HeadLimits } from "../http/head.ts";
+import { Http1Session, type Log } from "../http/session.ts";
+import { SocketIo } from "../http/socket_io.ts";
+import { tryParseSpiffeId } from "../../shared/identity/mod.ts";
+import { inboundModeOf, type RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { type InboundObserver, InboundStats } from "./observer.ts";
+import { checkPeer, InboundTls, type ServingContext } from "./tls_context.ts";
+import { UpstreamPool } from "./upstream_pool.ts";
+
+/** Settings of an {@link InboundListener}. */
+export interface InboundListenerOptions {
+  /** Address to listen on (the workload address). */
+  address: string;
+  /** Port to listen on; 0 picks a free one (see {@link InboundListener.port}). */
+  port: number;
+  /** The application's endpoint. */
+  appAddress: string;
+  appPort: number;
+  /** The current runtime snapshot; called for every new connection. */
+  snapshot(): RuntimeSnapshot;
+  log: Log;
+  /** Counters; an {@link InboundStats} by default (see {@link InboundListener.observer}). */
+  observer?: InboundObserver;
+  /** The container port whose mutual TLS mode applies (portLevelMtls). Default `appPort`. */
+  mtlsPort?: number;
+  /** Head limits; Envoy's defaults (60 KiB, 100 fields). */
+  limits?: Partial<HeadLimits>;
+  /** A connection with no complete request head for this long is closed. Default 300 s. */
+  idleTimeoutMs?: number;
+  /** Time for the first byte and the TLS handshake. Default 10 s. */
+  handshakeTimeoutMs?: number;
+  /** Upstream pool settings. */
+  upstream?: { maxIdle?: number; idleTimeoutMs?: number; connectTimeoutMs?: number };
+}
+
+const SNIFF = 0;
+const HANDSHAKE = 1;
+const SERVING = 2;
+
+/** One accepted connection. */
+class Conn {
+  state = SNIFF;
+  session: Http1Session | null = null;
+  io: SocketIo | null = null;
+  trustDomains: string[] = [];
+  closing = false;
+  constructor(readonly raw: net.Socket, readonly peer: string, readonly since: number) {}
+}
+
+const ignore = () => {};
+
+/** The listener of one container port. Call {@link start}, and {@link close} to stop it. */
+export class InboundListener {
+  /** Where the listener reports; the {@link InboundStats} made by default, or the one passed in. */
+  readonly observer: InboundObserver;
+  readonly #o: InboundListenerOptions;
+  readonly #log: Log;
+  readonly #server: net.Server;
+  readonly #pool: UpstreamPool;
+  readonly #tls: InboundTls;
+  readonly #conns = new Set<Conn>();
+  readonly #byRaw = new WeakMap<net.Socket, Conn>();
+  readonly #limits: HeadLimits;
+  readonly #defaultHost: Uint8Array;
+  readonly #mtlsPort: number;
+  readonly #idleTimeoutMs: number;
+  readonly #handshakeTimeoutMs: number;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #port = 0;
+  #closed = false;
+
+  constructor(options: InboundListenerOptions) {
+    this.#o = options;
+    this.#log = options.log;
+    this.observer = options.observer ?? new InboundStats();
+    this.#limits = { ...DEFAULT_HEAD_LIMITS, ...options.limits };
+    this.#defaultHost = ascii(`${options.appAddress}:${options.appPort}`);
+    this.#mtlsPort = options.mtlsPort ?? options.appPort;
+    this.#idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
+    this.#handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
+    const observer = this.observer;
+    this.#pool = new UpstreamPool({
+      host: options.appAddress,
+      port: options.appPort,
+      ...options.upstream,
+      onConnect: () => observer.upstreamConnection(),
+    });
+    this.#tls = new InboundTls(
+      (socket, ctx) => this.#guard(this.#connOf(socket), "secure", () => this.#onSecure(socket, ctx), socket),
+      (err, socket) =>
+        this.#guard(this.#connOf(socket), "tls error", () => this.#onTlsError(err, socket), socket),
+      (err) => this.#log.error("cannot load the workload certificate", { error: err.message }),
+    );
+    this.#server = net.createServer({ allowHalfOpen: true }, (raw) => this.#onConnection(raw));
+  }
+
+  /** The bound port (after {@link start}). */
+  get port(): number {
+    return this.#port;
+  }
+
+  /** Open downstream connections. */
+  get connectionCount(): number {
+    return this.#conns.size;
+  }
+
+  /** Times the TLS server was (re)built for a new certificate. */
+  get tlsBuilds(): number {
+    return this.#tls.builds;
+  }
+
+  /** Binds the port and starts accepting. */
+  start(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      this.#server.once("error", onError);
+      this.#server.listen({ host: this.#o.address, port: this.#o.port }, () => {
+        this.#server.off("error", onError);
+        this.#server.on(
+          "error",
+          (err: Error) => this.#log.error("inbound listener error", { error: err.message }),
+        );
+        const addr = this.#server.address();
+        this.#port = typeof addr === "object" && addr !== null ? addr.port : this.#o.port;
+        const timer = setInterval(() => this.#guard(undefined, "sweep", () => this.#sweep()), 1000);
+        Deno.unrefTimer(timer);
+        this.#timer = timer;
+        this.#log.info("inbound listener started", {
+          address: `${this.#o.address}:${this.#port}`,
+          app: `${this.#o.appAddress}:${this.#o.appPort}`,
+        });
+        resolve();
+      });
+    });
+  }
+
+  /** Stops accepting, closes every connection and the upstream pool. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    for (const c of this.#conns) {
+      c.io?.destroy();
+      c.raw.destroy();
+    }
+    this.#pool.close();
+    await closed;
+  }
+
+  #onConnection(raw: net.Socket): void {
+    const conn = new Conn(raw, `${raw.remoteAddress}:${raw.remotePort}`, Date.now());
+    this.observer.connectionOpened();
+    this.#conns.add(conn);
+    this.#byRaw.set(raw, conn);
+    raw.on("error", ignore);
+    raw.once("close", () => {
+      this.#conns.delete(conn);
+      this.observer.connectionClosed();
+    });
+    raw.setNoDelay(true);
+    raw.once("data", (first: Uint8Array) => this.#guard(conn, "sniff", () => this.#sniff(conn, first)));
+    // Closed before sending anything (a port probe): with allowHalfOpen nothing else would close it.
+    raw.once("end", () => {
+      if (conn.state === SNIFF) raw.destroy();
+    });
+  }
+
+  /**
+   * Runs an event handler so that nothing it throws escapes into the event loop (which would end
+   * the process): the error is logged and the connection, if any, closed.
+   */
+  #guard(conn: Conn | undefined, what: string, fn: () => void, socket?: net.Socket): void {
+    try {
+      fn();
+    } catch (e) {
+      this.#log.error("inbound listener error", { what, peer: conn?.peer, error: String(e) });
+      socket?.destroy();
+      conn?.io?.destroy();
+      conn?.raw.destroy();
+    }
+  }
+
+  #sniff(conn: Conn, first: Uint8Array): void {
+    const raw = conn.raw;
+    raw.pause();
+    raw.unshift(first);
+    const snapshot = this.#o.snapshot();
+    const mode = inboundModeOf(snapshot, this.#mtlsPort);
+    const tlsRecord = first[0] === 0x16;
+    if (mode === "DISABLE" || (mode === "PERMISSIVE" && !tlsRecord)) {
+      this.observer.connectionServed("plaintext");
+      this.#serve(conn, raw, null);
+      return;
+    }
+    if (!tlsRecord) {
+      this.observer.connectionRefused("plaintext_in_strict");
+      this.#log.debug("plain text refused on a STRICT port", { peer: conn.peer, port: this.#mtlsPort });
+      raw.resetAndDestroy();
+      return;
+    }
+    const ctx = this.#tls.contextFor(snapshot.certificate);
+    if (ctx === null) {
+      this.observer.connectionRefused("no_certificate");
+      this.#log.warn("TLS connection refused: no workload certificate yet", { peer: conn.peer });
+      raw.resetAndDestroy();
+      return;
+    }
+    conn.state = HANDSHAKE;
+    conn.trustDomains = trustDomainsOf(snapshot);
+    ctx.server.emit("connection", raw);
+  }
+
+  #connOf(socket: tls.TLSSocket): Conn | undefined {
+    const parent = (socket as unknown as { _parent?: net.Socket })._parent;
+    return parent === undefined ? undefined : this.#byRaw.get(parent);
+  }
+
+  #onSecure(socket: tls.TLSSocket, ctx: ServingContext): void {
+    socket.on("error", ignore);
+    const conn = this.#connOf(socket);
+    if (conn === undefined || this.#closed) {
+      socket.destroy();
+      return;
+    }
+    this.observer.handshake(true);
+    const peerCert = socket.getPeerCertificate(true);
+    if (!socket.authorized || peerCert?.raw === undefined) {
+      this.observer.connectionRefused("handshake_failed");
+      this.#log.warn("TLS handshake failed", {
+        peer: conn.peer,
+        reason: String(socket.authorizationError ?? "no client certificate"),
+      });
+      socket.destroy();
+      return;
+    }
+    const check = checkPeer(new Uint8Array(peerCert.raw), conn.trustDomains, ctx.by);
+    if (!check.ok) {
+      this.observer.connectionRefused("untrusted_identity");
+      this.#log.warn("TLS connection refused", { peer: conn.peer, reason: check.reason });
+      socket.destroy();
+      return;
+    }
+    this.observer.connectionServed("mtls");
+    this.#serve(conn, socket, ascii(check.xfccElement));
+  }
+
+  #onTlsError(err: Error, socket: tls.TLSSocket): void {
+    const conn = this.#connOf(socket);
+    const authError = (socket as unknown as { authorizationError?: unknown }).authorizationError;
+    const code = (err as Error & { code?: string }).code;
+    const reason = authError
+      ? String(authError)
+      : code !== undefined && !err.message.includes(code)
+      ? `${err.message} (${code})`
+      : err.message;
+    this.observer.handshake(false);
+    this.observer.connectionRefused("handshake_failed");
+    this.#log.warn("TLS handshake failed", { peer: conn?.peer ?? "unknown", reason });
+    socket.destroy();
+    conn?.raw.destroy();
+  }
+
+  #serve(conn: Conn, socket: net.Socket, xfcc: Uint8Array | null): void {
+    conn.state = SERVING;
+    const io = new SocketIo(socket);
+    conn.io = io;
+    const session = new Http1Session(io, {
+      upstream: this.#pool,
+      observer: this.observer,
+      log: this.#log,
+      peer: conn.peer,
+      xfccElement: xfcc,
+      defaultHost: this.#defaultHost,
+      limits: this.#limits,
+    });
+    conn.session = session;
+    session.run();
+  }
+
+  #sweep(): void {
+    const now = Date.now();
+    for (const c of this.#conns) {
+      if (c.state !== SERVING) {
+        if (now - c.since > this.#handshakeTimeoutMs) {
+          this.observer.connectionRefused("timeout");
+          this.#log.debug("connection closed: no request or handshake in time", { peer: c.peer });
+          c.raw.destroy();
+        }
+        continue;
+      }
+      const waiting = c.session!.waitingSince;
+      if (!c.closing && waiting !== 0 && now - waiting > this.#idleTimeoutMs) {
+        c.closing = true;
+        c.io!.lingerClose(null);
+      }
+    }
+    this.#pool.sweep(now);
+  }
+}
+
+/** The trust domains whose SPIFFE IDs are accepted: the workload's, else the one of its certificate. */
+function trustDomainsOf(snapshot: RuntimeSnapshot): string[] {
+  const td = snapshot.workload?.trustDomain;
+  if (td) return [td];
+  const own = snapshot.certificate ? tryParseSpiffeId(snapshot.certificate.spiffeId) : undefined;
+  return own ? [own.trustDomain] : [];
+}

@@ -1,0 +1,166 @@
+/**
+ * What an inbound listener reports, and {@link InboundStats}, the counters an admin `/stats` page
+ * reads. Names follow Envoy's listener, HTTP connection manager, TLS and cluster statistics where
+ * one exists (`downstream_cx_total`, `ssl.handshake`, `upstream_cx_connect_fail`, ...).
+ *
+ * @module
+ */
+import type { SessionObserver, UpstreamErrorKind } from "../http/session.ts";
+
+/** Why a connection was refused before any request. */
+export type RefusalReason =
+  /** Plain text on a STRICT port: answered with a TCP reset. */
+  | "plaintext_in_strict"
+  /** TLS arrived but the proxy has no workload certificate yet. */
+  | "no_certificate"
+  /** The TLS handshake failed (no client certificate, unknown CA, protocol error). */
+  | "handshake_failed"
+  /** The client certificate has no SPIFFE ID of the mesh's trust domain. */
+  | "untrusted_identity"
+  /** Nothing (or no complete handshake) within the handshake timeout. */
+  | "timeout";
+
+/** Events of an inbound listener. Calls are synchronous and must be cheap. */
+export interface InboundObserver extends SessionObserver {
+  /** A TCP connection was accepted. */
+  connectionOpened(): void;
+  /** An accepted TCP connection closed (whatever happened to it). */
+  connectionClosed(): void;
+  /** A connection is served: over mutual TLS (after the handshake and identity check) or plain text. */
+  connectionServed(kind: "mtls" | "plaintext"): void;
+  connectionRefused(reason: RefusalReason): void;
+  /** A TLS handshake finished (ok) or failed. */
+  handshake(ok: boolean): void;
+  /** A new connection to the application was made. */
+  upstreamConnection(): void;
+}
+
+/** Counter names of {@link InboundStats}. */
+export const INBOUND_COUNTERS = [
+  "downstream_cx_total",
+  "downstream_cx_destroy",
+  "downstream_cx_mtls_total",
+  "downstream_cx_plaintext_total",
+  "downstream_cx_refused_plaintext_in_strict",
+  "downstream_cx_refused_no_certificate",
+  "downstream_cx_refused_timeout",
+  "downstream_cx_upgrades_total",
+  "ssl.handshake",
+  "ssl.connection_error",
+  "ssl.fail_verify_san",
+  "downstream_rq_total",
+  "downstream_rq_1xx",
+  "downstream_rq_2xx",
+  "downstream_rq_3xx",
+  "downstream_rq_4xx",
+  "downstream_rq_5xx",
+  "downstream_rq_local_reply",
+  "upstream_cx_total",
+  "upstream_cx_connect_fail",
+  "upstream_rq_reset_before_response",
+  "upstream_rq_reset_during_response",
+  "upstream_rq_protocol_error",
+  "upstream_rq_retry",
+] as const;
+
+/** One counter name. */
+export type InboundCounter = typeof INBOUND_COUNTERS[number];
+
+/** Counters of one inbound listener (plain numbers; read them any time). */
+export class InboundStats implements InboundObserver {
+  /** Open downstream connections (a gauge). */
+  downstreamActive = 0;
+  readonly counters: Record<InboundCounter, number>;
+
+  constructor() {
+    this.counters = Object.fromEntries(INBOUND_COUNTERS.map((n) => [n, 0])) as Record<InboundCounter, number>;
+  }
+
+  connectionOpened(): void {
+    this.counters.downstream_cx_total++;
+    this.downstreamActive++;
+  }
+
+  connectionClosed(): void {
+    this.counters.downstream_cx_destroy++;
+    this.downstreamActive--;
+  }
+
+  connectionServed(kind: "mtls" | "plaintext"): void {
+    if (kind === "mtls") this.counters.downstream_cx_mtls_total++;
+    else this.counters.downstream_cx_plaintext_total++;
+  }
+
+  connectionRefused(reason: RefusalReason): void {
+    switch (reason) {
+      case "plaintext_in_strict":
+        this.counters.downstream_cx_refused_plaintext_in_strict++;
+        break;
+      case "no_certificate":
+        this.counters.downstream_cx_refused_no_certificate++;
+        break;
+      case "untrusted_identity":
+        this.counters["ssl.fail_verify_san"]++;
+        break;
+      case "timeout":
+        this.counters.downstream_cx_refused_timeout++;
+        break;
+      case "handshake_failed":
+        // counted by handshake(false)
+        break;
+    }
+  }
+
+  handshake(ok: boolean): void {
+    if (ok) this.counters["ssl.handshake"]++;
+    else this.counters["ssl.connection_error"]++;
+  }
+
+  upstreamConnection(): void {
+    this.counters.upstream_cx_total++;
+  }
+
+  request(): void {
+    this.counters.downstream_rq_total++;
+  }
+
+  response(status: number, local: boolean): void {
+    const c = this.counters;
+    if (status < 200) c.downstream_rq_1xx++;
+    else if (status < 300) c.downstream_rq_2xx++;
+    else if (status < 400) c.downstream_rq_3xx++;
+    else if (status < 500) c.downstream_rq_4xx++;
+    else c.downstream_rq_5xx++;
+    if (local) c.downstream_rq_local_reply++;
+  }
+
+  upstreamError(kind: UpstreamErrorKind): void {
+    switch (kind) {
+      case "connect_failure":
+        this.counters.upstream_cx_connect_fail++;
+        break;
+      case "reset_before_response":
+        this.counters.upstream_rq_reset_before_response++;
+        break;
+      case "reset_during_response":
+        this.counters.upstream_rq_reset_during_response++;
+        break;
+      case "protocol_error":
+        this.counters.upstream_rq_protocol_error++;
+        break;
+    }
+  }
+
+  retry(): void {
+    this.counters.upstream_rq_retry++;
+  }
+
+  upgrade(): void {
+    this.counters.downstream_cx_upgrades_total++;
+  }
+
+  /** All counters and the active gauge, for an admin page. */
+  snapshot(): Record<string, number> {
+    return { ...this.counters, downstream_cx_active: this.downstreamActive };
+  }
+}
