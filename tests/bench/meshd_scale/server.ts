@@ -22,6 +22,12 @@ if (Deno.env.get("BENCH_TRACE")) {
   server.ads.push = (at?: number) => {
     const t = performance.now();
     push(at);
+    // The push only queues streams; it is over when no stream waits for or holds a slot.
+    const poll = setInterval(() => {
+      if (server.ads.queued > 0 || server.ads.inFlight > 0) return;
+      clearInterval(poll);
+      console.error(`fan-out finished ${Date.now() - (at ?? Date.now())} ms after the change`);
+    }, 5);
     console.error(
       `ads.push took ${
         (performance.now() - t).toFixed(0)
