@@ -1,0 +1,34 @@
+import assert from "node:assert/strict";
+import type { EndpointInfo } from "../runtime/snapshot.ts";
+import { RoundRobin } from "./balancer.ts";
+
+function ep(address: string, ports: Record<string, number>): EndpointInfo {
+  return { workload: address, address, ports, proxied: false, identity: "", labels: {} };
+}
+
+Deno.test("RoundRobin: cycles per key, independent keys", () => {
+  const rr = new RoundRobin();
+  const items = ["a", "b", "c"];
+  assert.deepEqual([1, 2, 3, 4, 5, 6, 7].map(() => rr.pick("k", items)), ["a", "b", "c", "a", "b", "c", "a"]);
+  assert.equal(rr.pick("other", items), "a");
+  assert.equal(rr.pick("k", []), undefined);
+});
+
+Deno.test("RoundRobin.pickEndpoint: only endpoints with the service port, port mapped", () => {
+  const rr = new RoundRobin();
+  const eps = [
+    ep("10.0.0.1", { "8000": 80 }),
+    ep("10.0.0.2", { "9000": 90 }),
+    ep("10.0.0.3", { "8000": 8080 }),
+  ];
+  const picks = [1, 2, 3, 4].map(() => rr.pickEndpoint("foo/a", eps, 8000)!);
+  assert.deepEqual(picks.map((c) => `${c.endpoint.address}:${c.port}`), [
+    "10.0.0.1:80",
+    "10.0.0.3:8080",
+    "10.0.0.1:80",
+    "10.0.0.3:8080",
+  ]);
+  assert.equal(rr.pickEndpoint("foo/a", eps, 7000), undefined);
+  assert.equal(rr.pickEndpoint("foo/a", [ep("10.0.0.4", { "8000": 0 })], 8000), undefined);
+  assert.equal(rr.pickEndpoint("foo/a", [], 8000), undefined);
+});

@@ -1,0 +1,578 @@
+/**
+ * The outbound listener: the application's HTTP/1.1 requests to services, sent to the proxy either
+ * as a forward proxy (`http_proxy`, absolute-form targets) or redirected to it (origin form, routed
+ * by Host). Per request: the authority is resolved to a service port ({@link resolveHost}), an
+ * endpoint chosen round robin ({@link RoundRobin}), and the request forwarded over a pooled
+ * connection to it, with mutual TLS and secure naming when the endpoint is proxied (automatic mTLS),
+ * else plain text.
+ *
+ * The forwarding is ../http's {@link Http1Session}. Its {@link Upstream} has no view of the request,
+ * so the downstream socket is a {@link SocketIo} subclass that reads each request head itself first
+ * (while the session waits for a head), resolves the route, rewrites an absolute-form request line
+ * to origin form (Host from the target, RFC 9112 3.2.2), and hands the session the head to parse.
+ * The proxy's own answers (404 unknown host, 503 no endpoint, 502 upstream failure with the reason)
+ * are served by the {@link Upstream} as a canned response on an in-memory connection, since the
+ * session answers a failed connect only with its own 503.
+ *
+ * @module
+ */
+import net from "node:net";
+import { Duplex } from "node:stream";
+import { ascii, latin1 } from "../http/chars.ts";
+import {
+  DEFAULT_HEAD_LIMITS,
+  H_HOST,
+  type HeadLimits,
+  HeadParser,
+  HttpError,
+  type HttpHead,
+  REQUEST,
+} from "../http/head.ts";
+import {
+  Http1Session,
+  type Log,
+  type SessionObserver,
+  type Upstream,
+  type UpstreamErrorKind,
+} from "../http/session.ts";
+import { SocketIo } from "../http/socket_io.ts";
+import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { RoundRobin } from "./balancer.ts";
+import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
+import { resolveHost } from "./resolve.ts";
+
+/** Events of an outbound listener. Calls are synchronous and must be cheap. */
+export interface OutboundObserver extends SessionObserver {
+  connectionOpened(): void;
+  connectionClosed(): void;
+  /** A new upstream connection, over mutual TLS or plain text. */
+  upstreamConnection(mtls: boolean): void;
+  /** A proxy answer instead of a forwarded response. */
+  localReply(kind: LocalReplyKind): void;
+}
+
+/** Why the proxy answered itself. */
+export type LocalReplyKind =
+  | "bad_authority"
+  | "no_route"
+  | "no_healthy_upstream"
+  | "no_certificate"
+  | "connect_failure"
+  | "tls_failure"
+  | "identity_mismatch"
+  | "timeout";
+
+/** Counter names of {@link OutboundStats}. */
+export const OUTBOUND_COUNTERS = [
+  "downstream_cx_total",
+  "downstream_cx_active",
+  "downstream_rq_total",
+  "downstream_rq_1xx",
+  "downstream_rq_2xx",
+  "downstream_rq_3xx",
+  "downstream_rq_4xx",
+  "downstream_rq_5xx",
+  "downstream_rq_local_reply",
+  "upstream_cx_total",
+  "upstream_cx_mtls_total",
+  "upstream_cx_plaintext_total",
+  "upstream_cx_connect_fail",
+  "upstream_cx_connect_timeout",
+  "ssl.connection_error",
+  "ssl.fail_verify_san",
+  "no_route",
+  "upstream_cx_none_healthy",
+  "upstream_rq_reset_before_response",
+  "upstream_rq_reset_during_response",
+  "upstream_rq_protocol_error",
+  "upstream_rq_retry",
+  "downstream_cx_upgrades_total",
+] as const;
+
+/** Envoy-style counters of an outbound listener. */
+export class OutboundStats implements OutboundObserver {
+  readonly counters: Record<(typeof OUTBOUND_COUNTERS)[number], number> = Object.fromEntries(
+    OUTBOUND_COUNTERS.map((n) => [n, 0]),
+  ) as Record<(typeof OUTBOUND_COUNTERS)[number], number>;
+
+  connectionOpened(): void {
+    this.counters.downstream_cx_total++;
+    this.counters.downstream_cx_active++;
+  }
+  connectionClosed(): void {
+    this.counters.downstream_cx_active--;
+  }
+  upstreamConnection(mtls: boolean): void {
+    this.counters.upstream_cx_total++;
+    if (mtls) this.counters.upstream_cx_mtls_total++;
+    else this.counters.upstream_cx_plaintext_total++;
+  }
+  localReply(kind: LocalReplyKind): void {
+    this.counters.downstream_rq_local_reply++;
+    switch (kind) {
+      case "no_route":
+      case "bad_authority":
+        this.counters.no_route++;
+        break;
+      case "no_healthy_upstream":
+      case "no_certificate":
+        this.counters.upstream_cx_none_healthy++;
+        break;
+      case "connect_failure":
+        this.counters.upstream_cx_connect_fail++;
+        break;
+      case "timeout":
+        this.counters.upstream_cx_connect_timeout++;
+        break;
+      case "tls_failure":
+        this.counters["ssl.connection_error"]++;
+        break;
+      case "identity_mismatch":
+        this.counters["ssl.fail_verify_san"]++;
+        break;
+    }
+  }
+  request(): void {
+    this.counters.downstream_rq_total++;
+  }
+  response(status: number, _local: boolean): void {
+    if (status < 200) this.counters.downstream_rq_1xx++;
+    else if (status < 300) this.counters.downstream_rq_2xx++;
+    else if (status < 400) this.counters.downstream_rq_3xx++;
+    else if (status < 500) this.counters.downstream_rq_4xx++;
+    else this.counters.downstream_rq_5xx++;
+  }
+  upstreamError(kind: UpstreamErrorKind): void {
+    if (kind === "connect_failure") this.counters.upstream_cx_connect_fail++;
+    else if (kind === "reset_before_response") this.counters.upstream_rq_reset_before_response++;
+    else if (kind === "reset_during_response") this.counters.upstream_rq_reset_during_response++;
+    else this.counters.upstream_rq_protocol_error++;
+  }
+  retry(): void {
+    this.counters.upstream_rq_retry++;
+  }
+  upgrade(): void {
+    this.counters.downstream_cx_upgrades_total++;
+  }
+  snapshot(): Record<string, number> {
+    return { ...this.counters };
+  }
+}
+
+/** Settings of an {@link OutboundListener}. */
+export interface OutboundListenerOptions {
+  /** Address to listen on (127.0.0.1 for a sidecar's outbound port). */
+  address: string;
+  /** Port; 0 picks a free one (see {@link OutboundListener.port}). */
+  port: number;
+  /** The current runtime snapshot; read for every request. */
+  snapshot(): RuntimeSnapshot;
+  log: Log;
+  /** Counters; an {@link OutboundStats} by default (see {@link OutboundListener.observer}). */
+  observer?: OutboundObserver;
+  /** Head limits; Envoy's defaults (60 KiB, 100 fields). */
+  limits?: Partial<HeadLimits>;
+  /** A connection with no complete request head for this long is closed. Default 300 s. */
+  idleTimeoutMs?: number;
+  /** Upstream pools, one per endpoint. */
+  upstream?: { maxIdle?: number; idleTimeoutMs?: number; connectTimeoutMs?: number };
+}
+
+/** Where the current request of a connection goes. */
+type Route =
+  | { local: false; pool: EndpointPool; target: string }
+  | { local: true; status: number; body: string };
+
+const NO_ROUTE: Route = { local: true, status: 404, body: "no request yet" };
+
+/** The outbound listener. Call {@link start}, and {@link close} to stop it. */
+export class OutboundListener {
+  readonly observer: OutboundObserver;
+  readonly #o: OutboundListenerOptions;
+  readonly #log: Log;
+  readonly #server: net.Server;
+  readonly #limits: HeadLimits;
+  readonly #idleTimeoutMs: number;
+  readonly #connectTimeoutMs: number;
+  readonly #rr = new RoundRobin();
+  readonly #pools = new Map<string, EndpointPool>();
+  readonly #conns = new Set<RoutingDownstream>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #port = 0;
+  #closed = false;
+
+  constructor(options: OutboundListenerOptions) {
+    this.#o = options;
+    this.#log = options.log;
+    this.observer = options.observer ?? new OutboundStats();
+    this.#limits = { ...DEFAULT_HEAD_LIMITS, ...options.limits };
+    this.#idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
+    this.#connectTimeoutMs = options.upstream?.connectTimeoutMs ?? 10_000;
+    this.#server = net.createServer({ allowHalfOpen: true }, (raw) => {
+      try {
+        this.#onConnection(raw);
+      } catch (e) {
+        this.#log.error("outbound listener error", { error: String(e) });
+        raw.destroy();
+      }
+    });
+  }
+
+  get port(): number {
+    return this.#port;
+  }
+
+  get connectionCount(): number {
+    return this.#conns.size;
+  }
+
+  /** Endpoint pools now (one per endpoint address, port and identity). */
+  get poolCount(): number {
+    return this.#pools.size;
+  }
+
+  start(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      this.#server.once("error", onError);
+      this.#server.listen({ host: this.#o.address, port: this.#o.port }, () => {
+        this.#server.off("error", onError);
+        this.#server.on(
+          "error",
+          (err: Error) => this.#log.error("outbound listener error", { error: err.message }),
+        );
+        const addr = this.#server.address();
+        this.#port = typeof addr === "object" && addr !== null ? addr.port : this.#o.port;
+        const timer = setInterval(() => {
+          try {
+            this.#sweep();
+          } catch (e) {
+            this.#log.error("outbound sweep failed", { error: String(e) });
+          }
+        }, 1000);
+        Deno.unrefTimer(timer);
+        this.#timer = timer;
+        this.#log.info("outbound listener started", { address: `${this.#o.address}:${this.#port}` });
+        resolve();
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    for (const c of this.#conns) c.destroy();
+    for (const p of this.#pools.values()) p.close();
+    this.#pools.clear();
+    await closed;
+  }
+
+  #onConnection(raw: net.Socket): void {
+    raw.on("error", () => {});
+    raw.setNoDelay(true);
+    this.observer.connectionOpened();
+    const peer = `${raw.remoteAddress}:${raw.remotePort}`;
+    const upstream = new RouteUpstream((kind, reason, target) => {
+      this.observer.localReply(kind);
+      this.#log.warn("outbound upstream connection failed", { peer, target, kind, reason });
+    });
+    const down = new RoutingDownstream(raw, this.#limits, upstream, (h) => this.#route(h, peer));
+    this.#conns.add(down);
+    raw.once("close", () => {
+      this.#conns.delete(down);
+      this.observer.connectionClosed();
+    });
+    const session = new Http1Session(down, {
+      upstream: down.upstream,
+      observer: this.observer,
+      log: this.#log,
+      peer,
+      xfccElement: null,
+      defaultHost: ascii("localhost"),
+      limits: this.#limits,
+    });
+    down.session = session;
+    session.run();
+  }
+
+  /** The route of one request head (never throws: a failure becomes a local reply). */
+  #route(h: HttpHead, peer: string): Route {
+    try {
+      return this.#routeOf(h, peer);
+    } catch (e) {
+      this.#log.error("outbound routing failed", { peer, error: String(e) });
+      return { local: true, status: 500, body: "internal error while routing the request" };
+    }
+  }
+
+  #routeOf(h: HttpHead, peer: string): Route {
+    const authority = authorityOf(h);
+    if (authority === null) {
+      return this.#local(
+        "bad_authority",
+        400,
+        "request has no Host header and no absolute-form target",
+        peer,
+      );
+    }
+    if (authority.scheme !== "" && authority.scheme !== "http") {
+      return this.#local("bad_authority", 400, `unsupported scheme ${authority.scheme}`, peer);
+    }
+    const snapshot = this.#o.snapshot();
+    const r = resolveHost(authority.authority, snapshot.workload?.namespace, snapshot);
+    if (!r.ok) return this.#local(r.status === 400 ? "bad_authority" : "no_route", r.status, r.reason, peer);
+    const choice = this.#rr.pickEndpoint(r.key, r.service.endpoints, r.port.number);
+    if (choice === undefined) {
+      return this.#local(
+        "no_healthy_upstream",
+        503,
+        `no healthy upstream: service ${r.key} has no endpoint for port ${r.port.number}`,
+        peer,
+      );
+    }
+    const { endpoint, port } = choice;
+    const target = `${endpoint.address}:${port}`;
+    const cert = snapshot.certificate;
+    if (endpoint.proxied && cert === undefined) {
+      return this.#local(
+        "no_certificate",
+        503,
+        `no healthy upstream: ${target} of ${r.key} needs mutual TLS and the proxy has no workload certificate yet`,
+        peer,
+      );
+    }
+    const poolKey = endpoint.proxied ? `mtls|${target}|${endpoint.identity}` : `plain|${target}`;
+    let pool = this.#pools.get(poolKey);
+    if (pool === undefined) {
+      const mtls = endpoint.proxied;
+      // The dialer reads the current certificate per connection, so rotation reaches new connections.
+      const dial = mtls
+        ? () => {
+          const c = this.#o.snapshot().certificate ?? cert!;
+          return mtlsDialer(endpoint.address, port, c, endpoint.identity, this.#connectTimeoutMs)();
+        }
+        : plainDialer(endpoint.address, port, this.#connectTimeoutMs);
+      pool = new EndpointPool({
+        dial,
+        maxIdle: this.#o.upstream?.maxIdle,
+        idleTimeoutMs: this.#o.upstream?.idleTimeoutMs,
+        onConnect: () => this.observer.upstreamConnection(mtls),
+      });
+      this.#pools.set(poolKey, pool);
+    }
+    return { local: false, pool, target: `${r.key} ${target}` };
+  }
+
+  #local(kind: LocalReplyKind, status: number, body: string, peer: string): Route {
+    this.observer.localReply(kind);
+    this.#log.debug("outbound local reply", { peer, status, reason: body });
+    return { local: true, status, body };
+  }
+
+  #sweep(): void {
+    const now = Date.now();
+    for (const c of this.#conns) {
+      const waiting = c.session?.waitingSince ?? 0;
+      if (!c.closing && waiting !== 0 && now - waiting > this.#idleTimeoutMs) {
+        c.closing = true;
+        c.lingerClose(null);
+      }
+    }
+    for (const [key, pool] of this.#pools) {
+      pool.sweep(now);
+      if (pool.openCount === 0 && now - pool.lastUsed > 60_000) this.#pools.delete(key);
+    }
+  }
+}
+
+/** The authority of a request: the absolute-form target's, else the Host header. */
+function authorityOf(h: HttpHead): { scheme: string; authority: string; path: string | null } | null {
+  const b = h.buf;
+  const first = b[h.targetStart];
+  if (first !== 0x2f && first !== 0x2a) {
+    // Absolute form (the parser checked `scheme://`).
+    const target = latin1(b, h.targetStart, h.targetEnd);
+    const sep = target.indexOf("://");
+    const scheme = target.slice(0, sep).toLowerCase();
+    const rest = target.slice(sep + 3);
+    const end = rest.search(/[/?#]/);
+    const authority = end < 0 ? rest : rest.slice(0, end);
+    let path = end < 0 ? "/" : rest.slice(end);
+    if (path.startsWith("?")) path = "/" + path;
+    const hash = path.indexOf("#");
+    if (hash >= 0) path = path.slice(0, hash);
+    return { scheme, authority, path };
+  }
+  if (h.hostCount === 0) return null;
+  for (let i = 0; i < h.count; i++) {
+    if (h.kinds[i] === H_HOST) return { scheme: "", authority: h.value(i), path: null };
+  }
+  return null;
+}
+
+/** The head in origin form, with Host from the absolute-form target (RFC 9112 3.2.2). */
+function originFormHead(h: HttpHead, authority: string, path: string): Uint8Array {
+  let text = `${h.methodText()} ${path} HTTP/1.${h.minor}\r\nhost: ${authority}\r\n`;
+  for (let i = 0; i < h.count; i++) {
+    if (h.kinds[i] === H_HOST) continue;
+    text += `${h.name(i)}: ${h.value(i)}\r\n`;
+  }
+  text += "\r\n";
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
+  return out;
+}
+
+/**
+ * The downstream connection: while the session waits for a request head, reads the head itself,
+ * routes it and gives the session the (possibly rewritten) head; body bytes pass through.
+ */
+class RoutingDownstream extends SocketIo {
+  session: Http1Session | null = null;
+  closing = false;
+  readonly upstream: RouteUpstream;
+  readonly #parser: HeadParser;
+  readonly #route: (h: HttpHead) => Route;
+  #held: Uint8Array[] = [];
+
+  constructor(raw: net.Socket, limits: HeadLimits, upstream: RouteUpstream, route: (h: HttpHead) => Route) {
+    super(raw);
+    this.#parser = new HeadParser(REQUEST, limits);
+    this.#route = route;
+    this.upstream = upstream;
+  }
+
+  override read(): Uint8Array | null | undefined {
+    const s = this.session;
+    if (s === null || s.waitingSince === 0) return super.read();
+    const p = this.#parser;
+    for (;;) {
+      const c = super.read();
+      if (c === undefined) return undefined;
+      if (c === null) {
+        this.#held = [];
+        p.reset();
+        return null;
+      }
+      this.#held.push(c);
+      let off: number;
+      try {
+        off = p.feed(c);
+      } catch (e) {
+        if (!(e instanceof HttpError)) throw e;
+        // The session's parser meets the same bytes and answers (400, 431, ...).
+        return this.#release();
+      }
+      if (off < 0) continue;
+      if (off < c.length) this.unread(c.subarray(off));
+      const h = p.head;
+      const route = this.#route(h);
+      this.upstream.route = route;
+      let head: Uint8Array;
+      const a = route.local ? null : absolutePath(h);
+      if (a !== null) head = originFormHead(h, a.authority, a.path);
+      else head = h.shared ? h.buf.slice(h.start, h.end) : h.buf.subarray(h.start, h.end);
+      this.#held = [];
+      p.reset();
+      return head;
+    }
+  }
+
+  #release(): Uint8Array {
+    const held = this.#held;
+    this.#held = [];
+    this.#parser.reset();
+    if (held.length === 1) return held[0];
+    let n = 0;
+    for (const c of held) n += c.length;
+    const out = new Uint8Array(n);
+    let o = 0;
+    for (const c of held) {
+      out.set(c, o);
+      o += c.length;
+    }
+    return out;
+  }
+}
+
+function absolutePath(h: HttpHead): { authority: string; path: string } | null {
+  const first = h.buf[h.targetStart];
+  if (first === 0x2f || first === 0x2a) return null;
+  const a = authorityOf(h);
+  return a === null || a.path === null ? null : { authority: a.authority, path: a.path };
+}
+
+/** The session's upstream for the current request of one connection. */
+class RouteUpstream implements Upstream {
+  route: Route = NO_ROUTE;
+  readonly #owner = new WeakMap<SocketIo, EndpointPool>();
+  readonly #onFailure: (kind: LocalReplyKind, reason: string, target: string) => void;
+
+  constructor(onFailure: (kind: LocalReplyKind, reason: string, target: string) => void) {
+    this.#onFailure = onFailure;
+  }
+
+  idle(): SocketIo | null {
+    const r = this.route;
+    if (r.local) return null;
+    const io = r.pool.idle();
+    if (io !== null) this.#owner.set(io, r.pool);
+    return io;
+  }
+
+  async connect(): Promise<SocketIo> {
+    const r = this.route;
+    if (r.local) return cannedResponse(r.status, r.body);
+    try {
+      const io = await r.pool.connect();
+      this.#owner.set(io, r.pool);
+      return io;
+    } catch (e) {
+      const reason = e instanceof Error ? e.message : String(e);
+      const kind = e instanceof DialError ? e.kind : "connect_failure";
+      this.#onFailure(kind, reason, r.target);
+      return cannedResponse(kind === "timeout" ? 504 : 502, `upstream connect error (${kind}): ${reason}`);
+    }
+  }
+
+  release(io: SocketIo, reusable: boolean): void {
+    const pool = this.#owner.get(io);
+    if (pool === undefined) {
+      io.destroy();
+      return;
+    }
+    this.#owner.delete(io);
+    pool.release(io, reusable);
+  }
+}
+
+const REASONS: Record<number, string> = {
+  400: "Bad Request",
+  404: "Not Found",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
+/** An in-memory connection that answers with one response and ignores what is written to it. */
+function cannedResponse(status: number, body: string): SocketIo {
+  const bodyBytes = new TextEncoder().encode(body + "\n");
+  const head = `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\ncontent-length: ${bodyBytes.length}\r\n` +
+    "content-type: text/plain\r\nx-mesh-local-reply: true\r\n\r\n";
+  const d = new Duplex({
+    read() {},
+    write(_chunk, _enc, cb) {
+      cb();
+    },
+  });
+  const io = new SocketIo(d as unknown as net.Socket);
+  const msg = new Uint8Array(head.length + bodyBytes.length);
+  msg.set(ascii(head), 0);
+  msg.set(bodyBytes, head.length);
+  d.push(msg);
+  d.push(null);
+  return io;
+}
