@@ -10,8 +10,10 @@
  * @module
  */
 import * as grpc from "@grpc/grpc-js";
+import { Buffer } from "node:buffer";
 import { adsProtocol } from "./envoy_protos.ts";
 import { structToJson } from "./struct.ts";
+import { encodeDeltaResponse, resourceEntry } from "./delta_wire.ts";
 
 /** The proxy at the other end of a stream, from the request's `node`. */
 export interface ProxyNode {
@@ -185,7 +187,7 @@ export class AdsServer {
 
   /** Registers the ADS service on a gRPC server (plain or mutual TLS alike). */
   register(server: grpc.Server): void {
-    server.addService(adsProtocol().service, {
+    server.addService(preEncodedDelta(adsProtocol().service), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<Message, Message>) =>
         this.#open(call, "sotw"),
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<Message, Message>) =>
@@ -543,16 +545,12 @@ class Stream {
       for (const r of changed) sent.set(r.name, r.version);
       for (const name of removed) sent.delete(name);
     }
-    const resources = changed.map((r) => ({
-      name: r.name,
-      version: r.version,
-      resource: anyOf(st.typeUrl, r.body),
-    }));
+    const entries = changed.map((r) => resourceEntry(st.typeUrl, r));
     // Explicitly subscribed names that do not exist are reported as removed, so the proxy stops waiting.
     if (answer) {
       for (const name of st.names) if (!present.has(name) && !removed.includes(name)) removed.push(name);
     }
-    if (resources.length === 0 && removed.length === 0 && !(answer && st.lastSentNonce === "")) return;
+    if (entries.length === 0 && removed.length === 0 && !(answer && st.lastSentNonce === "")) return;
     st.pushStartedAt = at;
     // Large updates go out as several responses of about CHUNK_BYTES each: the runtime's HTTP/2 layer
     // keeps each stream's buffer at the size of its largest write, so one 250 KB first sync per proxy
@@ -561,21 +559,24 @@ class Stream {
     while (true) {
       let to = from;
       let chunkBytes = 0;
-      while (to < resources.length && (to === from || chunkBytes + changed[to].body.length <= CHUNK_BYTES)) {
+      while (to < entries.length && (to === from || chunkBytes + changed[to].body.length <= CHUNK_BYTES)) {
         chunkBytes += changed[to].body.length;
         to++;
       }
-      const last = to >= resources.length;
+      const last = to >= entries.length;
       if (!last) st.chunkNonces.add(String(this.#nonce + 1));
+      const chunk = entries.slice(from, to);
       this.#write(
         st,
         version,
-        {
-          systemVersionInfo: version,
-          typeUrl: st.typeUrl,
-          resources: resources.slice(from, to),
-          removedResources: last ? removed : [],
-        },
+        (nonce) =>
+          encodeDeltaResponse({
+            systemVersionInfo: version,
+            typeUrl: st.typeUrl,
+            entries: chunk,
+            removed: last ? removed : [],
+            nonce,
+          }),
         { count: to - from, bytes: chunkBytes, started },
       );
       if (last) break;
@@ -606,10 +607,11 @@ class Stream {
     );
   }
 
+  /** Writes a response: a message for grpc-js to encode, or the bytes of one, given the nonce. */
   #write(
     st: TypeState,
     version: string,
-    response: Message,
+    response: Message | ((nonce: string) => Uint8Array),
     sizes: { count: number; bytes: number; started: number },
   ): void {
     if (this.#closed) return;
@@ -618,7 +620,7 @@ class Stream {
     st.lastSentVersion = version;
     this.#outstanding++;
     this.#flushedBytes += sizes.bytes;
-    this.call.write({ ...response, nonce }, () => {
+    this.call.write(typeof response === "function" ? response(nonce) : { ...response, nonce }, () => {
       if (--this.#outstanding === 0) this.registry.settled(this);
     });
     this.hooks.onSend?.(
@@ -654,6 +656,21 @@ class Stream {
       })),
     };
   }
+}
+
+/** The ADS service definition, with delta responses that are already bytes written as they are. */
+function preEncodedDelta(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  const delta = service.DeltaAggregatedResources;
+  return {
+    ...service,
+    DeltaAggregatedResources: {
+      ...delta,
+      responseSerialize: (m: unknown) =>
+        m instanceof Uint8Array
+          ? Buffer.from(m.buffer, m.byteOffset, m.byteLength)
+          : delta.responseSerialize(m as never),
+    },
+  };
 }
 
 /** Target size of one delta response, bytes. */

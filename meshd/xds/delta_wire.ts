@@ -1,0 +1,84 @@
+/**
+ * The protobuf wire form of envoy.service.discovery.v3.DeltaDiscoveryResponse, written directly.
+ * Every proxy that receives a resource receives the same `Resource` entry (name, version, Any), so
+ * each entry is encoded once per push context and spliced into every stream's response; encoding the
+ * envelope through protobufjs for each stream was a third of meshd's CPU at 2,000 proxies.
+ * Field numbers: envoy/service/discovery/v3/discovery.proto and google/protobuf/any.proto.
+ *
+ * @module
+ */
+import type { GeneratedResource } from "./ads_server.ts";
+
+const encoder = new TextEncoder();
+
+// DeltaDiscoveryResponse: system_version_info = 1, resources = 2, type_url = 4, nonce = 5,
+// removed_resources = 6. Resource: version = 1, resource = 2, name = 3. Any: type_url = 1, value = 2.
+const TAG = (field: number) => (field << 3) | 2;
+
+function varintLength(n: number): number {
+  let len = 1;
+  while (n >= 0x80) {
+    n >>>= 7;
+    len++;
+  }
+  return len;
+}
+
+function writeVarint(out: Uint8Array, at: number, n: number): number {
+  while (n >= 0x80) {
+    out[at++] = (n & 0x7f) | 0x80;
+    n >>>= 7;
+  }
+  out[at++] = n;
+  return at;
+}
+
+/** Length of a length-delimited field holding `len` bytes. */
+function fieldLength(field: number, len: number): number {
+  return varintLength(TAG(field)) + varintLength(len) + len;
+}
+
+function writeField(out: Uint8Array, at: number, field: number, bytes: Uint8Array): number {
+  at = writeVarint(out, at, TAG(field));
+  at = writeVarint(out, at, bytes.length);
+  out.set(bytes, at);
+  return at + bytes.length;
+}
+
+function concatFields(fields: [number, Uint8Array][]): Uint8Array {
+  let size = 0;
+  for (const [f, b] of fields) size += fieldLength(f, b.length);
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const [f, b] of fields) at = writeField(out, at, f, b);
+  return out;
+}
+
+const ENTRIES = new WeakMap<GeneratedResource, { typeUrl: string; bytes: Uint8Array }>();
+
+/** The encoded `Resource` message of a generated resource, cached for as long as the resource lives. */
+export function resourceEntry(typeUrl: string, r: GeneratedResource): Uint8Array {
+  const hit = ENTRIES.get(r);
+  if (hit && hit.typeUrl === typeUrl) return hit.bytes;
+  const any = concatFields([[1, encoder.encode(typeUrl)], [2, r.body]]);
+  const bytes = concatFields([[1, encoder.encode(r.version)], [2, any], [3, encoder.encode(r.name)]]);
+  ENTRIES.set(r, { typeUrl, bytes });
+  return bytes;
+}
+
+/** A DeltaDiscoveryResponse, as bytes ready for the wire. */
+export function encodeDeltaResponse(
+  response: {
+    systemVersionInfo: string;
+    typeUrl: string;
+    entries: Uint8Array[];
+    removed: string[];
+    nonce: string;
+  },
+): Uint8Array {
+  const fields: [number, Uint8Array][] = [[1, encoder.encode(response.systemVersionInfo)]];
+  for (const e of response.entries) fields.push([2, e]);
+  fields.push([4, encoder.encode(response.typeUrl)], [5, encoder.encode(response.nonce)]);
+  for (const name of response.removed) fields.push([6, encoder.encode(name)]);
+  return concatFields(fields);
+}
