@@ -1,10 +1,24 @@
 /**
- * proxy entry point. NOT IMPLEMENTED YET: the sidecar data plane comes with issue #4; this program
- * only says so, so that scripts fail clearly instead of silently.
+ * proxy entry point: `deno task proxy [flags]` or `./dev proxy [flags]` (see cli.ts and proxy/README.md).
+ * PARTIAL: the inbound data path, the outbound listener, the workers and the admin interface work;
+ * authorization (AuthorizationPolicy, RequestAuthentication) is not enforced (issue #6).
  *
  * @module
  */
+import { runProxyCli } from "./cli.ts";
+
 if (import.meta.main) {
-  console.error("proxy: not implemented yet (issue #4: the sidecar data plane)");
-  Deno.exit(1);
+  const encoder = new TextEncoder();
+  const write = (stream: { writeSync(p: Uint8Array): number }) => (text: string) => {
+    const bytes = encoder.encode(text);
+    for (let done = 0; done < bytes.length;) done += stream.writeSync(bytes.subarray(done));
+  };
+  const code = await runProxyCli(Deno.args, {
+    stdout: write(Deno.stdout),
+    stderr: write(Deno.stderr),
+    env: Deno.env.toObject(),
+    cores: navigator.hardwareConcurrency,
+    hostname: () => Deno.hostname(),
+  });
+  Deno.exit(code);
 }

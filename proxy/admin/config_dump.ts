@@ -1,0 +1,263 @@
+/**
+ * `/config_dump`: the proxy's configuration as JSON in the shape of Envoy's admin ConfigDump
+ * (`{"configs": [...]}`, one entry per `@type`), built from the agent's {@link RuntimeSnapshot} and the
+ * command line. Private keys never appear: the workload certificate's key is shown as `[redacted]`,
+ * as Envoy does. See proxy/README.md ("Admin") for the format.
+ *
+ * @module
+ */
+import { RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
+import type { RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
+import { inboundModeOf } from "../runtime/snapshot.ts";
+
+/** Envoy's admin type URLs. */
+export const DUMP_TYPES = {
+  bootstrap: "type.googleapis.com/envoy.admin.v3.BootstrapConfigDump",
+  listeners: "type.googleapis.com/envoy.admin.v3.ListenersConfigDump",
+  clusters: "type.googleapis.com/envoy.admin.v3.ClustersConfigDump",
+  endpoints: "type.googleapis.com/envoy.admin.v3.EndpointsConfigDump",
+  routes: "type.googleapis.com/envoy.admin.v3.RoutesConfigDump",
+  secrets: "type.googleapis.com/envoy.admin.v3.SecretsConfigDump",
+  mesh: "type.googleapis.com/mesh.admin.v1.MeshConfigDump",
+} as const;
+
+/** The xDS type URLs the agent subscribes to. */
+export const XDS_TYPES = {
+  workload: typeUrlOf(RESOURCE_TYPES.workload),
+  service: typeUrlOf(RESOURCE_TYPES.service),
+  authorization: typeUrlOf(RESOURCE_TYPES.authorization),
+  jwtPolicy: typeUrlOf(RESOURCE_TYPES.jwtPolicy),
+} as const;
+
+/** What the command line and start-up fixed. */
+export interface BootstrapInfo {
+  node: { id: string; cluster: string; metadata: Record<string, unknown> };
+  discoveryAddress: string;
+  plaintext: boolean;
+  caAddress: string;
+  adminPort: number;
+  concurrency: number;
+  inbound: { address: string; port: number; appAddress: string; appPort: number }[];
+  outbound?: { host: string; port: number };
+  /** ms since the epoch. */
+  startedAt: number;
+}
+
+/** When each xDS type (and the certificate) last changed, ms since the epoch. */
+export type LastUpdated = Record<string, number>;
+
+function iso(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : new Date(ms).toISOString();
+}
+
+function socket(address: string, port: number) {
+  return { socket_address: { address, port_value: port } };
+}
+
+/** `outbound|<port>||<host>`, Istio's cluster name. */
+export function outboundClusterName(port: number, host: string): string {
+  return `outbound|${port}||${host}`;
+}
+
+/** `inbound|<port>||`. */
+export function inboundClusterName(port: number): string {
+  return `inbound|${port}||`;
+}
+
+function serviceClusters(s: ServiceInfo): { name: string; port: ServiceInfo["ports"][number] }[] {
+  return s.hosts.flatMap((host) =>
+    s.ports.map((port) => ({ name: outboundClusterName(port.number, host), port }))
+  );
+}
+
+/** Builds the dump. */
+export function buildConfigDump(
+  bootstrap: BootstrapInfo,
+  snapshot: RuntimeSnapshot,
+  lastUpdated: LastUpdated,
+  extra: { agent?: unknown; workersApplied?: number[] } = {},
+): { configs: Record<string, unknown>[] } {
+  const v = snapshot.versions;
+  const workloadVersion = v[XDS_TYPES.workload] ?? "";
+  const serviceVersion = v[XDS_TYPES.service] ?? "";
+  const workloadUpdated = iso(lastUpdated[XDS_TYPES.workload]);
+  const serviceUpdated = iso(lastUpdated[XDS_TYPES.service]);
+
+  const bootstrapDump = {
+    "@type": DUMP_TYPES.bootstrap,
+    bootstrap: {
+      node: bootstrap.node,
+      admin: { address: socket("127.0.0.1", bootstrap.adminPort) },
+      dynamic_resources: {
+        ads_config: {
+          api_type: "DELTA_GRPC",
+          transport_api_version: "V3",
+          grpc_services: [{ target_uri: bootstrap.discoveryAddress, tls: !bootstrap.plaintext }],
+        },
+      },
+      ca: { address: bootstrap.caAddress },
+      concurrency: bootstrap.concurrency,
+    },
+    last_updated: iso(bootstrap.startedAt),
+  };
+
+  const inboundListeners = bootstrap.inbound.map((l) => {
+    const port = snapshot.workload?.inboundMtls.find((p) => p.port === l.port) ??
+      snapshot.workload?.defaultMtls;
+    return {
+      name: `inbound|${l.address}_${l.port}`,
+      active_state: {
+        version_info: workloadVersion,
+        last_updated: workloadUpdated,
+        listener: {
+          "@type": "type.googleapis.com/envoy.config.listener.v3.Listener",
+          name: `inbound|${l.address}_${l.port}`,
+          address: socket(l.address, l.port),
+          traffic_direction: "INBOUND",
+          mtls: {
+            mode: inboundModeOf(snapshot, l.port),
+            policy: port?.policy ?? "",
+            scope: port?.scope ?? "",
+          },
+          default_cluster: inboundClusterName(l.port),
+        },
+      },
+    };
+  });
+  const outbound = bootstrap.outbound;
+  const listenersDump = {
+    "@type": DUMP_TYPES.listeners,
+    version_info: workloadVersion,
+    dynamic_listeners: [
+      ...inboundListeners,
+      ...(outbound
+        ? [{
+          name: `outbound|${outbound.host}_${outbound.port}`,
+          active_state: {
+            version_info: serviceVersion,
+            last_updated: serviceUpdated,
+            listener: {
+              "@type": "type.googleapis.com/envoy.config.listener.v3.Listener",
+              name: `outbound|${outbound.host}_${outbound.port}`,
+              address: socket(outbound.host, outbound.port),
+              traffic_direction: "OUTBOUND",
+            },
+          },
+        }]
+        : []),
+    ],
+  };
+
+  const services = Object.entries(snapshot.services).sort(([a], [b]) => a.localeCompare(b));
+  const clustersDump = {
+    "@type": DUMP_TYPES.clusters,
+    version_info: serviceVersion,
+    static_clusters: bootstrap.inbound.map((l) => ({
+      cluster: {
+        "@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+        name: inboundClusterName(l.port),
+        type: "STATIC",
+        load_assignment: {
+          cluster_name: inboundClusterName(l.port),
+          endpoints: [{ lb_endpoints: [{ endpoint: { address: socket(l.appAddress, l.appPort) } }] }],
+        },
+      },
+      last_updated: iso(bootstrap.startedAt),
+    })),
+    dynamic_active_clusters: services.flatMap(([key, s]) =>
+      serviceClusters(s).map(({ name, port }) => ({
+        version_info: serviceVersion,
+        last_updated: serviceUpdated,
+        cluster: {
+          "@type": "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+          name,
+          type: "EDS",
+          service: key,
+          port: { name: port.name, number: port.number, protocol: port.protocol },
+          resolution: s.resolution,
+          location: s.location,
+        },
+      }))
+    ),
+  };
+
+  const endpointsDump = {
+    "@type": DUMP_TYPES.endpoints,
+    version_info: serviceVersion,
+    dynamic_endpoint_configs: services.flatMap(([, s]) =>
+      serviceClusters(s).map(({ name, port }) => ({
+        version_info: serviceVersion,
+        last_updated: serviceUpdated,
+        endpoint_config: {
+          "@type": "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
+          cluster_name: name,
+          endpoints: [{
+            lb_endpoints: s.endpoints.map((e) => ({
+              endpoint: {
+                address: socket(
+                  e.address,
+                  e.ports[String(port.number)] ?? e.ports[port.name] ?? port.targetPort,
+                ),
+              },
+              metadata: { workload: e.workload, proxied: e.proxied, identity: e.identity },
+            })),
+          }],
+        },
+      }))
+    ),
+  };
+
+  const routesDump = { "@type": DUMP_TYPES.routes, version_info: "", dynamic_route_configs: [] };
+
+  const cert = snapshot.certificate;
+  const certVersion = cert ? iso(cert.notBefore)! : "";
+  const secretsDump = {
+    "@type": DUMP_TYPES.secrets,
+    version_info: certVersion,
+    dynamic_active_secrets: cert
+      ? [
+        {
+          name: "default",
+          version_info: certVersion,
+          last_updated: iso(lastUpdated.certificate),
+          secret: {
+            "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
+            name: "default",
+            tls_certificate: {
+              certificate_chain: { inline_string: cert.certChainPem },
+              private_key: { inline_string: "[redacted]" },
+            },
+          },
+          spiffe_id: cert.spiffeId,
+          not_before: iso(cert.notBefore),
+          not_after: iso(cert.notAfter),
+        },
+        {
+          name: "ROOTCA",
+          version_info: certVersion,
+          last_updated: iso(lastUpdated.certificate),
+          secret: {
+            "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
+            name: "ROOTCA",
+            validation_context: { trusted_ca: { inline_string: cert.rootsPem } },
+          },
+        },
+      ]
+      : [],
+  };
+
+  const meshDump = {
+    "@type": DUMP_TYPES.mesh,
+    revision: snapshot.revision,
+    versions: snapshot.versions,
+    workload: snapshot.workload ?? null,
+    authorizations: { version_info: v[XDS_TYPES.authorization] ?? "", resources: snapshot.authorizations },
+    jwt_policies: { version_info: v[XDS_TYPES.jwtPolicy] ?? "", resources: snapshot.jwtPolicies },
+    agent: extra.agent ?? null,
+    workers_applied_revision: extra.workersApplied ?? [],
+  };
+
+  return {
+    configs: [bootstrapDump, listenersDump, clustersDump, endpointsDump, routesDump, secretsDump, meshDump],
+  };
+}

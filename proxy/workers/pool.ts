@@ -1,0 +1,188 @@
+/**
+ * The inbound worker pool: N Workers ({@link ./worker.ts}), each running every inbound listener on
+ * the same ports with SO_REUSEPORT. The main thread posts each {@link RuntimeSnapshot} to all of them
+ * and gathers their counters for the admin `/stats`.
+ *
+ * Workers get network access only (no files, environment, subprocesses or FFI).
+ *
+ * @module
+ */
+import type { LogLevels, ScopedLog } from "../logging/logger.ts";
+import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import type { FromWorker, ListenerCounters, ToWorker, WorkerListener } from "./protocol.ts";
+
+/** Settings of a {@link WorkerPool}. */
+export interface WorkerPoolOptions {
+  size: number;
+  listeners: WorkerListener[];
+  levels: LogLevels;
+  log: ScopedLog;
+  /** How long to wait for a worker to start its listeners. Default 10 s. */
+  startTimeoutMs?: number;
+}
+
+/** The counters of one worker. */
+export interface WorkerCounters {
+  worker: number;
+  listeners: ListenerCounters[];
+}
+
+interface Slot {
+  index: number;
+  worker: Worker;
+  /** The last snapshot revision the worker confirmed. */
+  applied: number;
+  waiters: Map<string, (m: FromWorker) => void>;
+  alive: boolean;
+}
+
+/** The pool. */
+export class WorkerPool {
+  readonly #o: WorkerPoolOptions;
+  readonly #slots: Slot[] = [];
+  #nextId = 1;
+  #started = false;
+  #closed = false;
+
+  constructor(options: WorkerPoolOptions) {
+    this.#o = options;
+  }
+
+  /** Workers in the pool. */
+  get size(): number {
+    return this.#slots.length;
+  }
+
+  /** Whether every worker has started its listeners. */
+  get started(): boolean {
+    return this.#started && !this.#closed;
+  }
+
+  /** The snapshot revision each worker confirmed, by worker number. */
+  appliedRevisions(): number[] {
+    return this.#slots.map((s) => s.applied);
+  }
+
+  /**
+   * Starts the workers, each with `snapshot`, and waits until all have bound their listeners.
+   *
+   * @throws Error when a worker fails to start (for example the port is taken); the pool is closed
+   */
+  async start(snapshot: RuntimeSnapshot): Promise<void> {
+    for (let index = 0; index < this.#o.size; index++) {
+      const worker = new Worker(new URL("./worker.ts", import.meta.url), {
+        type: "module",
+        name: `proxy-worker-${index}`,
+        deno: {
+          permissions: {
+            net: true,
+            read: false,
+            write: false,
+            env: false,
+            run: false,
+            ffi: false,
+            sys: false,
+            import: false,
+          },
+        },
+      });
+      const slot: Slot = { index, worker, applied: 0, waiters: new Map(), alive: true };
+      worker.onmessage = (e: MessageEvent<FromWorker>) => this.#onMessage(slot, e.data);
+      worker.onerror = (e: ErrorEvent) => {
+        e.preventDefault();
+        slot.alive = false;
+        this.#o.log.error("worker failed", { worker: index, error: e.message });
+        for (const w of slot.waiters.values()) w({ type: "failed", error: e.message });
+        slot.waiters.clear();
+      };
+      this.#slots.push(slot);
+    }
+    const timeout = this.#o.startTimeoutMs ?? 10_000;
+    const results = await Promise.all(this.#slots.map((slot) => {
+      const reply = this.#await(slot, ["started", "failed"], timeout);
+      this.#post(slot, {
+        type: "start",
+        worker: slot.index,
+        listeners: this.#o.listeners,
+        snapshot,
+        levels: this.#o.levels,
+      });
+      return reply;
+    }));
+    const failed = results.find((r) => r.type !== "started");
+    if (failed) {
+      await this.close();
+      throw new Error(failed.type === "failed" ? failed.error : "worker did not start");
+    }
+    for (const slot of this.#slots) slot.applied = snapshot.revision;
+    this.#started = true;
+  }
+
+  /** Posts a snapshot to every worker. */
+  publish(snapshot: RuntimeSnapshot): void {
+    for (const slot of this.#slots) this.#post(slot, { type: "snapshot", snapshot });
+  }
+
+  /** Posts log levels to every worker. */
+  setLevels(levels: LogLevels): void {
+    for (const slot of this.#slots) this.#post(slot, { type: "levels", levels });
+  }
+
+  /** The counters of every worker that answers within `timeoutMs`. */
+  async counters(timeoutMs = 1000): Promise<WorkerCounters[]> {
+    const replies = await Promise.all(this.#slots.map(async (slot) => {
+      const id = this.#nextId++;
+      const reply = this.#await(slot, ["stats"], timeoutMs, id);
+      this.#post(slot, { type: "stats", id });
+      const m = await reply;
+      return m.type === "stats" ? { worker: slot.index, listeners: m.listeners } : undefined;
+    }));
+    return replies.filter((r): r is WorkerCounters => r !== undefined);
+  }
+
+  /** Closes every listener and ends the workers. Idempotent. */
+  async close(timeoutMs = 2000): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.all(this.#slots.map(async (slot) => {
+      const reply = this.#await(slot, ["closed"], timeoutMs);
+      this.#post(slot, { type: "close" });
+      await reply;
+      slot.worker.terminate();
+      slot.alive = false;
+    }));
+  }
+
+  #post(slot: Slot, m: ToWorker): void {
+    if (slot.alive) slot.worker.postMessage(m);
+  }
+
+  #onMessage(slot: Slot, m: FromWorker): void {
+    if (m.type === "applied") {
+      slot.applied = Math.max(slot.applied, m.revision);
+      return;
+    }
+    const key = m.type === "stats" ? `stats:${m.id}` : m.type === "failed" ? "started" : m.type;
+    const waiter = slot.waiters.get(key);
+    if (waiter) {
+      slot.waiters.delete(key);
+      waiter(m);
+    }
+  }
+
+  /** A promise of the worker's next message of one of `types` (or a `failed` after a timeout). */
+  #await(slot: Slot, types: FromWorker["type"][], timeoutMs: number, id?: number): Promise<FromWorker> {
+    const key = types[0] === "stats" ? `stats:${id}` : types[0];
+    return new Promise((resolve) => {
+      if (!slot.alive) return resolve({ type: "failed", error: "worker is not running" });
+      const timer = setTimeout(() => {
+        slot.waiters.delete(key);
+        resolve({ type: "failed", error: `worker ${slot.index}: no ${types[0]} within ${timeoutMs} ms` });
+      }, timeoutMs);
+      slot.waiters.set(key, (m) => {
+        clearTimeout(timer);
+        resolve(m);
+      });
+    });
+  }
+}
