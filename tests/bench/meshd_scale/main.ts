@@ -73,7 +73,15 @@ for (let i = 0; i < all.length; i += 400) {
 await Deno.writeTextFile(`${dir}/policy.yaml`, policy(0));
 
 const server = new Deno.Command(Deno.execPath(), {
-  args: ["run", "-A", ...(Deno.env.get("BENCH_PROFILE") ? ["--cpu-prof", `--cpu-prof-dir=${Deno.env.get("BENCH_PROFILE")}`] : []), new URL("./server.ts", import.meta.url).pathname, dir],
+  args: [
+    "run",
+    "-A",
+    ...(Deno.env.get("BENCH_PROFILE")
+      ? ["--cpu-prof", `--cpu-prof-dir=${Deno.env.get("BENCH_PROFILE")}`]
+      : []),
+    new URL("./server.ts", import.meta.url).pathname,
+    dir,
+  ],
   // BENCH_SERVER_ENV="A=1 B=2" passes variables to meshd only (allocator experiments).
   env: Object.fromEntries(
     (Deno.env.get("BENCH_SERVER_ENV") ?? "").split(" ").filter((kv) => kv.includes("=")).map((kv) =>
