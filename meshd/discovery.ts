@@ -235,7 +235,7 @@ export async function startDiscovery(
 
   let ready = false;
   const monitoring = serveMonitoring(metrics, {
-    address: addressText(options.monitoringAddr),
+    address: options.monitoringAddr,
     localhostOnly: env.METRICS_LOCALHOST_ACCESS_ONLY,
     ready: () => ready,
   });
@@ -243,7 +243,7 @@ export async function startDiscovery(
   let httpPort = 0;
   if (env.ENABLE_DEBUG_ON_HTTP) {
     const extra: DebugHandlers = ca ? { "/debug/bootstrapToken": ca.bootstrapTokenHandler() } : {};
-    const debug = serveDebug(discovery, addressText(options.httpAddr), extra);
+    const debug = serveDebug(discovery, options.httpAddr, extra);
     httpPort = debug.addr.port;
     stops.push(() => debug.shutdown());
   }

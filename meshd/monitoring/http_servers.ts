@@ -8,14 +8,16 @@
 import type { DiscoveryServer } from "../server/discovery_server.ts";
 import type { MeshdMetrics } from "./metrics.ts";
 
-/** `host:port` or `:port` to Deno.serve's hostname and port (`:port` listens on every address). */
-export function parseListenAddress(addr: string): { hostname: string; port: number } {
-  const i = addr.lastIndexOf(":");
-  if (i < 0) throw new Error(`address "${addr}" has no port`);
-  const host = addr.slice(0, i).replace(/^\[|\]$/g, "");
-  const port = Number(addr.slice(i + 1));
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`address "${addr}": bad port`);
-  return { hostname: host === "" ? "0.0.0.0" : host, port };
+/** Where an HTTP interface listens: a parsed flag value (meshd/options, ListenAddress). */
+export interface HttpListenAddress {
+  /** Host name or IP; empty for every address. */
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+}
+
+function listenOn(a: HttpListenAddress): { hostname: string; port: number } {
+  return { hostname: a.host === "" ? "0.0.0.0" : a.host, port: a.port };
 }
 
 function isLoopback(addr: Deno.Addr): boolean {
@@ -26,7 +28,7 @@ function isLoopback(addr: Deno.Addr): boolean {
 /** Options of {@link serveMonitoring}. */
 export interface MonitoringOptions {
   /** --monitoringAddr. */
-  address: string;
+  address: HttpListenAddress;
   /** METRICS_LOCALHOST_ACCESS_ONLY: refuse /metrics to non-loopback peers. */
   localhostOnly: boolean;
   /** Whether meshd is ready (config loaded, ADS serving). */
@@ -38,7 +40,7 @@ export function serveMonitoring(
   metrics: MeshdMetrics,
   options: MonitoringOptions,
 ): Deno.HttpServer<Deno.NetAddr> {
-  return Deno.serve({ ...parseListenAddress(options.address), onListen() {} }, async (req, info) => {
+  return Deno.serve({ ...listenOn(options.address), onListen() {} }, async (req, info) => {
     const path = new URL(req.url).pathname;
     if (path === "/metrics") {
       if (options.localhostOnly && !isLoopback(info.remoteAddr)) {
@@ -69,7 +71,7 @@ export type DebugHandlers = Record<string, (request: Request, peerAddress: strin
  */
 export function serveDebug(
   discovery: DiscoveryServer,
-  address: string,
+  address: HttpListenAddress,
   extra: DebugHandlers = {},
 ): Deno.HttpServer<Deno.NetAddr> {
   const endpoints: Record<string, () => unknown> = {
@@ -104,7 +106,7 @@ export function serveDebug(
         types: s.types.map((t) => t.typeUrl),
       })),
   };
-  return Deno.serve({ ...parseListenAddress(address), onListen() {} }, (req, info) => {
+  return Deno.serve({ ...listenOn(address), onListen() {} }, (req, info) => {
     const path = new URL(req.url).pathname;
     const endpoint = endpoints[path];
     if (endpoint) return json(endpoint());

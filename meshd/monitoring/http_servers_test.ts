@@ -1,24 +1,20 @@
 import assert from "node:assert/strict";
 import { STRICT, withDiscovery } from "../server/test_support.ts";
 import { TYPE_URLS } from "../xds/generators.ts";
-import { parseListenAddress, serveDebug, serveMonitoring } from "./http_servers.ts";
+import { serveDebug, serveMonitoring } from "./http_servers.ts";
 import { discoveryObservers } from "./instrument.ts";
 import { createMetrics } from "./metrics.ts";
-
-Deno.test("parseListenAddress: :port, host:port, [v6]:port, and errors", () => {
-  assert.deepEqual(parseListenAddress(":15014"), { hostname: "0.0.0.0", port: 15014 });
-  assert.deepEqual(parseListenAddress("127.0.0.1:8080"), { hostname: "127.0.0.1", port: 8080 });
-  assert.deepEqual(parseListenAddress("[::1]:9876"), { hostname: "::1", port: 9876 });
-  assert.throws(() => parseListenAddress("localhost"), /has no port/);
-  assert.throws(() => parseListenAddress(":70000"), /bad port/);
-});
 
 Deno.test("/metrics counts connections, pushes, rejected configs and convergence; debug endpoints show the proxy", async () => {
   const metrics = createMetrics();
   const observers = discoveryObservers(metrics);
   await withDiscovery(async ({ dir, connect, server, rejected }) => {
-    const mon = serveMonitoring(metrics, { address: "127.0.0.1:0", localhostOnly: true, ready: () => true });
-    const dbg = serveDebug(server, "127.0.0.1:0");
+    const mon = serveMonitoring(metrics, {
+      address: { host: "127.0.0.1", port: 0 },
+      localhostOnly: true,
+      ready: () => true,
+    });
+    const dbg = serveDebug(server, { host: "127.0.0.1", port: 0 });
     try {
       const p = connect("foo", "httpbin-1");
       await p.until(() => p.held.get(TYPE_URLS.workload)?.has("foo/httpbin-1") ?? false, 3000);
