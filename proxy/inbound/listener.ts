@@ -34,6 +34,11 @@ export interface InboundListenerOptions {
   address: string;
   /** Port to listen on; 0 picks a free one (see {@link InboundListener.port}). */
   port: number;
+  /**
+   * Bind with SO_REUSEPORT, so that each worker thread binds the same port and the kernel spreads
+   * connections over them (Deno's node:net honours `reusePort`).
+   */
+  reusePort?: boolean;
   /** The application's endpoint. */
   appAddress: string;
   appPort: number;
@@ -135,7 +140,8 @@ export class InboundListener {
     return new Promise<void>((resolve, reject) => {
       const onError = (err: Error) => reject(err);
       this.#server.once("error", onError);
-      this.#server.listen({ host: this.#o.address, port: this.#o.port }, () => {
+      const reuse = this.#o.reusePort ? { reusePort: true, exclusive: false } : {};
+      this.#server.listen({ host: this.#o.address, port: this.#o.port, ...reuse }, () => {
         this.#server.off("error", onError);
         this.#server.on(
           "error",

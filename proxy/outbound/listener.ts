@@ -165,6 +165,8 @@ export interface OutboundListenerOptions {
   address: string;
   /** Port; 0 picks a free one (see {@link OutboundListener.port}). */
   port: number;
+  /** Bind with SO_REUSEPORT, so that every worker thread binds the same port. */
+  reusePort?: boolean;
   /** The current runtime snapshot; read for every request. */
   snapshot(): RuntimeSnapshot;
   log: Log;
@@ -235,7 +237,8 @@ export class OutboundListener {
     return new Promise<void>((resolve, reject) => {
       const onError = (err: Error) => reject(err);
       this.#server.once("error", onError);
-      this.#server.listen({ host: this.#o.address, port: this.#o.port }, () => {
+      const reuse = this.#o.reusePort ? { reusePort: true, exclusive: false } : {};
+      this.#server.listen({ host: this.#o.address, port: this.#o.port, ...reuse }, () => {
         this.#server.off("error", onError);
         this.#server.on(
           "error",

@@ -3,30 +3,17 @@
  * that every worker accepts on the same ports and the kernel spreads connections over them. It keeps
  * the latest {@link RuntimeSnapshot} the main thread posted and answers counter requests.
  *
- * InboundListener binds a node:net server with `{host, port}` and has no option for SO_REUSEPORT, so
- * this worker (and only this worker: the patch lives in its own isolate) makes node:net's
- * `Server.prototype.listen` add `reusePort: true` to object-form calls. Deno 2.9.6's node:net honours
- * it (measured: two workers bind one port and both accept; without it the second gets EADDRINUSE).
+ * The listeners bind with `reusePort: true`, which Deno 2.9.6's node:net honours (measured: two
+ * workers bind one port and both accept; without it the second gets EADDRINUSE).
  *
  * @module
  */
-import net from "node:net";
 import { InboundListener } from "../inbound/listener.ts";
 import { InboundStats } from "../inbound/observer.ts";
 import { OutboundListener, OutboundStats } from "../outbound/listener.ts";
 import { ProxyLogger } from "../logging/logger.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot } from "../runtime/snapshot.ts";
 import type { FromWorker, ToWorker } from "./protocol.ts";
-
-// deno-lint-ignore no-explicit-any
-const originalListen = net.Server.prototype.listen as (...args: any[]) => net.Server;
-// deno-lint-ignore no-explicit-any
-net.Server.prototype.listen = function (this: net.Server, ...args: any[]) {
-  if (typeof args[0] === "object" && args[0] !== null && "port" in args[0]) {
-    args[0] = { ...args[0], reusePort: true, exclusive: false };
-  }
-  return originalListen.apply(this, args);
-} as typeof net.Server.prototype.listen;
 
 const scope = self as unknown as {
   postMessage(m: FromWorker): void;
@@ -52,6 +39,7 @@ async function start(m: Extract<ToWorker, { type: "start" }>): Promise<void> {
         const listener = new OutboundListener({
           address: l.address,
           port: l.port,
+          reusePort: true,
           snapshot: () => snapshot,
           log: logger.scope("outbound"),
           observer: stats,
@@ -64,6 +52,7 @@ async function start(m: Extract<ToWorker, { type: "start" }>): Promise<void> {
       const listener = new InboundListener({
         address: l.address,
         port: l.port,
+        reusePort: true,
         appAddress: l.appAddress,
         appPort: l.appPort,
         mtlsPort: l.port,
