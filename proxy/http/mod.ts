@@ -26,4 +26,5 @@ export {
   type Upstream,
   type UpstreamErrorKind,
 } from "./session.ts";
+export { ConnectionPool, type ConnectionPoolOptions } from "./connection_pool.ts";
 export { SocketIo } from "./socket_io.ts";

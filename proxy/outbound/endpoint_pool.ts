@@ -1,8 +1,7 @@
 /**
- * Keep-alive connections to one upstream endpoint, plain text or mutual TLS (automatic mTLS), after
- * the pattern of ../inbound/upstream_pool.ts (LIFO reuse, `maxIdle`, a sweep of idle connections that
- * closed, received bytes or idled too long). Connecting is a {@link Dialer}, so a failure carries a
- * reason the proxy can put in its 502 body.
+ * Keep-alive connections to one upstream endpoint, plain text or mutual TLS (automatic mTLS): a
+ * {@link ConnectionPool} whose connecting is a {@link Dialer}, so a failure carries a reason the proxy
+ * can put in its 502 body.
  *
  * Mutual TLS presents the proxy's workload certificate, verifies the server's chain against the mesh
  * roots, and checks secure naming: the server's certificate must carry the endpoint's SPIFFE ID as a
@@ -12,7 +11,8 @@
  */
 import net from "node:net";
 import tls from "node:tls";
-import { SocketIo } from "../http/socket_io.ts";
+import { ConnectionPool } from "../http/connection_pool.ts";
+import type { SocketIo } from "../http/socket_io.ts";
 import type { CertificateInfo } from "../runtime/snapshot.ts";
 
 /** Why a connection could not be made. */
@@ -151,100 +151,25 @@ export interface EndpointPoolOptions {
 }
 
 /** The connection pool to one endpoint. */
-export class EndpointPool {
-  readonly #dial: Dialer;
-  readonly #maxIdle: number;
-  readonly #idleTimeoutMs: number;
-  readonly #onConnect: (() => void) | undefined;
-  #idle: SocketIo[] = [];
-  #idleSince: number[] = [];
-  readonly #all = new Set<SocketIo>();
-  #closed = false;
+export class EndpointPool extends ConnectionPool {
   /** Last time the pool was used (ms), for dropping unused pools. */
   lastUsed = Date.now();
 
   constructor(options: EndpointPoolOptions) {
-    this.#dial = options.dial;
-    this.#maxIdle = options.maxIdle ?? 64;
-    this.#idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
-    this.#onConnect = options.onConnect;
+    super({
+      ...options,
+      closedError: () => new DialError("connect_failure", "upstream pool closed"),
+    });
   }
 
-  get idleCount(): number {
-    return this.#idle.length;
-  }
-
-  get openCount(): number {
-    return this.#all.size;
-  }
-
-  idle(): SocketIo | null {
+  override idle(): SocketIo | null {
     this.lastUsed = Date.now();
-    while (this.#idle.length > 0) {
-      const io = this.#idle.pop()!;
-      this.#idleSince.pop();
-      if (io.closed || io.ended || io.error !== null || io.pending > 0) {
-        io.destroy();
-        continue;
-      }
-      return io;
-    }
-    return null;
+    return super.idle();
   }
 
   /** A new connection. @throws {DialError} */
-  async connect(): Promise<SocketIo> {
+  override connect(): Promise<SocketIo> {
     this.lastUsed = Date.now();
-    if (this.#closed) throw new DialError("connect_failure", "upstream pool closed");
-    const socket = await this.#dial();
-    if (this.#closed) {
-      socket.destroy();
-      throw new DialError("connect_failure", "upstream pool closed");
-    }
-    socket.setNoDelay(true);
-    const io = new SocketIo(socket);
-    this.#all.add(io);
-    io.onClose = (closed) => this.#all.delete(closed);
-    this.#onConnect?.();
-    return io;
-  }
-
-  release(io: SocketIo, reusable: boolean): void {
-    io.peer = null;
-    if (
-      !reusable || this.#closed || io.closed || io.ended || io.error !== null || io.pending > 0 ||
-      this.#idle.length >= this.#maxIdle
-    ) {
-      io.destroy();
-      return;
-    }
-    this.#idle.push(io);
-    this.#idleSince.push(Date.now());
-  }
-
-  sweep(now: number): void {
-    if (this.#idle.length === 0) return;
-    const keep: SocketIo[] = [];
-    const since: number[] = [];
-    for (let i = 0; i < this.#idle.length; i++) {
-      const io = this.#idle[i];
-      if (
-        io.closed || io.ended || io.error !== null || io.pending > 0 ||
-        now - this.#idleSince[i] > this.#idleTimeoutMs
-      ) io.destroy();
-      else {
-        keep.push(io);
-        since.push(this.#idleSince[i]);
-      }
-    }
-    this.#idle = keep;
-    this.#idleSince = since;
-  }
-
-  close(): void {
-    this.#closed = true;
-    for (const io of this.#all) io.destroy();
-    this.#idle = [];
-    this.#idleSince = [];
+    return super.connect();
   }
 }
