@@ -17,6 +17,7 @@
  * @module
  */
 import net from "node:net";
+import { listen } from "../http/listen.ts";
 import type tls from "node:tls";
 import { ascii } from "../http/chars.ts";
 import { DEFAULT_HEAD_LIMITS, type HeadLimits } from "../http/head.ts";
@@ -136,28 +137,18 @@ export class InboundListener {
   }
 
   /** Binds the port and starts accepting. */
-  start(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const onError = (err: Error) => reject(err);
-      this.#server.once("error", onError);
-      const reuse = this.#o.reusePort ? { reusePort: true, exclusive: false } : {};
-      this.#server.listen({ host: this.#o.address, port: this.#o.port, ...reuse }, () => {
-        this.#server.off("error", onError);
-        this.#server.on(
-          "error",
-          (err: Error) => this.#log.error("inbound listener error", { error: err.message }),
-        );
-        const addr = this.#server.address();
-        this.#port = typeof addr === "object" && addr !== null ? addr.port : this.#o.port;
-        const timer = setInterval(() => this.#guard(undefined, "sweep", () => this.#sweep()), 1000);
-        Deno.unrefTimer(timer);
-        this.#timer = timer;
-        this.#log.info("inbound listener started", {
-          address: `${this.#o.address}:${this.#port}`,
-          app: `${this.#o.appAddress}:${this.#o.appPort}`,
-        });
-        resolve();
-      });
+  async start(): Promise<void> {
+    this.#port = await listen(
+      this.#server,
+      this.#o,
+      (err: Error) => this.#log.error("inbound listener error", { error: err.message }),
+    );
+    const timer = setInterval(() => this.#guard(undefined, "sweep", () => this.#sweep()), 1000);
+    Deno.unrefTimer(timer);
+    this.#timer = timer;
+    this.#log.info("inbound listener started", {
+      address: `${this.#o.address}:${this.#port}`,
+      app: `${this.#o.appAddress}:${this.#o.appPort}`,
     });
   }
 

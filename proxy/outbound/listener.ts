@@ -17,6 +17,7 @@
  * @module
  */
 import net from "node:net";
+import { listen } from "../http/listen.ts";
 import { Duplex } from "node:stream";
 import { ascii, latin1 } from "../http/chars.ts";
 import {
@@ -233,32 +234,22 @@ export class OutboundListener {
     return this.#pools.size;
   }
 
-  start(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const onError = (err: Error) => reject(err);
-      this.#server.once("error", onError);
-      const reuse = this.#o.reusePort ? { reusePort: true, exclusive: false } : {};
-      this.#server.listen({ host: this.#o.address, port: this.#o.port, ...reuse }, () => {
-        this.#server.off("error", onError);
-        this.#server.on(
-          "error",
-          (err: Error) => this.#log.error("outbound listener error", { error: err.message }),
-        );
-        const addr = this.#server.address();
-        this.#port = typeof addr === "object" && addr !== null ? addr.port : this.#o.port;
-        const timer = setInterval(() => {
-          try {
-            this.#sweep();
-          } catch (e) {
-            this.#log.error("outbound sweep failed", { error: String(e) });
-          }
-        }, 1000);
-        Deno.unrefTimer(timer);
-        this.#timer = timer;
-        this.#log.info("outbound listener started", { address: `${this.#o.address}:${this.#port}` });
-        resolve();
-      });
-    });
+  async start(): Promise<void> {
+    this.#port = await listen(
+      this.#server,
+      this.#o,
+      (err: Error) => this.#log.error("outbound listener error", { error: err.message }),
+    );
+    const timer = setInterval(() => {
+      try {
+        this.#sweep();
+      } catch (e) {
+        this.#log.error("outbound sweep failed", { error: String(e) });
+      }
+    }, 1000);
+    Deno.unrefTimer(timer);
+    this.#timer = timer;
+    this.#log.info("outbound listener started", { address: `${this.#o.address}:${this.#port}` });
   }
 
   async close(): Promise<void> {

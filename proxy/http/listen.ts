@@ -1,0 +1,39 @@
+/**
+ * Binding a node:net server for a listener: the start-up error rejects, later errors go to `onError`
+ * (a listener must not crash the proxy), and `reusePort` asks for SO_REUSEPORT so that every worker
+ * thread can bind the same port (Deno's node:net honours it).
+ *
+ * @module
+ */
+import type net from "node:net";
+
+/** Where and how to bind. */
+export interface ListenOptions {
+  address: string;
+  /** 0 picks a free port. */
+  port: number;
+  reusePort?: boolean;
+}
+
+/**
+ * Binds the server.
+ *
+ * @returns the bound port
+ * @throws the bind error (EADDRINUSE, EACCES, ...)
+ */
+export function listen(
+  server: net.Server,
+  options: ListenOptions,
+  onError: (err: Error) => void,
+): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once("error", reject);
+    const reuse = options.reusePort ? { reusePort: true, exclusive: false } : {};
+    server.listen({ host: options.address, port: options.port, ...reuse }, () => {
+      server.off("error", reject);
+      server.on("error", onError);
+      const addr = server.address();
+      resolve(typeof addr === "object" && addr !== null ? addr.port : options.port);
+    });
+  });
+}
