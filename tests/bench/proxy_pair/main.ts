@@ -26,6 +26,19 @@ import { freePort } from "../../../proxy/inbound/test_support.ts";
 
 const concurrency = Number(Deno.args[0] ?? 1);
 const seconds = Number(Deno.args[1] ?? 10);
+/** Which targets to load (BENCH_TARGETS=mesh,haproxy for a quicker run); all three by default. */
+const only = Deno.env.get("BENCH_TARGETS")?.split(",");
+/**
+ * The proxy runs with the `proxy` task's own `--v8-flags` (deno.json), so the bench measures what ships;
+ * BENCH_PROXY_V8_FLAGS replaces them for experiments.
+ */
+const proxyV8Flags = Deno.env.get("BENCH_PROXY_V8_FLAGS") ?? taskV8Flags();
+
+function taskV8Flags(): string {
+  const task: string =
+    JSON.parse(Deno.readTextFileSync(new URL("../../../deno.json", import.meta.url))).tasks.proxy;
+  return /--v8-flags=(\S+)/.exec(task)?.[1] ?? "";
+}
 const HOST = "app.foo.svc.cluster.local:8000";
 const CLK_TCK = 100;
 
@@ -283,6 +296,7 @@ spec: {mtls: {mode: STRICT}}
     "--allow-env",
     "--allow-net",
     "--allow-sys",
+    ...(proxyV8Flags ? [`--v8-flags=${proxyV8Flags}`] : []),
     join(root, "proxy/main.ts"),
     `--discoveryAddress=127.0.0.1:${meshd.securePort}`,
     "--namespace=foo",
@@ -361,7 +375,9 @@ spec: {mtls: {mode: STRICT}}
   };
   // deno-lint-ignore no-explicit-any
   const results: Record<string, any> = {};
+  const idleMem = { client_proxy: memMiB(clientProxy.pid), server_proxy: memMiB(serverProxy.pid) };
   for (const [name, t] of Object.entries(targets)) {
+    if (only && !only.includes(name)) continue;
     log(`${name}: wrk`);
     const throughput = await measured(t.pids, () => wrk(t.url));
     await new Promise((r) => setTimeout(r, 1000));
@@ -370,7 +386,12 @@ spec: {mtls: {mode: STRICT}}
     const mem = Object.fromEntries(
       Object.entries(t.pids).filter(([k]) => k !== "app").map(([k, p]) => [k, memMiB(p)]),
     );
-    results[name] = { throughput, latency, mem_mib: mem };
+    results[name] = {
+      throughput,
+      latency,
+      mem_mib: mem,
+      ...(name === "mesh" ? { idle_mem_mib: idleMem } : {}),
+    };
     await new Promise((r) => setTimeout(r, 1000));
   }
 
@@ -390,7 +411,7 @@ spec: {mtls: {mode: STRICT}}
   const d = results.direct, m = results.mesh, h = results.haproxy;
   const added = (r: typeof d, p: string) => round(r.latency[p] - d.latency[p], 3);
   const sumCpu = (r: typeof d, keys: string[]) => round(keys.reduce((a, k) => a + r.cpu_s[k], 0));
-  const summary = {
+  const summary = only ? {} : {
     added_latency_ms: {
       mesh: { p50: added(m, "p50_ms"), p90: added(m, "p90_ms"), p99: added(m, "p99_ms") },
       haproxy: { p50: added(h, "p50_ms"), p90: added(h, "p90_ms"), p99: added(h, "p99_ms") },
@@ -433,6 +454,7 @@ spec: {mtls: {mode: STRICT}}
     bench: "proxy_pair",
     concurrency,
     seconds,
+    proxy_v8_flags: proxyV8Flags,
     versions,
     mesh_mtls: meshMtls,
     haproxy_refuses_no_client_cert: hapRefusesNoCert,
