@@ -14,6 +14,19 @@ import { type LogLevels, ProxyLogger } from "./logging/logger.ts";
 import type { ProxyOptions } from "./options/flags.ts";
 import type { RuntimeSnapshot } from "./runtime/snapshot.ts";
 import { WorkerPool } from "./workers/pool.ts";
+import { listenerKey, type WorkerListener } from "./workers/protocol.ts";
+
+/** The listeners of a gateway: one per route configuration, on its bind port. */
+function gatewayListeners(s: RuntimeSnapshot, address: string): WorkerListener[] {
+  return Object.values(s.routes).map((rc) => ({
+    address,
+    port: rc.bindPort,
+    appAddress: "",
+    appPort: 0,
+    direction: "gateway" as const,
+    routeName: rc.name,
+  }));
+}
 
 /** Where messages for the user go. */
 export interface RunIo {
@@ -69,6 +82,7 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
     name: o.nodeName,
     namespace: o.namespace,
     metadata: { LABELS: o.labels, SERVICE_ACCOUNT: o.serviceAccount },
+    type: o.type,
   };
   if (o.workloadGroup) node.autoRegisterGroup = o.workloadGroup;
 
@@ -104,7 +118,10 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
     }
     if (s.certificate?.certChainPem !== previous?.certificate?.certChainPem) lastUpdated.certificate = now;
     previous = s;
-    if (pool?.started) pool.publish(s);
+    if (pool?.started) {
+      pool.publish(s);
+      if (o.type === "router") updateGatewayListeners(s);
+    }
   });
 
   let quit!: () => void;
@@ -119,7 +136,38 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
     concurrency: workerCount,
     inbound: o.inbound.map((p) => ({ address: o.inboundBindAddress, ...p })),
     outbound: o.outbound,
+    ...(o.type === "router" ? { gatewayAddress: o.inboundBindAddress } : {}),
     startedAt,
+  };
+  const staticListeners: WorkerListener[] = [
+    ...bootstrap.inbound,
+    ...(o.outbound
+      ? [{
+        address: o.outbound.host,
+        port: o.outbound.port,
+        appAddress: "",
+        appPort: 0,
+        direction: "outbound" as const,
+      }]
+      : []),
+  ];
+  // Gateway listeners follow the route configurations (LDS): one update at a time, only on change.
+  let gatewayKeys = "";
+  let gatewayUpdates: Promise<void> = Promise.resolve();
+  const listenersOf = (s: RuntimeSnapshot): WorkerListener[] =>
+    o.type === "router"
+      ? [...staticListeners, ...gatewayListeners(s, o.inboundBindAddress)]
+      : staticListeners;
+  const updateGatewayListeners = (s: RuntimeSnapshot): void => {
+    const wanted = listenersOf(s);
+    const keys = wanted.map(listenerKey).join("\n");
+    if (keys === gatewayKeys) return;
+    gatewayKeys = keys;
+    gatewayUpdates = gatewayUpdates.then(async () => {
+      const errors = await pool!.setListeners(wanted);
+      for (const error of errors) mainLog.error("gateway listener failed", { error });
+      mainLog.info("gateway listeners", { listeners: wanted.length - staticListeners.length });
+    });
   };
   let admin;
   try {
@@ -157,20 +205,11 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
     const ready = await Promise.race([agent.ready(), quitting.then(() => undefined)]);
     if (ready) {
       state = "INITIALIZING";
+      const initial = listenersOf(ready);
+      gatewayKeys = initial.map(listenerKey).join("\n");
       pool = new WorkerPool({
         size: workerCount,
-        listeners: [
-          ...bootstrap.inbound,
-          ...(o.outbound
-            ? [{
-              address: o.outbound.host,
-              port: o.outbound.port,
-              appAddress: "",
-              appPort: 0,
-              direction: "outbound" as const,
-            }]
-            : []),
-        ],
+        listeners: initial,
         levels: logger.levels(),
         log: logger.scope("workers"),
       });
@@ -182,7 +221,10 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
         throw new Error(`--inbound: cannot listen on ${ports.join(", ")}: ${(e as Error).message}`);
       }
       // A snapshot that arrived while the workers started.
-      if (agent.snapshot().revision !== ready.revision) pool.publish(agent.snapshot());
+      if (agent.snapshot().revision !== ready.revision) {
+        pool.publish(agent.snapshot());
+        if (o.type === "router") updateGatewayListeners(agent.snapshot());
+      }
       state = "LIVE";
       mainLog.info("proxy live", { revision: agent.snapshot().revision });
       await quitting;
@@ -193,6 +235,7 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
   }
   state = "DRAINING";
   for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.removeSignalListener(signal, quit);
+  await gatewayUpdates;
   await pool?.close();
   await agent.stop();
   await admin.close();

@@ -7,6 +7,7 @@
  * - {@link validateText}: a YAML stream to valid resources and located issues.
  * - SPIFFE identities: {@link parseSpiffeId}, {@link formatSpiffeId}.
  * - {@link effectivePeerAuthentication}: the mutual TLS mode of one workload port, as Istio composes it.
+ * - {@link gatewayRouteConfigurations} and {@link selectRoute}: ingress gateway routing (Gateway, VirtualService).
  *
  * @example
  * ```ts
@@ -21,5 +22,6 @@ export * from "./api/mod.ts";
 export * from "./validation/mod.ts";
 export * from "./identity/mod.ts";
 export * from "./policy/mod.ts";
+export * from "./routing/mod.ts";
 export { type BuildInfo, buildInfo } from "./build_info.ts";
 export * from "./proto/mod.ts";

@@ -9,9 +9,12 @@
 import {
   effectivePeerAuthentication,
   formatSpiffeId,
+  type GatewaySpec,
   labelsMatch,
+  type NamedSpec,
   type PeerAuthenticationDecision,
   type PeerAuthenticationPolicy,
+  type VirtualServiceSpec,
 } from "../../shared/mod.ts";
 
 /** A resource of the config snapshot, as the config store hands it over. */
@@ -105,6 +108,11 @@ export interface PushContext {
   services: readonly ServiceView[];
   authorizationPolicies: readonly SelectingPolicyView[];
   requestAuthentications: readonly SelectingPolicyView[];
+  /** Gateways and VirtualServices, for the route configurations of gateway proxies. */
+  gateways: readonly NamedSpec<GatewaySpec>[];
+  virtualServices: readonly NamedSpec<VirtualServiceSpec>[];
+  /** DISCO_SCOPE_GATEWAY_TO_NAMESPACE. */
+  scopeGatewayToNamespace: boolean;
 }
 
 /** Inputs beyond the config. */
@@ -115,6 +123,8 @@ export interface PushContextOptions {
   rootNamespace?: string;
   /** Trust domain; default cluster.local. */
   trustDomain?: string;
+  /** DISCO_SCOPE_GATEWAY_TO_NAMESPACE; default false. */
+  scopeGatewayToNamespace?: boolean;
   /** Keys (`<namespace>/<name>`) of workloads whose proxy is connected now. */
   connected?: ReadonlySet<string>;
 }
@@ -275,6 +285,17 @@ export function buildPushContext(
     services,
     authorizationPolicies: selecting("AuthorizationPolicy"),
     requestAuthentications: selecting("RequestAuthentication"),
+    gateways: byKind("Gateway").map((r) => ({
+      namespace: r.namespace,
+      name: r.name,
+      spec: asSpec(r) as GatewaySpec,
+    })),
+    virtualServices: byKind("VirtualService").map((r) => ({
+      namespace: r.namespace,
+      name: r.name,
+      spec: asSpec(r) as VirtualServiceSpec,
+    })),
+    scopeGatewayToNamespace: options.scopeGatewayToNamespace ?? false,
   });
 }
 

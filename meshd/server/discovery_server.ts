@@ -33,6 +33,8 @@ export interface DiscoveryServerOptions {
   rootNamespace?: string;
   /** Trust domain; default cluster.local. */
   trustDomain?: string;
+  /** DISCO_SCOPE_GATEWAY_TO_NAMESPACE: a gateway workload is selected only by Gateways of its namespace. */
+  scopeGatewayToNamespace?: boolean;
   /** DISCO_DEBOUNCE_AFTER in ms; default 100. */
   debounceAfterMs?: number;
   /** DISCO_DEBOUNCE_MAX in ms; default 10000. */
@@ -244,6 +246,8 @@ export class DiscoveryServer {
     }
     const key = workloadKeyOf(s.node);
     if (key === undefined) return;
+    // A gateway (router) takes plain text from clients: its workload is not a mutual-TLS endpoint.
+    if (s.node.id.startsWith("router~")) return;
     const n = (this.#connected.get(key) ?? 0) + delta;
     if (n > 0) this.#connected.set(key, n);
     else this.#connected.delete(key);
@@ -258,6 +262,7 @@ export class DiscoveryServer {
       version: `${snapshot.revision}.${++this.#builds}`,
       rootNamespace: this.#options.rootNamespace,
       trustDomain: this.#options.trustDomain,
+      scopeGatewayToNamespace: this.#options.scopeGatewayToNamespace,
       connected: new Set(this.#connected.keys()),
     });
   }

@@ -10,9 +10,11 @@
 import { createHash } from "node:crypto";
 import {
   encodeResource,
+  gatewayRouteConfigurations,
   policyAppliesTo,
   RESOURCE_TYPES,
   type ResourceTypeName,
+  type RouteConfiguration,
   typeUrlOf,
 } from "../../shared/mod.ts";
 import type { PushContext, SelectingPolicyView, WorkloadView } from "../push_context/push_context.ts";
@@ -25,11 +27,13 @@ export const TYPE_URLS: {
   readonly service: string;
   readonly authorization: string;
   readonly jwtPolicy: string;
+  readonly routeConfiguration: string;
 } = {
   workload: typeUrlOf(RESOURCE_TYPES.workload),
   service: typeUrlOf(RESOURCE_TYPES.service),
   authorization: typeUrlOf(RESOURCE_TYPES.authorization),
   jwtPolicy: typeUrlOf(RESOURCE_TYPES.jwtPolicy),
+  routeConfiguration: typeUrlOf(RESOURCE_TYPES.routeConfiguration),
 };
 
 /**
@@ -139,6 +143,23 @@ export class PushContextGenerator implements ResourceGenerator {
               ),
             ),
         );
+      case TYPE_URLS.routeConfiguration:
+        if (!workload) return EMPTY_LIST;
+        // Per workload, not per label set: bind ports come from the services that select the workload.
+        return this.#memo(
+          `r\u0000${workload.key}`,
+          () =>
+            listOf(
+              gatewayRoutesOf(ctx, workload).map((rc) =>
+                this.#encode(
+                  RESOURCE_TYPES.routeConfiguration,
+                  rc.name,
+                  () => ({ ...rc }),
+                  `${workload.key}\u0000${rc.name}`,
+                )
+              ),
+            ),
+        );
       default:
         return undefined;
     }
@@ -161,8 +182,13 @@ export class PushContextGenerator implements ResourceGenerator {
     return policies.filter((p) => policyAppliesTo(p, workload, { rootNamespace: this.#ctx.rootNamespace }));
   }
 
-  #encode(type: ResourceTypeName, name: string, build: () => Record<string, unknown>): GeneratedResource {
-    const cacheKey = `${type}\u0000${name}`;
+  #encode(
+    type: ResourceTypeName,
+    name: string,
+    build: () => Record<string, unknown>,
+    scope = name,
+  ): GeneratedResource {
+    const cacheKey = `${type}\u0000${scope}`;
     let hit = this.#cache.get(cacheKey);
     if (!hit) {
       const body = encodeResource(type, build());
@@ -246,4 +272,27 @@ function jwtPolicyMessage(p: SelectingPolicyView): Record<string, unknown> {
       spaceDelimitedClaims: r.spaceDelimitedClaims ?? [],
     })),
   };
+}
+
+/**
+ * The route configurations of a gateway workload (shared's gatewayRouteConfigurations): bind ports
+ * from the targetPorts of the services that select it, destination ports from single-port services.
+ */
+function gatewayRoutesOf(ctx: PushContext, workload: WorkloadView): RouteConfiguration[] {
+  if (ctx.gateways.length === 0) return [];
+  return gatewayRouteConfigurations(workload, ctx, {
+    scopeToNamespace: ctx.scopeGatewayToNamespace,
+    targetPortOf: (port) => {
+      for (const s of ctx.services) {
+        for (const e of s.endpoints) {
+          if (e.workload === workload.key && e.ports[port] !== undefined) return e.ports[port];
+        }
+      }
+      return undefined;
+    },
+    defaultPortOf: (host) => {
+      const s = ctx.services.find((s) => s.hosts.includes(host));
+      return s?.ports.length === 1 ? s.ports[0].number : undefined;
+    },
+  });
 }

@@ -113,3 +113,43 @@ Deno.test("proxies with the same namespace and labels share one policy list per 
     "a Workload list is per workload",
   );
 });
+
+Deno.test("route configurations: only the gateway workload gets them, bound to its service's targetPort", () => {
+  const withGateway = [
+    ...config,
+    res("WorkloadEntry", "mesh-system", "gw-1", { address: "10.1.0.9", labels: { istio: "ingressgateway" } }),
+    res("ServiceEntry", "mesh-system", "gw", {
+      hosts: ["gw.mesh-system.svc.cluster.local"],
+      ports: [{ name: "http", number: 80, targetPort: 8080 }],
+      resolution: "STATIC",
+      workloadSelector: { labels: { istio: "ingressgateway" } },
+    }),
+    res("Gateway", "foo", "g", {
+      selector: { istio: "ingressgateway" },
+      servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] }],
+    }),
+    // No destination port: httpbin has one port, so 8000 is filled in.
+    res("VirtualService", "foo", "v", {
+      hosts: ["*"],
+      gateways: ["g"],
+      http: [{ route: [{ destination: { host: "httpbin" } }] }],
+    }),
+  ];
+  const gen = new PushContextGenerator(buildPushContext(withGateway, { version: "1" }));
+  const gw = {
+    id: "router~10.1.0.9~gw-1.mesh-system~mesh-system.svc.cluster.local",
+    cluster: "",
+    metadata: {},
+  };
+  const list = gen.generate(gw, TYPE_URLS.routeConfiguration)!;
+  assert.deepEqual(list.resources.map((r) => r.name), ["http.80"]);
+  const rc = decodeResource(RESOURCE_TYPES.routeConfiguration, list.resources[0].body);
+  assert.equal(rc.bindPort, 8080);
+  assert.deepEqual(
+    (rc.virtualHosts as { routes: { destinations: unknown[] }[] }[])[0].routes[0].destinations,
+    [
+      { host: "httpbin.foo.svc.cluster.local", port: 8000, weight: 100 },
+    ],
+  );
+  assert.deepEqual(gen.generate(node("foo", "sleep-1"), TYPE_URLS.routeConfiguration)!.resources, []);
+});

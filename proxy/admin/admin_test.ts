@@ -48,6 +48,7 @@ const SNAPSHOT: RuntimeSnapshot = {
   },
   authorizations: {},
   jwtPolicies: {},
+  routes: {},
   certificate: {
     certChainPem: "-----BEGIN CERTIFICATE-----\nLEAF\n-----END CERTIFICATE-----\n",
     privateKeyPem: KEY,

@@ -27,6 +27,7 @@ export const XDS_TYPES = {
   service: typeUrlOf(RESOURCE_TYPES.service),
   authorization: typeUrlOf(RESOURCE_TYPES.authorization),
   jwtPolicy: typeUrlOf(RESOURCE_TYPES.jwtPolicy),
+  routeConfiguration: typeUrlOf(RESOURCE_TYPES.routeConfiguration),
 } as const;
 
 /** What the command line and start-up fixed. */
@@ -39,8 +40,35 @@ export interface BootstrapInfo {
   concurrency: number;
   inbound: { address: string; port: number; appAddress: string; appPort: number }[];
   outbound?: { host: string; port: number };
+  /** Gateway mode (`--type router`): the address gateway listeners bind, one per route configuration. */
+  gatewayAddress?: string;
   /** ms since the epoch. */
   startedAt: number;
+}
+
+/** A gateway's listeners, one per route configuration (named as Istio's gateway listeners). */
+function gatewayListeners(
+  bootstrap: BootstrapInfo,
+  snapshot: RuntimeSnapshot,
+  lastUpdated: LastUpdated,
+): unknown[] {
+  const address = bootstrap.gatewayAddress;
+  if (address === undefined) return [];
+  const version = snapshot.versions[XDS_TYPES.routeConfiguration] ?? "";
+  return Object.values(snapshot.routes).map((rc) => ({
+    name: `${address}_${rc.bindPort}`,
+    active_state: {
+      version_info: version,
+      last_updated: iso(lastUpdated[XDS_TYPES.routeConfiguration]),
+      listener: {
+        "@type": "type.googleapis.com/envoy.config.listener.v3.Listener",
+        name: `${address}_${rc.bindPort}`,
+        address: socket(address, rc.bindPort),
+        traffic_direction: "OUTBOUND",
+        route_config_name: rc.name,
+      },
+    },
+  }));
 }
 
 /** When each xDS type (and the certificate) last changed, ms since the epoch. */
@@ -145,6 +173,7 @@ export function buildConfigDump(
           },
         }]
         : []),
+      ...gatewayListeners(bootstrap, snapshot, lastUpdated),
     ],
   };
 
@@ -207,7 +236,44 @@ export function buildConfigDump(
     ),
   };
 
-  const routesDump = { "@type": DUMP_TYPES.routes, version_info: "", dynamic_route_configs: [] };
+  const routeVersion = v[XDS_TYPES.routeConfiguration] ?? "";
+  const routesDump = {
+    "@type": DUMP_TYPES.routes,
+    version_info: routeVersion,
+    dynamic_route_configs: Object.values(snapshot.routes).map((rc) => ({
+      version_info: routeVersion,
+      last_updated: iso(lastUpdated[XDS_TYPES.routeConfiguration]),
+      route_config: {
+        "@type": "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
+        name: rc.name,
+        virtual_hosts: rc.virtualHosts.map((vh) => ({
+          name: vh.name,
+          domains: vh.domains,
+          routes: vh.routes.map((r) => ({
+            name: r.name,
+            match: r.matches.length === 0
+              ? [{ prefix: "/" }]
+              : r.matches.map((m) =>
+                m.exact !== ""
+                  ? { path: m.exact }
+                  : m.regex !== ""
+                  ? { safe_regex: { regex: m.regex } }
+                  : { prefix: m.prefix }
+              ),
+            route: {
+              weighted_clusters: {
+                clusters: r.destinations.map((d) => ({
+                  name: `outbound|${d.port}||${d.host}`,
+                  weight: d.weight,
+                })),
+              },
+            },
+          })),
+        })),
+      },
+      mesh: { port: rc.port, bind_port: rc.bindPort, gateways: rc.gateways },
+    })),
+  };
 
   const cert = snapshot.certificate;
   const certVersion = cert ? iso(cert.notBefore)! : "";

@@ -36,6 +36,7 @@ export const EMPTY_ADS_CONFIG: AdsConfig = deepFreeze({
   services: {},
   authorizations: {},
   jwtPolicies: {},
+  routes: {},
 });
 
 /** The workload certificate presented on the mutual-TLS port. */
@@ -396,6 +397,9 @@ export class AdsClient {
         break;
       case "jwtPolicy":
         next.jwtPolicies = values();
+        break;
+      case "routeConfiguration":
+        next.routes = values();
         break;
     }
     this.#config = deepFreeze(next);

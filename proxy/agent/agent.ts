@@ -184,6 +184,7 @@ export class ProxyAgent {
       services: config.services,
       authorizations: config.authorizations,
       jwtPolicies: config.jwtPolicies,
+      routes: config.routes,
     };
     if (config.workload) next.workload = config.workload;
     if (certificate) next.certificate = certificate;

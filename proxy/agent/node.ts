@@ -22,6 +22,8 @@ export interface NodeOptions {
   extraIps?: string[];
   /** Cluster domain; default cluster.local. */
   domain?: string;
+  /** Istio's proxy type: `sidecar` (default) or `router` (a gateway). */
+  type?: "sidecar" | "router";
   /** Further metadata (strings, numbers, booleans, nested objects), e.g. labels. */
   metadata?: Record<string, unknown>;
 }
@@ -34,9 +36,11 @@ export interface XdsNode {
   metadata: Record<string, any>;
 }
 
-/** The node id, `sidecar~<ip>~<name>.<namespace>~<namespace>.svc.<domain>`. */
+/** The node id, `<sidecar|router>~<ip>~<name>.<namespace>~<namespace>.svc.<domain>`. */
 export function nodeId(o: NodeOptions): string {
-  return `sidecar~${o.ip}~${o.name}.${o.namespace}~${o.namespace}.svc.${o.domain ?? "cluster.local"}`;
+  return `${o.type ?? "sidecar"}~${o.ip}~${o.name}.${o.namespace}~${o.namespace}.svc.${
+    o.domain ?? "cluster.local"
+  }`;
 }
 
 /** The node metadata as plain JSON. */

@@ -1,5 +1,5 @@
 /**
- * The four resource types the agent subscribes to, and how one xDS resource (a
+ * The resource types the agent subscribes to, and how one xDS resource (a
  * google.protobuf.Any) becomes a value of the runtime snapshot: decoded with the shared descriptors,
  * then checked. Anything that fails throws a {@link ResourceError} whose message names the resource
  * and the field, which the ADS client sends back as its NACK's error_detail.
@@ -15,7 +15,7 @@ export type ResourceKind = keyof typeof RESOURCE_TYPES;
 
 /** The kinds in subscription order, with their type URLs (the same as meshd's TYPE_URLS). */
 export const SUBSCRIBED: readonly { kind: ResourceKind; typeUrl: string }[] = Object.freeze(
-  (["workload", "service", "authorization", "jwtPolicy"] as const).map((kind) => ({
+  (["workload", "service", "authorization", "jwtPolicy", "routeConfiguration"] as const).map((kind) => ({
     kind,
     typeUrl: typeUrlOf(RESOURCE_TYPES[kind]),
   })),
@@ -69,6 +69,7 @@ export function decodeXdsResource<K extends ResourceKind>(
   } catch (e) {
     return fail(`cannot decode ${RESOURCE_TYPES[kind]}: ${(e as Error).message}`);
   }
+  if (kind === "routeConfiguration") return routeConfiguration(d, name, fail) as ResourceValue<K>;
   if (!d.name || !d.namespace) fail("name and namespace are required");
   if (`${d.namespace}/${d.name}` !== name) fail(`its namespace/name is ${d.namespace}/${d.name}`);
   switch (kind) {
@@ -87,6 +88,29 @@ export function decodeXdsResource<K extends ResourceKind>(
       }
       return d as ResourceValue<K>;
   }
+}
+
+/** Route configurations are named `http.<port>` and carry no namespace (as Istio's RDS names). */
+function routeConfiguration(d: Decoded, name: string, fail: (r: string) => never): Decoded {
+  if (d.name !== name) fail(`its name is ${JSON.stringify(d.name)}`);
+  port(d.port, "port", fail);
+  port(d.bindPort, "bindPort", fail);
+  for (const [i, v] of (d.virtualHosts as Decoded[]).entries()) {
+    for (const [j, r] of (v.routes as Decoded[]).entries()) {
+      for (const [k, m] of (r.matches as Decoded[]).entries()) {
+        if (m.regex === "") continue;
+        try {
+          new RegExp(m.regex);
+        } catch (e) {
+          fail(`virtualHosts[${i}].routes[${j}].matches[${k}].regex: ${(e as Error).message}`);
+        }
+      }
+      if ((r.destinations as Decoded[]).length === 0) {
+        fail(`virtualHosts[${i}].routes[${j}].destinations is empty`);
+      }
+    }
+  }
+  return d;
 }
 
 function port(n: unknown, field: string, fail: (r: string) => never, allowZero = false): number {

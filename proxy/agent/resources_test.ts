@@ -40,12 +40,13 @@ const SERVICE = {
   resolution: "STATIC",
 };
 
-Deno.test("SUBSCRIBED: the four types, with meshd's type URLs", () => {
+Deno.test("SUBSCRIBED: the five types, with meshd's type URLs", () => {
   assert.deepEqual(SUBSCRIBED.map((s) => s.typeUrl), [
     TYPE_URLS.workload,
     TYPE_URLS.service,
     TYPE_URLS.authorization,
     TYPE_URLS.jwtPolicy,
+    TYPE_URLS.routeConfiguration,
   ]);
   assert.equal(kindOf(TYPE_URLS.service), "service");
   assert.equal(kindOf("type.googleapis.com/envoy.config.cluster.v3.Cluster"), undefined);
@@ -185,3 +186,50 @@ for (const c of bad) {
     );
   });
 }
+
+Deno.test("routeConfiguration: named http.<port>, no namespace; a bad regex or no destination is a NACK", () => {
+  const rc = {
+    name: "http.80",
+    port: 80,
+    bindPort: 8080,
+    gateways: ["foo/gw"],
+    virtualHosts: [{
+      name: "*:80",
+      domains: ["*"],
+      routes: [{
+        name: "foo/vs.0",
+        matches: [{ exact: "", prefix: "", regex: "/a(", ignoreCase: false }],
+        destinations: [{ host: "a.foo.svc.cluster.local", port: 80, weight: 100 }],
+      }],
+    }],
+  };
+  const ok = {
+    ...rc,
+    virtualHosts: [{ ...rc.virtualHosts[0], routes: [{ ...rc.virtualHosts[0].routes[0], matches: [] }] }],
+  };
+  assert.equal(
+    decodeXdsResource("routeConfiguration", "http.80", any("routeConfiguration", ok)).bindPort,
+    8080,
+  );
+  const cases: [string, Record<string, unknown>, RegExp][] = [
+    ["http.81", ok, /its name is "http\.80"/],
+    ["http.80", rc, /virtualHosts\[0\]\.routes\[0\]\.matches\[0\]\.regex: Invalid regular expression/],
+    [
+      "http.80",
+      {
+        ...ok,
+        virtualHosts: [{
+          ...ok.virtualHosts[0],
+          routes: [{ ...ok.virtualHosts[0].routes[0], destinations: [] }],
+        }],
+      },
+      /routes\[0\]\.destinations is empty/,
+    ],
+  ];
+  for (const [name, value, want] of cases) {
+    assert.throws(
+      () => decodeXdsResource("routeConfiguration", name, any("routeConfiguration", value)),
+      want,
+    );
+  }
+});

@@ -121,6 +121,7 @@ export function snapshotOf(
     services: {},
     authorizations: {},
     jwtPolicies: {},
+    routes: {},
     certificate,
     workload: {
       name: "httpbin",

@@ -36,6 +36,13 @@ export interface ProxyFlag {
 /** The flags, in `--help` order. */
 export const PROXY_FLAGS: readonly ProxyFlag[] = [
   {
+    name: "type",
+    value: "<type>",
+    description: "sidecar, or router: an ingress gateway whose listeners and routes come from the Gateways " +
+      "that select its workload and the VirtualServices bound to them (plain-text HTTP servers only)",
+    default: "sidecar",
+  },
+  {
     name: "discoveryAddress",
     value: "<host:port>",
     description: "meshd's ADS address: its --secureGRPCAddr (mutual TLS), or --grpcAddr with " +
@@ -179,6 +186,8 @@ export interface ProxyOptions {
   inbound: InboundPort[];
   inboundBindAddress: string;
   outbound?: { host: string; port: number };
+  /** `router`: gateway mode. */
+  type: "sidecar" | "router";
   adminPort: number;
   /** Resolved: at least 1. */
   concurrency: number;
@@ -408,6 +417,9 @@ export function validateProxyFlags(raw: RawProxyFlags, context: ProxyFlagsContex
     err("outbound", outboundText!, `uses port ${outbound.port} of an --inbound port or the admin port`);
   }
 
+  const typeText = text("type")!;
+  if (typeText !== "sidecar" && typeText !== "router") err("type", typeText, "is not sidecar or router");
+
   const concurrencyText = text("concurrency")!;
   let concurrency = /^\d{1,4}$/.test(concurrencyText) ? Number(concurrencyText) : -1;
   if (concurrency < 0 || concurrency > 256) {
@@ -443,6 +455,7 @@ export function validateProxyFlags(raw: RawProxyFlags, context: ProxyFlagsContex
     rootCertFile,
     inbound,
     inboundBindAddress: bind,
+    type: typeText === "router" ? "router" : "sidecar",
     adminPort,
     concurrency,
     logLevels,

@@ -39,3 +39,33 @@ export class RoundRobin {
     return this.pick(`${key}:${servicePort}`, eligible);
   }
 }
+
+/**
+ * Weighted round robin over a route's destinations (VirtualService `route[].weight`): out of every
+ * `sum of weights` requests, each destination gets its weight, interleaved (smooth weighted round
+ * robin, as nginx). Destinations whose weights are all 0 share equally.
+ */
+export class WeightedRoundRobin {
+  readonly #current = new Map<string, number[]>();
+
+  /** The next destination for `key` (a route name). `items` must not be empty. */
+  pick<T extends { weight: number }>(key: string, items: readonly T[]): T {
+    if (items.length === 1) return items[0];
+    let current = this.#current.get(key);
+    if (current === undefined || current.length !== items.length) {
+      current = new Array(items.length).fill(0);
+      this.#current.set(key, current);
+    }
+    const allZero = items.every((d) => d.weight === 0);
+    let total = 0;
+    let best = 0;
+    for (let i = 0; i < items.length; i++) {
+      const w = allZero ? 1 : items[i].weight;
+      current[i] += w;
+      total += w;
+      if (current[i] > current[best]) best = i;
+    }
+    current[best] -= total;
+    return items[best];
+  }
+}

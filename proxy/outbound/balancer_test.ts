@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { EndpointInfo } from "../runtime/snapshot.ts";
-import { RoundRobin } from "./balancer.ts";
+import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 
 function ep(address: string, ports: Record<string, number>): EndpointInfo {
   return { workload: address, address, ports, proxied: false, identity: "", labels: {} };
@@ -31,4 +31,21 @@ Deno.test("RoundRobin.pickEndpoint: only endpoints with the service port, port m
   assert.equal(rr.pickEndpoint("foo/a", eps, 7000), undefined);
   assert.equal(rr.pickEndpoint("foo/a", [ep("10.0.0.4", { "8000": 0 })], 8000), undefined);
   assert.equal(rr.pickEndpoint("foo/a", [], 8000), undefined);
+});
+
+Deno.test("WeightedRoundRobin: weights honoured and interleaved; all-zero weights share equally", () => {
+  const cases: [number[], number, string][] = [
+    [[80, 20], 10, "aabaaaabaa"],
+    [[50, 50], 4, "abab"],
+    [[0, 0], 4, "abab"],
+    [[100], 3, "aaa"],
+    [[1, 0], 3, "aaa"],
+  ];
+  for (const [weights, n, want] of cases) {
+    const wrr = new WeightedRoundRobin();
+    const items = weights.map((weight, i) => ({ weight, name: "ab"[i] }));
+    let got = "";
+    for (let i = 0; i < n; i++) got += wrr.pick("route", items).name;
+    assert.equal(got, want, JSON.stringify(weights));
+  }
 });

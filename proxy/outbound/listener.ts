@@ -38,7 +38,8 @@ import {
 } from "../http/session.ts";
 import { SocketIo } from "../http/socket_io.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
-import { RoundRobin } from "./balancer.ts";
+import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
+import { selectRoute } from "../../shared/routing/mod.ts";
 import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
 import { resolveHost } from "./resolve.ts";
 
@@ -179,6 +180,11 @@ export interface OutboundListenerOptions {
   idleTimeoutMs?: number;
   /** Upstream pools, one per endpoint. */
   upstream?: { maxIdle?: number; idleTimeoutMs?: number; connectTimeoutMs?: number };
+  /**
+   * Gateway mode: requests are routed by the snapshot's route configuration of this name
+   * (`http.<port>`, from Gateways and VirtualServices) instead of by their authority as a service.
+   */
+  routeName?: string;
 }
 
 /** Where the current request of a connection goes. */
@@ -198,6 +204,7 @@ export class OutboundListener {
   readonly #idleTimeoutMs: number;
   readonly #connectTimeoutMs: number;
   readonly #rr = new RoundRobin();
+  readonly #weighted = new WeightedRoundRobin();
   readonly #pools = new Map<string, EndpointPool>();
   readonly #conns = new Set<RoutingDownstream>();
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -315,7 +322,13 @@ export class OutboundListener {
       return this.#local("bad_authority", 400, `unsupported scheme ${authority.scheme}`, peer);
     }
     const snapshot = this.#o.snapshot();
-    const r = resolveHost(authority.authority, snapshot.workload?.namespace, snapshot);
+    let destination = authority.authority;
+    if (this.#o.routeName !== undefined) {
+      const picked = this.#gatewayDestination(snapshot, authority.authority, authority.path ?? pathOf(h));
+      if (typeof picked !== "string") return this.#local("no_route", 404, picked.reason, peer);
+      destination = picked;
+    }
+    const r = resolveHost(destination, snapshot.workload?.namespace, snapshot);
     if (!r.ok) return this.#local(r.status === 400 ? "bad_authority" : "no_route", r.status, r.reason, peer);
     const choice = this.#rr.pickEndpoint(r.key, r.service.endpoints, r.port.number);
     if (choice === undefined) {
@@ -357,6 +370,20 @@ export class OutboundListener {
       this.#pools.set(poolKey, pool);
     }
     return { local: false, pool, target: `${r.key} ${target}` };
+  }
+
+  /** The `host:port` a gateway route sends the request to, or why there is none. */
+  #gatewayDestination(
+    snapshot: RuntimeSnapshot,
+    authority: string,
+    path: string,
+  ): string | { reason: string } {
+    const rc = snapshot.routes[this.#o.routeName!];
+    if (rc === undefined) return { reason: `no route configuration ${this.#o.routeName}` };
+    const s = selectRoute(rc, authority, path);
+    if (!s.ok) return { reason: s.reason };
+    const d = this.#weighted.pick(s.route.name, s.route.destinations);
+    return `${d.host}:${d.port}`;
   }
 
   #local(kind: LocalReplyKind, status: number, body: string, peer: string): Route {
@@ -404,6 +431,11 @@ function authorityOf(h: HttpHead): { scheme: string; authority: string; path: st
     if (h.kinds[i] === H_HOST) return { scheme: "", authority: h.value(i), path: null };
   }
   return null;
+}
+
+/** The request target of an origin-form head (its path and query). */
+function pathOf(h: HttpHead): string {
+  return latin1(h.buf, h.targetStart, h.targetEnd);
 }
 
 /** The head in origin form, with Host from the absolute-form target (RFC 9112 3.2.2). */

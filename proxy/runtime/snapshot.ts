@@ -70,6 +70,10 @@ export interface CertificateInfo {
   notAfter: number;
 }
 
+/** A gateway port's routes (mesh.v1.RouteConfiguration, decoded): shared's RouteConfiguration. */
+export type { RouteConfiguration } from "../../shared/routing/mod.ts";
+import type { RouteConfiguration } from "../../shared/routing/mod.ts";
+
 /** One immutable snapshot. Resources are keyed by xDS resource name (`<namespace>/<name>`). */
 export interface RuntimeSnapshot {
   /** Increases with every change the agent applies. */
@@ -82,6 +86,8 @@ export interface RuntimeSnapshot {
   authorizations: Record<string, Record<string, unknown>>;
   /** mesh.v1.JwtPolicy, decoded. */
   jwtPolicies: Record<string, Record<string, unknown>>;
+  /** Gateway mode: route configurations by name (`http.<port>`); empty for a sidecar. */
+  routes: Record<string, RouteConfiguration>;
   certificate?: CertificateInfo;
 }
 
@@ -92,6 +98,7 @@ export const EMPTY_SNAPSHOT: RuntimeSnapshot = Object.freeze({
   services: {},
   authorizations: {},
   jwtPolicies: {},
+  routes: {},
 });
 
 /**

@@ -123,6 +123,24 @@ export class WorkerPool {
     for (const slot of this.#slots) this.#post(slot, { type: "snapshot", snapshot });
   }
 
+  /**
+   * Makes `listeners` every worker's listener set (new ones bound, missing ones closed), as an LDS
+   * update; a listener that fails to bind does not stop the others.
+   *
+   * @returns the bind failures, one per listener and worker (`worker <n>: <address>:<port>: <reason>`)
+   */
+  async setListeners(listeners: WorkerListener[], timeoutMs = 10_000): Promise<string[]> {
+    const replies = await Promise.all(this.#slots.map(async (slot) => {
+      const id = this.#nextId++;
+      const reply = this.#await(slot, ["listeners"], timeoutMs, id);
+      this.#post(slot, { type: "listeners", id, listeners });
+      const m = await reply;
+      if (m.type === "listeners") return m.errors.map((e) => `worker ${slot.index}: ${e}`);
+      return [m.type === "failed" ? m.error : `worker ${slot.index}: no answer`];
+    }));
+    return replies.flat();
+  }
+
   /** Posts log levels to every worker. */
   setLevels(levels: LogLevels): void {
     for (const slot of this.#slots) this.#post(slot, { type: "levels", levels });
@@ -162,7 +180,11 @@ export class WorkerPool {
       slot.applied = Math.max(slot.applied, m.revision);
       return;
     }
-    const key = m.type === "stats" ? `stats:${m.id}` : m.type === "failed" ? "started" : m.type;
+    const key = m.type === "stats" || m.type === "listeners"
+      ? `${m.type}:${m.id}`
+      : m.type === "failed"
+      ? "started"
+      : m.type;
     const waiter = slot.waiters.get(key);
     if (waiter) {
       slot.waiters.delete(key);
@@ -172,7 +194,7 @@ export class WorkerPool {
 
   /** A promise of the worker's next message of one of `types` (or a `failed` after a timeout). */
   #await(slot: Slot, types: FromWorker["type"][], timeoutMs: number, id?: number): Promise<FromWorker> {
-    const key = types[0] === "stats" ? `stats:${id}` : types[0];
+    const key = types[0] === "stats" || types[0] === "listeners" ? `${types[0]}:${id}` : types[0];
     return new Promise((resolve) => {
       if (!slot.alive) return resolve({ type: "failed", error: "worker is not running" });
       const timer = setTimeout(() => {

@@ -14,8 +14,20 @@ export interface WorkerListener {
   /** The application endpoint (inbound only). */
   appAddress: string;
   appPort: number;
-  /** Default inbound. An outbound listener (proxy/outbound) routes by the snapshot's services. */
-  direction?: "inbound" | "outbound";
+  /**
+   * Default inbound. An outbound listener (proxy/outbound) routes by the snapshot's services; a
+   * gateway listener is an outbound listener that routes by the route configuration `routeName`.
+   */
+  direction?: "inbound" | "outbound" | "gateway";
+  /** Gateway listeners: the route configuration (`http.<port>`). */
+  routeName?: string;
+}
+
+/** The identity of a listener across updates: a listener whose key stays is kept, not rebound. */
+export function listenerKey(l: WorkerListener): string {
+  return `${l.direction ?? "inbound"}|${l.address}|${l.port}|${l.appAddress}|${l.appPort}|${
+    l.routeName ?? ""
+  }`;
 }
 
 /** Main thread → worker. */
@@ -28,6 +40,8 @@ export type ToWorker =
     levels: LogLevels;
   }
   | { type: "snapshot"; snapshot: RuntimeSnapshot }
+  /** The full listener set from now on: new ones are bound, missing ones closed (LDS). */
+  | { type: "listeners"; id: number; listeners: WorkerListener[] }
   | { type: "levels"; levels: LogLevels }
   | { type: "stats"; id: number }
   | { type: "close" };
@@ -45,4 +59,6 @@ export type FromWorker =
   | { type: "failed"; error: string }
   | { type: "applied"; revision: number }
   | { type: "stats"; id: number; listeners: ListenerCounters[] }
+  /** Listeners that could not be bound, as `<address>:<port>: <reason>`. */
+  | { type: "listeners"; id: number; errors: string[] }
   | { type: "closed" };

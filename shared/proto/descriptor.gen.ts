@@ -114,6 +114,44 @@ export const MESH_PROTO_DESCRIPTOR: Record<string, unknown> = {
             "ClaimToHeader": {
               "fields": { "header": { "type": "string", "id": 1 }, "claim": { "type": "string", "id": 2 } },
             },
+            "RouteConfiguration": {
+              "fields": {
+                "name": { "type": "string", "id": 1 },
+                "port": { "type": "uint32", "id": 2 },
+                "bindPort": { "type": "uint32", "id": 3 },
+                "gateways": { "rule": "repeated", "type": "string", "id": 4 },
+                "virtualHosts": { "rule": "repeated", "type": "VirtualHost", "id": 5 },
+              },
+            },
+            "VirtualHost": {
+              "fields": {
+                "name": { "type": "string", "id": 1 },
+                "domains": { "rule": "repeated", "type": "string", "id": 2 },
+                "routes": { "rule": "repeated", "type": "Route", "id": 3 },
+              },
+            },
+            "Route": {
+              "fields": {
+                "name": { "type": "string", "id": 1 },
+                "matches": { "rule": "repeated", "type": "UriMatch", "id": 2 },
+                "destinations": { "rule": "repeated", "type": "RouteDestination", "id": 3 },
+              },
+            },
+            "UriMatch": {
+              "fields": {
+                "exact": { "type": "string", "id": 1 },
+                "prefix": { "type": "string", "id": 2 },
+                "regex": { "type": "string", "id": 3 },
+                "ignoreCase": { "type": "bool", "id": 4 },
+              },
+            },
+            "RouteDestination": {
+              "fields": {
+                "host": { "type": "string", "id": 1 },
+                "port": { "type": "uint32", "id": 2 },
+                "weight": { "type": "uint32", "id": 3 },
+              },
+            },
             "Service": {
               "fields": {
                 "name": { "type": "string", "id": 1 },

@@ -14,11 +14,13 @@ export const RESOURCE_TYPES: {
   readonly service: "mesh.v1.Service";
   readonly authorization: "mesh.v1.Authorization";
   readonly jwtPolicy: "mesh.v1.JwtPolicy";
+  readonly routeConfiguration: "mesh.v1.RouteConfiguration";
 } = {
   workload: "mesh.v1.Workload",
   service: "mesh.v1.Service",
   authorization: "mesh.v1.Authorization",
   jwtPolicy: "mesh.v1.JwtPolicy",
+  routeConfiguration: "mesh.v1.RouteConfiguration",
 };
 
 /** One of the resource type names. */

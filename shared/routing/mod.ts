@@ -1,0 +1,19 @@
+/**
+ * Ingress gateway routing: Gateways and VirtualServices to route configurations, and route selection.
+ *
+ * @module
+ */
+export {
+  type GatewayRoute,
+  gatewayRouteConfigurations,
+  type GatewayRouteDestination,
+  type GatewayRouteOptions,
+  gatewaysSelecting,
+  type GatewayWorkload,
+  type NamedSpec,
+  type RouteConfiguration,
+  type RouteSelection,
+  selectRoute,
+  type UriMatch,
+  type VirtualHost,
+} from "./gateway_routes.ts";

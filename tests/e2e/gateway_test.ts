@@ -1,0 +1,228 @@
+/**
+ * The ingress gateway end to end (policies seed, "RequestAuthentication on an ingress gateway";
+ * Istio's "Ingress Gateways" task): meshd in process with its CA, httpbin (gunicorn) behind its
+ * sidecar on 127.0.0.2, and a gateway proxy (`--type router`) on 127.0.0.4 whose listeners and routes
+ * come from a Gateway and a VirtualService in meshd's config directory. Real curl is the client.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startCa, startMeshd } from "../../proxy/agent/test_support.ts";
+import { curl, freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
+import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
+
+const HTTPBIN_IP = "127.0.0.2";
+const GATEWAY_IP = "127.0.0.4";
+
+/** The gateway's service maps port 80 to this targetPort, where the gateway proxy must listen. */
+const GATEWAY_TARGET_PORT = freePort();
+
+const SERVICES = `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: httpbin, namespace: foo}
+spec:
+  hosts: [httpbin.foo.svc.cluster.local]
+  ports: [{name: http, number: 8000, protocol: HTTP, targetPort: 8080}]
+  location: MESH_INTERNAL
+  resolution: STATIC
+  workloadSelector: {labels: {app: httpbin}}
+---
+apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: httpbin-1, namespace: foo}
+spec: {address: ${HTTPBIN_IP}, labels: {app: httpbin}, serviceAccount: httpbin}
+---
+apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: ingressgateway, namespace: mesh-system}
+spec:
+  hosts: [ingressgateway.mesh-system.svc.cluster.local]
+  ports: [{name: http, number: 80, protocol: HTTP, targetPort: ${GATEWAY_TARGET_PORT}}]
+  location: MESH_INTERNAL
+  resolution: STATIC
+  workloadSelector: {labels: {istio: ingressgateway}}
+---
+apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: ingressgateway-1, namespace: mesh-system}
+spec: {address: ${GATEWAY_IP}, labels: {istio: ingressgateway}, serviceAccount: ingressgateway}
+`;
+
+// Istio's "Ingress Gateways" task, as written there.
+const GATEWAY = `apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: httpbin-gateway, namespace: foo}
+spec:
+  selector: {istio: ingressgateway}
+  servers:
+  - port: {number: 80, name: http, protocol: HTTP}
+    hosts: ["httpbin.example.com"]
+`;
+
+function virtualService(prefixes: string[]): string {
+  return `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: httpbin, namespace: foo}
+spec:
+  hosts: ["httpbin.example.com"]
+  gateways: [httpbin-gateway]
+  http:
+  - match: [${prefixes.map((p) => `{uri: {prefix: ${p}}}`).join(", ")}]
+    route:
+    - destination: {port: {number: 8000}, host: httpbin}
+`;
+}
+
+const STRICT_FOO = `apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: default, namespace: foo}
+spec: {mtls: {mode: STRICT}}
+`;
+
+/** `curl -H Host:<host> http://<gateway>/<path>`: the status and the body. */
+async function viaGateway(host: string, path: string): Promise<{ status: string; body: string }> {
+  const r = await curl([
+    "-s",
+    "--max-time",
+    "2",
+    "-H",
+    `Host: ${host}`,
+    "-w",
+    "\n%{http_code}",
+    `http://${GATEWAY_IP}:${GATEWAY_TARGET_PORT}${path}`,
+  ]);
+  if (r.code !== 0) return { status: `exit ${r.code}`, body: r.stderr };
+  const nl = r.stdout.lastIndexOf("\n");
+  return { status: r.stdout.slice(nl + 1), body: r.stdout.slice(0, nl) };
+}
+
+async function eventually(
+  what: string,
+  check: () => Promise<string | undefined>,
+  timeoutMs = 4000,
+): Promise<void> {
+  const start = Date.now();
+  for (;;) {
+    const problem = await check();
+    if (problem === undefined) return;
+    if (Date.now() - start > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms: ${problem}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const expectStatus = (host: string, path: string, want: string) => async () => {
+  const r = await viaGateway(host, path);
+  return r.status === want ? undefined : `${host}${path}: ${r.status} ${r.body.slice(0, 200)}`;
+};
+
+Deno.test({
+  name:
+    "e2e: ingress gateway routes by Gateway + VirtualService, over automatic mTLS, following config changes",
+  ignore: !hasHttpbin(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const dir = await Deno.makeTempDir({ prefix: "gateway-e2e-" });
+    const config = join(dir, "config");
+    await Deno.mkdir(config);
+    await Deno.writeTextFile(join(config, "services.yaml"), SERVICES);
+    await Deno.writeTextFile(join(config, "gateway.yaml"), GATEWAY);
+    await Deno.writeTextFile(join(config, "vs.yaml"), virtualService(["/status", "/headers"]));
+    const ca = await startCa(join(dir, "ca"));
+    const meshd = await startMeshd(config, { ca });
+    await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
+    const app = await Httpbin.start();
+    const procs: ProxyProcess[] = [];
+    try {
+      const common = { dir, ca, discoveryAddress: `127.0.0.1:${meshd.securePort}` };
+      procs.push(
+        await startProxyProcess({
+          ...common,
+          namespace: "foo",
+          serviceAccount: "httpbin",
+          workloadEntry: "httpbin-1",
+          address: HTTPBIN_IP,
+          labels: "app=httpbin",
+          args: [`--inbound=8080=127.0.0.1:${app.port}`],
+        }),
+        await startProxyProcess({
+          ...common,
+          namespace: "mesh-system",
+          serviceAccount: "ingressgateway",
+          workloadEntry: "ingressgateway-1",
+          address: GATEWAY_IP,
+          labels: "istio=ingressgateway",
+          args: ["--type=router"],
+        }),
+      );
+      const gateway = procs[1];
+
+      await t.step("a bound host and path reach httpbin through the sidecar over mutual TLS", async () => {
+        await eventually("200 on /status/200", expectStatus("httpbin.example.com", "/status/200", "200"));
+        const r = await viaGateway("httpbin.example.com:80", "/headers");
+        assert.equal(r.status, "200");
+        const headers = JSON.parse(r.body).headers as Record<string, string>;
+        assert.match(
+          headers["X-Forwarded-Client-Cert"] ?? "",
+          /(^|;)URI=spiffe:\/\/cluster\.local\/ns\/mesh-system\/sa\/ingressgateway(;|$)/,
+        );
+        assert.equal(headers.Host, "httpbin.example.com:80", "the gateway keeps the client's Host");
+      });
+
+      await t.step("no route: an unmatched path or host gets 404 with the reason", async () => {
+        const path = await viaGateway("httpbin.example.com", "/ip");
+        assert.equal(path.status, "404");
+        assert.match(path.body, /no route for \/ip in virtual host httpbin\.example\.com:80/);
+        const host = await viaGateway("other.example.com", "/status/200");
+        assert.equal(host.status, "404");
+        assert.match(host.body, /no virtual host for other\.example\.com on gateway port 80/);
+      });
+
+      await t.step("STRICT in foo changes nothing for the gateway (it is a mesh client)", async () => {
+        await Deno.writeTextFile(join(config, "strict.yaml"), STRICT_FOO);
+        await new Promise((r) => setTimeout(r, 500));
+        await eventually("200 under STRICT", expectStatus("httpbin.example.com", "/status/200", "200"));
+        const plain = await curl([
+          "-s",
+          "-o",
+          "/dev/null",
+          "--max-time",
+          "2",
+          `http://${HTTPBIN_IP}:8080/ip`,
+        ]);
+        assert.equal(plain.code, 56, "and a plain-text client is refused by httpbin's sidecar");
+      });
+
+      await t.step("a VirtualService change reaches the gateway: /ip routed", async () => {
+        await Deno.writeTextFile(join(config, "vs.yaml"), virtualService(["/status", "/headers", "/ip"]));
+        await eventually("200 on /ip", expectStatus("httpbin.example.com", "/ip", "200"));
+      });
+
+      await t.step(
+        "the listener follows the Gateway: closed when deleted, bound again when restored",
+        async () => {
+          await Deno.remove(join(config, "gateway.yaml"));
+          await eventually("refused without a Gateway", expectStatus("httpbin.example.com", "/ip", "exit 7"));
+          await Deno.writeTextFile(join(config, "gateway.yaml"), GATEWAY);
+          await eventually("200 with the Gateway back", expectStatus("httpbin.example.com", "/ip", "200"));
+        },
+      );
+
+      await t.step("/config_dump shows the listener and the route configuration", async () => {
+        const dump = await (await fetch(`http://127.0.0.1:${gateway.adminPort}/config_dump`)).json();
+        const text = JSON.stringify(dump);
+        assert.ok(text.includes(`"name":"${GATEWAY_IP}_${GATEWAY_TARGET_PORT}"`), "listener");
+        assert.ok(text.includes(`"route_config_name":"http.80"`), "listener → route");
+        assert.ok(text.includes(`"outbound|8000||httpbin.foo.svc.cluster.local"`), "route → cluster");
+      });
+    } catch (e) {
+      for (const p of procs) console.error(p.stderr().slice(-3000));
+      throw e;
+    } finally {
+      for (const p of procs) await p.stop();
+      await app.stop();
+      await meshd.stop();
+      await ca.stop();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+});
