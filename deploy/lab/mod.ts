@@ -15,3 +15,4 @@ export { labStatus } from "./status.ts";
 export { labPaths, type LabState } from "./state.ts";
 export { parseTopology, type Topology } from "./topology.ts";
 export { labUp, type LabUpOptions } from "./up.ts";
+export { type Probe, probe, probeText, xfccOf } from "./probe.ts";
