@@ -7,9 +7,27 @@
  */
 import { containerEnv } from "./container_env.ts";
 import type { PlannedWorkload } from "./plan.ts";
-import { labPaths, loadState } from "./state.ts";
+import { labPaths, type LabState, loadState } from "./state.ts";
 
-/** The planned workload `<namespace>/<workload>` of a running lab. */
+/**
+ * The workload `<namespace>/<workload>` of a lab's state.
+ *
+ * @throws Error naming the lab's workloads when there is no such one
+ */
+export function workloadOf(state: LabState, ref: string): PlannedWorkload {
+  const workloads = state.plan?.workloads ?? [];
+  const w = workloads.find((w) => `${w.namespace}/${w.name}` === ref);
+  if (w === undefined) {
+    throw new Error(
+      `no workload ${JSON.stringify(ref)} in lab ${state.name}; workloads: ${
+        workloads.map((w) => `${w.namespace}/${w.name}`).join(", ")
+      }`,
+    );
+  }
+  return w;
+}
+
+/** The workload `<namespace>/<workload>` of running lab `name`. */
 export async function findWorkload(
   name: string,
   ref: string,
@@ -20,16 +38,7 @@ export async function findWorkload(
     throw new Error(`lab ${name} is not up; run: lab up <topology.yaml> --name ${name}`);
   }
   if (typeof state === "string") throw new Error(state);
-  const workloads = state.plan?.workloads ?? [];
-  const w = workloads.find((w) => `${w.namespace}/${w.name}` === ref);
-  if (w === undefined) {
-    throw new Error(
-      `no workload ${JSON.stringify(ref)} in lab ${name}; workloads: ${
-        workloads.map((w) => `${w.namespace}/${w.name}`).join(", ")
-      }`,
-    );
-  }
-  return w;
+  return workloadOf(state, ref);
 }
 
 /** The argv that runs `command` inside the workload (`ip netns exec` with the workload's variables). */

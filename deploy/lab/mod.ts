@@ -7,7 +7,7 @@
 export { labApply, labDelete } from "./config_files.ts";
 export { InputError } from "./input_error.ts";
 export { type DownReport, labDown } from "./down.ts";
-export { execArgv, findWorkload, labExec } from "./exec.ts";
+export { execArgv, findWorkload, labExec, workloadOf } from "./exec.ts";
 export { labUnavailable, run, type RunResult } from "./host.ts";
 export { labNames } from "./naming.ts";
 export type { LabPlan, PlannedService, PlannedWorkload } from "./plan.ts";

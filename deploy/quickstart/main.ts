@@ -15,8 +15,8 @@ import {
   type LabState,
   labUnavailable,
   labUp,
-  type PlannedWorkload,
   probe,
+  workloadOf,
   xfccOf,
 } from "../lab/mod.ts";
 import {
@@ -37,15 +37,11 @@ const SETTLE_MS = 10_000;
 const encoder = new TextEncoder();
 const print = (t: string) => Deno.stdout.writeSync(encoder.encode(t + "\n"));
 
-function workload(state: LabState, namespace: string, name: string): PlannedWorkload {
-  return state.plan!.workloads.find((w) => w.namespace === namespace && w.name === name)!;
-}
-
 async function matrix(state: LabState): Promise<Matrix> {
   const m: Matrix = {};
   await Promise.all(NAMESPACES.flatMap((from) =>
     NAMESPACES.map(async (to) => {
-      m[pair(from, to)] = await probe(workload(state, from, "sleep"), `http://httpbin.${to}:8000/ip`);
+      m[pair(from, to)] = await probe(workloadOf(state, `${from}/sleep`), `http://httpbin.${to}:8000/ip`);
     })
   ));
   return m;
@@ -73,7 +69,7 @@ async function xfcc(state: LabState): Promise<boolean> {
   let ok = true;
   for (const from of NAMESPACES) {
     for (const to of NAMESPACES) {
-      const p = await probe(workload(state, from, "sleep"), `http://httpbin.${to}:8000/headers`);
+      const p = await probe(workloadOf(state, `${from}/sleep`), `http://httpbin.${to}:8000/headers`);
       let x: string | undefined;
       try {
         x = xfccOf(p);
