@@ -31,6 +31,14 @@ Deno.test("validate: the policy YAML of Istio's four security tasks is valid", a
   assert.doesNotMatch(r.out, /^error:/m);
 });
 
+Deno.test("validate: Istio's Gateway API variants (targetRef) are rejected with a clear reason; exit 1", async () => {
+  const r = await meshctl(["validate", "-f", "tests/fixtures/unsupported/istio-authn-policy-gateway-api"]);
+  assert.equal(r.code, 1, r.out + r.err);
+  const errors = r.out.split("\n").filter((l) => l.startsWith("error: "));
+  assert.ok(errors.length >= 3, r.out);
+  for (const e of errors) assert.match(e, /spec\.targetRefs?: /);
+});
+
 Deno.test("validate: one line per error, each naming file, document, line and field; exit 1", async () => {
   const r = await meshctl(["validate", "-f", "tests/fixtures/invalid/mixed_errors.yaml"]);
   assert.equal(r.code, 1);

@@ -1,42 +1,62 @@
 /**
- * The policies seed's PeerAuthentication rows ("Observable effects") end to end: one in-process meshd
- * with its CA on 127.0.0.1, httpbin (gunicorn) behind the proxy of workload httpbin.foo on 127.0.0.2,
- * the proxy of workload sleep.foo on 127.0.0.3 (outbound only, used as curl's http proxy), and a legacy
- * unproxied client (plain curl). Policies are files in meshd's --configDir, changed between rows.
+ * The policies seed's PeerAuthentication rows ("Observable effects") end to end, through the local
+ * mesh lab (deploy/lab): meshd in its own network namespace; httpbin (gunicorn) in foo with a
+ * sidecar, on a container port bound to its service (8000 → 8080) and one no service targets
+ * (9000); httpbin in bar with a sidecar; sleep in foo with a sidecar; sleep and httpbin in legacy
+ * without. Clients are real curl run inside the workloads' namespaces (`lab exec`); policies are
+ * files put into meshd's config directory with `lab apply` / `lab delete`.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Meshd, startCa, startMeshd } from "../../proxy/agent/test_support.ts";
-import { curl, type CurlResult, freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
-import type { CertificateAuthority } from "../../meshd/ca/mod.ts";
+import {
+  execArgv,
+  labApply,
+  labDelete,
+  labDown,
+  type LabState,
+  labUnavailable,
+  labUp,
+  probe,
+  run,
+  workloadOf,
+  xfccOf,
+} from "../../deploy/lab/mod.ts";
+import { hasHttpbin } from "../../proxy/inbound/test_support.ts";
 
-const MESHD_IP = "127.0.0.1";
-const HTTPBIN_IP = "127.0.0.2";
-const SLEEP_IP = "127.0.0.3";
+const unavailable = labUnavailable() ??
+  (hasHttpbin() ? undefined : "Debian's httpbin and gunicorn are not installed");
+if (unavailable) console.log(`tests/e2e/peer_authentication_test.ts: skipped: ${unavailable}`);
+
 /** The container port bound to the service httpbin.foo:8000. */
-const BOUND = 8000;
-/** A second inbound port of httpbin's proxy, to the same app, that no service targets. */
+const BOUND = 8080;
+/** A second container port of httpbin.foo, to the same app, that no service targets. */
 const UNBOUND = 9000;
 
-const SERVICES = `apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: httpbin, namespace: foo}
-spec:
-  hosts: [httpbin.foo.svc.cluster.local]
-  ports: [{name: http, number: ${BOUND}, protocol: HTTP}]
-  location: MESH_INTERNAL
-  resolution: STATIC
-  workloadSelector: {labels: {app: httpbin}}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: httpbin-1, namespace: foo}
-spec: {address: ${HTTPBIN_IP}, labels: {app: httpbin}, serviceAccount: httpbin}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: sleep-1, namespace: foo}
-spec: {address: ${SLEEP_IP}, labels: {app: sleep}, serviceAccount: sleep}
+const HTTPBIN = "[/usr/bin/gunicorn, -b, '$(BIND_IP):8080', -k, gthread, --threads, '4', httpbin:app]";
+const TOPOLOGY = `namespaces:
+  - {name: foo, injection: enabled}
+  - {name: bar, injection: enabled}
+  - {name: legacy, injection: disabled}
+workloads:
+  - name: httpbin
+    namespace: foo
+    serviceAccount: httpbin
+    command: [/usr/bin/gunicorn, -b, "$(BIND_IP):${BOUND}", -b, "$(BIND_IP):${UNBOUND}", -k, gthread, httpbin:app]
+    containerPorts: [${BOUND}, ${UNBOUND}]
+    services: [{name: httpbin, ports: [{name: http, port: 8000, targetPort: ${BOUND}}]}]
+  - {name: sleep, namespace: foo, serviceAccount: sleep, command: [sleep, infinity]}
+  - name: httpbin
+    namespace: bar
+    serviceAccount: httpbin
+    command: ${HTTPBIN}
+    containerPorts: [8080]
+    services: [{name: httpbin, ports: [{name: http, port: 8000, targetPort: 8080}]}]
+  - {name: sleep, namespace: legacy, command: [sleep, infinity]}
+  - name: httpbin
+    namespace: legacy
+    command: ${HTTPBIN}
+    containerPorts: [8080]
+    services: [{name: httpbin, ports: [{name: http, port: 8000, targetPort: 8080}]}]
 `;
 
 function pa(namespace: string, name: string, spec: string): string {
@@ -47,321 +67,222 @@ spec: ${spec}
 `;
 }
 
-const MESH_STRICT = pa("mesh-system", "default", "{mtls: {mode: STRICT}}");
-const FOO_STRICT = pa("foo", "default", "{mtls: {mode: STRICT}}");
-const BAR_STRICT = pa("bar", "default", "{mtls: {mode: STRICT}}");
-const HTTPBIN_STRICT = pa(
-  "foo",
-  "httpbin",
-  "{selector: {matchLabels: {app: httpbin}}, mtls: {mode: STRICT}}",
-);
-const OTHER_STRICT = pa("foo", "other", "{selector: {matchLabels: {app: other}}, mtls: {mode: STRICT}}");
-const HTTPBIN_DISABLE = pa(
-  "foo",
-  "httpbin",
-  "{selector: {matchLabels: {app: httpbin}}, mtls: {mode: DISABLE}}",
-);
-const portLevel = (port: number) =>
-  pa(
-    "foo",
-    "httpbin",
-    `{selector: {matchLabels: {app: httpbin}}, mtls: {mode: STRICT}, portLevelMtls: {${port}: {mode: DISABLE}}}`,
-  );
+const httpbinPolicy = (spec: string) =>
+  pa("foo", "httpbin", `{selector: {matchLabels: {app: httpbin}}, ${spec}}`);
+const POLICIES: Record<string, string> = {
+  "pa-mesh.yaml": pa("mesh-system", "default", "{mtls: {mode: STRICT}}"),
+  "pa-foo.yaml": pa("foo", "default", "{mtls: {mode: STRICT}}"),
+  "pa-bar.yaml": pa("bar", "default", "{mtls: {mode: STRICT}}"),
+  "pa-httpbin-strict.yaml": httpbinPolicy("mtls: {mode: STRICT}"),
+  "pa-other.yaml": pa("foo", "other", "{selector: {matchLabels: {app: other}}, mtls: {mode: STRICT}}"),
+  "pa-httpbin-disable.yaml": httpbinPolicy("mtls: {mode: DISABLE}"),
+  "pa-port-bound.yaml": httpbinPolicy(`mtls: {mode: STRICT}, portLevelMtls: {${BOUND}: {mode: DISABLE}}`),
+  "pa-port-unbound.yaml": httpbinPolicy(`mtls: {mode: STRICT}, portLevelMtls: {${UNBOUND}: {mode: DISABLE}}`),
+};
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface ProxyProc {
-  child: Deno.ChildProcess;
-  adminPort: number;
-  stderr: () => string;
-  stop(): Promise<void>;
-}
-
-async function startProxy(
-  dir: string,
-  meshd: Meshd,
-  ca: CertificateAuthority,
-  who: { sa: string; we: string; ip: string; labels: string },
-  args: string[],
-): Promise<ProxyProc> {
-  const { token } = await ca.issueBootstrapToken({ namespace: "foo", serviceAccount: who.sa });
-  const tokenFile = join(dir, `${who.sa}.token`);
-  await Deno.writeTextFile(tokenFile, token);
-  const adminPort = freePort();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-env",
-      "--allow-net",
-      "--allow-sys",
-      new URL("../../proxy/main.ts", import.meta.url).pathname,
-      `--discoveryAddress=${MESHD_IP}:${meshd.securePort}`,
-      "--namespace=foo",
-      `--serviceAccount=${who.sa}`,
-      `--workloadEntry=${who.we}`,
-      `--labels=${who.labels}`,
-      `--address=${who.ip}`,
-      `--tokenFile=${tokenFile}`,
-      `--rootCertFile=${join(dir, "root-cert.pem")}`,
-      `--proxy-admin-port=${adminPort}`,
-      "--concurrency=1",
-      "--proxyLogLevel=info",
-      ...args,
-    ],
-    stdout: "null",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  let err = "";
-  const reading = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
-    new WritableStream({ write: (chunk) => void (err += chunk) }),
-  );
-  const stop = async () => {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
-    await child.status;
-    await reading.catch(() => {});
-  };
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      const r = await fetch(`http://127.0.0.1:${adminPort}/ready`);
-      await r.body?.cancel();
-      if (r.status === 200) break;
-    } catch {
-      // admin not up yet
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`proxy ${who.we} not ready within 20 s; stderr:\n${err}`);
-    }
-    await sleep(100);
-  }
-  return { child, adminPort, stderr: () => err, stop };
-}
-
-/** The outcome of one request, reduced to what the rows compare: "200", "reset" or something else. */
+/** An outcome as the rows compare it: "200", "reset" (000 with curl exit 56) or what else happened. */
 type Outcome = string;
 
-function outcome(r: CurlResult): Outcome {
-  if (r.code === 56 && r.stdout.startsWith("000")) return "reset";
-  if (r.code === 0) return r.stdout.slice(0, 3);
-  return `exit ${r.code} (${r.stdout.slice(0, 3)}) ${r.stderr.trim()}`;
-}
-
-/** A legacy (unproxied) client: plain curl straight to httpbin's proxy port. */
-async function legacy(port: number): Promise<Outcome> {
-  return outcome(
-    await curl([
-      "--max-time",
-      "2",
-      "-o",
-      "/dev/null",
-      "-w",
-      "%{http_code}",
-      `http://${HTTPBIN_IP}:${port}/ip`,
-    ]),
-  );
-}
-
 interface Env {
+  lab: string;
   dir: string;
-  sleepOutbound: number;
-  procs: ProxyProc[];
+  state: LabState;
+  applied: Set<string>;
 }
 
-/** sleep.foo: curl through its proxy's outbound listener to httpbin.foo:8000/headers. */
-async function fromSleep(env: Env): Promise<{ outcome: Outcome; xfcc?: string }> {
-  const r = await curl([
-    "--max-time",
-    "2",
-    "-x",
-    `http://${SLEEP_IP}:${env.sleepOutbound}`,
-    "-w",
-    "\n%{http_code}",
-    `http://httpbin.foo:${BOUND}/headers`,
-  ]);
-  if (r.code !== 0) return { outcome: outcome(r) };
-  const nl = r.stdout.lastIndexOf("\n");
-  const status = r.stdout.slice(nl + 1);
-  if (status !== "200") return { outcome: status };
-  const headers = JSON.parse(r.stdout.slice(0, nl)).headers as Record<string, string | string[]>;
-  const x = headers["X-Forwarded-Client-Cert"];
-  return { outcome: "200", xfcc: Array.isArray(x) ? x[0] : x };
+const workload = (env: Env, ref: string) => workloadOf(env.state, ref);
+
+async function outcome(env: Env, from: string, url: string): Promise<Outcome> {
+  const p = await probe(workload(env, from), url, { timeoutS: 2 });
+  if (p.exitCode === 56 && p.status === "000") return "reset";
+  return p.exitCode === 0 ? p.status : `${p.status} (exit ${p.exitCode})`;
 }
 
-const POLICY_FILES = new Set<string>();
+/** What the rows probe: the unproxied client to each server, and to foo's unbound port; sleep.foo to foo. */
+const PROBES = {
+  legacyFoo: (env: Env) => outcome(env, "legacy/sleep", "http://httpbin.foo:8000/ip"),
+  legacyFooUnbound: (env: Env) =>
+    outcome(env, "legacy/sleep", `http://${workload(env, "foo/httpbin").address}:${UNBOUND}/ip`),
+  legacyBar: (env: Env) => outcome(env, "legacy/sleep", "http://httpbin.bar:8000/ip"),
+  legacyLegacy: (env: Env) => outcome(env, "legacy/sleep", "http://httpbin.legacy:8000/ip"),
+  sleepFoo: (env: Env) => outcome(env, "foo/sleep", "http://httpbin.foo:8000/ip"),
+  sleepBar: (env: Env) => outcome(env, "foo/sleep", "http://httpbin.bar:8000/ip"),
+};
+type Want = Partial<Record<keyof typeof PROBES, Outcome>>;
 
-/** Makes `files` (name → YAML) the only policy files in meshd's config directory. */
-async function setPolicies(env: Env, files: Record<string, string>): Promise<void> {
-  for (const name of POLICY_FILES) {
-    if (!(name in files)) {
-      await Deno.remove(join(env.dir, "config", name));
-      POLICY_FILES.delete(name);
-    }
-  }
-  for (const [name, yaml] of Object.entries(files)) {
-    await Deno.writeTextFile(join(env.dir, "config", name), yaml);
-    POLICY_FILES.add(name);
-  }
+/** Makes `names` (keys of POLICIES) the only policies applied: `lab apply` / `lab delete`. */
+async function setPolicies(env: Env, ...names: string[]): Promise<void> {
+  const gone = [...env.applied].filter((n) => !names.includes(n));
+  if (gone.length > 0) await labDelete(env.lab, gone);
+  const added = names.filter((n) => !env.applied.has(n));
+  if (added.length > 0) await labApply(env.lab, added.map((n) => join(env.dir, n)));
+  env.applied = new Set(names);
 }
 
-/**
- * Polls (every 50 ms, at most `timeoutMs`) until the legacy client's outcome on each given port and
- * sleep's outcome are the expected ones; returns the milliseconds it took.
- */
-async function expectOutcomes(
-  env: Env,
-  want: { legacy?: Record<number, Outcome>; sleep?: Outcome },
-  timeoutMs = 3000,
-): Promise<number> {
+/** Polls (every 50 ms, at most `timeoutMs`) until every probe in `want` gives its outcome; returns the ms. */
+async function expectOutcomes(env: Env, want: Want, timeoutMs = 3000): Promise<number> {
   const start = Date.now();
-  let last = "";
   for (;;) {
-    const got: { legacy: Record<number, Outcome>; sleep?: Outcome } = { legacy: {} };
-    for (const port of Object.keys(want.legacy ?? {}).map(Number)) got.legacy[port] = await legacy(port);
-    if (want.sleep !== undefined) got.sleep = (await fromSleep(env)).outcome;
-    const ok = Object.entries(want.legacy ?? {}).every(([p, o]) => got.legacy[Number(p)] === o) &&
-      (want.sleep === undefined || got.sleep === want.sleep);
-    if (ok) return Date.now() - start;
-    last = JSON.stringify(got);
+    const keys = Object.keys(want) as (keyof typeof PROBES)[];
+    const got = await Promise.all(keys.map((k) => PROBES[k](env)));
+    if (keys.every((k, i) => got[i] === want[k])) return Date.now() - start;
     if (Date.now() - start > timeoutMs) {
-      throw new Error(`not ${JSON.stringify(want)} within ${timeoutMs} ms; last ${last}`);
+      const seen = Object.fromEntries(keys.map((k, i) => [k, got[i]]));
+      throw new Error(`not ${JSON.stringify(want)} within ${timeoutMs} ms; last ${JSON.stringify(seen)}`);
     }
-    await sleep(50);
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
-/** Asserts the legacy client keeps getting 200 for `ms` (a policy that must have no effect). */
-async function expectUnaffected(ms = 1000): Promise<void> {
+/** Asserts the unproxied client keeps getting 200 from foo for `ms` (a policy that must have no effect). */
+async function expectUnaffected(env: Env, ms = 1000): Promise<void> {
   const start = Date.now();
   while (Date.now() - start < ms) {
-    assert.equal(await legacy(BOUND), "200", `legacy client affected after ${Date.now() - start} ms`);
-    await sleep(100);
+    assert.equal(await PROBES.legacyFoo(env), "200", `legacy client affected after ${Date.now() - start} ms`);
+    await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+async function xfcc(env: Env, from: string, to: string): Promise<string | undefined> {
+  const p = await probe(workload(env, from), `http://httpbin.${to}:8000/headers`);
+  assert.equal(p.status, "200", `${from} -> httpbin.${to}: ${p.status} exit ${p.exitCode}`);
+  return xfccOf(p);
 }
 
 const timings: string[] = [];
 const note = (row: string, ms: number) => timings.push(`${row}: ${ms} ms`);
 
 Deno.test({
-  name: "e2e: PeerAuthentication rows of the policies seed (meshd, two proxies, httpbin, legacy curl)",
-  ignore: !hasHttpbin(),
+  name: "e2e: PeerAuthentication rows of the policies seed, through the lab (meshd, sidecars, httpbin, curl)",
+  ignore: unavailable !== undefined,
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
     const dir = await Deno.makeTempDir({ prefix: "pa-e2e-" });
-    await Deno.mkdir(join(dir, "config"));
-    await Deno.writeTextFile(join(dir, "config", "services.yaml"), SERVICES);
-    const ca = await startCa(join(dir, "ca"));
-    const meshd = await startMeshd(join(dir, "config"), { ca });
-    await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
-    const app = await Httpbin.start();
-    const sleepOutbound = freePort();
-    const env: Env = { dir, sleepOutbound, procs: [] };
+    const lab = `pa${Deno.pid}`;
+    for (const [name, yaml] of Object.entries(POLICIES)) await Deno.writeTextFile(join(dir, name), yaml);
+    await Deno.writeTextFile(join(dir, "topology.yaml"), TOPOLOGY);
     const started = Date.now();
     try {
-      const procs = await Promise.allSettled([
-        startProxy(
-          dir,
-          meshd,
-          ca,
-          { sa: "httpbin", we: "httpbin-1", ip: HTTPBIN_IP, labels: "app=httpbin" },
-          [
-            `--inbound=${BOUND}=127.0.0.1:${app.port}`,
-            `--inbound=${UNBOUND}=127.0.0.1:${app.port}`,
-          ],
-        ),
-        startProxy(dir, meshd, ca, { sa: "sleep", we: "sleep-1", ip: SLEEP_IP, labels: "app=sleep" }, [
-          `--outbound=${SLEEP_IP}:${sleepOutbound}`,
-        ]),
-      ]);
-      for (const p of procs) if (p.status === "fulfilled") env.procs.push(p.value);
-      for (const p of procs) if (p.status === "rejected") throw p.reason;
-      note("start (meshd, httpbin, both proxies ready)", Date.now() - started);
+      const state = await labUp(join(dir, "topology.yaml"), { name: lab, subnet: "10.251.0.0/24" });
+      const env: Env = { lab, dir, state, applied: new Set() };
+      note("lab up (meshd, 5 workloads, 3 sidecars ready)", Date.now() - started);
 
       await t.step(
-        "1. no policy: legacy 200; sleep 200 over automatic mTLS (XFCC with sleep's URI)",
+        "1. no policy: all 200; automatic mTLS between proxied workloads (XFCC), none towards legacy",
         async () => {
           note(
             "row 1",
-            await expectOutcomes(env, { legacy: { [BOUND]: "200", [UNBOUND]: "200" }, sleep: "200" }),
+            await expectOutcomes(env, {
+              legacyFoo: "200",
+              legacyFooUnbound: "200",
+              legacyBar: "200",
+              legacyLegacy: "200",
+              sleepFoo: "200",
+              sleepBar: "200",
+            }),
           );
-          const r = await fromSleep(env);
-          assert.equal(r.outcome, "200");
-          assert.ok(r.xfcc, "X-Forwarded-Client-Cert present");
-          assert.match(r.xfcc, /(^|;)URI=spiffe:\/\/cluster\.local\/ns\/foo\/sa\/sleep(;|$)/);
-          assert.match(r.xfcc, /(^|;)By=spiffe:\/\/cluster\.local\/ns\/foo\/sa\/httpbin(;|$)/);
-          assert.match(r.xfcc, /(^|;)Hash=[0-9a-f]{64}(;|$)/);
-          // The legacy client's request is plain text: no XFCC reaches the app.
-          const plain = await curl([`http://${HTTPBIN_IP}:${BOUND}/headers`]);
-          assert.equal(plain.code, 0, plain.stderr);
-          assert.equal(JSON.parse(plain.stdout).headers["X-Forwarded-Client-Cert"], undefined);
+          const x = await xfcc(env, "foo/sleep", "foo");
+          assert.ok(x, "X-Forwarded-Client-Cert present from sleep.foo to httpbin.foo");
+          assert.match(x, /(^|;)URI=spiffe:\/\/cluster\.local\/ns\/foo\/sa\/sleep(;|$)/);
+          assert.match(x, /(^|;)By=spiffe:\/\/cluster\.local\/ns\/foo\/sa\/httpbin(;|$)/);
+          assert.match(x, /(^|;)Hash=[0-9a-f]{64}(;|$)/);
+          assert.match(
+            (await xfcc(env, "foo/sleep", "bar"))!,
+            /(^|;)By=spiffe:\/\/cluster\.local\/ns\/bar\/sa\/httpbin(;|$)/,
+          );
+          assert.equal(
+            await xfcc(env, "foo/sleep", "legacy"),
+            undefined,
+            "plain text to the unproxied server",
+          );
+          assert.equal(
+            await xfcc(env, "legacy/sleep", "foo"),
+            undefined,
+            "plain text from the unproxied client",
+          );
         },
       );
 
       await t.step(
-        "2. mesh-wide STRICT (mesh-system, no selector): legacy 000/exit 56; sleep 200",
+        "2. mesh-wide STRICT: unproxied client reset by every proxied server; unproxied server and proxied clients fine",
         async () => {
-          await setPolicies(env, { "pa-mesh.yaml": MESH_STRICT });
-          note("row 2 apply", await expectOutcomes(env, { legacy: { [BOUND]: "reset" }, sleep: "200" }));
-          const r = await curl(["-o", "/dev/null", "-w", "%{http_code}", `http://${HTTPBIN_IP}:${BOUND}/ip`]);
-          assert.equal(r.code, 56);
-          assert.equal(r.stdout, "000");
-          await setPolicies(env, {});
-          note("row 2 delete", await expectOutcomes(env, { legacy: { [BOUND]: "200" } }));
+          await setPolicies(env, "pa-mesh.yaml");
+          note(
+            "row 2 apply",
+            await expectOutcomes(env, {
+              legacyFoo: "reset",
+              legacyBar: "reset",
+              legacyLegacy: "200",
+              sleepFoo: "200",
+              sleepBar: "200",
+            }),
+          );
+          // The seed's exact symptom: status 000 and curl exit code 56.
+          const p = await probe(workload(env, "legacy/sleep"), "http://httpbin.foo:8000/ip");
+          assert.deepEqual([p.status, p.exitCode], ["000", 56]);
+          await setPolicies(env);
+          note("row 2 delete", await expectOutcomes(env, { legacyFoo: "200", legacyBar: "200" }));
         },
       );
 
-      await t.step(
-        "3. namespace STRICT in foo: legacy reset, sleep 200; STRICT in bar: no effect",
-        async () => {
-          await setPolicies(env, { "pa-bar.yaml": BAR_STRICT });
-          await expectUnaffected();
-          await setPolicies(env, { "pa-bar.yaml": BAR_STRICT, "pa-foo.yaml": FOO_STRICT });
-          note("row 3 apply", await expectOutcomes(env, { legacy: { [BOUND]: "reset" }, sleep: "200" }));
-          await setPolicies(env, {});
-          note("row 3 delete", await expectOutcomes(env, { legacy: { [BOUND]: "200" } }));
-        },
-      );
-
-      await t.step(
-        "4. workload STRICT app=httpbin: legacy reset, sleep 200; app=other: no effect",
-        async () => {
-          await setPolicies(env, { "pa-other.yaml": OTHER_STRICT });
-          await expectUnaffected();
-          await setPolicies(env, { "pa-other.yaml": OTHER_STRICT, "pa-httpbin.yaml": HTTPBIN_STRICT });
-          note("row 4 apply", await expectOutcomes(env, { legacy: { [BOUND]: "reset" }, sleep: "200" }));
-          await setPolicies(env, {});
-          note("row 4 delete", await expectOutcomes(env, { legacy: { [BOUND]: "200" } }));
-        },
-      );
-
-      await t.step("5. workload DISABLE over namespace STRICT: legacy 200 again", async () => {
-        await setPolicies(env, { "pa-foo.yaml": FOO_STRICT });
-        await expectOutcomes(env, { legacy: { [BOUND]: "reset", [UNBOUND]: "reset" } });
-        await setPolicies(env, { "pa-foo.yaml": FOO_STRICT, "pa-httpbin.yaml": HTTPBIN_DISABLE });
+      await t.step("3. namespace STRICT: only proxied servers of that namespace", async () => {
+        await setPolicies(env, "pa-bar.yaml");
+        await expectOutcomes(env, { legacyBar: "reset" });
+        await expectUnaffected(env);
+        await setPolicies(env, "pa-bar.yaml", "pa-foo.yaml");
         note(
-          "row 5 apply",
-          await expectOutcomes(env, { legacy: { [BOUND]: "200", [UNBOUND]: "200" }, sleep: "200" }),
+          "row 3 apply",
+          await expectOutcomes(env, { legacyFoo: "reset", legacyLegacy: "200", sleepFoo: "200" }),
         );
+        await setPolicies(env, "pa-bar.yaml");
+        note("row 3 delete", await expectOutcomes(env, { legacyFoo: "200", legacyBar: "reset" }));
+        await setPolicies(env);
       });
 
       await t.step(
-        "6. STRICT + portLevelMtls DISABLE: bound port plain text; unbound port ignored",
+        "4. workload STRICT app=httpbin in foo: foo's httpbin only (not bar's); app=other: no effect",
         async () => {
-          // From row 5's state (everything plain text): the bound port stays open, the other closes.
-          await setPolicies(env, { "pa-httpbin.yaml": portLevel(BOUND) });
+          await setPolicies(env, "pa-other.yaml");
+          await expectUnaffected(env);
+          await setPolicies(env, "pa-other.yaml", "pa-httpbin-strict.yaml");
+          note(
+            "row 4 apply",
+            await expectOutcomes(env, { legacyFoo: "reset", legacyBar: "200", sleepFoo: "200" }),
+          );
+          await setPolicies(env);
+          note("row 4 delete", await expectOutcomes(env, { legacyFoo: "200" }));
+        },
+      );
+
+      await t.step(
+        "5. workload DISABLE over namespace STRICT: the unproxied client reaches it again",
+        async () => {
+          await setPolicies(env, "pa-foo.yaml");
+          await expectOutcomes(env, { legacyFoo: "reset", legacyFooUnbound: "reset" });
+          await setPolicies(env, "pa-foo.yaml", "pa-httpbin-disable.yaml");
+          note(
+            "row 5 apply",
+            await expectOutcomes(env, { legacyFoo: "200", legacyFooUnbound: "200", sleepFoo: "200" }),
+          );
+        },
+      );
+
+      await t.step(
+        "6. STRICT + portLevelMtls DISABLE: plain text on the bound port only; ignored on an unbound port",
+        async () => {
+          await setPolicies(env, "pa-port-bound.yaml");
           note(
             "row 6 bound",
-            await expectOutcomes(env, { legacy: { [BOUND]: "200", [UNBOUND]: "reset" }, sleep: "200" }),
+            await expectOutcomes(env, { legacyFoo: "200", legacyFooUnbound: "reset", sleepFoo: "200" }),
           );
-          // What httpbin's proxy holds: per listener, the mode and the policy that decided it.
-          const dump = await (await fetch(`http://127.0.0.1:${env.procs[0].adminPort}/config_dump`)).json();
+          // What httpbin's sidecar holds: per listener, the mode and the policy that decided it.
+          const [cmd, ...args] = execArgv(workload(env, "foo/httpbin"), [
+            "curl",
+            "-s",
+            "http://127.0.0.1:15000/config_dump",
+          ]);
+          const dump = JSON.parse((await run(cmd, args)).stdout);
           // deno-lint-ignore no-explicit-any
           const listeners = dump.configs[1].dynamic_listeners.map((l: any) => l.active_state.listener);
           const mtlsOf = (port: number) =>
@@ -371,30 +292,26 @@ Deno.test({
           assert.equal(mtlsOf(BOUND)?.mode, "DISABLE");
           assert.equal(mtlsOf(BOUND)?.policy, "foo/httpbin");
           assert.equal(mtlsOf(UNBOUND)?.mode, "STRICT");
-          // portLevelMtls on a port no service targets is ignored: the workload's STRICT holds there too.
-          await setPolicies(env, { "pa-httpbin.yaml": portLevel(UNBOUND) });
+          await setPolicies(env, "pa-port-unbound.yaml");
           note(
             "row 6 unbound",
-            await expectOutcomes(env, { legacy: { [BOUND]: "reset", [UNBOUND]: "reset" }, sleep: "200" }),
+            await expectOutcomes(env, { legacyFoo: "reset", legacyFooUnbound: "reset", sleepFoo: "200" }),
           );
         },
       );
 
       await t.step("7. deleting the policy restores plain-text access within 2 s", async () => {
-        await setPolicies(env, { "pa-foo.yaml": FOO_STRICT });
-        await expectOutcomes(env, { legacy: { [BOUND]: "reset", [UNBOUND]: "reset" } });
-        await setPolicies(env, {});
-        const took = await expectOutcomes(env, { legacy: { [BOUND]: "200", [UNBOUND]: "200" } }, 2000);
-        note("row 7 delete → 200", took);
+        await setPolicies(env, "pa-foo.yaml");
+        await expectOutcomes(env, { legacyFoo: "reset", legacyFooUnbound: "reset" });
+        await setPolicies(env);
+        const took = await expectOutcomes(env, { legacyFoo: "200", legacyFooUnbound: "200" }, 2000);
+        note("row 7 delete -> 200", took);
         assert.ok(took < 2000, `restored in ${took} ms`);
       });
     } finally {
       note("total", Date.now() - started);
       console.log(timings.join("\n"));
-      for (const p of env.procs) await p.stop();
-      await app.stop();
-      await meshd.stop();
-      await ca.stop();
+      await labDown(lab);
       await Deno.remove(dir, { recursive: true });
     }
   },

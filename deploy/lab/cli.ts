@@ -1,0 +1,115 @@
+/**
+ * The `lab` program (`./dev lab <command>`): up, apply, delete, exec, status, down. Every command
+ * takes `--name` (MESH_LAB_NAME, default `mesh`); `up` also takes `--subnet` (MESH_LAB_SUBNET,
+ * default 10.213.0.0/24).
+ *
+ * @module
+ */
+import { Command } from "@commander-js/extra-typings";
+import { labApply, labDelete } from "./config_files.ts";
+import { labDown } from "./down.ts";
+import { labExec } from "./exec.ts";
+import { DEFAULT_LAB_NAME, DEFAULT_LAB_SUBNET } from "./naming.ts";
+import { labStatus } from "./status.ts";
+import { labUp } from "./up.ts";
+
+/** Where the program writes, and its environment. */
+export interface LabIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  env: Record<string, string>;
+}
+
+/**
+ * Runs the lab program with `args` (without the program name).
+ *
+ * @returns the exit code: 0 done, 1 failed, 2 bad usage; `exec` returns the command's
+ */
+export async function runLab(args: string[], io: LabIo): Promise<number> {
+  let code = 0;
+  const name = io.env.MESH_LAB_NAME || DEFAULT_LAB_NAME;
+  const nameOption = [
+    "--name <name>",
+    "lab name: prefix of its network namespaces (env MESH_LAB_NAME)",
+    name,
+  ] as const;
+  const line = (t: string) => io.stdout(t + "\n");
+  const program = new Command("lab")
+    .description("A local mesh lab: meshd and workloads, each in its own network namespace (needs root)")
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .enablePositionalOptions();
+  program.command("up")
+    .description("Make the network, start meshd, the workloads and their sidecars; wait until all are ready")
+    .argument("<topology>", "topology YAML (deploy/lab/README.md)")
+    .option(...nameOption)
+    .option(
+      "--subnet <cidr>",
+      "an IPv4 /24 for the lab (env MESH_LAB_SUBNET)",
+      io.env.MESH_LAB_SUBNET || DEFAULT_LAB_SUBNET,
+    )
+    .option("--keep", "keep what was made when start-up fails (then: lab down)")
+    .action(async (topology, o) => {
+      const state = await labUp(topology, {
+        name: o.name,
+        subnet: o.subnet,
+        keepOnFailure: o.keep,
+        log: line,
+      });
+      line(`lab ${state.name} is up; lab status --name ${state.name}; lab down --name ${state.name}`);
+    });
+  program.command("apply")
+    .description("Validate files and put them into meshd's config directory")
+    .argument("<files...>")
+    .option(...nameOption)
+    .action(async (files, o) => {
+      for (const p of await labApply(o.name, files)) line(`applied ${p}`);
+    });
+  program.command("delete")
+    .description("Take files (by base name) out of meshd's config directory")
+    .argument("<files...>")
+    .option(...nameOption)
+    .action(async (files, o) => {
+      for (const p of await labDelete(o.name, files)) line(`deleted ${p}`);
+    });
+  program.command("exec")
+    .description("Run a command in a workload's network namespace, as kubectl exec in its pod")
+    .argument("<workload>", "<namespace>/<workload>")
+    .argument("<command...>", "after --")
+    .option(...nameOption)
+    .passThroughOptions()
+    .action(async (workload, command, o) => {
+      code = await labExec(o.name, workload, command[0] === "--" ? command.slice(1) : command);
+    });
+  program.command("status")
+    .description("Show the lab's processes, addresses and config files")
+    .option(...nameOption)
+    .action(async (o) => {
+      for (const l of await labStatus(o.name)) line(l);
+    });
+  program.command("down")
+    .description("Remove every namespace, link, process and file of the lab, even after a crash")
+    .option(...nameOption)
+    .action(async (o) => {
+      const r = await labDown(o.name);
+      for (const w of r.warnings) io.stderr(`warning: ${w}\n`);
+      line(
+        `lab ${o.name}: ended ${r.processes} processes, deleted ${r.netns.length} namespaces, ` +
+          `${r.etcNetns.length} /etc/netns folders${r.stateDir ? ", the state directory" : ""}`,
+      );
+    });
+  for (const c of program.commands) {
+    c.exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  }
+  try {
+    await program.parseAsync(args, { from: "user" });
+  } catch (e) {
+    const ce = e as { code?: string; exitCode?: number };
+    if (typeof ce.code === "string" && ce.code.startsWith("commander.")) {
+      return ce.code === "commander.helpDisplayed" || ce.code === "commander.version" ? 0 : 2;
+    }
+    io.stderr(`error: ${(e as Error).message}\n`);
+    return 1;
+  }
+  return code;
+}

@@ -1,0 +1,18 @@
+/**
+ * The local mesh lab (README.md): meshd and workloads with or without sidecars, each in its own
+ * network namespace, on one machine. The entry points for programs (the quickstart, tests).
+ *
+ * @module
+ */
+export { labApply, labDelete } from "./config_files.ts";
+export { InputError } from "./input_error.ts";
+export { type DownReport, labDown } from "./down.ts";
+export { execArgv, findWorkload, labExec, workloadOf } from "./exec.ts";
+export { labUnavailable, run, type RunResult } from "./host.ts";
+export { labNames } from "./naming.ts";
+export type { LabPlan, PlannedService, PlannedWorkload } from "./plan.ts";
+export { labStatus } from "./status.ts";
+export { labPaths, type LabState } from "./state.ts";
+export { parseTopology, type Topology } from "./topology.ts";
+export { labUp, type LabUpOptions } from "./up.ts";
+export { type Probe, probe, probeText, xfccOf } from "./probe.ts";

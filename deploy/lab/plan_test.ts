@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { meshConfigYaml } from "./mesh_config.ts";
+import { labNames } from "./naming.ts";
+import { hostsFile, iptablesRules, planLab } from "./plan.ts";
+import { parseTopology } from "./topology.ts";
+import { validateText } from "../../shared/mod.ts";
+
+const quickstart = new URL("./quickstart.yaml", import.meta.url).pathname;
+const plan = planLab(
+  labNames("qs", "10.250.0.0/24"),
+  parseTopology(Deno.readTextFileSync(quickstart), quickstart),
+);
+
+Deno.test("planLab: addresses in topology order, a VIP per service, veths v1.. (v0 is meshd's)", () => {
+  assert.deepEqual(plan.meshd, { netns: "qs_meshd", address: "10.250.0.2", hubLink: "v0" });
+  assert.deepEqual(
+    plan.workloads.map((w) => [w.netns, w.address, w.hubLink]),
+    [
+      ["qs_foo_httpbin", "10.250.0.3", "v1"],
+      ["qs_foo_sleep", "10.250.0.4", "v2"],
+      ["qs_bar_httpbin", "10.250.0.5", "v3"],
+      ["qs_bar_sleep", "10.250.0.6", "v4"],
+      ["qs_legacy_httpbin", "10.250.0.7", "v5"],
+      ["qs_legacy_sleep", "10.250.0.8", "v6"],
+    ],
+  );
+  assert.deepEqual(plan.services.map((s) => `${s.name}.${s.namespace}=${s.vip}->${s.address}`), [
+    "httpbin.foo=10.250.0.128->10.250.0.3",
+    "httpbin.bar=10.250.0.129->10.250.0.5",
+    "httpbin.legacy=10.250.0.130->10.250.0.7",
+  ]);
+});
+
+Deno.test("hostsFile: Kubernetes service names, short names in the own namespace only, meshd", () => {
+  const foo = hostsFile(plan, { namespace: "foo", name: "sleep", address: "10.250.0.4" });
+  assert.match(foo, /^10\.250\.0\.4\tsleep$/m);
+  assert.match(foo, /^10\.250\.0\.2\tmeshd\.mesh-system\.svc /m);
+  assert.match(
+    foo,
+    /^10\.250\.0\.128\thttpbin httpbin\.foo httpbin\.foo\.svc httpbin\.foo\.svc\.cluster\.local$/m,
+  );
+  assert.match(foo, /^10\.250\.0\.129\thttpbin\.bar httpbin\.bar\.svc httpbin\.bar\.svc\.cluster\.local$/m);
+});
+
+Deno.test("iptablesRules: REDIRECT of the VIP range with a sidecar; DNAT to the target port without", () => {
+  assert.deepEqual(iptablesRules(plan, true), [
+    [
+      "-w",
+      "-t",
+      "nat",
+      "-A",
+      "OUTPUT",
+      "-p",
+      "tcp",
+      "-d",
+      "10.250.0.128/25",
+      "-j",
+      "REDIRECT",
+      "--to-ports",
+      "15001",
+    ],
+  ]);
+  const dnat = iptablesRules(plan, false);
+  assert.equal(dnat.length, 3);
+  assert.deepEqual(dnat[0].slice(7), [
+    "-d",
+    "10.250.0.128/32",
+    "--dport",
+    "8000",
+    "-j",
+    "DNAT",
+    "--to-destination",
+    "10.250.0.3:8080",
+  ]);
+});
+
+Deno.test("meshConfigYaml: valid mesh config; WorkloadGroup with a sidecar, WorkloadEntry without", () => {
+  const result = validateText(meshConfigYaml(plan), "lab-generated.yaml");
+  assert.deepEqual(result.issues.filter((i) => i.severity === "error"), []);
+  const kinds = result.resources.map((r) =>
+    `${r.resource.kind} ${r.resource.metadata.namespace}/${r.resource.metadata.name}`
+  );
+  assert.deepEqual(kinds, [
+    "ServiceEntry foo/httpbin",
+    "ServiceEntry bar/httpbin",
+    "ServiceEntry legacy/httpbin",
+    "WorkloadGroup foo/httpbin",
+    "WorkloadGroup foo/sleep",
+    "WorkloadGroup bar/httpbin",
+    "WorkloadGroup bar/sleep",
+    "WorkloadEntry legacy/httpbin",
+    "WorkloadEntry legacy/sleep",
+  ]);
+  const se = result.resources[0].resource.spec as Record<string, unknown>;
+  assert.deepEqual(se.addresses, ["10.250.0.128"]);
+  assert.deepEqual(se.ports, [{ name: "http", number: 8000, targetPort: 8080, protocol: "HTTP" }]);
+  assert.deepEqual(se.workloadSelector, { labels: { app: "httpbin", version: "v1" } });
+  const we = result.resources[7].resource.spec as Record<string, unknown>;
+  assert.equal(we.address, "10.250.0.7");
+});

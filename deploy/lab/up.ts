@@ -1,0 +1,271 @@
+/**
+ * `lab up`: validates the topology, makes the network (network.ts), writes the mesh config, starts
+ * meshd in its namespace, then every workload's command and, in injected namespaces, its sidecar,
+ * and waits until all are ready. On failure it tears down what it made (unless asked to keep it)
+ * and reports the failing process's log.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { BootstrapTokenIssuer } from "../../meshd/ca/bootstrap_tokens.ts";
+import { SELF_SIGNED_CERT_FILE } from "../../meshd/ca/root_ca.ts";
+import { containerEnv, expandCommand } from "./container_env.ts";
+import { labDown } from "./down.ts";
+import { isAlive, labUnavailable, listNetns, spawnInNetns, waitInNetns } from "./host.ts";
+import { GENERATED_CONFIG_FILE, meshConfigYaml } from "./mesh_config.ts";
+import { belongsToLab, labNames } from "./naming.ts";
+import { createNetwork } from "./network.ts";
+import {
+  type LabPlan,
+  MESHD_HOST,
+  planLab,
+  type PlannedWorkload,
+  SIDECAR_ADMIN_PORT,
+  SIDECAR_OUTBOUND_PORT,
+} from "./plan.ts";
+import { type LabPaths, labPaths, type LabProcess, type LabState, repoRoot, saveState } from "./state.ts";
+import { parseTopology } from "./topology.ts";
+
+/** Options of {@link labUp}. */
+export interface LabUpOptions {
+  name: string;
+  subnet: string;
+  /** Where state directories live; default {@link labsDir}. */
+  dir?: string;
+  /** Progress lines. */
+  log?: (line: string) => void;
+  /** Keep what was made when start-up fails (for debugging); default false. */
+  keepOnFailure?: boolean;
+  /** How long each process may take to become ready; default 30 s. */
+  readyTimeoutMs?: number;
+}
+
+const DENO = Deno.execPath();
+const MESHD_MONITORING = "127.0.0.1:15014";
+
+/** The environment of every process the lab starts (the grpc-js trap of platform.md removed). */
+function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env = Deno.env.toObject();
+  delete env.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH;
+  return { ...env, NO_COLOR: "1", ...extra };
+}
+
+/**
+ * Brings a lab up.
+ *
+ * @param topologyFile the topology YAML (see the lab README)
+ * @throws Error when the lab cannot run here, the topology is invalid (TopologyError), a lab of
+ *   that name exists, or a process does not become ready
+ */
+export async function labUp(topologyFile: string, options: LabUpOptions): Promise<LabState> {
+  const unavailable = labUnavailable();
+  if (unavailable) throw new Error(unavailable);
+  const lab = labNames(options.name, options.subnet);
+  const topology = parseTopology(await Deno.readTextFile(topologyFile), topologyFile);
+  const paths = labPaths(lab.name, options.dir);
+  const leftovers = (await listNetns()).filter((n) => belongsToLab(n, lab.name));
+  let exists = leftovers.length > 0;
+  try {
+    await Deno.stat(paths.dir);
+    exists = true;
+  } catch {
+    // no state directory: good
+  }
+  if (exists) {
+    throw new Error(
+      `lab ${lab.name} exists (${paths.dir}${
+        leftovers.length ? `, namespaces ${leftovers.join(", ")}` : ""
+      }); ` +
+        `run: lab down --name ${lab.name}`,
+    );
+  }
+  const plan = planLab(lab, topology);
+  const log = options.log ?? (() => {});
+  for (const d of [paths.configDir, paths.caDir, paths.tokens, paths.logs]) {
+    await Deno.mkdir(d, { recursive: true });
+  }
+  const state: LabState = {
+    name: lab.name,
+    subnet: lab.subnet,
+    topologyFile,
+    createdAt: new Date().toISOString(),
+    phase: "creating",
+    plan,
+    netns: [],
+    etcNetns: [],
+    processes: [],
+  };
+  const save = () => saveState(paths, state);
+  await save();
+  const started = Date.now();
+  try {
+    await createNetwork(plan, {
+      netns: async (n) => void (state.netns.push(n), await save()),
+      etcNetns: async (p) => void (state.etcNetns.push(p), await save()),
+    });
+    log(`network: ${plan.workloads.length + 2} namespaces on ${lab.subnet} (${Date.now() - started} ms)`);
+    await Deno.writeTextFile(join(paths.configDir, GENERATED_CONFIG_FILE), meshConfigYaml(plan));
+    await startMeshd(plan, paths, state, options);
+    log(`meshd: ready at ${plan.meshd.address} (${Date.now() - started} ms)`);
+    const issuer = await BootstrapTokenIssuer.open(paths.caDir, { audiences: ["mesh-ca"], create: false });
+    const waits: Promise<unknown>[] = [];
+    for (const w of plan.workloads) {
+      const app = start(
+        state,
+        paths,
+        w.netns,
+        `${w.namespace}/${w.name}`,
+        expandCommand(w.command, containerEnv(w)),
+        containerEnv(w),
+      );
+      waits.push(waitForPorts(w, app, options.readyTimeoutMs));
+      if (w.sidecar) {
+        const tokenFile = join(paths.tokens, `${w.namespace}.${w.name}.token`);
+        const token = await issuer.issue({
+          namespace: w.namespace,
+          serviceAccount: w.serviceAccount,
+          durationSeconds: 86400,
+        });
+        await Deno.writeTextFile(tokenFile, token.token, { mode: 0o600 });
+        const sidecar = start(
+          state,
+          paths,
+          w.netns,
+          `${w.namespace}/${w.name}/sidecar`,
+          sidecarArgv(plan, paths, w, tokenFile),
+        );
+        waits.push(waitForSidecar(w, sidecar, options.readyTimeoutMs));
+      }
+    }
+    await save();
+    await Promise.all(waits);
+    state.phase = "up";
+    await save();
+    log(
+      `workloads: ${plan.workloads.length} ready, ${
+        plan.workloads.filter((w) => w.sidecar).length
+      } with sidecars (${Date.now() - started} ms)`,
+    );
+    return state;
+  } catch (e) {
+    const tails = await logTails(state);
+    if (!options.keepOnFailure) await labDown(lab.name, { dir: options.dir });
+    throw new Error(`lab up failed: ${(e as Error).message}${tails}`);
+  }
+}
+
+function start(
+  state: LabState,
+  paths: LabPaths,
+  netns: string,
+  role: string,
+  argv: string[],
+  extraEnv: Record<string, string> = {},
+): LabProcess {
+  const log = join(paths.logs, `${role.replaceAll("/", ".")}.log`);
+  const pid = spawnInNetns(netns, argv, { log, env: childEnv(extraEnv), cwd: repoRoot() });
+  const p = { role, netns, pid, log };
+  state.processes.push(p);
+  return p;
+}
+
+async function startMeshd(
+  plan: LabPlan,
+  paths: LabPaths,
+  state: LabState,
+  options: LabUpOptions,
+): Promise<void> {
+  const a = plan.meshd.address;
+  const p = start(state, paths, plan.meshd.netns, "meshd", [
+    DENO,
+    "run",
+    "--allow-read",
+    "--allow-write",
+    "--allow-net",
+    "--allow-env",
+    "--allow-sys",
+    join(repoRoot(), "meshd/main.ts"),
+    "discovery",
+    `--configDir=${paths.configDir}`,
+    `--grpcAddr=${a}:15010`,
+    `--secureGRPCAddr=${a}:15012`,
+    `--monitoringAddr=${MESHD_MONITORING}`,
+  ], { ROOT_CA_DIR: paths.caDir, POD_NAMESPACE: "mesh-system" });
+  await saveState(paths, state);
+  await waitInNetns(plan.meshd.netns, httpStatus(`http://${MESHD_MONITORING}/ready`), {
+    timeoutMs: options.readyTimeoutMs ?? 30_000,
+    what: "meshd",
+    accept: (s) => s === "200",
+    alive: () => isAlive(p.pid),
+  });
+  await Deno.copyFile(join(paths.caDir, SELF_SIGNED_CERT_FILE), paths.rootCert);
+}
+
+function sidecarArgv(plan: LabPlan, paths: LabPaths, w: PlannedWorkload, tokenFile: string): string[] {
+  return [
+    DENO,
+    "run",
+    "--allow-read",
+    "--allow-env",
+    "--allow-net",
+    "--allow-sys",
+    join(repoRoot(), "proxy/main.ts"),
+    `--discoveryAddress=${plan.meshd.address}:15012`,
+    `--discoveryServerName=${MESHD_HOST}`,
+    `--rootCertFile=${paths.rootCert}`,
+    `--tokenFile=${tokenFile}`,
+    `--namespace=${w.namespace}`,
+    `--serviceAccount=${w.serviceAccount}`,
+    `--workloadGroup=${w.name}`,
+    `--labels=${Object.entries(w.labels).map(([k, v]) => `${k}=${v}`).join(",")}`,
+    `--address=${w.address}`,
+    ...w.containerPorts.map((p) => `--inbound=${p}=127.0.0.1:${p}`),
+    `--outbound=127.0.0.1:${SIDECAR_OUTBOUND_PORT}`,
+    `--proxy-admin-port=${SIDECAR_ADMIN_PORT}`,
+    "--concurrency=1",
+  ];
+}
+
+function httpStatus(url: string): string[] {
+  return ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "1", url];
+}
+
+function waitForSidecar(w: PlannedWorkload, p: LabProcess, timeoutMs = 30_000): Promise<number> {
+  return waitInNetns(w.netns, httpStatus(`http://127.0.0.1:${SIDECAR_ADMIN_PORT}/ready`), {
+    timeoutMs,
+    what: `sidecar of ${w.namespace}/${w.name}`,
+    accept: (s) => s === "200",
+    alive: () => isAlive(p.pid),
+  });
+}
+
+/** Ready when every container port accepts a connection where the application binds. */
+async function waitForPorts(w: PlannedWorkload, p: LabProcess, timeoutMs = 30_000): Promise<number> {
+  const host = w.sidecar ? "127.0.0.1" : w.address;
+  const script = w.containerPorts.map((port) => `(exec 3<>/dev/tcp/${host}/${port}) 2>/dev/null || exit 1`);
+  if (script.length === 0) {
+    await new Promise((r) => setTimeout(r, 200));
+    if (!(await isAlive(p.pid))) throw new Error(`${w.namespace}/${w.name}: the process exited`);
+    return 0;
+  }
+  return await waitInNetns(w.netns, ["bash", "-c", script.join("\n")], {
+    timeoutMs,
+    what: `${w.namespace}/${w.name} (ports ${w.containerPorts.join(", ")} on ${host})`,
+    alive: () => isAlive(p.pid),
+  });
+}
+
+async function logTails(state: LabState): Promise<string> {
+  const out: string[] = [];
+  const living = await Promise.all(state.processes.map((p) => isAlive(p.pid)));
+  const dead = state.processes.filter((_, i) => !living[i]);
+  for (const p of dead.length > 0 ? dead : state.processes) {
+    try {
+      const text = (await Deno.readTextFile(p.log)).trimEnd().split("\n").slice(-15).join("\n  ");
+      out.push(`\n${p.role}${dead.includes(p) ? " exited" : ""}; the end of ${p.log}:\n  ${text}`);
+    } catch {
+      out.push(`\n${p.role} exited; no log at ${p.log}`);
+    }
+  }
+  return out.join("");
+}
