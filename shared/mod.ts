@@ -7,6 +7,9 @@
  * - {@link validateText}: a YAML stream to valid resources and located issues.
  * - SPIFFE identities: {@link parseSpiffeId}, {@link formatSpiffeId}.
  * - {@link effectivePeerAuthentication}: the mutual TLS mode of one workload port, as Istio composes it.
+ * - {@link compileAuthorization} and {@link authorize}: AuthorizationPolicy decisions (DENY, then ALLOW),
+ *   naming the deciding policy and rule; {@link applicableAuthorizationPolicies}: a workload's policies,
+ *   merged by action.
  *
  * @example
  * ```ts

@@ -22,3 +22,4 @@ export {
   type SelectableWorkload,
   type SelectingPolicy,
 } from "./workload_selection.ts";
+export * from "./authorization/mod.ts";
