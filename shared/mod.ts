@@ -10,6 +10,8 @@
  * - {@link compileAuthorization} and {@link authorize}: AuthorizationPolicy decisions (DENY, then ALLOW),
  *   naming the deciding policy and rule; {@link applicableAuthorizationPolicies}: a workload's policies,
  *   merged by action.
+ * - {@link JwtAuthenticator}: RequestAuthentication's JWT verification (npm:jose), request principal
+ *   `<iss>/<sub>`, claims and header edits; {@link applicableRequestAuthentications}.
  *
  * @example
  * ```ts

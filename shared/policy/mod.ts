@@ -23,3 +23,4 @@ export {
   type SelectingPolicy,
 } from "./workload_selection.ts";
 export * from "./authorization/mod.ts";
+export * from "./jwt/mod.ts";
