@@ -105,6 +105,8 @@ export interface PushContext {
   services: readonly ServiceView[];
   authorizationPolicies: readonly SelectingPolicyView[];
   requestAuthentications: readonly SelectingPolicyView[];
+  /** Fetched key sets by source (a jwksUri, or `oidc:<issuer>`): see meshd/jwks. */
+  jwks: ReadonlyMap<string, string>;
 }
 
 /** Inputs beyond the config. */
@@ -117,6 +119,8 @@ export interface PushContextOptions {
   trustDomain?: string;
   /** Keys (`<namespace>/<name>`) of workloads whose proxy is connected now. */
   connected?: ReadonlySet<string>;
+  /** The JWKS resolver's last good key sets, by source; default none. */
+  jwks?: ReadonlyMap<string, string>;
 }
 
 const TLS_MODE_LABELS: Record<string, string> = {
@@ -275,6 +279,7 @@ export function buildPushContext(
     services,
     authorizationPolicies: selecting("AuthorizationPolicy"),
     requestAuthentications: selecting("RequestAuthentication"),
+    jwks: new Map(options.jwks ?? []),
   });
 }
 
