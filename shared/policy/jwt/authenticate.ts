@@ -18,7 +18,13 @@
  */
 import { createLocalJWKSet, decodeJwt, errors, type JSONWebKeySet, type JWTPayload, jwtVerify } from "jose";
 import type { JwtProvider } from "./provider.ts";
-import { mergedLocations, readLocation, type TokenLocation, type TokenSource } from "./token_location.ts";
+import {
+  type FoundToken,
+  mergedLocations,
+  readLocation,
+  type TokenLocation,
+  type TokenSource,
+} from "./token_location.ts";
 
 /** Signature algorithms accepted. */
 export const JWT_ALGORITHMS: readonly string[] = [
@@ -182,18 +188,38 @@ export class JwtAuthenticator {
   }
 
   /**
-   * Finds and verifies the request's token.
+   * Finds the request's token (synchronous: a request without one costs no promise).
+   *
+   * @param source the headers the token locations read ({@link headerNames}) and the target
+   * @returns the token and where it was, or undefined when no location holds one
+   */
+  findToken(source: TokenSource): FoundToken | undefined {
+    for (const { location, providers } of this.#locations) {
+      const token = readLocation(location, source);
+      if (token !== undefined) return { token, location, providers };
+    }
+    return undefined;
+  }
+
+  /**
+   * Verifies a token found by {@link findToken}.
+   *
+   * @param found the token, its location and the providers that read it
+   * @param now the time, seconds since the epoch; default the clock (tests pass their own)
+   */
+  verifyToken(found: FoundToken, now?: number): Promise<JwtOutcome> {
+    return this.#verify(found.token, found.location, found.providers, now);
+  }
+
+  /**
+   * Finds and verifies the request's token: {@link findToken}, then {@link verifyToken}.
    *
    * @param source the headers the token locations read ({@link headerNames}) and the target
    * @param now the time, seconds since the epoch; default the clock (tests pass their own)
    */
-  async authenticate(source: TokenSource, now?: number): Promise<JwtOutcome> {
-    for (const { location, providers } of this.#locations) {
-      const token = readLocation(location, source);
-      if (token === undefined) continue;
-      return await this.#verify(token, location, providers, now);
-    }
-    return { status: "none" };
+  authenticate(source: TokenSource, now?: number): Promise<JwtOutcome> {
+    const found = this.findToken(source);
+    return found === undefined ? Promise.resolve({ status: "none" }) : this.verifyToken(found, now);
   }
 
   async #verify(

@@ -19,4 +19,4 @@ export {
   type JwtHeaderLocation,
   type JwtProvider,
 } from "./provider.ts";
-export { locationsOf, type TokenLocation, type TokenSource } from "./token_location.ts";
+export { type FoundToken, locationsOf, type TokenLocation, type TokenSource } from "./token_location.ts";

@@ -22,6 +22,16 @@ export interface TokenSource {
   path: string;
 }
 
+/** A token found by JwtAuthenticator.findToken. */
+export interface FoundToken {
+  /** The compact JWT. */
+  token: string;
+  /** Where it was. */
+  location: TokenLocation;
+  /** Indexes of the providers that read this location. */
+  providers: number[];
+}
+
 const BEARER = "Bearer ";
 const DEFAULT_HEADER: TokenLocation = { kind: "header", name: "authorization", prefix: BEARER };
 const DEFAULT_PARAM: TokenLocation = { kind: "param", name: "access_token" };
