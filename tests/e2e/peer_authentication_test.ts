@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Meshd, startCa, startMeshd } from "../../proxy/agent/test_support.ts";
+import { startCa, startMeshd } from "../../proxy/agent/test_support.ts";
+import { type ProxyProc, startProxyProcess } from "./proxy_process.ts";
 import { curl, type CurlResult, freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
-import type { CertificateAuthority } from "../../meshd/ca/mod.ts";
 
 const MESHD_IP = "127.0.0.1";
 const HTTPBIN_IP = "127.0.0.2";
@@ -69,80 +69,6 @@ const portLevel = (port: number) =>
   );
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface ProxyProc {
-  child: Deno.ChildProcess;
-  adminPort: number;
-  stderr: () => string;
-  stop(): Promise<void>;
-}
-
-async function startProxy(
-  dir: string,
-  meshd: Meshd,
-  ca: CertificateAuthority,
-  who: { sa: string; we: string; ip: string; labels: string },
-  args: string[],
-): Promise<ProxyProc> {
-  const { token } = await ca.issueBootstrapToken({ namespace: "foo", serviceAccount: who.sa });
-  const tokenFile = join(dir, `${who.sa}.token`);
-  await Deno.writeTextFile(tokenFile, token);
-  const adminPort = freePort();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-env",
-      "--allow-net",
-      "--allow-sys",
-      new URL("../../proxy/main.ts", import.meta.url).pathname,
-      `--discoveryAddress=${MESHD_IP}:${meshd.securePort}`,
-      "--namespace=foo",
-      `--serviceAccount=${who.sa}`,
-      `--workloadEntry=${who.we}`,
-      `--labels=${who.labels}`,
-      `--address=${who.ip}`,
-      `--tokenFile=${tokenFile}`,
-      `--rootCertFile=${join(dir, "root-cert.pem")}`,
-      `--proxy-admin-port=${adminPort}`,
-      "--concurrency=1",
-      "--proxyLogLevel=info",
-      ...args,
-    ],
-    stdout: "null",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  let err = "";
-  const reading = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
-    new WritableStream({ write: (chunk) => void (err += chunk) }),
-  );
-  const stop = async () => {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
-    await child.status;
-    await reading.catch(() => {});
-  };
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      const r = await fetch(`http://127.0.0.1:${adminPort}/ready`);
-      await r.body?.cancel();
-      if (r.status === 200) break;
-    } catch {
-      // admin not up yet
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`proxy ${who.we} not ready within 20 s; stderr:\n${err}`);
-    }
-    await sleep(100);
-  }
-  return { child, adminPort, stderr: () => err, stop };
-}
 
 /** The outcome of one request, reduced to what the rows compare: "200", "reset" or something else. */
 type Outcome = string;
@@ -266,19 +192,26 @@ Deno.test({
     const started = Date.now();
     try {
       const procs = await Promise.allSettled([
-        startProxy(
+        startProxyProcess(meshd, {
           dir,
-          meshd,
           ca,
-          { sa: "httpbin", we: "httpbin-1", ip: HTTPBIN_IP, labels: "app=httpbin" },
-          [
-            `--inbound=${BOUND}=127.0.0.1:${app.port}`,
-            `--inbound=${UNBOUND}=127.0.0.1:${app.port}`,
-          ],
-        ),
-        startProxy(dir, meshd, ca, { sa: "sleep", we: "sleep-1", ip: SLEEP_IP, labels: "app=sleep" }, [
-          `--outbound=${SLEEP_IP}:${sleepOutbound}`,
-        ]),
+          meshdIp: MESHD_IP,
+          sa: "httpbin",
+          we: "httpbin-1",
+          ip: HTTPBIN_IP,
+          labels: "app=httpbin",
+          args: [`--inbound=${BOUND}=127.0.0.1:${app.port}`, `--inbound=${UNBOUND}=127.0.0.1:${app.port}`],
+        }),
+        startProxyProcess(meshd, {
+          dir,
+          ca,
+          meshdIp: MESHD_IP,
+          sa: "sleep",
+          we: "sleep-1",
+          ip: SLEEP_IP,
+          labels: "app=sleep",
+          args: [`--outbound=${SLEEP_IP}:${sleepOutbound}`],
+        }),
       ]);
       for (const p of procs) if (p.status === "fulfilled") env.procs.push(p.value);
       for (const p of procs) if (p.status === "rejected") throw p.reason;
