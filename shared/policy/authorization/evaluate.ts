@@ -110,6 +110,8 @@ interface Prepared {
   path: string;
   /** The peer principal, `spiffe://` included, or "" for plain text. */
   principal: string;
+  /** The principal without `spiffe://` (Istio's principal form), or "" for plain text. */
+  principalBody: string;
   iss: string | undefined;
   sub: string | undefined;
   sourceIp: Uint8Array | null | undefined;
@@ -178,12 +180,18 @@ function regexOnPrincipal(source: string): Predicate {
 /** `principals`, `source.principal`: Istio's StringMatcherWithPrefix(v, "spiffe://"). */
 function principalMatcher(v: string): Predicate {
   const m = wildcardMatcher(v);
-  return (p) => p.principal.startsWith("spiffe://") && m(p.principal.slice(9));
+  return (p) => p.principalBody !== "" && m(p.principalBody);
 }
 
 /** `namespaces`, `source.namespace`: `.*\/ns/<ns>/.*` with `*` as `.*`. */
 function namespaceMatcher(v: string): Predicate {
-  return regexOnPrincipal(`.*/ns/${v.split("*").map(escapeRegExp).join(".*")}/.*`);
+  if (!v.includes("*")) {
+    const needle = `/ns/${v}/`;
+    return (p) => p.principal.includes(needle);
+  }
+  // Unanchored: the same as Istio's `.*\/ns/<ns>/.*` without the costly leading `.*`.
+  const re = new RegExp(`/ns/${v.split("*").map(escapeRegExp).join(".*")}/`);
+  return (p) => p.principal !== "" && re.test(p.principal);
 }
 
 /** `serviceAccounts`, `source.serviceAccount`: `sa` (the policy's namespace) or `ns/sa`. */
@@ -465,6 +473,7 @@ export class CompiledAuthorization {
       r: request,
       path: request.pathNormalized ? request.path : normalizePath(request.path).path,
       principal: request.sourcePrincipal ?? "",
+      principalBody: request.sourcePrincipal?.startsWith("spiffe://") ? request.sourcePrincipal.slice(9) : "",
       iss,
       sub,
       sourceIp: undefined,
