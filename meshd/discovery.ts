@@ -3,7 +3,8 @@
  * push context and ADS on --grpcAddr (plain) and --secureGRPCAddr (mutual TLS, with the CA
  * service), metrics on --monitoringAddr, the debug interface on --httpAddr, ctrlz, and graceful
  * shutdown within --shutdownDuration. Not yet: Kubernetes as a config source, the injection and
- * validation webhooks (--httpsAddr), JWKS fetching (issue #6).
+ * validation webhooks (--httpsAddr), proxies fetching JWKS themselves (DISCO_JWT_ENABLE_REMOTE_JWKS
+ * other than false or meshd).
  *
  * @module
  */
@@ -20,6 +21,9 @@ import { ENV_VARS_IN_EFFECT, type MeshdEnvironment } from "./options/environment
 import { loadMeshConfig } from "./options/mesh_config.ts";
 import { DiscoveryServer } from "./server/discovery_server.ts";
 import { xdsAuthorizer } from "./server/xds_auth.ts";
+
+/** DISCO_JWT_ENABLE_REMOTE_JWKS values under which meshd fetches the keys (the others are not supported yet). */
+const MESHD_FETCHES_JWKS = new Set(["false", "meshd", "istiod"]);
 
 /** `host:port` text of a listen address; an empty host is every address. */
 export function addressText(a: ListenAddress): string {
@@ -175,6 +179,12 @@ export async function startDiscovery(
     : undefined;
 
   const adsLog = logger.scope("ads");
+  const jwksLog = logger.scope("authn");
+  if (!MESHD_FETCHES_JWKS.has(env.DISCO_JWT_ENABLE_REMOTE_JWKS)) {
+    jwksLog.warn(
+      `DISCO_JWT_ENABLE_REMOTE_JWKS=${env.DISCO_JWT_ENABLE_REMOTE_JWKS}: proxies cannot fetch JWKS yet; meshd fetches them`,
+    );
+  }
   const discovery = new DiscoveryServer({
     configDir: options.configDir,
     grpcAddr: addressText(options.grpcAddr),
@@ -211,6 +221,21 @@ export async function startDiscovery(
       },
     },
     secure,
+    jwks: {
+      refreshIntervalMs: env.DISCO_JWT_PUB_KEY_REFRESH_INTERVAL,
+      insecureSkipVerify: env.JWKS_RESOLVER_INSECURE_SKIP_VERIFY,
+      onFetch: (e) => {
+        if (e.ok) {
+          metrics.discoJwksResolverNetworkFetchSuccessTotal.inc();
+          if (e.changed) jwksLog.info(`JWKS ${e.source}: new key set fetched`);
+        } else {
+          metrics.discoJwksResolverNetworkFetchFailTotal.inc();
+          jwksLog.warn(
+            `JWKS ${e.source}: fetch failed (${e.error}); keeping the last good key set, retry in ${e.retryInMs} ms`,
+          );
+        }
+      },
+    },
     authorize: xdsAuthorizer({ enabled: env.XDS_AUTH, trustDomain: mesh.config.trustDomain }),
     autoRegistration: env.DISCO_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION
       ? {

@@ -3,8 +3,8 @@
  * ./options/flags.ts, validated all at once (each error names its flag; exit 1), then
  * {@link runProxy} runs until SIGINT, SIGTERM or POST /quitquitquit.
  *
- * PARTIAL: the inbound data path, the outbound listener (proxy/outbound), workers and admin work;
- * authorization (AuthorizationPolicy, RequestAuthentication) is not enforced (issue #6).
+ * PARTIAL: the inbound data path (with RequestAuthentication and AuthorizationPolicy), the outbound
+ * listener (proxy/outbound), workers and admin work; there is no ingress gateway mode yet (issue #6).
  *
  * @module
  */
@@ -26,8 +26,9 @@ export const DESCRIPTION =
   "The mesh proxy (pilot-agent and the data plane in one process): gets the workload certificate " +
   "from meshd, keeps a Delta ADS stream, and serves the --inbound ports (mutual TLS per " +
   "PeerAuthentication, X-Forwarded-Client-Cert) from --concurrency workers, with an admin interface on " +
-  "127.0.0.1:--proxy-admin-port; --outbound routes the application's HTTP/1.1 to services. PARTIAL: " +
-  "authorization (AuthorizationPolicy, RequestAuthentication) is not enforced yet (issue #6)";
+  "127.0.0.1:--proxy-admin-port; --outbound routes the application's HTTP/1.1 to services. Inbound " +
+  "requests pass RequestAuthentication (JWT, 401) and AuthorizationPolicy (403). PARTIAL: no ingress " +
+  "gateway mode (Gateway, VirtualService) yet (issue #6)";
 
 /**
  * Builds the command; `run` receives the validated options (the real program runs the proxy).

@@ -8,6 +8,11 @@
  * - SPIFFE identities: {@link parseSpiffeId}, {@link formatSpiffeId}.
  * - {@link effectivePeerAuthentication}: the mutual TLS mode of one workload port, as Istio composes it.
  * - {@link gatewayRouteConfigurations} and {@link selectRoute}: ingress gateway routing (Gateway, VirtualService).
+ * - {@link compileAuthorization} and {@link authorize}: AuthorizationPolicy decisions (DENY, then ALLOW),
+ *   naming the deciding policy and rule; {@link applicableAuthorizationPolicies}: a workload's policies,
+ *   merged by action.
+ * - {@link JwtAuthenticator}: RequestAuthentication's JWT verification (npm:jose), request principal
+ *   `<iss>/<sub>`, claims and header edits; {@link applicableRequestAuthentications}.
  *
  * @example
  * ```ts

@@ -41,6 +41,8 @@ export interface MeshdMetrics {
   autoRegistrationErrorsTotal: client.Counter;
   meshBuild: client.Gauge<"component" | "tag">;
   startupDurationSeconds: client.Gauge;
+  discoJwksResolverNetworkFetchSuccessTotal: client.Counter;
+  discoJwksResolverNetworkFetchFailTotal: client.Counter;
 }
 
 /** Creates the metrics in a fresh registry. */
@@ -119,6 +121,14 @@ export function createMetrics(): MeshdMetrics {
     ),
     autoRegistrationErrorsTotal: counter("auto_registration_errors_total", "Auto-registration errors"),
     startupDurationSeconds: gauge("startup_duration_seconds", "Time from process start to ready"),
+    discoJwksResolverNetworkFetchSuccessTotal: counter(
+      "disco_jwks_resolver_network_fetch_success_total",
+      "Successful JWKS network fetches",
+    ),
+    discoJwksResolverNetworkFetchFailTotal: counter(
+      "disco_jwks_resolver_network_fetch_fail_total",
+      "Failed JWKS network fetches",
+    ),
   };
   m.meshBuild.set({ component: "meshd", tag: buildInfo().version }, 1);
   return m;

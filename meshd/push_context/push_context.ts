@@ -113,6 +113,8 @@ export interface PushContext {
   virtualServices: readonly NamedSpec<VirtualServiceSpec>[];
   /** DISCO_SCOPE_GATEWAY_TO_NAMESPACE. */
   scopeGatewayToNamespace: boolean;
+  /** Fetched key sets by source (a jwksUri, or `oidc:<issuer>`): see meshd/jwks. */
+  jwks: ReadonlyMap<string, string>;
 }
 
 /** Inputs beyond the config. */
@@ -127,6 +129,8 @@ export interface PushContextOptions {
   scopeGatewayToNamespace?: boolean;
   /** Keys (`<namespace>/<name>`) of workloads whose proxy is connected now. */
   connected?: ReadonlySet<string>;
+  /** The JWKS resolver's last good key sets, by source; default none. */
+  jwks?: ReadonlyMap<string, string>;
 }
 
 const TLS_MODE_LABELS: Record<string, string> = {
@@ -296,6 +300,7 @@ export function buildPushContext(
       spec: asSpec(r) as VirtualServiceSpec,
     })),
     scopeGatewayToNamespace: options.scopeGatewayToNamespace ?? false,
+    jwks: new Map(options.jwks ?? []),
   });
 }
 

@@ -14,6 +14,7 @@ import { buildPushContext, type PushContext } from "../push_context/push_context
 import { type AdsHooks, AdsServer, type AdsServerOptions, type AdsStreamStatus } from "../xds/ads_server.ts";
 import { PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
 import { type AutoRegistrationHooks, AutoRegistry } from "../registry/auto_registration.ts";
+import { JwksResolver, type JwksResolverOptions, type JwksRule } from "../jwks/resolver.ts";
 import type { ConfigResource } from "../push_context/push_context.ts";
 
 /** Where the server logs; matches meshd/logging's scope loggers. */
@@ -74,6 +75,12 @@ export interface DiscoveryServerOptions {
    * disabled.
    */
   autoRegistration?: { gracePeriodMs: number; hooks?: AutoRegistrationHooks };
+  /**
+   * The JWKS resolver (DISCO_JWT_PUB_KEY_REFRESH_INTERVAL, JWKS_RESOLVER_INSECURE_SKIP_VERIFY, fetch
+   * observer); default: refresh every 20 minutes, certificates verified. A changed key set
+   * triggers a push (reason `jwks`).
+   */
+  jwks?: Omit<JwksResolverOptions, "onChange">;
 }
 
 /** Parses `host:port`, `:port` or `[v6]:port` into what grpc-js binds. */
@@ -108,6 +115,7 @@ export class DiscoveryServer {
   readonly #auto: AutoRegistry | undefined;
   /** Stream id to the auto-registered entry it holds. */
   readonly #autoKeys = new Map<string, string>();
+  readonly #jwks: JwksResolver;
   #grpc: grpc.Server | undefined;
   #secureGrpc: grpc.Server | undefined;
   #builds = 0;
@@ -129,6 +137,12 @@ export class DiscoveryServer {
         onChange: () => this.#debouncer.trigger("autoregistration"),
       })
       : undefined;
+    this.#jwks = new JwksResolver({
+      refreshIntervalMs: 20 * 60_000,
+      insecureSkipVerify: false,
+      ...options.jwks,
+      onChange: () => this.#debouncer.trigger("jwks"),
+    });
     this.#generator = new PushContextGenerator(this.#build());
     const hooks = options.adsHooks ?? {};
     this.#ads = new AdsServer(this.#generator, {
@@ -175,6 +189,7 @@ export class DiscoveryServer {
     await this.#store.start();
     this.#unsubscribe = this.#store.onChange(() => this.#debouncer.trigger("config"));
     this.#generator.update(this.#build());
+    this.#syncJwks(this.#generator.context);
     const o = this.#options;
     const serverOptions = {
       "grpc.max_concurrent_streams": o.maxStreams ?? 100_000,
@@ -212,6 +227,7 @@ export class DiscoveryServer {
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.#auto?.stop();
+    this.#jwks.stop();
     this.#debouncer.stop();
     this.#unsubscribe?.();
     this.#ads.closeAll();
@@ -264,13 +280,20 @@ export class DiscoveryServer {
       trustDomain: this.#options.trustDomain,
       scopeGatewayToNamespace: this.#options.scopeGatewayToNamespace,
       connected: new Set(this.#connected.keys()),
+      jwks: this.#jwks.keys(),
     });
+  }
+
+  /** Makes the JWKS resolver track the key sources of the context's RequestAuthentications. */
+  #syncJwks(ctx: PushContext): void {
+    this.#jwks.sync(ctx.requestAuthentications.flatMap((p) => (p.spec.jwtRules ?? []) as JwksRule[]));
   }
 
   #push(reasons: Map<string, number>, changedAt: number): void {
     const started = performance.now();
     const ctx = this.#build();
     this.#generator.update(ctx);
+    this.#syncJwks(ctx);
     this.#options.onPushContext?.(ctx, performance.now() - started, reasons);
     this.#ads.push(changedAt);
   }

@@ -18,6 +18,7 @@ import {
   typeUrlOf,
 } from "../../shared/mod.ts";
 import type { PushContext, SelectingPolicyView, WorkloadView } from "../push_context/push_context.ts";
+import { jwksSourceKey } from "../jwks/resolver.ts";
 import { autoRegisteredName, autoRegistrationRequest } from "../registry/auto_registration.ts";
 import type { GeneratedList, GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_server.ts";
 
@@ -139,7 +140,7 @@ export class PushContextGenerator implements ResourceGenerator {
           () =>
             listOf(
               this.#selecting(ctx.requestAuthentications, workload).map((p) =>
-                this.#encode(RESOURCE_TYPES.jwtPolicy, p.key, () => jwtPolicyMessage(p))
+                this.#encode(RESOURCE_TYPES.jwtPolicy, p.key, () => jwtPolicyMessage(p, ctx.jwks))
               ),
             ),
         );
@@ -252,7 +253,10 @@ function authorizationMessage(p: SelectingPolicyView, rootNamespace: string): Re
   };
 }
 
-function jwtPolicyMessage(p: SelectingPolicyView): Record<string, unknown> {
+function jwtPolicyMessage(
+  p: SelectingPolicyView,
+  fetched: ReadonlyMap<string, string>,
+): Record<string, unknown> {
   const rules = (p.spec.jwtRules ?? []) as Record<string, unknown>[];
   return {
     name: p.name,
@@ -260,8 +264,8 @@ function jwtPolicyMessage(p: SelectingPolicyView): Record<string, unknown> {
     providers: rules.map((r) => ({
       issuer: r.issuer,
       audiences: r.audiences ?? [],
-      // Inline keys travel as they are; jwksUri keys are fetched by meshd (issue #6), until then empty.
-      jwks: r.jwks ?? "",
+      // Inline keys travel as they are; jwksUri and OIDC keys are meshd's last good fetch, else empty.
+      jwks: (r.jwks as string | undefined) ?? fetched.get(jwksSourceKey(r) ?? "") ?? "",
       jwksUri: r.jwksUri ?? "",
       fromHeaders: r.fromHeaders ?? [],
       fromParams: r.fromParams ?? [],

@@ -153,3 +153,19 @@ Deno.test("route configurations: only the gateway workload gets them, bound to i
   );
   assert.deepEqual(gen.generate(node("foo", "sleep-1"), TYPE_URLS.routeConfiguration)!.resources, []);
 });
+
+Deno.test("JwtPolicy carries meshd's last good keys for jwksUri and OIDC rules, inline keys as written", () => {
+  const ra = res("RequestAuthentication", "foo", "remote", {
+    jwtRules: [
+      { issuer: "a", jwksUri: "https://idp/keys" },
+      { issuer: "https://oidc" },
+      { issuer: "c", jwks: '{"keys":[]}' },
+      { issuer: "d", jwksUri: "https://down/keys" },
+    ],
+  });
+  const jwks = new Map([["https://idp/keys", '{"keys":[1]}'], ["oidc:https://oidc", '{"keys":[2]}']]);
+  const gen = new PushContextGenerator(buildPushContext([...config, ra], { version: "1", jwks }));
+  const [r] = gen.generate(node("foo", "httpbin-1"), TYPE_URLS.jwtPolicy)!.resources;
+  const msg = decodeResource(RESOURCE_TYPES.jwtPolicy, r.body) as { providers: { jwks: string }[] };
+  assert.deepEqual(msg.providers.map((p) => p.jwks), ['{"keys":[1]}', '{"keys":[2]}', '{"keys":[]}', ""]);
+});

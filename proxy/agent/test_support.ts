@@ -8,7 +8,7 @@
 import * as grpc from "@grpc/grpc-js";
 import type { Buffer } from "node:buffer";
 import { CertificateAuthority } from "../../meshd/ca/mod.ts";
-import { DiscoveryServer } from "../../meshd/server/discovery_server.ts";
+import { DiscoveryServer, type DiscoveryServerOptions } from "../../meshd/server/discovery_server.ts";
 import { xdsAuthorizer } from "../../meshd/server/xds_auth.ts";
 import type { ProxyNode } from "../../meshd/xds/ads_server.ts";
 
@@ -63,7 +63,13 @@ export interface Meshd {
 /** Starts meshd's discovery server in-process on 127.0.0.1. */
 export async function startMeshd(
   configDir: string,
-  options: { grpcPort?: number; securePort?: number; ca?: CertificateAuthority } = {},
+  options: {
+    grpcPort?: number;
+    securePort?: number;
+    ca?: CertificateAuthority;
+    /** JWKS resolver settings (refresh interval, fetch observer); default meshd's. */
+    jwks?: DiscoveryServerOptions["jwks"];
+  } = {},
 ): Promise<Meshd> {
   const seen: SeenStream[] = [];
   const ca = options.ca;
@@ -84,6 +90,7 @@ export async function startMeshd(
     debounceMaxMs: 500,
     logger: { info() {}, warn() {}, error() {} },
     secure,
+    jwks: options.jwks,
     authorize: (call: grpc.ServerDuplexStream<unknown, unknown>, node: ProxyNode) => {
       const peer = call.getAuthContext().sslPeerCertificate;
       const denied = auth(call, node);

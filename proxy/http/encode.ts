@@ -52,6 +52,10 @@ export interface RequestHeadOptions {
   upgrade: boolean;
   /** Host for an HTTP/1.0 request without one (the next hop speaks HTTP/1.1, which needs it). */
   defaultHost: Uint8Array;
+  /** Complete header lines (`name: value\r\n`...) a request filter adds; null or absent: none. */
+  extraFields?: Uint8Array | null;
+  /** A request target replacing the received one (a normalized path); null or absent: as received. */
+  target?: Uint8Array | null;
 }
 
 /**
@@ -90,24 +94,30 @@ export function encodeRequestHead(h: HttpHead, opts: RequestHeadOptions): HeadBy
   if (addHost) extra += HOST_PREFIX.length + opts.defaultHost.length + 2;
   const up = opts.upgrade ? h.upgradeField : -1;
   if (up >= 0) extra += CONNECTION_UPGRADE.length + (f[up * 4 + 3] - f[up * 4]) + 2;
+  const fields = opts.extraFields ?? null;
+  if (fields !== null) extra += fields.length;
+  const target = opts.target ?? null;
 
-  if (!dropped && h.minor === 1 && !h.shared) {
+  if (!dropped && target === null && h.minor === 1 && !h.shared) {
     // The received head unchanged up to its final CRLF, then the additions and the final CRLF.
     if (extra === 0) return { first: b.subarray(h.start, h.end), second: null };
     const tail = new Uint8Array(extra + 2);
-    const o = putAdditions(tail, 0, h, xfcc, clText, addHost ? opts.defaultHost : null, up);
+    let o = putAdditions(tail, 0, h, xfcc, clText, addHost ? opts.defaultHost : null, up);
+    if (fields !== null) o = putAll(tail, o, fields);
     tail[o] = CR;
     tail[o + 1] = LF;
     return { first: b.subarray(h.start, h.end - 2), second: tail };
   }
 
   // Copy: request line (version rewritten to HTTP/1.1), kept fields, additions.
-  let size = (h.targetEnd - h.start) + 1 + HTTP11.length + 2 + extra + 2;
+  const lineEnd = target === null ? h.targetEnd - h.start : h.targetStart - h.start + target.length;
+  let size = lineEnd + 1 + HTTP11.length + 2 + extra + 2;
   for (let j = 0; j < h.count; j++) {
     if (keep(h, j)) size += f[j * 4 + 3] - f[j * 4] + 2;
   }
   const out = new Uint8Array(size);
-  let o = put(out, 0, b, h.start, h.targetEnd);
+  let o = target === null ? put(out, 0, b, h.start, h.targetEnd) : put(out, 0, b, h.start, h.targetStart);
+  if (target !== null) o = putAll(out, o, target);
   out[o++] = 0x20;
   o = putAll(out, o, HTTP11);
   o = putAll(out, o, CRLF);
@@ -118,6 +128,7 @@ export function encodeRequestHead(h: HttpHead, opts: RequestHeadOptions): HeadBy
     out[o++] = LF;
   }
   o = putAdditions(out, o, h, xfcc, clText, addHost ? opts.defaultHost : null, up);
+  if (fields !== null) o = putAll(out, o, fields);
   out[o++] = CR;
   out[o++] = LF;
   return { first: out, second: null };
@@ -253,6 +264,28 @@ export function encodeLocalReply(status: number, body: string, close: boolean): 
   return ascii(text);
 }
 
+/** A response a request filter sends instead of forwarding. */
+export interface FilterReply {
+  status: number;
+  /** Extra header lines, each ending in CRLF (`www-authenticate: ...\r\n`), or empty. */
+  headers: string;
+  /** Text body. */
+  body: string;
+}
+
+/** A filter's reply: `HTTP/1.1 <status> <reason>`, its headers, a text body. */
+export function encodeFilterReply(reply: FilterReply, close: boolean): Uint8Array {
+  const body = new TextEncoder().encode(reply.body);
+  const head = ascii(
+    `HTTP/1.1 ${reply.status} ${reasonPhrase(reply.status)}\r\ncontent-length: ${body.length}\r\n` +
+      `content-type: text/plain\r\n${reply.headers}${close ? "connection: close\r\n" : ""}\r\n`,
+  );
+  const out = new Uint8Array(head.length + body.length);
+  out.set(head);
+  out.set(body, head.length);
+  return out;
+}
+
 /** Reason phrases of the statuses the proxy itself sends. */
 export function reasonPhrase(status: number): string {
   switch (status) {
@@ -260,6 +293,10 @@ export function reasonPhrase(status: number): string {
       return "Continue";
     case 400:
       return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
     case 417:
       return "Expectation Failed";
     case 431:

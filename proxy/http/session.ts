@@ -25,9 +25,11 @@ import {
   BODY_NONE,
   BODY_RECHUNK,
   BODY_UNTIL_CLOSE,
+  encodeFilterReply,
   encodeLocalReply,
   encodeRequestHead,
   encodeResponseHead,
+  type FilterReply,
   type HeadBytes,
   reasonPhrase,
 } from "./encode.ts";
@@ -38,6 +40,7 @@ import {
   type HeadLimits,
   HeadParser,
   HttpError,
+  type HttpHead,
   M_CONNECT,
   M_HEAD,
   REQUEST,
@@ -58,6 +61,8 @@ export interface Upstream {
   /** Gives a connection back: kept for reuse when `reusable`, else closed. */
   release(io: SocketIo, reusable: boolean): void;
 }
+
+export type { FilterReply } from "./encode.ts";
 
 /** Why an upstream exchange failed (Envoy's reset reasons). */
 export type UpstreamErrorKind =
@@ -87,6 +92,26 @@ export interface Log {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
+/** What a {@link RequestFilter} decided about one request. */
+export interface FilterVerdict {
+  /** A response to send instead of forwarding (401, 403, 400), or null to forward. */
+  reply: FilterReply | null;
+  /** Header lines (`name: value\r\n`...) to add to the forwarded request, or null. */
+  addFields: Uint8Array | null;
+  /** A request target to forward instead of the received one (normalized path), or null. */
+  target: Uint8Array | null;
+}
+
+/**
+ * Decides each request before it is forwarded (end-user authentication, authorization). It may
+ * mark fields of the head to drop (`head.drop[i] = 1`). It returns a promise only when it has to
+ * wait (verifying a token), so the common path costs none.
+ */
+export interface RequestFilter {
+  /** null: forward unchanged. */
+  check(head: HttpHead): FilterVerdict | null | Promise<FilterVerdict | null>;
+}
+
 /** Settings of one downstream connection. */
 export interface SessionOptions {
   upstream: Upstream;
@@ -99,6 +124,8 @@ export interface SessionOptions {
   /** Host sent upstream for an HTTP/1.0 request without one. */
   defaultHost: Uint8Array;
   limits?: HeadLimits;
+  /** Decides requests before they are forwarded; null or absent: forward all. */
+  filter?: RequestFilter | null;
 }
 
 const B_EMPTY = 0;
@@ -201,7 +228,19 @@ export class Http1Session {
     const clientMinor = h.minor;
     const isHead = h.method === M_HEAD;
     let keepDown = h.keepAlive;
-    const head = encodeRequestHead(h, { xfccElement: o.xfccElement, upgrade, defaultHost: o.defaultHost });
+    let verdict: FilterVerdict | null = null;
+    if (o.filter) {
+      const v = o.filter.check(h);
+      verdict = v instanceof Promise ? await v : v;
+      if (verdict !== null && verdict.reply !== null) return this.#filtered(verdict, bodyKind, keepDown);
+    }
+    const head = encodeRequestHead(h, {
+      xfccElement: o.xfccElement,
+      upgrade,
+      defaultHost: o.defaultHost,
+      extraFields: verdict?.addFields,
+      target: verdict?.target,
+    });
     if (h.expect === EXPECT_CONTINUE && bodyKind !== B_EMPTY && clientMinor === 1) down.write(CONTINUE_100);
 
     for (let attempt = 0;; attempt++) {
@@ -524,6 +563,21 @@ export class Http1Session {
         }
       }
     }
+  }
+
+  /**
+   * A filter's reply instead of forwarding. The request body was not read, so the connection only
+   * stays open when there is none.
+   */
+  async #filtered(v: FilterVerdict, bodyKind: number, keepDown: boolean): Promise<boolean> {
+    const reply = v.reply!;
+    this.#o.observer.response(reply.status, true);
+    if (!keepDown || bodyKind !== B_EMPTY) {
+      this.#down.lingerClose(encodeFilterReply(reply, true));
+      return false;
+    }
+    if (!this.#down.write(encodeFilterReply(reply, false))) await this.#down.drain();
+    return true;
   }
 
   /** A local reply after which the connection closes (parse errors and the like). */

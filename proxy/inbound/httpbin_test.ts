@@ -7,17 +7,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { InboundListener } from "./listener.ts";
 import type { InboundStats } from "./observer.ts";
-import {
-  CertFiles,
-  certificateInfo,
-  curl,
-  hasHttpbin,
-  Httpbin,
-  makeCa,
-  makeLeaf,
-  RecordingLog,
-  snapshotOf,
-} from "./test_support.ts";
+import { curl, hasHttpbin, Httpbin, mtlsFixture, RecordingLog, snapshotOf } from "./test_support.ts";
 
 const available = hasHttpbin();
 
@@ -27,17 +17,8 @@ Deno.test({
   async fn(t) {
     const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/httpbin";
     const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
-    const ca = await makeCa("Mesh Root CA");
-    const serverLeaf = await makeLeaf(ca, { uris: [SERVER_ID], ips: ["127.0.0.1"] });
-    const clientLeaf = await makeLeaf(ca, { uris: [CLIENT_ID] });
-    const files = await CertFiles.create();
-    const mtls = [
-      "--cacert",
-      await files.write("roots.pem", ca.pem),
-      ...await files.client("sleep", clientLeaf),
-    ];
+    const { clientLeaf, cert, mtls, files } = await mtlsFixture(SERVER_ID, CLIENT_ID);
     const httpbin = await Httpbin.start();
-    const cert = certificateInfo(serverLeaf, ca, SERVER_ID);
     let snapshot = snapshotOf("STRICT", cert);
     const listener = new InboundListener({
       address: "127.0.0.1",

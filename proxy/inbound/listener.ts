@@ -14,6 +14,10 @@
  * the mesh's trust domain; the request then carries X-Forwarded-Client-Cert (see ./xfcc.ts). A
  * failed handshake or refused identity is logged (warn) with the peer address and the reason.
  *
+ * Every request then passes the filter chain of ../filters (BASE path normalization, JWT
+ * authentication, authorization) with the connection's attributes: the peer's SPIFFE ID (mutual
+ * TLS), the peer and local addresses, the container port and the SNI.
+ *
  * @module
  */
 import net from "node:net";
@@ -25,6 +29,7 @@ import { Http1Session, type Log } from "../http/session.ts";
 import { SocketIo } from "../http/socket_io.ts";
 import { tryParseSpiffeId } from "../../shared/identity/mod.ts";
 import { inboundModeOf, type RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { InboundPolicyFilter } from "../filters/mod.ts";
 import { type InboundObserver, InboundStats } from "./observer.ts";
 import { checkPeer, InboundTls, type ServingContext } from "./tls_context.ts";
 import { UpstreamPool } from "./upstream_pool.ts";
@@ -260,7 +265,12 @@ export class InboundListener {
       return;
     }
     this.observer.connectionServed("mtls");
-    this.#serve(conn, socket, ascii(check.xfccElement));
+    const sni = (socket as unknown as { servername?: string | false }).servername;
+    this.#serve(conn, socket, {
+      xfcc: ascii(check.xfccElement),
+      principal: check.spiffeId,
+      sni: typeof sni === "string" && sni !== "" ? sni : undefined,
+    });
   }
 
   #onTlsError(err: Error, socket: tls.TLSSocket): void {
@@ -279,8 +289,22 @@ export class InboundListener {
     conn?.raw.destroy();
   }
 
-  #serve(conn: Conn, socket: net.Socket, xfcc: Uint8Array | null): void {
+  /** Serves HTTP on the connection; `peer` is what mutual TLS established, null for plain text. */
+  #serve(
+    conn: Conn,
+    socket: net.Socket,
+    peer: { xfcc: Uint8Array; principal: string; sni: string | undefined } | null,
+  ): void {
     conn.state = SERVING;
+    const raw = conn.raw;
+    const filter = new InboundPolicyFilter(this.#o.snapshot, {
+      principal: peer?.principal,
+      peerIp: raw.remoteAddress ?? "",
+      localIp: raw.localAddress ?? "",
+      port: this.#mtlsPort,
+      sni: peer?.sni,
+      peer: conn.peer,
+    }, this.#log);
     const io = new SocketIo(socket);
     conn.io = io;
     const session = new Http1Session(io, {
@@ -288,7 +312,8 @@ export class InboundListener {
       observer: this.observer,
       log: this.#log,
       peer: conn.peer,
-      xfccElement: xfcc,
+      xfccElement: peer?.xfcc ?? null,
+      filter,
       defaultHost: this.#defaultHost,
       limits: this.#limits,
     });

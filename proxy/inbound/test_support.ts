@@ -190,6 +190,31 @@ export class CertFiles {
   }
 }
 
+/** A mesh CA, httpbin's serving certificate and sleep's client certificate as curl arguments. */
+export interface MtlsFixture {
+  ca: TestCa;
+  clientLeaf: TestLeaf;
+  /** httpbin's certificate as the listener's snapshot holds it. */
+  cert: CertificateInfo;
+  /** curl's `--cacert`, `--cert` and `--key`. */
+  mtls: string[];
+  files: CertFiles;
+}
+
+/** Makes the certificates of httpbin (server, on 127.0.0.1) and sleep (client) in foo. */
+export async function mtlsFixture(serverId: string, clientId: string): Promise<MtlsFixture> {
+  const ca = await makeCa("Mesh Root CA");
+  const serverLeaf = await makeLeaf(ca, { uris: [serverId], ips: ["127.0.0.1"] });
+  const clientLeaf = await makeLeaf(ca, { uris: [clientId] });
+  const files = await CertFiles.create();
+  const mtls = [
+    "--cacert",
+    await files.write("roots.pem", ca.pem),
+    ...await files.client("sleep", clientLeaf),
+  ];
+  return { ca, clientLeaf, cert: certificateInfo(serverLeaf, ca, serverId), mtls, files };
+}
+
 /** The result of a curl run. */
 export interface CurlResult {
   code: number;

@@ -22,3 +22,5 @@ export {
   type SelectableWorkload,
   type SelectingPolicy,
 } from "./workload_selection.ts";
+export * from "./authorization/mod.ts";
+export * from "./jwt/mod.ts";

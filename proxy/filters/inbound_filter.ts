@@ -1,0 +1,209 @@
+/**
+ * The inbound request filter chain, in Envoy's order: path normalization (BASE), JWT authentication
+ * (RequestAuthentication), authorization (AuthorizationPolicy), then the application. Every decision
+ * is the shared evaluator's (shared/policy); this module only reads the request from the wire and
+ * writes the answers:
+ *
+ * - a path containing `%00`: 400;
+ * - an invalid token: 401, body the reason (`Jwt is expired`, ...), `www-authenticate: Bearer
+ *   realm="http://<host><path>", error="invalid_token"`;
+ * - a denial: 403, body `RBAC: access denied`, logged (warning, logger `inbound`) with the deciding
+ *   policy and rule; with the request header `x-mesh-authz-debug: 1` (or `true`) the reply also
+ *   carries `x-mesh-authz-reason: <reason>`, the same text as the log's `reason` field, e.g.
+ *   `denied by DENY policy foo/deny-admin rule 0` or `denied: no rule of ALLOW policies foo/a matched`;
+ * - otherwise the request is forwarded with the normalized path (query kept), the token header removed
+ *   unless forwardOriginalToken, and the payload and claim headers set (any such header the client
+ *   sent is removed first).
+ *
+ * @module
+ */
+import {
+  type AuthorizationDecision,
+  type JwtOutcome,
+  normalizePath,
+  PathError,
+  wwwAuthenticate,
+} from "../../shared/mod.ts";
+import { ascii } from "../http/chars.ts";
+import type { HttpHead } from "../http/head.ts";
+import type { FilterReply, FilterVerdict, Log, RequestFilter } from "../http/session.ts";
+import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { AUTHZ_DEBUG_HEADER, type InboundPolicies, inboundPoliciesOf } from "./policies.ts";
+
+/** What the filter knows of the connection. */
+export interface ConnectionAttributes {
+  /** The peer's SPIFFE ID over mutual TLS, else undefined. */
+  principal: string | undefined;
+  /** The peer address (no port). */
+  peerIp: string;
+  /** The address the connection was accepted on. */
+  localIp: string;
+  /** The container port (`ports`, `destination.port`). */
+  port: number;
+  /** The TLS server name, when the client sent one. */
+  sni: string | undefined;
+  /** `ip:port` of the peer, for logs. */
+  peer: string;
+}
+
+const DENIED: FilterReply = { status: 403, headers: "", body: "RBAC: access denied" };
+
+/** Reads the named headers of a head: lower-case name to value, repeated ones joined with `,`. */
+function readHeaders(
+  h: HttpHead,
+  names: ReadonlySet<string>,
+  lengths: ReadonlySet<number>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  const f = h.fields;
+  for (let i = 0; i < h.count; i++) {
+    if (!lengths.has(f[i * 4 + 1] - f[i * 4])) continue;
+    const name = h.name(i).toLowerCase();
+    if (!names.has(name)) continue;
+    const v = h.value(i);
+    out[name] = out[name] === undefined ? v : `${out[name]},${v}`;
+  }
+  return out;
+}
+
+/** Marks for removal every field whose lower-case name is in `names`. */
+function dropFields(h: HttpHead, names: readonly string[]): void {
+  if (names.length === 0) return;
+  for (let i = 0; i < h.count; i++) {
+    if (names.includes(h.name(i).toLowerCase())) h.drop[i] = 1;
+  }
+}
+
+function headerLines(pairs: [string, string][]): Uint8Array | null {
+  if (pairs.length === 0) return null;
+  return ascii(pairs.map(([n, v]) => `${n}: ${v}\r\n`).join(""));
+}
+
+const lengthsCache = new WeakMap<ReadonlySet<string>, ReadonlySet<number>>();
+function lengthsOf(names: ReadonlySet<string>): ReadonlySet<number> {
+  let l = lengthsCache.get(names);
+  if (!l) {
+    l = new Set([...names].map((n) => n.length));
+    lengthsCache.set(names, l);
+  }
+  return l;
+}
+
+/** The filter of one downstream connection; reads the current snapshot for every request. */
+export class InboundPolicyFilter implements RequestFilter {
+  readonly #snapshot: () => RuntimeSnapshot;
+  readonly #conn: ConnectionAttributes;
+  readonly #log: Log;
+
+  /**
+   * @param snapshot the current runtime snapshot (a policy change applies to the next request)
+   * @param conn the connection's attributes
+   * @param log where denials are logged
+   */
+  constructor(snapshot: () => RuntimeSnapshot, conn: ConnectionAttributes, log: Log) {
+    this.#snapshot = snapshot;
+    this.#conn = conn;
+    this.#log = log;
+  }
+
+  check(h: HttpHead): FilterVerdict | null | Promise<FilterVerdict | null> {
+    const policies = inboundPoliciesOf(this.#snapshot());
+    if (!policies.active) return null;
+    const headers = readHeaders(h, policies.headerNames, lengthsOf(policies.headerNames));
+    const targetText = h.targetText();
+    let normalized;
+    try {
+      normalized = normalizePath(targetText);
+    } catch (e) {
+      if (!(e instanceof PathError)) throw e;
+      return { reply: { status: 400, headers: "", body: "Bad Request" }, addFields: null, target: null };
+    }
+    const target = normalized.changed ? ascii(normalized.path + normalized.query) : null;
+    if (policies.error !== null) {
+      return this.#deny(h, headers, normalized.path, { allowed: false, reason: policies.error });
+    }
+    const authn = policies.authn;
+    if (authn !== null) {
+      dropFields(h, authn.outputHeaders);
+      const found = authn.findToken({ headers, path: targetText });
+      if (found !== undefined) {
+        return authn.verifyToken(found).then((o) =>
+          this.#afterAuthn(h, policies, headers, normalized.path, target, o)
+        );
+      }
+    }
+    return this.#afterAuthn(h, policies, headers, normalized.path, target, { status: "none" });
+  }
+
+  #afterAuthn(
+    h: HttpHead,
+    policies: InboundPolicies,
+    headers: Record<string, string>,
+    path: string,
+    target: Uint8Array | null,
+    outcome: JwtOutcome,
+  ): FilterVerdict | null {
+    if (outcome.status === "invalid") {
+      this.#log.info("request refused: invalid JWT", {
+        peer: this.#conn.peer,
+        method: h.methodText(),
+        path,
+        reason: outcome.reason,
+      });
+      const realm = wwwAuthenticate(`http://${headers.host ?? ""}${path}`);
+      return {
+        reply: { status: 401, headers: `www-authenticate: ${realm}\r\n`, body: outcome.reason },
+        addFields: null,
+        target: null,
+      };
+    }
+    const valid = outcome.status === "valid" ? outcome : undefined;
+    if (valid?.removeHeader !== undefined) dropFields(h, [valid.removeHeader]);
+    if (policies.authz !== null) {
+      const d = policies.authz.evaluate({
+        method: h.methodText(),
+        path,
+        pathNormalized: true,
+        host: headers.host,
+        port: this.#conn.port,
+        headers,
+        sourcePrincipal: this.#conn.principal,
+        sourceIp: this.#conn.peerIp,
+        destinationIp: this.#conn.localIp,
+        sni: this.#conn.sni,
+        requestPrincipal: valid?.principal,
+        claims: valid?.claims,
+      });
+      if (d.audit) {
+        this.#log.info("request audited", {
+          policy: `${d.audit.policy.namespace}/${d.audit.policy.name}`,
+          rule: d.audit.ruleIndex,
+          peer: this.#conn.peer,
+          method: h.methodText(),
+          path,
+        });
+      }
+      if (!d.allowed) return this.#deny(h, headers, path, d);
+    }
+    const addFields = valid ? headerLines(valid.setHeaders) : null;
+    if (addFields === null && target === null) return null;
+    return { reply: null, addFields, target };
+  }
+
+  #deny(h: HttpHead, headers: Record<string, string>, path: string, d: AuthorizationDecision): FilterVerdict {
+    this.#log.warn("request denied", {
+      policy: d.policy ? `${d.policy.namespace}/${d.policy.name}` : "",
+      rule: d.ruleIndex ?? -1,
+      reason: d.reason,
+      peer: this.#conn.peer,
+      principal: this.#conn.principal ?? "",
+      method: h.methodText(),
+      path,
+    });
+    const debug = headers[AUTHZ_DEBUG_HEADER];
+    const reply = debug === "1" || debug === "true"
+      ? { ...DENIED, headers: `x-mesh-authz-reason: ${d.reason.replace(/[\r\n]/g, " ")}\r\n` }
+      : DENIED;
+    return { reply, addFields: null, target: null };
+  }
+}

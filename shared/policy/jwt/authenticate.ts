@@ -1,0 +1,289 @@
+/**
+ * End-user authentication (RequestAuthentication): the policies seed ("End-user authentication
+ * (JWT)", "Errors") with Envoy's jwt_authn behaviour as Istio configures it. Crypto is npm:jose.
+ *
+ * - No token in any location: the request passes without a principal.
+ * - A token is verified by the providers whose issuer is its `iss` and that read the location it
+ *   was found in; if none verifies it (or no provider has that issuer) the answer is 401 with
+ *   `WWW-Authenticate: Bearer realm="<url>", error="invalid_token"`.
+ * - Algorithms: RS256/384/512, PS256/384/512, ES256/384 and EdDSA. `none` and HMAC are refused;
+ *   symmetric (`oct`) keys in a key set are ignored, and private members of keys dropped.
+ * - `nbf` and `exp` have 60 s of clock skew; `aud` is checked when the provider lists audiences.
+ * - A valid token gives the request principal `<iss>/<sub>`, the claims (with `scope`,
+ *   `permission` and the provider's `spaceDelimitedClaims` split into lists) and the header edits
+ *   (`outputPayloadToHeader`, `outputClaimToHeaders`, and the token header removed unless
+ *   `forwardOriginalToken`; a token from a parameter or cookie is left in place, as in Envoy).
+ *
+ * @module
+ */
+import { createLocalJWKSet, decodeJwt, errors, type JSONWebKeySet, type JWTPayload, jwtVerify } from "jose";
+import type { JwtProvider } from "./provider.ts";
+import {
+  type FoundToken,
+  mergedLocations,
+  readLocation,
+  type TokenLocation,
+  type TokenSource,
+} from "./token_location.ts";
+
+/** Signature algorithms accepted. */
+export const JWT_ALGORITHMS: readonly string[] = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "EdDSA",
+];
+
+/** Seconds of tolerance on `nbf` and `exp` (policies seed, "Limits"). */
+export const JWT_CLOCK_SKEW_SECONDS = 60;
+
+const DEFAULT_SPACE_DELIMITED = ["scope", "permission"];
+const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "k", "oth"];
+
+/** The outcome of {@link JwtAuthenticator.authenticate}. */
+export type JwtOutcome =
+  | {
+    /** No token in any location: pass, without a principal. */
+    status: "none";
+  }
+  | {
+    /** A token that no provider accepts: answer 401. */
+    status: "invalid";
+    /** Envoy's text, e.g. `Jwt is expired`, `Jwt verification fails`, `Jwt issuer is not configured`. */
+    reason: string;
+    /** Where the token was. */
+    location: TokenLocation;
+  }
+  | {
+    /** A verified token. */
+    status: "valid";
+    /** `<iss>/<sub>`. */
+    principal: string;
+    /** The payload, space-delimited claims split into lists (what authorization matches). */
+    claims: Record<string, unknown>;
+    /** Where the token was. */
+    location: TokenLocation;
+    /** Headers to set on the forwarded request (lower-case names), replacing any received. */
+    setHeaders: [string, string][];
+    /** Header (lower-case) to remove from the forwarded request, or undefined. */
+    removeHeader: string | undefined;
+  };
+
+interface CompiledProvider {
+  p: JwtProvider;
+  keys: ReturnType<typeof createLocalJWKSet> | undefined;
+  /** Why there are no keys. */
+  noKeys: string;
+  spaceDelimited: ReadonlySet<string>;
+}
+
+function publicKeySet(text: string): JSONWebKeySet | string {
+  if (text === "") return "Jwks is not available yet";
+  let set: unknown;
+  try {
+    set = JSON.parse(text);
+  } catch {
+    return "Jwks is not valid JSON";
+  }
+  const keys = (set as { keys?: unknown })?.keys;
+  if (!Array.isArray(keys)) return "Jwks has no keys";
+  const usable = keys
+    .filter((k): k is Record<string, unknown> =>
+      k !== null && typeof k === "object" && ["RSA", "EC", "OKP"].includes(String(k.kty))
+    )
+    .map((k) => Object.fromEntries(Object.entries(k).filter(([name]) => !PRIVATE_MEMBERS.includes(name))));
+  return usable.length > 0 ? { keys: usable } : "Jwks has no public RSA, EC or OKP key";
+}
+
+function compileProvider(p: JwtProvider): CompiledProvider {
+  const set = publicKeySet(p.jwks);
+  return {
+    p,
+    keys: typeof set === "string" ? undefined : createLocalJWKSet(set),
+    noKeys: typeof set === "string" ? set : "",
+    spaceDelimited: new Set([...DEFAULT_SPACE_DELIMITED, ...(p.spaceDelimitedClaims ?? [])]),
+  };
+}
+
+/** Envoy's status texts for jose's errors. */
+function reasonOf(e: unknown): string {
+  if (e instanceof errors.JWTExpired) return "Jwt is expired";
+  if (e instanceof errors.JWTClaimValidationFailed) {
+    if (e.claim === "aud") return "Audiences in Jwt are not allowed";
+    if (e.claim === "nbf") return "Jwt not yet valid";
+    if (e.claim === "iss") return "Jwt issuer is not configured";
+    return `Jwt verification fails: ${e.message}`;
+  }
+  if (e instanceof errors.JWKSNoMatchingKey) return "Jwks doesn't have key to match kid or alg from Jwt";
+  if (e instanceof errors.JOSEAlgNotAllowed) return "Jwt verification fails: algorithm not allowed";
+  if (e instanceof errors.JWSSignatureVerificationFailed) return "Jwt verification fails";
+  if (e instanceof errors.JWTInvalid || e instanceof errors.JWSInvalid) {
+    return "Jwt is not in the form of Header.Payload.Signature";
+  }
+  return `Jwt verification fails: ${(e as Error)?.message ?? String(e)}`;
+}
+
+function claimAt(payload: Record<string, unknown>, path: string): unknown {
+  let v: unknown = payload;
+  for (const k of path.split(".")) {
+    if (v === null || typeof v !== "object" || Array.isArray(v)) return undefined;
+    v = (v as Record<string, unknown>)[k];
+  }
+  return v;
+}
+
+/** A claim as a header value: strings, numbers and booleans; lists of them joined with `,`. */
+function headerValue(v: unknown): string | undefined {
+  const one = (x: unknown) =>
+    typeof x === "string" || typeof x === "number" || typeof x === "boolean" ? String(x) : undefined;
+  const text = Array.isArray(v)
+    ? v.map(one).every((x) => x !== undefined) ? v.map(one).join(",") : undefined
+    : one(v);
+  // A value that could break the head (CR, LF, NUL) is not written.
+  return text !== undefined && !/[\r\n\0]/.test(text) ? text : undefined;
+}
+
+/**
+ * The providers of the RequestAuthentications that apply to one workload, compiled once per config
+ * (key sets imported once and cached): verify any number of requests with it.
+ */
+export class JwtAuthenticator {
+  readonly #providers: CompiledProvider[];
+  readonly #locations: { location: TokenLocation; providers: number[] }[];
+  /** Lower-case header names the token locations read (`cookie` when a provider reads cookies). */
+  readonly headerNames: readonly string[];
+  /** Headers set from verified tokens: stripped from every request first, so a client cannot forge them. */
+  readonly outputHeaders: readonly string[];
+
+  /**
+   * Compiles providers.
+   *
+   * @param providers every provider of the applicable RequestAuthentications, in policy order
+   */
+  constructor(providers: readonly JwtProvider[]) {
+    this.#providers = providers.map(compileProvider);
+    this.#locations = mergedLocations(providers);
+    const names = new Set<string>();
+    for (const { location } of this.#locations) {
+      if (location.kind === "header") names.add(location.name);
+      else if (location.kind === "cookie") names.add("cookie");
+    }
+    this.headerNames = [...names];
+    const out = new Set<string>();
+    for (const p of providers) {
+      if (p.outputPayloadToHeader) out.add(p.outputPayloadToHeader.toLowerCase());
+      for (const c of p.outputClaimToHeaders ?? []) out.add(c.header.toLowerCase());
+    }
+    this.outputHeaders = [...out];
+  }
+
+  /** Whether there is any provider (else every request passes untouched). */
+  get empty(): boolean {
+    return this.#providers.length === 0;
+  }
+
+  /**
+   * Finds the request's token (synchronous: a request without one costs no promise).
+   *
+   * @param source the headers the token locations read ({@link headerNames}) and the target
+   * @returns the token and where it was, or undefined when no location holds one
+   */
+  findToken(source: TokenSource): FoundToken | undefined {
+    for (const { location, providers } of this.#locations) {
+      const token = readLocation(location, source);
+      if (token !== undefined) return { token, location, providers };
+    }
+    return undefined;
+  }
+
+  /**
+   * Verifies a token found by {@link findToken}.
+   *
+   * @param found the token, its location and the providers that read it
+   * @param now the time, seconds since the epoch; default the clock (tests pass their own)
+   */
+  verifyToken(found: FoundToken, now?: number): Promise<JwtOutcome> {
+    return this.#verify(found.token, found.location, found.providers, now);
+  }
+
+  /**
+   * Finds and verifies the request's token: {@link findToken}, then {@link verifyToken}.
+   *
+   * @param source the headers the token locations read ({@link headerNames}) and the target
+   * @param now the time, seconds since the epoch; default the clock (tests pass their own)
+   */
+  authenticate(source: TokenSource, now?: number): Promise<JwtOutcome> {
+    const found = this.findToken(source);
+    return found === undefined ? Promise.resolve({ status: "none" }) : this.verifyToken(found, now);
+  }
+
+  async #verify(
+    token: string,
+    location: TokenLocation,
+    candidates: number[],
+    now: number | undefined,
+  ): Promise<JwtOutcome> {
+    let iss: unknown;
+    try {
+      iss = decodeJwt(token).iss;
+    } catch (e) {
+      return { status: "invalid", reason: reasonOf(e), location };
+    }
+    let reason = "Jwt issuer is not configured";
+    for (const i of candidates) {
+      const c = this.#providers[i];
+      if (c.p.issuer !== iss) continue;
+      if (!c.keys) {
+        reason = `Jwt verification fails: ${c.noKeys}`;
+        continue;
+      }
+      try {
+        const { payload } = await jwtVerify(token, c.keys, {
+          algorithms: JWT_ALGORITHMS as string[],
+          issuer: c.p.issuer,
+          audience: c.p.audiences?.length ? [...c.p.audiences] : undefined,
+          clockTolerance: JWT_CLOCK_SKEW_SECONDS,
+          currentDate: now === undefined ? undefined : new Date(now * 1000),
+        });
+        return this.#accepted(token, payload, c, location);
+      } catch (e) {
+        reason = reasonOf(e);
+      }
+    }
+    return { status: "invalid", reason, location };
+  }
+
+  #accepted(token: string, payload: JWTPayload, c: CompiledProvider, location: TokenLocation): JwtOutcome {
+    const claims: Record<string, unknown> = { ...payload };
+    for (const name of c.spaceDelimited) {
+      const v = claims[name];
+      if (typeof v === "string") claims[name] = v.split(/\s+/).filter((s) => s !== "");
+    }
+    const setHeaders: [string, string][] = [];
+    if (c.p.outputPayloadToHeader) {
+      setHeaders.push([c.p.outputPayloadToHeader.toLowerCase(), token.split(".")[1]]);
+    }
+    for (const { header, claim } of c.p.outputClaimToHeaders ?? []) {
+      const v = headerValue(claimAt(payload as Record<string, unknown>, claim));
+      if (v !== undefined) setHeaders.push([header.toLowerCase(), v]);
+    }
+    return {
+      status: "valid",
+      principal: `${payload.iss}/${payload.sub ?? ""}`,
+      claims,
+      location,
+      setHeaders,
+      removeHeader: location.kind === "header" && !c.p.forwardOriginalToken ? location.name : undefined,
+    };
+  }
+}
+
+/** The `WWW-Authenticate` value of a 401, as Envoy's: `Bearer realm="<url>", error="invalid_token"`. */
+export function wwwAuthenticate(url: string): string {
+  return `Bearer realm="${url.replace(/["\\\r\n]/g, "")}", error="invalid_token"`;
+}
