@@ -22,3 +22,12 @@ export {
   type SelectableWorkload,
   type SelectingPolicy,
 } from "./workload_selection.ts";
+export {
+  type BoundPort,
+  boundPorts,
+  endpointPort,
+  type PortedWorkload,
+  type SelectingService,
+  type ServicePortSpec,
+  serviceSelectsWorkload,
+} from "./service_ports.ts";
