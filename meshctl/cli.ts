@@ -5,6 +5,7 @@
  * @module
  */
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
+import { analyzeCommand } from "./analyze/command.ts";
 import { completionCommand } from "./commands/completion.ts";
 import { validateCommand } from "./commands/validate.ts";
 import { versionCommand } from "./commands/version.ts";
@@ -41,6 +42,7 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
     .showHelpAfterError()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   program.addCommand(validateCommand(io.stdout, io.setExitCode));
+  program.addCommand(analyzeCommand(io));
   program.addCommand(versionCommand(io.stdout));
   program.addCommand(completionCommand(() => program, io.stdout));
   for (const c of program.commands) c.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
@@ -55,10 +57,10 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
 export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
   let code = 0;
   const program = buildProgram({ ...io, setExitCode: (c) => (code = c) });
-  program.exitOverride();
-  for (const c of program.commands) c.exitOverride();
+  const all = (c: CommandUnknownOpts): CommandUnknownOpts[] => [c, ...c.commands.flatMap(all)];
+  for (const c of all(program)) c.exitOverride();
   try {
-    await program.parseAsync(args, { from: "user" });
+    await program.parseAsync(inlineBoolFlags(args, all(program)), { from: "user" });
   } catch (e) {
     const err = e as { code?: string; exitCode?: number; message: string };
     if (
@@ -72,4 +74,21 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
     return 1;
   }
   return code;
+}
+
+/**
+ * Go's pflag booleans take a value only as `--flag=false`; commander's optional values (`--flag [bool]`)
+ * would take the next argument too (`analyze --color dir` would read `dir` as the value). A bare
+ * boolean flag becomes `--flag=true`, so the next argument stays an argument.
+ */
+export function inlineBoolFlags(args: string[], commands: CommandUnknownOpts[]): string[] {
+  const names = new Map<string, string>();
+  for (const c of commands) {
+    for (const o of c.options) {
+      if (!o.flags.endsWith("[bool]") || !o.long) continue;
+      names.set(o.long, o.long);
+      if (o.short) names.set(o.short, o.long);
+    }
+  }
+  return args.map((a) => names.has(a) ? `${names.get(a)}=true` : a);
 }
