@@ -7,6 +7,10 @@
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { analyzeCommand } from "./analyze/command.ts";
 import { completionCommand } from "./commands/completion.ts";
+import { experimentalCommand } from "./experimental/command.ts";
+import { proxyConfigCommand } from "./proxy_config/command.ts";
+import { proxyStatsCommand } from "./proxy_stats/command.ts";
+import { proxyStatusCommand } from "./proxy_status/command.ts";
 import { validateCommand } from "./commands/validate.ts";
 import { versionCommand } from "./commands/version.ts";
 import { collectArray } from "./options.ts";
@@ -43,9 +47,13 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   program.addCommand(validateCommand(io.stdout, io.setExitCode));
   program.addCommand(analyzeCommand(io));
+  program.addCommand(proxyConfigCommand(io));
+  program.addCommand(proxyStatusCommand(io));
+  program.addCommand(experimentalCommand([proxyStatsCommand(io), proxyStatusCommand(io)]));
   program.addCommand(versionCommand(io.stdout));
   program.addCommand(completionCommand(() => program, io.stdout));
-  for (const c of program.commands) c.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  const all = (c: CommandUnknownOpts): CommandUnknownOpts[] => [c, ...c.commands.flatMap(all)];
+  for (const c of all(program)) c.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   return program;
 }
 
