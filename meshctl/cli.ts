@@ -6,7 +6,11 @@
  */
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { analyzeCommand } from "./analyze/command.ts";
+import { adminCommand } from "./admin/command.ts";
 import { completionCommand } from "./commands/completion.ts";
+import { internalDebugCommand } from "./internal_debug/command.ts";
+import { optionsCommand } from "./options_command.ts";
+import { workloadCommand } from "./workload/command.ts";
 import { experimentalCommand } from "./experimental/command.ts";
 import { proxyConfigCommand } from "./proxy_config/command.ts";
 import { proxyStatsCommand } from "./proxy_stats/command.ts";
@@ -49,8 +53,18 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
   program.addCommand(analyzeCommand(io));
   program.addCommand(proxyConfigCommand(io));
   program.addCommand(proxyStatusCommand(io));
-  program.addCommand(experimentalCommand([proxyStatsCommand(io), proxyStatusCommand(io)]));
-  program.addCommand(versionCommand(io.stdout));
+  program.addCommand(adminCommand(io));
+  program.addCommand(
+    experimentalCommand([
+      proxyStatsCommand(io),
+      proxyStatusCommand(io),
+      internalDebugCommand(io),
+      versionCommand(io),
+      workloadCommand(io),
+    ]),
+  );
+  program.addCommand(optionsCommand(() => program, io.stdout));
+  program.addCommand(versionCommand(io));
   program.addCommand(completionCommand(() => program, io.stdout));
   const all = (c: CommandUnknownOpts): CommandUnknownOpts[] => [c, ...c.commands.flatMap(all)];
   for (const c of all(program)) c.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
@@ -68,7 +82,7 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
   const all = (c: CommandUnknownOpts): CommandUnknownOpts[] => [c, ...c.commands.flatMap(all)];
   for (const c of all(program)) c.exitOverride();
   try {
-    await program.parseAsync(inlineBoolFlags(args, all(program)), { from: "user" });
+    await program.parseAsync(inlineBoolFlags(args, program), { from: "user" });
   } catch (e) {
     const err = e as { code?: string; exitCode?: number; message: string };
     if (
@@ -87,11 +101,17 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
 /**
  * Go's pflag booleans take a value only as `--flag=false`; commander's optional values (`--flag [bool]`)
  * would take the next argument too (`analyze --color dir` would read `dir` as the value). A bare
- * boolean flag becomes `--flag=true`, so the next argument stays an argument.
+ * boolean flag of the command being run (or its parents) becomes `--flag=true`, so the next argument
+ * stays an argument.
  */
-export function inlineBoolFlags(args: string[], commands: CommandUnknownOpts[]): string[] {
+export function inlineBoolFlags(args: string[], program: CommandUnknownOpts): string[] {
+  const chain = [program];
+  for (const a of args) {
+    const next = chain[chain.length - 1].commands.find((c) => c.name() === a || c.aliases().includes(a));
+    if (next) chain.push(next);
+  }
   const names = new Map<string, string>();
-  for (const c of commands) {
+  for (const c of chain) {
     for (const o of c.options) {
       if (!o.flags.endsWith("[bool]") || !o.long) continue;
       names.set(o.long, o.long);

@@ -49,6 +49,13 @@ spec:
   mtls: {mode: STRICT}
   portLevelMtls: {${TCP_PORT}: {mode: DISABLE}, ${UNBOUND_PORT}: {mode: DISABLE}}
 ---
+apiVersion: networking.istio.io/v1
+kind: WorkloadGroup
+metadata: {name: vm, namespace: foo}
+spec:
+  metadata: {labels: {app: vm}}
+  template: {serviceAccount: vmsa, ports: {http: 8080}}
+---
 apiVersion: security.istio.io/v1
 kind: AuthorizationPolicy
 metadata: {name: get-only, namespace: foo}
@@ -257,7 +264,8 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
       const json = JSON.parse((await ctl(["x", "es", "httpbin-1.foo", "-o", "json"])).out);
       assert.ok(json.stats.some((s: { name: string }) => s.name === "server.live"));
       const yaml = parseYaml((await ctl(["x", "es", "httpbin-1.foo", "-o", "yaml"])).out);
-      assert.deepEqual(yaml, json);
+      const names = (v: { stats: { name: string }[] }) => v.stats.map((x) => x.name);
+      assert.deepEqual(names(yaml), names(json), "the same statistics (values such as uptime move)");
       const prom = await ctl(["x", "es", "httpbin-1.foo", "-o", "prom"]);
       assert.match(prom.out, /^# TYPE envoy_server_live gauge\nenvoy_server_live 1$/m);
       const clusters = await ctl(["x", "es", "httpbin-1.foo", "--type", "clusters"]);
@@ -290,6 +298,153 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
       const overlay = await ctl(["analyze", "-o", "json", file]);
       assert.deepEqual(JSON.parse(overlay.out).map((m: { code: string }) => m.code), ["MESH0001"]);
     });
+
+    await t.step("admin log: read, set a scope, stack traces, reset, formats, unknown scope", async () => {
+      const ctrlz = ["--ctrlz_port", String(meshd.ports.ctrlz)];
+      const read = await ctl(["admin", "log", ...ctrlz]);
+      assert.equal(read.code, 0, read.err);
+      assert.match(read.out, /^ACTIVE SCOPE\s+OUTPUT LEVEL\s+STACK TRACE LEVEL\n/);
+      assert.match(read.out, /^ads\s+info\s+none$/m);
+      const set = await ctl([
+        "admin",
+        "l",
+        ...ctrlz,
+        "--level",
+        "ads:debug,ca:warn",
+        "--stack-trace-level",
+        "ads:error",
+        "-o",
+        "json",
+      ]);
+      const scopes = JSON.parse(set.out) as {
+        name: string;
+        output_level: string;
+        stack_trace_level: string;
+      }[];
+      assert.deepEqual(scopes.find((x) => x.name === "ads"), {
+        name: "ads",
+        output_level: "debug",
+        stack_trace_level: "error",
+        log_callers: false,
+      });
+      assert.equal(scopes.find((x) => x.name === "ca")?.output_level, "warn");
+      const reset = await ctl(["meshd", "log", ...ctrlz, "--reset", "-o", "yaml"]);
+      assert.ok((parseYaml(reset.out) as { output_level: string }[]).every((x) => x.output_level === "info"));
+      const unknown = await ctl(["admin", "log", ...ctrlz, "--level", "nope:debug"]);
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.err, /scope "nope" not found in meshd at 127\.0\.0\.1:\d+/);
+      const badLevel = await ctl(["admin", "log", ...ctrlz, "--level", "ads:loud"]);
+      assert.match(
+        badLevel.err,
+        /--level: unknown level "loud" in "ads:loud"; levels: none, error, warn, info, debug/,
+      );
+    });
+
+    await t.step("version: client and meshd, short, full, json, yaml; experimental version", async () => {
+      const short = await ctl(["version"]);
+      assert.match(short.out, /^client version: (\d+\.\d+\.\d+)\ncontrol plane version: \1\n$/);
+      const json = JSON.parse((await ctl(["version", "-o", "json"])).out);
+      assert.equal(json.meshVersion[0].Component, "meshd");
+      assert.equal(json.meshVersion[0].Info.deno, json.clientVersion.deno);
+      const yaml = parseYaml((await ctl(["x", "version", "-o", "yaml"])).out);
+      assert.deepEqual(yaml, json);
+      const full = await ctl(["version", "--short=false"]);
+      assert.match(full.out, /^meshd component: meshd$/m);
+    });
+
+    await t.step("experimental internal-debug: meshd's debug endpoints", async () => {
+      const syncz = JSON.parse((await ctl(["x", "internal-debug", "syncz"])).out);
+      assert.equal(syncz.length, 2);
+      const dump = JSON.parse((await ctl(["x", "internal-debug", "config_dump?proxyID=foo/httpbin-1"])).out);
+      assert.equal(dump.proxy, "sidecar~10.1.0.2~httpbin-1.foo~foo.svc.cluster.local");
+      const missing = await ctl(["x", "internal-debug", "nope"]);
+      assert.equal(missing.code, 1);
+      assert.match(missing.err, /\/debug\/nope: 404: not found: \/debug\/nope; see \/debug for the list/);
+    });
+
+    await t.step(
+      "experimental workload entry configure: from meshd's config or a WorkloadGroup file",
+      async () => {
+        const out = join(meshd.dir, "vm");
+        const r = await ctl([
+          "x",
+          "workload",
+          "entry",
+          "configure",
+          "--name",
+          "vm",
+          "-n",
+          "foo",
+          "-o",
+          out,
+          "--internalIP",
+          "10.1.0.9",
+          "--autoregister",
+          "--ingressIP",
+          "192.0.2.1",
+        ]);
+        assert.equal(r.code, 0, r.err);
+        assert.match(
+          r.err,
+          /wrote cluster\.env, mesh\.yaml, root-cert\.pem, mesh-token, hosts to .* for WorkloadGroup foo\/vm/,
+        );
+        const env = await Deno.readTextFile(join(out, "cluster.env"));
+        assert.match(env, /^POD_NAMESPACE=foo$/m);
+        assert.match(env, /^SERVICE_ACCOUNT=vmsa$/m);
+        assert.match(env, /^INSTANCE_IP=10\.1\.0\.9$/m);
+        assert.match(env, /^MESH_META_AUTO_REGISTER_GROUP=vm$/m);
+        assert.match(
+          env,
+          /^MESH_PROXY_ARGS='--discoveryAddress=meshd\.mesh-system\.svc:15012 --namespace=foo --serviceAccount=vmsa --workloadGroup=vm --labels=app=vm /m,
+        );
+        assert.deepEqual(
+          parseYaml(await Deno.readTextFile(join(out, "mesh.yaml"))).rootNamespace,
+          "mesh-system",
+        );
+        assert.equal(await Deno.readTextFile(join(out, "hosts")), "192.0.2.1 meshd.mesh-system.svc\n");
+        const token = await Deno.readTextFile(join(out, "mesh-token"));
+        const claims = JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
+        assert.equal(claims.sub, "system:serviceaccount:foo:vmsa");
+        assert.equal(claims.exp - claims.iat, 3600);
+        assert.match(await Deno.readTextFile(join(out, "root-cert.pem")), /^-----BEGIN CERTIFICATE-----/);
+        const fromFile = join(meshd.dir, "wg.yaml");
+        await Deno.writeTextFile(
+          fromFile,
+          (await meshctl(["x", "workload", "group", "create", "--name", "vm2", "-n", "bar", "-s", "sa2"]))
+            .out,
+        );
+        const r2 = await ctl([
+          "x",
+          "workload",
+          "entry",
+          "configure",
+          "-f",
+          fromFile,
+          "-o",
+          join(meshd.dir, "vm2"),
+          "--tokenDuration",
+          "60",
+        ]);
+        assert.equal(r2.code, 0, r2.err);
+        assert.match(
+          await Deno.readTextFile(join(meshd.dir, "vm2", "cluster.env")),
+          /^SERVICE_ACCOUNT=sa2$/m,
+        );
+        const none = await ctl([
+          "x",
+          "workload",
+          "entry",
+          "configure",
+          "--name",
+          "nope",
+          "-n",
+          "foo",
+          "-o",
+          out,
+        ]);
+        assert.match(none.err, /WorkloadGroup foo\/nope not found in meshd's config at 127\.0\.0\.1:\d+/);
+      },
+    );
   } finally {
     for (const p of proxies) await p.stop();
     await meshd.stop();
