@@ -5,7 +5,16 @@
  * @module
  */
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
+import { analyzeCommand } from "./analyze/command.ts";
+import { adminCommand } from "./admin/command.ts";
 import { completionCommand } from "./commands/completion.ts";
+import { internalDebugCommand } from "./internal_debug/command.ts";
+import { optionsCommand } from "./options_command.ts";
+import { workloadCommand } from "./workload/command.ts";
+import { experimentalCommand } from "./experimental/command.ts";
+import { proxyConfigCommand } from "./proxy_config/command.ts";
+import { proxyStatsCommand } from "./proxy_stats/command.ts";
+import { proxyStatusCommand } from "./proxy_status/command.ts";
 import { validateCommand } from "./commands/validate.ts";
 import { versionCommand } from "./commands/version.ts";
 import { collectArray } from "./options.ts";
@@ -41,9 +50,24 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
     .showHelpAfterError()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   program.addCommand(validateCommand(io.stdout, io.setExitCode));
-  program.addCommand(versionCommand(io.stdout));
+  program.addCommand(analyzeCommand(io));
+  program.addCommand(proxyConfigCommand(io));
+  program.addCommand(proxyStatusCommand(io));
+  program.addCommand(adminCommand(io));
+  program.addCommand(
+    experimentalCommand([
+      proxyStatsCommand(io),
+      proxyStatusCommand(io),
+      internalDebugCommand(io),
+      versionCommand(io),
+      workloadCommand(io),
+    ]),
+  );
+  program.addCommand(optionsCommand(() => program, io.stdout));
+  program.addCommand(versionCommand(io));
   program.addCommand(completionCommand(() => program, io.stdout));
-  for (const c of program.commands) c.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  const all = (c: CommandUnknownOpts): CommandUnknownOpts[] => [c, ...c.commands.flatMap(all)];
+  for (const c of all(program)) c.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   return program;
 }
 
@@ -55,10 +79,10 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
 export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
   let code = 0;
   const program = buildProgram({ ...io, setExitCode: (c) => (code = c) });
-  program.exitOverride();
-  for (const c of program.commands) c.exitOverride();
+  const all = (c: CommandUnknownOpts): CommandUnknownOpts[] => [c, ...c.commands.flatMap(all)];
+  for (const c of all(program)) c.exitOverride();
   try {
-    await program.parseAsync(args, { from: "user" });
+    await program.parseAsync(inlineBoolFlags(args, program), { from: "user" });
   } catch (e) {
     const err = e as { code?: string; exitCode?: number; message: string };
     if (
@@ -72,4 +96,27 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
     return 1;
   }
   return code;
+}
+
+/**
+ * Go's pflag booleans take a value only as `--flag=false`; commander's optional values (`--flag [bool]`)
+ * would take the next argument too (`analyze --color dir` would read `dir` as the value). A bare
+ * boolean flag of the command being run (or its parents) becomes `--flag=true`, so the next argument
+ * stays an argument.
+ */
+export function inlineBoolFlags(args: string[], program: CommandUnknownOpts): string[] {
+  const chain = [program];
+  for (const a of args) {
+    const next = chain[chain.length - 1].commands.find((c) => c.name() === a || c.aliases().includes(a));
+    if (next) chain.push(next);
+  }
+  const names = new Map<string, string>();
+  for (const c of chain) {
+    for (const o of c.options) {
+      if (!o.flags.endsWith("[bool]") || !o.long) continue;
+      names.set(o.long, o.long);
+      if (o.short) names.set(o.short, o.long);
+    }
+  }
+  return args.map((a) => names.has(a) ? `${names.get(a)}=true` : a);
 }

@@ -1,28 +1,6 @@
 import assert from "node:assert/strict";
 import { MAX_CONFIG_BYTES } from "../shared/mod.ts";
-
-const MAIN = new URL("./main.ts", import.meta.url).pathname;
-const ROOT = new URL("../", import.meta.url).pathname;
-
-/** Runs the real meshctl program, as a user would, and captures what it prints. */
-async function meshctl(args: string[], stdin?: string): Promise<{ code: number; out: string; err: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-env", MAIN, ...args],
-    cwd: ROOT,
-    stdin: stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  if (stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(stdin));
-    await w.close();
-  }
-  const r = await child.output();
-  const dec = new TextDecoder();
-  return { code: r.code, out: dec.decode(r.stdout), err: dec.decode(r.stderr) };
-}
+import { meshctl, ROOT } from "./test_support.ts";
 
 Deno.test("validate: the policy YAML of Istio's four security tasks is valid", async () => {
   const r = await meshctl(["validate", "-f", "tests/fixtures/istio"]);
@@ -66,8 +44,8 @@ Deno.test("validate: reads standard input with -f -", async () => {
   const yaml = await Deno.readTextFile(
     `${ROOT}tests/fixtures/istio/authz-jwt/02_authorization_policy_require_jwt.yaml`,
   );
-  assert.equal((await meshctl(["validate", "-f", "-"], yaml)).code, 0);
-  const bad = await meshctl(["validate", "-f", "-"], yaml.replace("ALLOW", "PERMIT"));
+  assert.equal((await meshctl(["validate", "-f", "-"], { stdin: yaml })).code, 0);
+  const bad = await meshctl(["validate", "-f", "-"], { stdin: yaml.replace("ALLOW", "PERMIT") });
   assert.equal(bad.code, 1);
   assert.match(
     bad.out,
@@ -86,7 +64,7 @@ Deno.test("validate: -f takes comma-separated lists and repeats", async () => {
 Deno.test("validate: -n gives a namespace to documents that have none", async () => {
   const f = "tests/fixtures/istio/mtls-migration/01_peer_authentication_strict_foo.yaml";
   const yaml = (await Deno.readTextFile(`${ROOT}${f}`)).replace("STRICT", "BOGUS");
-  const r = await meshctl(["validate", "-n", "foo", "-f", "-"], yaml);
+  const r = await meshctl(["validate", "-n", "foo", "-f", "-"], { stdin: yaml });
   assert.match(r.out, /PeerAuthentication foo\/default/);
 });
 
@@ -144,13 +122,19 @@ Deno.test("unknown command and unknown flag exit 2 with help", async () => {
 });
 
 const versions: { args: string[]; check: (out: string) => void }[] = [
-  { args: ["version"], check: (o) => assert.match(o, /^client version: \d+\.\d+\.\d+\n$/) },
-  { args: ["version", "--short=false"], check: (o) => assert.match(o, /^version: .*\ndeno: 2\.9\./m) },
+  { args: ["version", "--remote=false"], check: (o) => assert.match(o, /^client version: \d+\.\d+\.\d+\n$/) },
   {
-    args: ["version", "-o", "json"],
+    args: ["version", "--remote=false", "--short=false"],
+    check: (o) => assert.match(o, /^version: .*\ndeno: 2\.9\./m),
+  },
+  {
+    args: ["version", "--remote=false", "-o", "json"],
     check: (o) => assert.match(JSON.parse(o).clientVersion.version, /^\d+\.\d+/),
   },
-  { args: ["version", "-o", "yaml"], check: (o) => assert.match(o, /^clientVersion:\n {2}version: /) },
+  {
+    args: ["version", "--remote=false", "-o", "yaml"],
+    check: (o) => assert.match(o, /^clientVersion:\n {2}version: /),
+  },
 ];
 for (const v of versions) {
   Deno.test(`version: ${v.args.join(" ")}`, async () => {
@@ -160,10 +144,11 @@ for (const v of versions) {
   });
 }
 
-Deno.test("version: --remote is refused until meshd serves its version", async () => {
-  const r = await meshctl(["version", "--remote"]);
-  assert.equal(r.code, 1);
-  assert.match(r.err, /--remote is not implemented yet/);
+Deno.test("version: meshd unreachable is a warning; the client version is still printed", async () => {
+  const r = await meshctl(["version", "--debug-address", "127.0.0.1:1"]);
+  assert.equal(r.code, 0);
+  assert.match(r.out, /^client version: \d+\.\d+\.\d+\n$/);
+  assert.match(r.err, /^warning: control plane version unavailable: cannot reach meshd's debug interface/);
 });
 
 async function shellAvailable(shell: string): Promise<boolean> {
@@ -239,4 +224,21 @@ Deno.test("completion: --no-descriptions drops descriptions (fish and powershell
   const ps = await meshctl(["completion", "powershell"]);
   assert.match(ps.out, /Register-ArgumentCompleter -Native -CommandName 'meshctl'/);
   assert.match(ps.out, /'validate' = @\(.*@\('--filename', 'files or directories/);
+});
+
+Deno.test("options: the global options with their defaults", async () => {
+  const r = await meshctl(["options"]);
+  assert.equal(r.code, 0);
+  assert.match(r.out, /^The following options can be passed to any command:\n\n/);
+  assert.match(
+    r.out,
+    /-i, --meshNamespace <namespace> +mesh system namespace, also the root namespace \(default "mesh-system"\)/,
+  );
+});
+
+Deno.test("completion: the new commands are completed", async () => {
+  const r = await meshctl(["completion", "bash"]);
+  for (const c of ["analyze", "proxy-config", "proxy-status", "experimental", "admin", "options"]) {
+    assert.ok(r.out.includes(c), c);
+  }
 });

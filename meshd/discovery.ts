@@ -268,7 +268,16 @@ export async function startDiscovery(
   stops.push(() => monitoring.shutdown());
   let httpPort = 0;
   if (env.ENABLE_DEBUG_ON_HTTP) {
-    const extra: DebugHandlers = ca ? { "/debug/bootstrapToken": ca.bootstrapTokenHandler() } : {};
+    const extra: DebugHandlers = ca
+      ? {
+        "/debug/bootstrapToken": ca.bootstrapTokenHandler(),
+        // The public trust bundle, for `meshctl x workload entry configure` (root-cert.pem).
+        "/debug/rootCert": (_req, _peer) =>
+          Promise.resolve(
+            new Response(ca!.trustBundlePem, { headers: { "content-type": "application/x-pem-file" } }),
+          ),
+      }
+      : {};
     const debug = serveDebug(discovery, options.httpAddr, extra);
     httpPort = debug.addr.port;
     stops.push(() => debug.shutdown());

@@ -81,7 +81,12 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
     ip: o.address,
     name: o.nodeName,
     namespace: o.namespace,
-    metadata: { LABELS: o.labels, SERVICE_ACCOUNT: o.serviceAccount },
+    metadata: {
+      LABELS: o.labels,
+      SERVICE_ACCOUNT: o.serviceAccount,
+      // Istio's ProxyConfig field, so that meshctl finds this proxy's admin interface through meshd.
+      ...(o.adminPort > 0 ? { PROXY_CONFIG: { proxyAdminPort: o.adminPort } } : {}),
+    },
     type: o.type,
   };
   if (o.workloadGroup) node.autoRegisterGroup = o.workloadGroup;

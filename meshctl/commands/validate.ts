@@ -6,7 +6,13 @@
  * @module
  */
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
-import { formatIssue, MAX_CONFIG_BYTES, validateText, type ValidationIssue } from "../../shared/mod.ts";
+import {
+  formatIssue,
+  MAX_CONFIG_BYTES,
+  validateText,
+  type ValidationIssue,
+  type ValidResource,
+} from "../../shared/mod.ts";
 import { collectStrings } from "../options.ts";
 
 /** What one run of validate found, summed over all inputs. */
@@ -18,6 +24,8 @@ export interface ValidateSummary {
   warnings: number;
   /** Every issue, in input order. */
   issues: ValidationIssue[];
+  /** The valid resources, in input order (analyze runs its analyzers over them). */
+  valid: ValidResource[];
 }
 
 /** Options of {@link validateInputs}. */
@@ -28,6 +36,8 @@ export interface ValidateInputsOptions {
   defaultNamespace?: string;
   /** Reads standard input, for `-`. */
   readStdin?: () => Promise<Uint8Array>;
+  /** Called with each file's text once it is read (analyze looks for Namespace documents). */
+  onText?: (file: string, text: string) => void;
 }
 
 /**
@@ -38,7 +48,15 @@ export async function validateInputs(
   inputs: string[],
   options: ValidateInputsOptions,
 ): Promise<ValidateSummary> {
-  const summary: ValidateSummary = { files: 0, resources: 0, skipped: 0, errors: 0, warnings: 0, issues: [] };
+  const summary: ValidateSummary = {
+    files: 0,
+    resources: 0,
+    skipped: 0,
+    errors: 0,
+    warnings: 0,
+    issues: [],
+    valid: [],
+  };
   const add = (issue: ValidationIssue) => {
     summary.issues.push(issue);
     if (issue.severity === "error") summary.errors++;
@@ -53,7 +71,9 @@ export async function validateInputs(
         rootNamespace: options.rootNamespace,
         defaultNamespace: options.defaultNamespace,
       });
+      options.onText?.(file, text);
       summary.resources += result.resources.length;
+      summary.valid.push(...result.resources);
       summary.skipped += result.skipped.length;
       result.issues.forEach(add);
     }

@@ -50,7 +50,30 @@ Deno.test("/metrics counts connections, pushes, rejected configs and convergence
       assert.ok(configz.resources.some((r: { key: string }) => r.key === "PeerAuthentication/foo/default"));
       const connections = await (await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/connections`)).json();
       assert.equal(connections.length, 1);
+      assert.equal(connections[0].workload, "foo/httpbin-1");
+      assert.equal(syncz[0].workload, "foo/httpbin-1");
       assert.equal((await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/nope`)).status, 404);
+
+      const dump = await (await fetch(
+        `http://127.0.0.1:${dbg.addr.port}/debug/config_dump?proxyID=foo/httpbin-1`,
+      )).json();
+      assert.equal(dump.proxy, syncz[0].proxy);
+      const workloadType = dump.types.find((t: { typeUrl: string }) => t.typeUrl === TYPE_URLS.workload);
+      assert.equal(workloadType.version, registryz.version, "a push now carries the push context's version");
+      assert.match(workloadType.listVersion, /^[0-9a-f]{16}$/);
+      assert.equal(workloadType.resources[0].name, "foo/httpbin-1");
+      assert.equal(workloadType.resources[0].value.defaultMtls.mode, "STRICT");
+      const missing = await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/config_dump?proxyID=foo/nope`);
+      assert.equal(missing.status, 404);
+      assert.match((await missing.json()).error, /proxy "foo\/nope" is not connected/);
+      const noId = await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/config_dump`);
+      assert.equal(noId.status, 400);
+      await noId.body?.cancel();
+      const mesh = await (await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/mesh`)).json();
+      assert.deepEqual(mesh, { rootNamespace: "mesh-system", trustDomain: "cluster.local" });
+      const version = await (await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/version`)).json();
+      assert.equal(version.component, "meshd");
+      assert.match(version.version, /^\d+\.\d+\.\d+$/);
     } finally {
       await mon.shutdown();
       await dbg.shutdown();

@@ -8,12 +8,15 @@
  */
 import {
   effectivePeerAuthentication,
+  endpointPort,
   formatSpiffeId,
   type GatewaySpec,
-  labelsMatch,
   type NamedSpec,
   type PeerAuthenticationDecision,
   type PeerAuthenticationPolicy,
+  type SelectingService,
+  type ServicePortSpec,
+  serviceSelectsWorkload,
   type VirtualServiceSpec,
 } from "../../shared/mod.ts";
 
@@ -168,10 +171,12 @@ export function buildPushContext(
     entriesByNamespace.set(we.namespace, list);
   }
   const selectedEntries = (se: ConfigResource): ConfigResource[] => {
-    const selector = (asSpec(se).workloadSelector as { labels?: Record<string, string> } | undefined)?.labels;
-    if (selector === undefined) return [];
+    const service = {
+      metadata: { name: se.name, namespace: se.namespace },
+      spec: asSpec(se),
+    } as SelectingService;
     return (entriesByNamespace.get(se.namespace) ?? []).filter((we) =>
-      labelsMatch(selector, (asSpec(we).labels ?? {}) as Record<string, string>)
+      serviceSelectsWorkload(service, { metadata: { namespace: we.namespace }, spec: asSpec(we) })
     );
   };
 
@@ -181,7 +186,7 @@ export function buildPushContext(
     const ports = (asSpec(se).ports ?? []) as ServicePortSpec[];
     for (const we of selectedEntries(se)) {
       const set = boundPorts.get(keyOf(we)) ?? new Set<number>();
-      for (const p of ports) set.add(endpointPort(p, asSpec(we)));
+      for (const p of ports) set.add(endpointPort(p, asSpec(we).ports as Record<string, number> | undefined));
       boundPorts.set(keyOf(we), set);
     }
   }
@@ -304,22 +309,11 @@ export function buildPushContext(
   });
 }
 
-interface ServicePortSpec {
-  number: number;
-  name?: string;
-  protocol?: string;
-  targetPort?: number;
-}
-
-/** The port an endpoint listens on for a service port: its named port, else targetPort, else the number. */
-function endpointPort(port: ServicePortSpec, endpoint: Spec): number {
-  const named = port.name ? (endpoint.ports as Record<string, number> | undefined)?.[port.name] : undefined;
-  return named ?? port.targetPort ?? port.number;
-}
-
 function portMap(ports: ServicePortSpec[] | undefined, endpoint: Spec): Record<number, number> {
   const out: Record<number, number> = {};
-  for (const p of ports ?? []) out[p.number] = endpointPort(p, endpoint);
+  for (const p of ports ?? []) {
+    out[p.number] = endpointPort(p, endpoint.ports as Record<string, number> | undefined);
+  }
   return out;
 }
 

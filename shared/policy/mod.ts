@@ -24,3 +24,12 @@ export {
 } from "./workload_selection.ts";
 export * from "./authorization/mod.ts";
 export * from "./jwt/mod.ts";
+export {
+  type BoundPort,
+  boundPorts,
+  endpointPort,
+  type PortedWorkload,
+  type SelectingService,
+  type ServicePortSpec,
+  serviceSelectsWorkload,
+} from "./service_ports.ts";

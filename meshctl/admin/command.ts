@@ -1,0 +1,100 @@
+/**
+ * `meshctl admin log` (alias `meshd`, `l`; meshctl seed, "admin"): read or change meshd's log levels
+ * through ctrlz's `/scopej/` (meshd/monitoring/ctrlz.ts). ctrlz is reached at the host of
+ * `--debug-address` and `--ctrlz_port`.
+ *
+ * @module
+ */
+import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
+import type { CliIo } from "../cli.ts";
+import { addDebugFlags, timeoutMs } from "../debug_flags.ts";
+import { httpRequest } from "../meshd_client.ts";
+import { structured, table } from "../output.ts";
+
+/** meshd's log levels (meshd seed). */
+const LEVELS = ["none", "error", "warn", "info", "debug"];
+
+interface ScopeInfo {
+  name: string;
+  output_level: string;
+  stack_trace_level: string;
+  log_callers: boolean;
+}
+
+/**
+ * Parses `<scope>:<level>,...` (a bare `<level>` means every scope).
+ *
+ * @throws Error naming the flag, the part and the accepted levels
+ */
+export function parseScopeLevels(flag: string, value: string): { scope: string; level: string }[] {
+  return value.split(",").filter((p) => p !== "").map((part) => {
+    const [scope, level] = part.includes(":") ? part.split(":") : ["", part];
+    if (!LEVELS.includes(level)) {
+      throw new Error(`${flag}: unknown level "${level}" in "${part}"; levels: ${LEVELS.join(", ")}`);
+    }
+    return { scope, level };
+  });
+}
+
+/** Builds the `admin` group with its `log` command. */
+export function adminCommand(io: CliIo): CommandUnknownOpts {
+  const group = new Command("admin").alias("meshd").description("Manage meshd's configuration")
+    .option("-l, --selector <selector>", "label selector (no effect: one meshd per address)", "app=meshd");
+  const log = new Command("log").alias("l")
+    .description("Read or change meshd's log levels per scope (ctrlz /scopej/)")
+    .argument("[pod]", "meshd instance (no effect: the one at --debug-address)")
+    .option("--ctrlz_port <port>", "ctrlz port of meshd", "9876")
+    .option(
+      "--level <levels>",
+      `<scope>:<level>,... or <level> for every scope; levels: ${LEVELS.join(", ")}`,
+    )
+    .option("--stack-trace-level <levels>", "<scope>:<level>,... for stack traces; same levels")
+    .option("--reset", "reset every scope's output level to info")
+    .addOption(
+      new Option("-o, --output <format>", "short, json or yaml").choices(["short", "json", "yaml"]).default(
+        "short",
+      ),
+    )
+    .option("-r, --revision <revision>", "control plane revision (no effect: one meshd)");
+  addDebugFlags(log);
+  log.action(async (_pod, opts) => {
+    const host = String((opts as Record<string, unknown>).debugAddress).replace(/:\d+$/, "");
+    const address = `${host}:${opts.ctrlz_port}`;
+    const timeout = timeoutMs(String((opts as Record<string, unknown>).timeout));
+    const what = "meshd's ctrlz (--ctrlz_port)";
+    const get = async () =>
+      JSON.parse(await httpRequest(address, "/scopej/", { what, timeoutMs: timeout })) as ScopeInfo[];
+    const changes = new Map<string, Record<string, string>>();
+    const all = (await get()).map((s) => s.name);
+    const add = (scope: string, field: string, level: string) => {
+      for (const s of scope ? [scope] : all) changes.set(s, { ...changes.get(s), [field]: level });
+    };
+    if (opts.reset) { for (const s of all) add(s, "output_level", "info"); }
+    for (const { scope, level } of parseScopeLevels("--level", opts.level ?? "")) {
+      add(scope, "output_level", level);
+    }
+    for (const { scope, level } of parseScopeLevels("--stack-trace-level", opts.stackTraceLevel ?? "")) {
+      add(scope, "stack_trace_level", level);
+    }
+    for (const [scope, body] of changes) {
+      if (!all.includes(scope)) {
+        throw new Error(`scope "${scope}" not found in meshd at ${address}; scopes: ${all.join(", ")}`);
+      }
+      await httpRequest(address, `/scopej/${encodeURIComponent(scope)}`, {
+        what,
+        method: "PUT",
+        body: JSON.stringify(body),
+        headers: { "content-type": "application/json" },
+        timeoutMs: timeout,
+      });
+    }
+    const scopes = await get();
+    if (opts.output !== "short") return io.stdout(structured(scopes, opts.output as "json" | "yaml"));
+    io.stdout(table(
+      ["ACTIVE SCOPE", "OUTPUT LEVEL", "STACK TRACE LEVEL"],
+      scopes.map((s) => [s.name, s.output_level, s.stack_trace_level]),
+    ));
+  });
+  group.addCommand(log);
+  return group;
+}

@@ -1,0 +1,198 @@
+/**
+ * `meshctl analyze [<file>...]` (meshctl seed, "analyze"): runs the analyzers over meshd's live
+ * config (`--debug-address`), plus files that simulate extra config, or over files only with
+ * `--use-orch=false`. Exit code 79 (istioctl's ExitAnalyzerFoundIssues) when a message reaches
+ * `--failure-threshold`; 1 on an error such as meshd unreachable.
+ *
+ * @module
+ */
+import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
+import { parse as parseYaml } from "yaml";
+import type { CliIo } from "../cli.ts";
+import { parseBool } from "../commands/version.ts";
+import { addDebugFlags, meshdClient } from "../debug_flags.ts";
+import { collectArray } from "../options.ts";
+import { type AnalysisMessage, ANALYZERS } from "./analyzers.ts";
+import { type AnalysisInput, type AnalyzedResource, inputFromFiles, inputFromMeshd } from "./input.ts";
+import { atLeast, type Level, parseLevel } from "./messages.ts";
+import { applySuppressions, formatMessages, type OutputFormat, parseSuppressions } from "./report.ts";
+
+/** The program-wide flags the command reads. */
+interface GlobalOptions {
+  meshNamespace: string;
+  namespace: string;
+}
+
+/** istioctl's exit code when analysis found issues at or above --failure-threshold. */
+export const EXIT_ANALYZER_FOUND_ISSUES = 79;
+
+/** Options of {@link runAnalysis}. */
+export interface RunAnalysisOptions {
+  /** Analyzer names to run; all when empty. */
+  analyzers?: string[];
+}
+
+/**
+ * Runs the analyzers over an input.
+ *
+ * @throws Error naming an unknown analyzer
+ */
+export function runAnalysis(input: AnalysisInput, options: RunAnalysisOptions = {}): AnalysisMessage[] {
+  const wanted = options.analyzers ?? [];
+  for (const name of wanted) {
+    if (!ANALYZERS.some((a) => a.name === name)) {
+      throw new Error(`--analyzer: unknown analyzer "${name}"; see meshctl analyze --list-analyzers`);
+    }
+  }
+  const messages: AnalysisMessage[] = [];
+  for (const a of ANALYZERS) {
+    if (wanted.length === 0 || wanted.includes(a.name)) a.analyze(input, (m) => messages.push(m));
+  }
+  return messages;
+}
+
+/** Files simulate extra config over the live one: a file's resource replaces the live one of the same key. */
+function overlay(live: AnalysisInput, files: AnalysisInput): AnalysisInput {
+  const key = (r: AnalyzedResource) => `${r.kind}/${r.namespace}/${r.name}`;
+  const fromFiles = new Set(files.resources.map(key));
+  return {
+    ...live,
+    resources: [...live.resources.filter((r) => !fromFiles.has(key(r))), ...files.resources],
+    namespaces: new Set([...live.namespaces, ...files.namespaces]),
+    issues: files.issues,
+    target: `${live.target} and ${files.target}`,
+    files: files.files,
+  };
+}
+
+async function rootNamespaceFrom(file: string | undefined, fallback: string): Promise<string> {
+  if (!file) return fallback;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (e) {
+    throw new Error(`--meshConfigFile: ${file}: ${(e as Error).message}`);
+  }
+  const mesh = parseYaml(text) as { rootNamespace?: unknown } | null;
+  if (mesh?.rootNamespace !== undefined && typeof mesh.rootNamespace !== "string") {
+    throw new Error(`--meshConfigFile: ${file}: rootNamespace: must be a string`);
+  }
+  return mesh?.rootNamespace ?? fallback;
+}
+
+function colourDefault(): boolean {
+  return Deno.env.get("TERM") !== "dumb" && !Deno.env.get("NO_COLOR") && Deno.stdout.isTerminal();
+}
+
+/** Builds the `analyze` command. */
+export function analyzeCommand(io: CliIo): CommandUnknownOpts {
+  const cmd = new Command("analyze")
+    .description(
+      "Analyze mesh configuration and print validation messages: meshd's live config (--debug-address), plus " +
+        "files simulating extra config; --use-orch=false analyzes files only",
+    )
+    .argument("[files...]", "files or directories (recursive); - for standard input")
+    .option("-A, --all-namespaces", "analyze all namespaces (the default unless -n is given)")
+    .option("--analyzer <name>", "run only this analyzer; repeatable", collectArray, [] as string[])
+    .option(
+      "--color [bool]",
+      "coloured output; default when stdout is a terminal and TERM is not dumb",
+      parseBool,
+    )
+    .option(
+      "--failure-threshold <level>",
+      "severity at which the exit code becomes 79: Info, Warning, Error",
+      "Error",
+    )
+    .option("--ignore-unknown", "ignore documents that cannot be parsed or are not mesh kinds")
+    .option("-L, --list-analyzers", "list the analyzers and exit")
+    .option("--meshConfigFile <file>", "mesh config YAML; its rootNamespace overrides meshd's or -i")
+    .addOption(
+      new Option("-o, --output <format>", "log, json or yaml").choices(["log", "json", "yaml"]).default(
+        "log",
+      ),
+    )
+    .option("--output-threshold <level>", "lowest severity shown: Info, Warning, Error", "Info")
+    .option("-R, --recursive", "removed: directories are always walked")
+    .option(
+      "--remote-contexts <context>",
+      "remote clusters (no effect: one meshd)",
+      collectArray,
+      [] as string[],
+    )
+    .option("-r, --revision <revision>", "revision analyzed (no effect: one meshd)", "default")
+    .option(
+      "-S, --suppress <code=resource>",
+      "suppress a code on a resource, * wildcards; repeatable",
+      collectArray,
+      [] as string[],
+    )
+    .option(
+      "-k, --use-orch [bool]",
+      "analyze meshd's live config; --use-orch=false analyzes files only",
+      parseBool,
+      true,
+    )
+    .option("-v, --verbose", "list the analyzers run");
+  addDebugFlags(cmd);
+  cmd.action(async (files, opts, command) => {
+    const globals = command.optsWithGlobals() as unknown as GlobalOptions;
+    if (opts.listAnalyzers) {
+      io.stdout(
+        "Available analyzers:\n" + ANALYZERS.map((a) => `\t* ${a.name}: ${a.description}\n`).join(""),
+      );
+      return;
+    }
+    const failure: Level = parseLevel("--failure-threshold", opts.failureThreshold);
+    const threshold: Level = parseLevel("--output-threshold", opts.outputThreshold);
+    const { suppressions, warnings } = parseSuppressions(opts.suppress);
+    for (const w of warnings) io.stderr(w + "\n");
+    if (!opts.useOrch && files.length === 0) {
+      throw new Error(
+        "--use-orch=false needs files to analyze: meshctl analyze --use-orch=false <file|dir>...",
+      );
+    }
+    let rootNamespace = globals.meshNamespace;
+    let input: AnalysisInput;
+    if (opts.useOrch) {
+      const live = await inputFromMeshd(meshdClient(opts));
+      rootNamespace = live.rootNamespace;
+      input = live;
+    }
+    rootNamespace = await rootNamespaceFrom(opts.meshConfigFile, rootNamespace);
+    if (files.length > 0) {
+      const fromFiles = await inputFromFiles(files, {
+        rootNamespace,
+        defaultNamespace: globals.namespace || undefined,
+      });
+      input = opts.useOrch ? overlay(input!, fromFiles) : fromFiles;
+    }
+    input = { ...input!, rootNamespace };
+    if (opts.ignoreUnknown) input.issues = input.issues.filter((i) => i.resource !== undefined);
+    if (opts.verbose) {
+      const run = ANALYZERS.filter((a) => opts.analyzer.length === 0 || opts.analyzer.includes(a.name));
+      io.stderr(
+        `Analyzed resources in ${input.target}\nExecuted analyzers:\n${
+          run.map((a) => `\t ${a.name}\n`).join("")
+        }\n`,
+      );
+    }
+    let messages = applySuppressions(
+      runAnalysis(input, { analyzers: opts.analyzer }),
+      suppressions,
+      input.resources,
+    );
+    if (globals.namespace && !opts.allNamespaces) {
+      messages = messages.filter((m) => !m.resource || m.resource.namespace === globals.namespace);
+    }
+    const shown = messages.filter((m) => atLeast(m.type.level, threshold));
+    const colour = opts.color ?? colourDefault();
+    io.stdout(formatMessages(shown, opts.output as OutputFormat, colour));
+    if (shown.length === 0) {
+      const what = input.files.length > 1 ? `:\n  - ${input.files.join("\n  - ")}\n` : ` ${input.target}.\n`;
+      io.stderr(`\u2714 No validation issues found when analyzing${what}`);
+    }
+    if (messages.some((m) => atLeast(m.type.level, failure))) io.setExitCode(EXIT_ANALYZER_FOUND_ISSUES);
+  });
+  return cmd;
+}

@@ -1,0 +1,139 @@
+/**
+ * What `meshctl analyze` analyzes: mesh resources with where they came from, the namespaces known
+ * to exist, and workloads that exist without a WorkloadEntry (auto-registered ones, from a running
+ * meshd). Built from files (`--use-orch=false`) or from meshd's debug interface (live).
+ *
+ * @module
+ */
+import { parseYamlDocuments, type ValidationIssue, type ValidResource } from "../../shared/mod.ts";
+import { validateInputs } from "../commands/validate.ts";
+import type { MeshdClient } from "../meshd_client.ts";
+
+/** A resource under analysis. */
+export interface AnalyzedResource {
+  kind: string;
+  namespace: string;
+  name: string;
+  resource: ValidResource["resource"];
+  /** `file:line`, when known. */
+  reference?: string;
+}
+
+/** A workload known without a WorkloadEntry resource. */
+export interface KnownWorkload {
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
+}
+
+/** Everything the analyzers read. */
+export interface AnalysisInput {
+  resources: AnalyzedResource[];
+  /** Namespaces that exist: declared by Namespace documents, or holding resources or workloads. */
+  namespaces: Set<string>;
+  /** Workloads besides the WorkloadEntry resources. */
+  workloads: KnownWorkload[];
+  rootNamespace: string;
+  /** What schema validation found (offline only: meshd holds only valid resources). */
+  issues: ValidationIssue[];
+  /** What was analyzed, for the summary line. */
+  target: string;
+  /** Files given, for the "no issues" line. */
+  files: string[];
+}
+
+function finish(
+  resources: AnalyzedResource[],
+  rest: Omit<AnalysisInput, "resources" | "namespaces"> & { namespaces?: Iterable<string> },
+): AnalysisInput {
+  const namespaces = new Set(rest.namespaces ?? []);
+  for (const r of resources) namespaces.add(r.namespace);
+  for (const w of rest.workloads) namespaces.add(w.namespace);
+  namespaces.add(rest.rootNamespace);
+  return { ...rest, resources, namespaces };
+}
+
+/** Options of {@link inputFromFiles}. */
+export interface FileInputOptions {
+  rootNamespace: string;
+  defaultNamespace?: string;
+}
+
+/** Reads files and directories (`-` for standard input) as `meshctl validate` does. */
+export async function inputFromFiles(files: string[], options: FileInputOptions): Promise<AnalysisInput> {
+  const namespaces: string[] = [];
+  const summary = await validateInputs(files, {
+    ...options,
+    onText: (_file, text) => {
+      for (const doc of parseYamlDocuments(text)) {
+        const v = doc.value as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } } | null;
+        if (v?.apiVersion === "v1" && v.kind === "Namespace" && typeof v.metadata?.name === "string") {
+          namespaces.push(v.metadata.name);
+        }
+      }
+    },
+  });
+  const resources = summary.valid.map((v) => ({
+    kind: v.resource.kind,
+    namespace: v.resource.metadata.namespace ?? options.defaultNamespace ?? "default",
+    name: v.resource.metadata.name,
+    resource: v.resource,
+    reference: `${v.source.file}:${v.source.line}`,
+  }));
+  return finish(resources, {
+    namespaces,
+    workloads: [],
+    rootNamespace: options.rootNamespace,
+    issues: summary.issues,
+    target: files.join(", "),
+    files,
+  });
+}
+
+interface ConfigzEntry {
+  kind: string;
+  namespace: string;
+  name: string;
+  resource: ValidResource["resource"];
+  source?: { file: string; line: number };
+}
+
+interface RegistryzWorkload {
+  key: string;
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+}
+
+/**
+ * Reads meshd's config in force (/debug/configz), its registry (/debug/registryz: auto-registered
+ * workloads too) and its mesh config (/debug/mesh, for the root namespace).
+ */
+export async function inputFromMeshd(client: MeshdClient): Promise<AnalysisInput> {
+  const [configz, registryz, mesh] = await Promise.all([
+    client.json<{ resources: ConfigzEntry[] }>("/debug/configz"),
+    client.json<{ workloads: RegistryzWorkload[] }>("/debug/registryz"),
+    client.json<{ rootNamespace: string }>("/debug/mesh"),
+  ]);
+  const resources = configz.resources.map((e) => ({
+    kind: e.kind,
+    namespace: e.namespace,
+    name: e.name,
+    resource: e.resource,
+    reference: e.source ? `${e.source.file}:${e.source.line}` : undefined,
+  }));
+  const declared = new Set(
+    resources.filter((r) => r.kind === "WorkloadEntry").map((r) => `${r.namespace}/${r.name}`),
+  );
+  return finish(resources, {
+    workloads: registryz.workloads.filter((w) => !declared.has(w.key)).map((w) => ({
+      namespace: w.namespace,
+      name: w.name,
+      labels: w.labels,
+    })),
+    rootNamespace: mesh.rootNamespace,
+    issues: [],
+    target: `meshd at ${client.address}`,
+    files: [],
+  });
+}

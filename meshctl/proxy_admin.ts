@@ -1,0 +1,107 @@
+/**
+ * Reaching one proxy's admin interface (proxy/README.md "Admin") from a command: the target resolved
+ * through meshd, or a saved `/config_dump` given with `--file`. Shared by proxy-config, proxy-stats
+ * and proxy-status.
+ *
+ * @module
+ */
+import { type Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
+import { addDebugFlags, meshdClient, timeoutMs } from "./debug_flags.ts";
+import { httpRequest } from "./meshd_client.ts";
+import { adminAddress, type ConnectedProxy, findProxy, parseTarget } from "./proxy_target.ts";
+
+/** The admin port of the seed's `--proxy-admin-port` default. */
+export const DEFAULT_ADMIN_PORT = 15000;
+
+/** Envoy's admin config dump: `{"configs": [{"@type": ..., ...}]}`. */
+export interface ConfigDump {
+  configs: Record<string, unknown>[];
+}
+
+/** Adds --proxy-admin-port and the debug flags (to find the proxy through meshd). */
+export function addProxyFlags<T extends Command<unknown[], Record<string, unknown>>>(command: T): T {
+  command.addOption(
+    new Option(
+      "--proxy-admin-port <port>",
+      "the proxy's admin port (default: the port the proxy advertises, else 15000)",
+    ),
+  );
+  return addDebugFlags(command);
+}
+
+/** One proxy's admin interface, found through meshd. */
+export interface ProxyAdmin {
+  /** `127.0.0.1:<port>`. */
+  address: string;
+  proxy: ConnectedProxy;
+  get(path: string): Promise<string>;
+  post(path: string): Promise<string>;
+}
+
+function port(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) {
+    throw new Error(`--proxy-admin-port: ${JSON.stringify(value)} is not a port number (1-65535)`);
+  }
+  return n;
+}
+
+/**
+ * Resolves a target to its proxy's admin interface.
+ *
+ * @throws Error naming the target, meshd's address or the admin address when something is not found
+ */
+export async function proxyAdmin(target: string, cmd: CommandUnknownOpts): Promise<ProxyAdmin> {
+  const opts = cmd.optsWithGlobals() as Record<string, unknown>;
+  const client = meshdClient(opts);
+  const proxy = await findProxy(client, parseTarget(target, (opts.namespace as string) || "default"));
+  const address = adminAddress(proxy, port(opts.proxyAdminPort), DEFAULT_ADMIN_PORT);
+  const what = `the admin interface of proxy ${target} (${proxy.proxy})`;
+  const timeout = timeoutMs(String(opts.timeout));
+  return {
+    address,
+    proxy,
+    get: (path) => httpRequest(address, path, { what, timeoutMs: timeout }),
+    post: (path) => httpRequest(address, path, { what, method: "POST", timeoutMs: timeout }),
+  };
+}
+
+/**
+ * Reads a config dump: the file of `--file`, else the live proxy of the target.
+ *
+ * @throws Error naming the file (unreadable, not JSON, not a dump) or what was not found
+ */
+export async function readConfigDump(
+  target: string | undefined,
+  cmd: CommandUnknownOpts,
+): Promise<ConfigDump> {
+  const file = (cmd.optsWithGlobals() as { file?: string }).file;
+  let text: string;
+  let what: string;
+  if (file) {
+    what = file;
+    try {
+      text = await Deno.readTextFile(file);
+    } catch (e) {
+      throw new Error(
+        `--file ${file}: ${e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message}`,
+      );
+    }
+  } else {
+    if (!target) {
+      throw new Error(`${cmd.name()} needs a proxy, [<type>/]<name>[.<namespace>], or --file <config dump>`);
+    }
+    const admin = await proxyAdmin(target, cmd);
+    what = `${admin.address}/config_dump`;
+    text = await admin.get("/config_dump");
+  }
+  let dump: ConfigDump;
+  try {
+    dump = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${what}: not JSON: ${(e as Error).message}`);
+  }
+  if (!Array.isArray(dump?.configs)) throw new Error(`${what}: not a config dump: no "configs" array`);
+  return dump;
+}
