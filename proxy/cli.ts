@@ -3,8 +3,9 @@
  * ./options/flags.ts, validated all at once (each error names its flag; exit 1), then
  * {@link runProxy} runs until SIGINT, SIGTERM or POST /quitquitquit.
  *
- * PARTIAL: the inbound data path (with RequestAuthentication and AuthorizationPolicy), the outbound
- * listener (proxy/outbound), workers and admin work; there is no ingress gateway mode yet (issue #6).
+ * The inbound data path (with RequestAuthentication and AuthorizationPolicy), the outbound listener
+ * (proxy/outbound), the gateway mode (`--type router`; partial: plain-text HTTP servers, uri matches),
+ * workers and admin work.
  *
  * @module
  */
@@ -27,8 +28,9 @@ export const DESCRIPTION =
   "from meshd, keeps a Delta ADS stream, and serves the --inbound ports (mutual TLS per " +
   "PeerAuthentication, X-Forwarded-Client-Cert) from --concurrency workers, with an admin interface on " +
   "127.0.0.1:--proxy-admin-port; --outbound routes the application's HTTP/1.1 to services. Inbound " +
-  "requests pass RequestAuthentication (JWT, 401) and AuthorizationPolicy (403). PARTIAL: no ingress " +
-  "gateway mode (Gateway, VirtualService) yet (issue #6)";
+  "requests pass RequestAuthentication (JWT, 401) and AuthorizationPolicy (403). --type router runs an " +
+  "ingress gateway from Gateways and VirtualServices (PARTIAL: plain-text HTTP servers only; uri, port " +
+  "and gateways matches only; no redirect, rewrite or direct responses)";
 
 /**
  * Builds the command; `run` receives the validated options (the real program runs the proxy).

@@ -1,7 +1,6 @@
 /**
  * proxy entry point: `deno task proxy [flags]` or `./dev proxy [flags]` (see cli.ts and proxy/README.md).
- * PARTIAL: the inbound data path, the outbound listener, the workers and the admin interface work;
- * authorization (AuthorizationPolicy, RequestAuthentication) is not enforced (issue #6).
+ * The gateway mode (`--type router`) is partial: plain-text HTTP servers, uri matches (proxy/README.md).
  *
  * @module
  */

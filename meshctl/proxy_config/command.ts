@@ -94,7 +94,8 @@ const SUBCOMMANDS: { name: string; aliases: string[]; description: string; filte
   {
     name: "route",
     aliases: ["routes", "r"],
-    description: "Retrieve a proxy's routes (always empty: no VirtualService routing in the proxy yet)",
+    description:
+      "Retrieve a proxy's routes (a gateway's, from Gateways and VirtualServices; a sidecar has none)",
     filters: ["name", "verbose"],
   },
   { name: "secret", aliases: ["secrets", "s"], description: "Retrieve a proxy's certificates", filters: [] },

@@ -145,14 +145,29 @@ export function routes(dump: ConfigDump, f: Filters): Json[] {
   return (s.dynamic_route_configs ?? []).filter((r: Json) => !f.name || r.route_config?.name === f.name);
 }
 
-/** istioctl's route table (empty: the proxy has no route configuration yet). */
+/**
+ * istioctl's route table: one row per route of each virtual host (a gateway's; a sidecar has none).
+ * MATCH as istioctl prints it (`/status*` prefix, `/ip` exact, regex as written); VIRTUAL SERVICE as
+ * `<name>.<namespace>` from the route name `<namespace>/<name>.<rule>`.
+ */
 export function routesTable(list: Json[]): string {
+  const matchText = (m: Json) => m.path ?? m.safe_regex?.regex ?? `${m.prefix ?? "/"}*`;
+  const vsOf = (name: string) => {
+    const m = /^([^/]+)\/(.+)\.\d+$/.exec(name ?? "");
+    return m ? `${m[2]}.${m[1]}` : "-";
+  };
   return table(
     ["NAME", "VHOST NAME", "DOMAINS", "MATCH", "VIRTUAL SERVICE"],
     list.flatMap((r) =>
-      (r.route_config?.virtual_hosts ?? []).map((
-        v: Json,
-      ) => [r.route_config.name, v.name, v.domains.join(","), "/*", "-"])
+      (r.route_config?.virtual_hosts ?? []).flatMap((v: Json) =>
+        (v.routes ?? []).map((route: Json) => [
+          r.route_config.name,
+          v.name,
+          v.domains.join(","),
+          (route.match ?? []).map(matchText).join(","),
+          vsOf(route.name),
+        ])
+      )
     ),
   );
 }

@@ -40,6 +40,7 @@ import { SocketIo } from "../http/socket_io.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
+import { InboundPolicyFilter } from "../filters/mod.ts";
 import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
 import { resolveHost } from "./resolve.ts";
 
@@ -285,12 +286,23 @@ export class OutboundListener {
       this.#conns.delete(down);
       this.observer.connectionClosed();
     });
+    // A gateway enforces the RequestAuthentications and AuthorizationPolicies that select its workload
+    // (policies seed: "applies to all services bound to that gateway"), as a sidecar does inbound.
+    const filter = this.#o.routeName === undefined ? undefined : new InboundPolicyFilter(this.#o.snapshot, {
+      principal: undefined,
+      peerIp: raw.remoteAddress ?? "",
+      localIp: raw.localAddress ?? "",
+      port: this.#port,
+      sni: undefined,
+      peer,
+    }, this.#log);
     const session = new Http1Session(down, {
       upstream: down.upstream,
       observer: this.observer,
       log: this.#log,
       peer,
       xfccElement: null,
+      filter,
       defaultHost: ascii("localhost"),
       limits: this.#limits,
     });

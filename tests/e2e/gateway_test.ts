@@ -5,6 +5,7 @@
  * come from a Gateway and a VirtualService in meshd's config directory. Real curl is the client.
  */
 import assert from "node:assert/strict";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { join } from "node:path";
 import { startCa, startMeshd } from "../../proxy/agent/test_support.ts";
 import { curl, freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
@@ -78,9 +79,37 @@ metadata: {name: default, namespace: foo}
 spec: {mtls: {mode: STRICT}}
 `;
 
+/** Policies seed rows at the gateway: JWT required on /headers only (Istio's authn-policy end-user part). */
+function gatewayPolicies(jwks: string): string {
+  return `apiVersion: security.istio.io/v1
+kind: RequestAuthentication
+metadata: {name: jwt-example, namespace: mesh-system}
+spec:
+  selector: {matchLabels: {istio: ingressgateway}}
+  jwtRules:
+  - issuer: testing@secure.mesh.io
+    jwks: '${jwks}'
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: require-jwt-headers, namespace: mesh-system}
+spec:
+  selector: {matchLabels: {istio: ingressgateway}}
+  action: DENY
+  rules:
+  - from: [{source: {notRequestPrincipals: ["*"]}}]
+    to: [{operation: {paths: ["/headers"]}}]
+`;
+}
+
 /** `curl -H Host:<host> http://<gateway>/<path>`: the status and the body. */
-async function viaGateway(host: string, path: string): Promise<{ status: string; body: string }> {
+async function viaGateway(
+  host: string,
+  path: string,
+  extra: string[] = [],
+): Promise<{ status: string; body: string }> {
   const r = await curl([
+    ...extra,
     "-s",
     "--max-time",
     "2",
@@ -207,13 +236,75 @@ Deno.test({
         },
       );
 
-      await t.step("/config_dump shows the listener and the route configuration", async () => {
-        const dump = await (await fetch(`http://127.0.0.1:${gateway.adminPort}/config_dump`)).json();
-        const text = JSON.stringify(dump);
-        assert.ok(text.includes(`"name":"${GATEWAY_IP}_${GATEWAY_TARGET_PORT}"`), "listener");
-        assert.ok(text.includes(`"route_config_name":"http.80"`), "listener → route");
-        assert.ok(text.includes(`"outbound|8000||httpbin.foo.svc.cluster.local"`), "route → cluster");
-      });
+      await t.step(
+        "RequestAuthentication and a DENY policy selecting the gateway apply to the bound service",
+        async () => {
+          const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
+          const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "ES256" };
+          await Deno.writeTextFile(
+            join(config, "gateway-policies.yaml"),
+            gatewayPolicies(JSON.stringify({ keys: [jwk] })),
+          );
+          const token = await new SignJWT({ iss: "testing@secure.mesh.io", sub: "user-1" })
+            .setProtectedHeader({ alg: "ES256", kid: "k1" })
+            .setExpirationTime("1h")
+            .sign(privateKey);
+          const bearer = (t: string) => ["-H", `Authorization: Bearer ${t}`];
+          await eventually(
+            "tokenless /headers denied",
+            expectStatus("httpbin.example.com", "/headers", "403"),
+          );
+          assert.equal(
+            (await viaGateway("httpbin.example.com", "/status/200")).status,
+            "200",
+            "other paths need no token",
+          );
+          const ok = await viaGateway("httpbin.example.com", "/headers", bearer(token));
+          assert.equal(ok.status, "200", ok.body);
+          assert.equal(JSON.parse(ok.body).headers.Authorization, undefined, "the token is not forwarded");
+          const bad = await viaGateway(
+            "httpbin.example.com",
+            "/status/200",
+            bearer(token.slice(0, -4) + "AAAA"),
+          );
+          assert.equal(bad.status, "401", "an invalid token is rejected on every path");
+          await Deno.remove(join(config, "gateway-policies.yaml"));
+          await eventually("policies removed", expectStatus("httpbin.example.com", "/headers", "200"));
+        },
+      );
+
+      await t.step(
+        "/config_dump shows the listener and the route configuration; meshctl proxy-config route reads it",
+        async () => {
+          const dump = await (await fetch(`http://127.0.0.1:${gateway.adminPort}/config_dump`)).json();
+          const text = JSON.stringify(dump);
+          assert.ok(text.includes(`"name":"${GATEWAY_IP}_${GATEWAY_TARGET_PORT}"`), "listener");
+          assert.ok(text.includes(`"route_config_name":"http.80"`), "listener → route");
+          assert.ok(text.includes(`"outbound|8000||httpbin.foo.svc.cluster.local"`), "route → cluster");
+          const file = join(dir, "gateway-dump.json");
+          await Deno.writeTextFile(file, JSON.stringify(dump));
+          const out = await new Deno.Command(Deno.execPath(), {
+            args: [
+              "run",
+              "-A",
+              new URL("../../meshctl/main.ts", import.meta.url).pathname,
+              "proxy-config",
+              "route",
+              "-f",
+              file,
+            ],
+            stdout: "piped",
+            stderr: "piped",
+            env: { NO_COLOR: "1" },
+          }).output();
+          const table = new TextDecoder().decode(out.stdout);
+          assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+          assert.match(
+            table,
+            /http\.80\s+httpbin\.example\.com:80\s+httpbin\.example\.com\s+\/status\*,\/headers\*,\/ip\*\s+httpbin\.foo/,
+          );
+        },
+      );
     } catch (e) {
       for (const p of procs) console.error(p.stderr().slice(-3000));
       throw e;
