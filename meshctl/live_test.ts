@@ -231,7 +231,7 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
       const r = await ctl(["proxy-status"]);
       assert.equal(r.code, 0, r.err);
       const rows = r.out.trim().split("\n").slice(1).map((l) => l.split(/\s{3,}/));
-      assert.equal(rows.length, 8, r.out);
+      assert.equal(rows.length, 10, r.out);
       for (const row of rows) {
         assert.equal(row[2], "SYNCED", r.out);
         assert.equal(row[3], row[4], "last sent is last acked");
@@ -239,6 +239,7 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
       assert.deepEqual(rows.filter((x) => x[0] === "httpbin-1.foo").map((x) => x[1]), [
         "Authorization",
         "JwtPolicy",
+        "RouteConfiguration",
         "Service",
         "Workload",
       ]);
