@@ -6,6 +6,7 @@
  */
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { analyzeCommand } from "./analyze/command.ts";
+import { authzCommand } from "./authz/command.ts";
 import { adminCommand } from "./admin/command.ts";
 import { completionCommand } from "./commands/completion.ts";
 import { internalDebugCommand } from "./internal_debug/command.ts";
@@ -56,6 +57,7 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
   program.addCommand(adminCommand(io));
   program.addCommand(
     experimentalCommand([
+      authzCommand(io),
       proxyStatsCommand(io),
       proxyStatusCommand(io),
       internalDebugCommand(io),

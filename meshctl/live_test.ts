@@ -244,7 +244,7 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
         "Workload",
       ]);
       const json = await ctl(["ps", "-o", "json"]);
-      assert.equal(JSON.parse(json.out).length, 8);
+      assert.equal(JSON.parse(json.out).length, 10);
       const diff = await ctl(["proxy-status", "httpbin-1.foo"]);
       assert.equal(diff.out, "Workload Match\nService Match\nAuthorization Match\nJwtPolicy Match\n");
       // A dump from another proxy differs from what meshd sends httpbin-1.

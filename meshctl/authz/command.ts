@@ -1,0 +1,194 @@
+/**
+ * `meshctl experimental authz` (meshctl seed, "authz"): `check` lists the AuthorizationPolicies that
+ * apply to a workload, merged (mesh-, namespace- and workload-level); `explain` decides one request
+ * against them with the shared evaluator and says which policy and rule decided. Both read policy
+ * files (`-f`, offline) or meshd's config in force (`--debug-address`).
+ *
+ * @module
+ */
+import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
+import {
+  applicableAuthorizationPolicies,
+  type AuthorizationPolicy,
+  compileAuthorization,
+  type MergedAuthorizationPolicies,
+} from "../../shared/mod.ts";
+import { type AnalysisInput, inputFromFiles, inputFromMeshd } from "../analyze/input.ts";
+import type { CliIo } from "../cli.ts";
+import { addDebugFlags, meshdClient } from "../debug_flags.ts";
+import { collectArray } from "../options.ts";
+import { structured } from "../output.ts";
+import { checkText, checkValue, explainText, type Explanation, ruleSummary } from "./format.ts";
+import { type RequestFlags, requestFromFlags } from "./request.ts";
+import { type AuthzWorkload, resolveWorkload } from "./workload.ts";
+
+/** Exit code of `explain` when the request is denied (0: allowed; 1: error; 2: usage). */
+export const EXIT_DENIED = 3;
+
+interface Globals {
+  namespace: string;
+  meshNamespace: string;
+}
+
+interface SourceFlags {
+  file: string[];
+  labels: string[];
+  output: string;
+}
+
+type Flags = SourceFlags & RequestFlags & Record<string, unknown>;
+
+async function loadInput(
+  opts: SourceFlags & Record<string, unknown>,
+  globals: Globals,
+): Promise<AnalysisInput> {
+  if (opts.file.length === 0) return await inputFromMeshd(meshdClient(opts));
+  const input = await inputFromFiles(opts.file, {
+    rootNamespace: globals.meshNamespace,
+    defaultNamespace: globals.namespace || undefined,
+  });
+  const errors = input.issues.filter((i) => i.severity === "error");
+  if (errors.length > 0) {
+    throw new Error(
+      "invalid input:\n" +
+        errors.map((i) =>
+          `  ${i.file}${i.line ? `:${i.line}` : ""}: ${i.resource ?? ""}${
+            i.field ? ` ${i.field}` : ""
+          }: ${i.message}`
+        ).join("\n"),
+    );
+  }
+  return input;
+}
+
+async function applicable(
+  target: string | undefined,
+  opts: SourceFlags & Record<string, unknown>,
+  globals: Globals,
+): Promise<{ workload: AuthzWorkload; merged: MergedAuthorizationPolicies }> {
+  const input = await loadInput(opts, globals);
+  const workload = resolveWorkload(input, { target, labels: opts.labels, namespace: globals.namespace });
+  const policies = input.resources.filter((r) => r.kind === "AuthorizationPolicy").map((r) => {
+    const p = r.resource as unknown as AuthorizationPolicy;
+    return { ...p, metadata: { ...p.metadata, namespace: r.namespace } };
+  });
+  return {
+    workload,
+    merged: applicableAuthorizationPolicies(policies, workload, { rootNamespace: input.rootNamespace }),
+  };
+}
+
+/** What a subcommand computed: its short form and its structured value. */
+interface Report {
+  text: string;
+  value: unknown;
+}
+
+/** Adds the flags that name the input and the workload, and the action that prints the report. */
+function withSource(
+  cmd: Command<[string | undefined], Record<string, unknown>>,
+  io: CliIo,
+  report: (
+    a: { workload: AuthzWorkload; merged: MergedAuthorizationPolicies; flags: Flags },
+  ) => Promise<Report>,
+): CommandUnknownOpts {
+  cmd.option(
+    "-f, --file <file>",
+    "policy YAML files or directories, offline (repeatable); default: meshd's live config",
+    collectArray,
+    [] as string[],
+  )
+    .option(
+      "-l, --labels <k=v,...>",
+      "the workload's labels, in namespace -n (repeatable), instead of a target",
+      collectArray,
+      [] as string[],
+    )
+    .addOption(
+      new Option("-o, --output <format>", "short, json or yaml").choices(["short", "json", "yaml"]).default(
+        "short",
+      ),
+    );
+  addDebugFlags(cmd).action(async (target, opts, command) => {
+    const flags = opts as unknown as Flags;
+    const r = await report({
+      ...await applicable(target, flags, command.optsWithGlobals() as unknown as Globals),
+      flags,
+    });
+    io.stdout(flags.output === "short" ? r.text : structured(r.value, flags.output as "json" | "yaml"));
+  });
+  return cmd;
+}
+
+function checkCommand(io: CliIo): CommandUnknownOpts {
+  const cmd = new Command("check")
+    .description(
+      "List the AuthorizationPolicies that apply to a workload, merged (action, scope, policy, rules): " +
+        "from -f files (offline) or meshd's live config",
+    )
+    .argument("[target]", "[<type>/]<name>[.<namespace>]: a WorkloadEntry or registered workload");
+  return withSource(
+    cmd,
+    io,
+    ({ workload, merged }) =>
+      Promise.resolve({ text: checkText(workload, merged), value: checkValue(workload, merged) }),
+  );
+}
+
+function explainCommand(io: CliIo): CommandUnknownOpts {
+  const cmd = new Command("explain")
+    .description(
+      `Decide one request to a workload with the shared authorization evaluator and say which policy and rule ` +
+        `decided; exit 0 when allowed, ${EXIT_DENIED} when denied`,
+    )
+    .argument("[target]", "[<type>/]<name>[.<namespace>]: a WorkloadEntry or registered workload")
+    .option("--method <method>", "HTTP method", "GET")
+    .option("--path <path>", "request path (query allowed; normalized as the proxy does)", "/")
+    .option("--host <host>", "Host header")
+    .option("--port <port>", "destination (container) port", "80")
+    .option("-H, --header <name=value>", "request header (repeatable)", collectArray, [] as string[])
+    .option("--source-principal <id>", "peer SPIFFE ID from mutual TLS, e.g. cluster.local/ns/foo/sa/sleep")
+    .option("--source-namespace <ns>", "peer namespace (principal built with --source-service-account)")
+    .option("--source-service-account <sa>", "peer service account (default: default)")
+    .option(
+      "--trust-domain <domain>",
+      "trust domain of a principal built from namespace and service account",
+      "cluster.local",
+    )
+    .option("--source-ip <ip>", "peer address")
+    .option("--remote-ip <ip>", "original client address (default: --source-ip)")
+    .option("--destination-ip <ip>", "address the connection was accepted on")
+    .option("--sni <name>", "TLS server name")
+    .option("--request-principal <iss/sub>", "request principal of a verified JWT")
+    .option(
+      "--jwt <file|json>",
+      "claims JSON object, or a file holding one or a JWT (decoded, not verified)",
+    );
+  return withSource(cmd, io, async ({ workload, merged, flags }) => {
+    const { request, jwtNote } = await requestFromFlags(flags);
+    const decision = compileAuthorization(merged.all).evaluate(request);
+    const decider = merged.all.find((p) =>
+      p.namespace === decision.policy?.namespace && p.name === decision.policy?.name
+    );
+    const rule = decision.ruleIndex === undefined ? undefined : decider?.rules?.[decision.ruleIndex];
+    const e: Explanation = {
+      workload,
+      request,
+      decision,
+      ...(rule ? { rule: ruleSummary(rule) } : {}),
+      policies: merged.all.map((p) => `${p.name}.${p.namespace}`),
+      ...(jwtNote ? { jwtNote } : {}),
+    };
+    if (!decision.allowed) io.setExitCode(EXIT_DENIED);
+    return { text: explainText(e), value: e };
+  });
+}
+
+/** Builds the `authz` group: `check` and `explain`. */
+export function authzCommand(io: CliIo): CommandUnknownOpts {
+  return new Command("authz").description(
+    "Inspect authorization: the policies of a workload, and their decision on a request",
+  )
+    .addCommand(checkCommand(io))
+    .addCommand(explainCommand(io));
+}
