@@ -246,7 +246,10 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
       const json = await ctl(["ps", "-o", "json"]);
       assert.equal(JSON.parse(json.out).length, 10);
       const diff = await ctl(["proxy-status", "httpbin-1.foo"]);
-      assert.equal(diff.out, "Workload Match\nService Match\nAuthorization Match\nJwtPolicy Match\n");
+      assert.equal(
+        diff.out,
+        "Workload Match\nService Match\nAuthorization Match\nJwtPolicy Match\nRouteConfiguration Match\n",
+      );
       // A dump from another proxy differs from what meshd sends httpbin-1.
       const other = join(meshd.dir, "sleep.json");
       await Deno.writeTextFile(other, (await ctl(["proxy-config", "all", "sleep-1.foo", "-o", "json"])).out);

@@ -2,7 +2,8 @@
  * The sync diff of one proxy: what meshd would send it now (`/debug/config_dump?proxyID=`) against
  * what the proxy holds (its `/config_dump`), per xDS type, as `istioctl proxy-status <pod>` compares
  * istiod's and Envoy's config. Compared: the Workload's fields the proxy keeps, the Service names
- * (from the proxy's clusters), and the Authorization and JwtPolicy resources.
+ * (from the proxy's clusters), the route configuration names (a gateway's), and the Authorization and
+ * JwtPolicy resources.
  *
  * @module
  */
@@ -67,6 +68,9 @@ function proxySide(dump: ConfigDump): Record<string, unknown> {
     [typeUrlOf(RESOURCE_TYPES.service)]: services,
     [typeUrlOf(RESOURCE_TYPES.authorization)]: mesh.authorizations?.resources ?? {},
     [typeUrlOf(RESOURCE_TYPES.jwtPolicy)]: mesh.jwt_policies?.resources ?? {},
+    [typeUrlOf(RESOURCE_TYPES.routeConfiguration)]:
+      (section(dump, DUMP_TYPES.routes).dynamic_route_configs ?? [])
+        .map((r: Json) => r.route_config?.name).sort(),
   };
 }
 
@@ -75,6 +79,7 @@ function meshdSide(typeUrl: string, resources: MeshdProxyDump["types"][number]["
     case typeUrlOf(RESOURCE_TYPES.workload):
       return pick(resources[0]?.value, WORKLOAD_FIELDS);
     case typeUrlOf(RESOURCE_TYPES.service):
+    case typeUrlOf(RESOURCE_TYPES.routeConfiguration):
       return resources.map((r) => r.name).sort();
     default:
       return Object.fromEntries(resources.map((r) => [r.name, r.value]));
