@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { type Meshd, startCa, startMeshd, waitFor } from "./agent/test_support.ts";
 import { STRICT } from "../meshd/server/test_support.ts";
 import { curl, freePort, hasHttpbin, Httpbin } from "./inbound/test_support.ts";
+import { type ProxyProcess, startProxyProcess } from "./test_support.ts";
 import type { CertificateAuthority } from "../meshd/ca/mod.ts";
 
 const CONFIG = `apiVersion: networking.istio.io/v1
@@ -57,74 +58,53 @@ interface Env {
   admin(path: string, init?: RequestInit): Promise<{ status: number; text: string }>;
 }
 
-async function withProxy(extraArgs: string[], fn: (env: Env) => Promise<void>): Promise<void> {
+async function withProxy(concurrency: number, fn: (env: Env) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "proxy-e2e-" });
   await Deno.mkdir(join(dir, "config"));
   await Deno.writeTextFile(join(dir, "config", "services.yaml"), CONFIG);
   const ca = await startCa(join(dir, "ca"));
   const meshd = await startMeshd(join(dir, "config"), { ca });
-  const { token } = await ca.issueBootstrapToken({ namespace: "foo", serviceAccount: "httpbin" });
-  await Deno.writeTextFile(join(dir, "token"), token);
   await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
   const app = await startApp();
   const inboundPort = freePort();
-  const adminPort = freePort();
   const outboundPort = freePort();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-read",
-      "--allow-env",
-      "--allow-net",
-      "--allow-sys",
-      new URL("./main.ts", import.meta.url).pathname,
-      `--discoveryAddress=127.0.0.1:${meshd.securePort}`,
-      "--namespace=foo",
-      "--serviceAccount=httpbin",
-      "--workloadEntry=httpbin-1",
-      "--labels=app=httpbin",
-      "--address=10.1.0.2",
-      "--inboundBindAddress=127.0.0.1",
-      `--tokenFile=${join(dir, "token")}`,
-      `--rootCertFile=${join(dir, "root-cert.pem")}`,
-      `--inbound=${inboundPort}=127.0.0.1:${app.port}`,
-      `--proxy-admin-port=${adminPort}`,
-      `--outbound=127.0.0.1:${outboundPort}`,
-      "--proxyLogLevel=info",
-      ...extraArgs,
-    ],
-    stdout: "null",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  let err = "";
-  const reading = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
-    new WritableStream({ write: (chunk) => void (err += chunk) }),
-  );
-  const admin = async (path: string, init?: RequestInit) => {
-    const r = await fetch(`http://127.0.0.1:${adminPort}${path}`, init);
-    return { status: r.status, text: await r.text() };
-  };
+  let proxy: ProxyProcess | undefined;
   try {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      try {
-        if ((await admin("/ready")).status === 200) break;
-      } catch {
-        // admin not up yet
-      }
-      if (Date.now() > deadline) throw new Error(`proxy not ready within 20 s; stderr:\n${err}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await fn({ dir, meshd, ca, app, inboundPort, adminPort, outboundPort, child, stderr: () => err, admin });
+    proxy = await startProxyProcess({
+      dir,
+      ca,
+      discoveryAddress: `127.0.0.1:${meshd.securePort}`,
+      namespace: "foo",
+      serviceAccount: "httpbin",
+      workloadEntry: "httpbin-1",
+      labels: "app=httpbin",
+      address: "10.1.0.2",
+      concurrency,
+      args: [
+        "--inboundBindAddress=127.0.0.1",
+        `--inbound=${inboundPort}=127.0.0.1:${app.port}`,
+        `--outbound=127.0.0.1:${outboundPort}`,
+      ],
+    });
+    const adminPort = proxy.adminPort;
+    const admin = async (path: string, init?: RequestInit) => {
+      const r = await fetch(`http://127.0.0.1:${adminPort}${path}`, init);
+      return { status: r.status, text: await r.text() };
+    };
+    await fn({
+      dir,
+      meshd,
+      ca,
+      app,
+      inboundPort,
+      adminPort,
+      outboundPort,
+      child: proxy.child,
+      stderr: proxy.stderr,
+      admin,
+    });
   } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
-    await child.status;
-    await reading.catch(() => {});
+    await proxy?.stop();
     await app.stop();
     await meshd.stop();
     await ca.stop();
@@ -143,7 +123,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: () =>
-    withProxy(["--concurrency=2"], async (env) => {
+    withProxy(2, async (env) => {
       const url = `http://127.0.0.1:${env.inboundPort}/get`;
       const ok = await curl(["-o", "/dev/null", "-w", "%{http_code}", url]);
       assert.equal(ok.stdout, "200", ok.stderr);

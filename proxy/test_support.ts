@@ -31,6 +31,8 @@ export interface ProxyProcessOptions {
   labels?: string;
   /** More flags, e.g. `--inbound=...`, `--type=router`. */
   args?: string[];
+  /** `--concurrency`; default 1. */
+  concurrency?: number;
   /** How long to wait for /ready; default 20 s. */
   readyTimeoutMs?: number;
 }
@@ -65,7 +67,7 @@ export async function startProxyProcess(o: ProxyProcessOptions): Promise<ProxyPr
       `--tokenFile=${tokenFile}`,
       `--rootCertFile=${join(o.dir, "root-cert.pem")}`,
       `--proxy-admin-port=${adminPort}`,
-      "--concurrency=1",
+      `--concurrency=${o.concurrency ?? 1}`,
       "--proxyLogLevel=info",
       ...(o.args ?? []),
     ],
