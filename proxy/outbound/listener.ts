@@ -42,7 +42,7 @@ import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
 import { InboundPolicyFilter } from "../filters/mod.ts";
 import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
-import { resolveHost } from "./resolve.ts";
+import { type Resolution, resolveHost, resolveService } from "./resolve.ts";
 
 /** Events of an outbound listener. Calls are synchronous and must be cheap. */
 export interface OutboundObserver extends SessionObserver {
@@ -334,13 +334,15 @@ export class OutboundListener {
       return this.#local("bad_authority", 400, `unsupported scheme ${authority.scheme}`, peer);
     }
     const snapshot = this.#o.snapshot();
-    let destination = authority.authority;
+    const namespace = snapshot.workload?.namespace;
+    let r: Resolution;
     if (this.#o.routeName !== undefined) {
       const picked = this.#gatewayDestination(snapshot, authority.authority, authority.path ?? pathOf(h));
-      if (typeof picked !== "string") return this.#local("no_route", 404, picked.reason, peer);
-      destination = picked;
+      if ("reason" in picked) return this.#local("no_route", 404, picked.reason, peer);
+      r = resolveService(picked, namespace, snapshot);
+    } else {
+      r = resolveHost(authority.authority, namespace, snapshot);
     }
-    const r = resolveHost(destination, snapshot.workload?.namespace, snapshot);
     if (!r.ok) return this.#local(r.status === 400 ? "bad_authority" : "no_route", r.status, r.reason, peer);
     const choice = this.#rr.pickEndpoint(r.key, r.service.endpoints, r.port.number);
     if (choice === undefined) {
@@ -389,13 +391,12 @@ export class OutboundListener {
     snapshot: RuntimeSnapshot,
     authority: string,
     path: string,
-  ): string | { reason: string } {
+  ): { host: string; port: number } | { reason: string } {
     const rc = snapshot.routes[this.#o.routeName!];
     if (rc === undefined) return { reason: `no route configuration ${this.#o.routeName}` };
     const s = selectRoute(rc, authority, path);
     if (!s.ok) return { reason: s.reason };
-    const d = this.#weighted.pick(s.route.name, s.route.destinations);
-    return `${d.host}:${d.port}`;
+    return this.#weighted.pick(s.route.name, s.route.destinations);
   }
 
   #local(kind: LocalReplyKind, status: number, body: string, peer: string): Route {

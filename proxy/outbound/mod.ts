@@ -14,4 +14,4 @@ export {
   type OutboundObserver,
   OutboundStats,
 } from "./listener.ts";
-export { parseAuthority, type Resolution, resolveHost, type ServicePort } from "./resolve.ts";
+export { parseAuthority, type Resolution, resolveHost, resolveService, type ServicePort } from "./resolve.ts";

@@ -105,7 +105,23 @@ export function resolveHost(
 ): Resolution {
   const parsed = parseAuthority(authority, defaultPort);
   if (parsed === null) return { ok: false, status: 400, reason: `invalid host ${JSON.stringify(authority)}` };
-  const { host, port } = parsed;
+  return resolveService(parsed, namespace, snapshot);
+}
+
+/**
+ * The service and port of a destination already split into host and port (a gateway route's
+ * destination), with the same short-name search as {@link resolveHost}.
+ *
+ * @param destination lower-case host name or IP, and port
+ * @param namespace the proxy's own namespace (for short names), or undefined when not known yet
+ * @param snapshot the services to search
+ */
+export function resolveService(
+  destination: { host: string; port: number },
+  namespace: string | undefined,
+  snapshot: Pick<RuntimeSnapshot, "services">,
+): Resolution {
+  const { host, port } = destination;
   const idx = indexOf(snapshot.services);
   const tried: string[] = [];
   let key: string | undefined;

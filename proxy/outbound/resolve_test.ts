@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { ServiceInfo } from "../runtime/snapshot.ts";
-import { parseAuthority, resolveHost } from "./resolve.ts";
+import { parseAuthority, resolveHost, resolveService } from "./resolve.ts";
 
 function svc(
   name: string,
@@ -104,4 +104,21 @@ Deno.test("parseAuthority", () => {
   assert.deepEqual(parseAuthority("a.b", 80), { host: "a.b", port: 80 });
   assert.deepEqual(parseAuthority("[fe80::1]:9", 80), { host: "fe80::1", port: 9 });
   assert.equal(parseAuthority("a/b", 80), null);
+});
+
+Deno.test("resolveService: a gateway destination resolves as its host:port authority does", () => {
+  for (
+    const [host, port] of [["httpbin.foo.svc.cluster.local", 8000], ["httpbin", 8000], [
+      "api.example.com",
+      443,
+    ]] as const
+  ) {
+    assert.deepEqual(
+      resolveService({ host, port }, "foo", snapshot),
+      resolveHost(`${host}:${port}`, "foo", snapshot),
+    );
+  }
+  const none = resolveService({ host: "httpbin.foo.svc.cluster.local", port: 0 }, "foo", snapshot);
+  assert.ok(!none.ok);
+  assert.match(none.reason, /has no port 0; its ports: 8000/);
 });
