@@ -20,6 +20,7 @@
 import {
   type AuthorizationDecision,
   type JwtOutcome,
+  type NormalizedPath,
   normalizePath,
   PathError,
   wwwAuthenticate,
@@ -108,16 +109,17 @@ export class InboundPolicyFilter implements RequestFilter {
 
   check(h: HttpHead): FilterVerdict | null | Promise<FilterVerdict | null> {
     const policies = inboundPoliciesOf(this.#snapshot());
-    if (!policies.active) return null;
+    if (!policies.active) {
+      // Envoy normalizes every request, policies or not; most targets have nothing to normalize.
+      if (!mayNeedNormalization(h)) return null;
+      const n = normalizedTarget(h.targetText());
+      if (n === null) return BAD_PATH;
+      return n.changed ? { reply: null, addFields: null, target: ascii(n.path + n.query) } : null;
+    }
     const headers = readHeaders(h, policies.headerNames, lengthsOf(policies.headerNames));
     const targetText = h.targetText();
-    let normalized;
-    try {
-      normalized = normalizePath(targetText);
-    } catch (e) {
-      if (!(e instanceof PathError)) throw e;
-      return { reply: { status: 400, headers: "", body: "Bad Request" }, addFields: null, target: null };
-    }
+    const normalized = normalizedTarget(targetText);
+    if (normalized === null) return BAD_PATH;
     const target = normalized.changed ? ascii(normalized.path + normalized.query) : null;
     if (policies.error !== null) {
       return this.#deny(h, headers, normalized.path, { allowed: false, reason: policies.error });
@@ -206,4 +208,35 @@ export class InboundPolicyFilter implements RequestFilter {
       : DENIED;
     return { reply, addFields: null, target: null };
   }
+}
+
+/** Istio's answer to a target BASE normalization refuses (`%00`). */
+const BAD_PATH: FilterVerdict = {
+  reply: { status: 400, headers: "", body: "Bad Request" },
+  addFields: null,
+  target: null,
+};
+
+/** The BASE-normalized target, or null when it must be refused. */
+function normalizedTarget(target: string): NormalizedPath | null {
+  try {
+    return normalizePath(target);
+  } catch (e) {
+    if (!(e instanceof PathError)) throw e;
+    return null;
+  }
+}
+
+/**
+ * Whether BASE normalization could change the target's path: it holds `%`, `\` or a segment starting
+ * with `.` before any `?`. A byte scan, so the common request allocates nothing here.
+ */
+function mayNeedNormalization(h: HttpHead): boolean {
+  const b = h.buf;
+  for (let i = h.targetStart; i < h.targetEnd; i++) {
+    const c = b[i];
+    if (c === 0x3f) return false;
+    if (c === 0x25 || c === 0x5c || (c === 0x2e && i > h.targetStart && b[i - 1] === 0x2f)) return true;
+  }
+  return false;
 }

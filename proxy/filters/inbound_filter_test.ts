@@ -100,6 +100,25 @@ Deno.test({
     ) => ["-H", `Authorization: Bearer ${await token(claims)}`];
     try {
       await t.step(
+        "no policies: the path is still BASE-normalized, the query untouched; %00 is 400",
+        async () => {
+          const seen = async (target: string) => {
+            const r = await get(["--path-as-is", `${http}${target}`]);
+            assert.equal(r.status, 200, target);
+            const body = JSON.parse(r.body);
+            return { path: new URL(body.url).pathname, args: body.args };
+          };
+          assert.equal((await seen("/anything/a/../b")).path, "/anything/b");
+          assert.equal((await seen("/anything/%61/./c")).path, "/anything/a/c");
+          assert.deepEqual(await seen("/anything/plain?q=/../x"), {
+            path: "/anything/plain",
+            args: { q: "/../x" },
+          });
+          assert.equal((await get(["--path-as-is", `${http}/anything/%00`])).status, 400);
+        },
+      );
+
+      await t.step(
         "RequestAuthentication only: no token 200, valid 200, invalid 401 with WWW-Authenticate",
         async () => {
           apply([], [provider()]);

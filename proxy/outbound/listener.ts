@@ -40,6 +40,7 @@ import { SocketIo } from "../http/socket_io.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
+import { normalizePath } from "../../shared/mod.ts";
 import { InboundPolicyFilter } from "../filters/mod.ts";
 import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
 import { type Resolution, resolveHost, resolveService } from "./resolve.ts";
@@ -394,7 +395,7 @@ export class OutboundListener {
   ): { host: string; port: number } | { reason: string } {
     const rc = snapshot.routes[this.#o.routeName!];
     if (rc === undefined) return { reason: `no route configuration ${this.#o.routeName}` };
-    const s = selectRoute(rc, authority, path);
+    const s = selectRoute(rc, authority, routingPath(path));
     if (!s.ok) return { reason: s.reason };
     return this.#weighted.pick(s.route.name, s.route.destinations);
   }
@@ -444,6 +445,19 @@ function authorityOf(h: HttpHead): { scheme: string; authority: string; path: st
     if (h.kinds[i] === H_HOST) return { scheme: "", authority: h.value(i), path: null };
   }
   return null;
+}
+
+/**
+ * The path a gateway routes on: BASE-normalized first, as Envoy normalizes before route matching, so
+ * `/status/../headers` takes the `/headers` route that the filter chain's policies will see.
+ */
+function routingPath(target: string): string {
+  try {
+    return normalizePath(target).path;
+  } catch {
+    // `%00`: the filter chain answers 400 before this route is used.
+    return target;
+  }
 }
 
 /** The request target of an origin-form head (its path and query). */

@@ -206,6 +206,16 @@ Deno.test({
         assert.match(host.body, /no virtual host for other\.example\.com on gateway port 80/);
       });
 
+      await t.step("routes match the normalized path: /status/../ip is /ip, which has no route", async () => {
+        for (const raw of ["/status/../ip", "/status/%2e%2e/ip", "/%69p"]) {
+          const r = await viaGateway("httpbin.example.com", raw, ["--path-as-is"]);
+          assert.equal(r.status, "404", `${raw}: ${r.body}`);
+          assert.match(r.body, /no route for \/ip in virtual host/, raw);
+        }
+        const back = await viaGateway("httpbin.example.com", "/ip/../status/200", ["--path-as-is"]);
+        assert.equal(back.status, "200", "and /ip/../status/200 takes the /status route");
+      });
+
       await t.step("STRICT in foo changes nothing for the gateway (it is a mesh client)", async () => {
         await Deno.writeTextFile(join(config, "strict.yaml"), STRICT_FOO);
         await new Promise((r) => setTimeout(r, 500));
