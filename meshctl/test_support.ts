@@ -26,7 +26,16 @@ export async function meshctl(
   options: { stdin?: string; env?: Record<string, string> } = {},
 ): Promise<RunResult> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-env", "--allow-net", "--allow-write", MAIN, ...args],
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-env",
+      "--allow-net",
+      "--allow-write",
+      "--allow-run",
+      MAIN,
+      ...args,
+    ],
     cwd: ROOT,
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",
