@@ -111,7 +111,7 @@ Deno.test({
           const log = await ctl(["pc", "log", "web.foo", "--level", "inbound:debug"]);
           assert.equal(log.code, 0, log.err);
           assert.match(log.out, /^web-10\.249\.3\.3\.foo:\nactive loggers:\n/);
-          assert.match(log.out, /  inbound: debug\n/);
+          assert.match(log.out, / {2}inbound: debug\n/);
         },
       );
 
