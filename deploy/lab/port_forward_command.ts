@@ -16,6 +16,8 @@ export interface LabPortForwardOptions {
   error: (line: string) => void;
   /** Ends the forwards when aborted; default: SIGINT or SIGTERM. */
   signal?: AbortSignal;
+  /** Where state directories live; default labsDir(). */
+  dir?: string;
 }
 
 function signalsAbort(): { signal: AbortSignal; dispose: () => void } {
@@ -42,7 +44,7 @@ export async function labPortForward(
   options: LabPortForwardOptions,
 ): Promise<void> {
   const specs = ports.map(parsePortSpec);
-  const t = await forwardTarget(lab, target);
+  const t = await forwardTarget(lab, target, { dir: options.dir });
   const host = options.podIp ? t.podAddress : "127.0.0.1";
   const stopped = options.signal ? { signal: options.signal, dispose: () => {} } : signalsAbort();
   const open: PortForward[] = [];

@@ -3,7 +3,8 @@
  * namespace (root) to a real HTTP server there, a refused dial, and that closing ends the relay.
  */
 import assert from "node:assert/strict";
-import { labUnavailable, mustRun, netnsPids, run } from "./host.ts";
+import { labUnavailable, netnsPids, run } from "./host.ts";
+import { netnsServer } from "./netns_server_test_support.ts";
 import { openPortForward, parsePortSpec } from "./port_forward.ts";
 
 Deno.test("parsePortSpec: kubectl's forms, and errors naming the spec", () => {
@@ -30,31 +31,8 @@ Deno.test({
     const content = crypto.getRandomValues(new Uint8Array(65536)).map((b, i) => b ^ i);
     const big = new Uint8Array(3_000_000).map((_, i) => content[i % content.length] ^ (i >> 16));
     await Deno.writeFile(`${dir}/big.bin`, big);
-    await mustRun("ip", ["netns", "add", netns]);
-    const server = new Deno.Command("ip", {
-      args: [
-        "netns",
-        "exec",
-        netns,
-        "python3",
-        "-m",
-        "http.server",
-        "--bind",
-        "127.0.0.1",
-        "--directory",
-        dir,
-        "8099",
-      ],
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
+    const server = await netnsServer(netns, 8099, dir);
     try {
-      await mustRun("ip", ["-n", netns, "link", "set", "lo", "up"]);
-      const reachable = () =>
-        run("ip", ["netns", "exec", netns, "bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/8099"]);
-      for (let i = 0; i < 100 && (await reachable()).code !== 0; i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
       // Not reachable from the host's namespace: the forward is what makes it so.
       const direct = await run("curl", [
         "-s",
@@ -96,9 +74,7 @@ Deno.test({
       assert.deepEqual(await netnsPids(netns), [server.pid]);
       await assert.rejects(fetch(`http://${f.localAddress}/`));
     } finally {
-      server.kill("SIGKILL");
-      await server.status;
-      await run("ip", ["netns", "del", netns]);
+      await server.remove();
       await Deno.remove(dir, { recursive: true });
     }
   },

@@ -12,7 +12,7 @@ import { netnsPids } from "../deploy/lab/host.ts";
 import { meshctl } from "./test_support.ts";
 
 const unavailable = labUnavailable();
-if (unavailable) console.log(`meshctl/lab_test.ts: skipped: ${unavailable}`);
+if (unavailable) console.log(`meshctl/lab_connector_test.ts: skipped: ${unavailable}`);
 
 const TOPOLOGY = `namespaces:
   - {name: foo, injection: enabled}
@@ -98,6 +98,10 @@ Deno.test({
           assert.equal(secrets.code, 0, secrets.err);
           assert.match(secrets.out, /default\s+Cert Chain\s+ACTIVE\s+true/);
           assert.match(secrets.out, /ROOTCA\s+CA\s+ACTIVE\s+true/);
+          // meshd's own name of the proxy works too (the last dot separates the namespace, as in istioctl).
+          const registered = await ctl(["pc", "secret", "web-10.249.3.3.foo", "-o", "json"]);
+          assert.equal(registered.code, 0, registered.err);
+          assert.equal(JSON.parse(registered.out)[1].name, "ROOTCA");
           const ecds = await ctl(["pc", "ecds", "web.foo"]);
           assert.equal(ecds.code, 0, ecds.err);
           assert.equal(ecds.out, "ECDS NAME   TYPE\n");
