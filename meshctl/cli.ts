@@ -10,6 +10,7 @@ import { authzCommand } from "./authz/command.ts";
 import { adminCommand } from "./admin/command.ts";
 import { completionCommand } from "./commands/completion.ts";
 import { internalDebugCommand } from "./internal_debug/command.ts";
+import { addLabMode, closeLabMode } from "./lab_connector.ts";
 import { optionsCommand } from "./options_command.ts";
 import { workloadCommand } from "./workload/command.ts";
 import { experimentalCommand } from "./experimental/command.ts";
@@ -50,6 +51,7 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
     .option("--vklog <level>", "log verbosity, like -v", "0")
     .showHelpAfterError()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  addLabMode(program);
   program.addCommand(validateCommand(io.stdout, io.setExitCode));
   program.addCommand(analyzeCommand(io));
   program.addCommand(proxyConfigCommand(io));
@@ -96,6 +98,8 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
     if (err.code?.startsWith("commander.")) return err.exitCode === 0 ? 0 : 2;
     io.stderr(`error: ${err.message}\n`);
     return 1;
+  } finally {
+    await closeLabMode(program);
   }
   return code;
 }

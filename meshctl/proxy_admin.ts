@@ -7,7 +7,8 @@
  */
 import { type Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { addDebugFlags, meshdClient, timeoutMs } from "./debug_flags.ts";
-import { httpRequest } from "./meshd_client.ts";
+import { labConnectorOf } from "./lab_connector.ts";
+import { httpRequest, type MeshdClient } from "./meshd_client.ts";
 import { adminAddress, type ConnectedProxy, findProxy, parseTarget } from "./proxy_target.ts";
 
 /** The admin port of the seed's `--proxy-admin-port` default. */
@@ -48,16 +49,37 @@ function port(value: unknown): number | undefined {
 }
 
 /**
- * Resolves a target to its proxy's admin interface.
+ * The connected proxy of a target `[<type>/]<name>[.<namespace>]` (namespace default: `-n`, else
+ * `default`): through meshd's registry, and with `--lab` also by the lab's workload names.
+ *
+ * @throws Error naming the target and the proxies that are connected
+ */
+export function targetProxy(
+  client: MeshdClient,
+  target: string,
+  cmd: CommandUnknownOpts,
+): Promise<ConnectedProxy> {
+  const namespace = (cmd.optsWithGlobals() as { namespace?: string }).namespace || "default";
+  const parsed = parseTarget(target, namespace);
+  return labConnectorOf(cmd)?.findProxy(client, parsed) ?? findProxy(client, parsed);
+}
+
+/**
+ * Resolves a target to its proxy's admin interface (with `--lab`, through a port-forward).
  *
  * @throws Error naming the target, meshd's address or the admin address when something is not found
  */
 export async function proxyAdmin(target: string, cmd: CommandUnknownOpts): Promise<ProxyAdmin> {
   const opts = cmd.optsWithGlobals() as Record<string, unknown>;
-  const client = meshdClient(opts);
-  const proxy = await findProxy(client, parseTarget(target, (opts.namespace as string) || "default"));
-  const address = adminAddress(proxy, port(opts.proxyAdminPort), DEFAULT_ADMIN_PORT);
-  const what = `the admin interface of proxy ${target} (${proxy.proxy})`;
+  const proxy = await targetProxy(meshdClient(opts), target, cmd);
+  let address = adminAddress(proxy, port(opts.proxyAdminPort), DEFAULT_ADMIN_PORT);
+  let what = `the admin interface of proxy ${target} (${proxy.proxy})`;
+  const lab = labConnectorOf(cmd);
+  if (lab) {
+    const forwarded = await lab.adminAddress(proxy, Number(address.split(":")[1]));
+    address = forwarded.address;
+    what += ` (${forwarded.via})`;
+  }
   const timeout = timeoutMs(String(opts.timeout));
   return {
     address,

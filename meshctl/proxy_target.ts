@@ -38,7 +38,8 @@ export function parseTarget(text: string, defaultNamespace: string): Target {
     }
     rest = rest.slice(slash + 1);
   }
-  const dot = rest.indexOf(".");
+  // The last dot, as istioctl's inferNsInfo: registered names carry the address (`web-10.0.0.3.foo`).
+  const dot = rest.lastIndexOf(".");
   const name = dot >= 0 ? rest.slice(0, dot) : rest;
   const namespace = dot >= 0 ? rest.slice(dot + 1) : defaultNamespace;
   if (!name || !namespace) {

@@ -7,6 +7,7 @@ Deno.test("parseTarget: [<type>/]<name>[.<namespace>]", () => {
     ["httpbin-1.foo", "default", { name: "httpbin-1", namespace: "foo" }],
     ["pod/httpbin-1.foo", "bar", { name: "httpbin-1", namespace: "foo" }],
     ["we/httpbin-1", "bar", { name: "httpbin-1", namespace: "bar" }],
+    ["httpbin-10.213.0.3.foo", "bar", { name: "httpbin-10.213.0.3", namespace: "foo" }],
   ];
   for (const [text, ns, want] of cases) assert.deepEqual(parseTarget(text, ns), want, text);
   assert.throws(

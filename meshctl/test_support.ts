@@ -26,7 +26,16 @@ export async function meshctl(
   options: { stdin?: string; env?: Record<string, string> } = {},
 ): Promise<RunResult> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-env", "--allow-net", "--allow-write", MAIN, ...args],
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-env",
+      "--allow-net",
+      "--allow-write",
+      "--allow-run",
+      MAIN,
+      ...args,
+    ],
     cwd: ROOT,
     stdin: options.stdin === undefined ? "null" : "piped",
     stdout: "piped",
@@ -158,12 +167,22 @@ export interface LiveProxy {
 /**
  * Starts the real proxy program for WorkloadEntry `name` in `namespace`, with a bootstrap token and
  * root certificate that meshctl's own `x workload entry configure` would fetch (meshd's debug port).
+ * With `ca`, the proxy gets its certificate (and so its ROOTCA) from that other meshd, and keeps its
+ * ADS stream to `meshd` in plain text (`--controlPlaneAuthPolicy NONE`): a proxy of a foreign CA.
  */
 export async function startLiveProxy(
   meshd: LiveMeshd,
-  who: { namespace: string; name: string; serviceAccount: string; ip: string; inbound: number[] },
+  who: {
+    namespace: string;
+    name: string;
+    serviceAccount: string;
+    ip: string;
+    inbound: number[];
+    ca?: LiveMeshd;
+  },
 ): Promise<LiveProxy> {
-  const tokenRes = await fetch(`http://${meshd.debugAddress}/debug/bootstrapToken`, {
+  const ca = who.ca ?? meshd;
+  const tokenRes = await fetch(`http://${ca.debugAddress}/debug/bootstrapToken`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ namespace: who.namespace, serviceAccount: who.serviceAccount }),
@@ -171,10 +190,10 @@ export async function startLiveProxy(
   const { token } = await tokenRes.json();
   const tokenFile = join(meshd.dir, `${who.name}.token`);
   await Deno.writeTextFile(tokenFile, token);
-  const rootFile = join(meshd.dir, "root-cert.pem");
+  const rootFile = join(meshd.dir, `${who.name}.root-cert.pem`);
   await Deno.writeTextFile(
     rootFile,
-    await (await fetch(`http://${meshd.debugAddress}/debug/rootCert`)).text(),
+    await (await fetch(`http://${ca.debugAddress}/debug/rootCert`)).text(),
   );
   const adminPort = freePort();
   const child = spawn([
@@ -184,7 +203,13 @@ export async function startLiveProxy(
     "--allow-net",
     "--allow-sys",
     join(ROOT, "proxy/main.ts"),
-    `--discoveryAddress=127.0.0.1:${meshd.ports.secure}`,
+    ...(who.ca
+      ? [
+        `--discoveryAddress=127.0.0.1:${meshd.ports.grpc}`,
+        "--controlPlaneAuthPolicy=NONE",
+        `--caAddress=127.0.0.1:${who.ca.ports.secure}`,
+      ]
+      : [`--discoveryAddress=127.0.0.1:${meshd.ports.secure}`]),
     `--namespace=${who.namespace}`,
     `--serviceAccount=${who.serviceAccount}`,
     `--workloadEntry=${who.name}`,

@@ -1,5 +1,5 @@
 /**
- * The `lab` program (`./dev lab <command>`): up, apply, delete, exec, status, down. Every command
+ * The `lab` program (`./dev lab <command>`): up, apply, delete, exec, port-forward, status, down. Every command
  * takes `--name` (MESH_LAB_NAME, default `mesh`); `up` also takes `--subnet` (MESH_LAB_SUBNET,
  * default 10.213.0.0/24).
  *
@@ -9,6 +9,7 @@ import { Command } from "@commander-js/extra-typings";
 import { labApply, labDelete } from "./config_files.ts";
 import { labDown } from "./down.ts";
 import { labExec } from "./exec.ts";
+import { labPortForward } from "./port_forward_command.ts";
 import { DEFAULT_LAB_NAME, DEFAULT_LAB_SUBNET } from "./naming.ts";
 import { labStatus } from "./status.ts";
 import { labUp } from "./up.ts";
@@ -80,6 +81,30 @@ export async function runLab(args: string[], io: LabIo): Promise<number> {
     .passThroughOptions()
     .action(async (workload, command, o) => {
       code = await labExec(o.name, workload, command[0] === "--" ? command.slice(1) : command);
+    });
+  program.command("port-forward")
+    .description(
+      "Forward local ports to meshd or a workload, as kubectl port-forward: 127.0.0.1:<local> here to " +
+        "127.0.0.1:<remote> in the target's network namespace; until SIGINT or SIGTERM",
+    )
+    .argument("<target>", "meshd or <namespace>/<workload>")
+    .argument(
+      "<ports...>",
+      "[<local>:]<remote>; a lone <remote> listens on the same port, :<remote> on a free one",
+    )
+    .option(...nameOption)
+    .option("--address <ip>", "local address to listen on", "127.0.0.1")
+    .option(
+      "--pod-ip",
+      "dial the target's lab address instead of its 127.0.0.1 (through the sidecar's inbound)",
+    )
+    .action(async (target, ports, o) => {
+      await labPortForward(o.name, target, ports, {
+        address: o.address,
+        podIp: Boolean(o.podIp),
+        log: line,
+        error: (t) => io.stderr(t + "\n"),
+      });
     });
   program.command("status")
     .description("Show the lab's processes, addresses and config files")

@@ -27,18 +27,27 @@ export function workloadOf(state: LabState, ref: string): PlannedWorkload {
   return w;
 }
 
+/**
+ * The state of lab `name`.
+ *
+ * @throws Error when the lab has no state (not up) or its state file is unreadable
+ */
+export async function upState(name: string, options: { dir?: string } = {}): Promise<LabState> {
+  const state = await loadState(labPaths(name, options.dir));
+  if (state === undefined) {
+    throw new Error(`lab ${name} is not up; run: lab up <topology.yaml> --name ${name}`);
+  }
+  if (typeof state === "string") throw new Error(state);
+  return state;
+}
+
 /** The workload `<namespace>/<workload>` of running lab `name`. */
 export async function findWorkload(
   name: string,
   ref: string,
   options: { dir?: string } = {},
 ): Promise<PlannedWorkload> {
-  const state = await loadState(labPaths(name, options.dir));
-  if (state === undefined) {
-    throw new Error(`lab ${name} is not up; run: lab up <topology.yaml> --name ${name}`);
-  }
-  if (typeof state === "string") throw new Error(state);
-  return workloadOf(state, ref);
+  return workloadOf(await upState(name, options), ref);
 }
 
 /** The argv that runs `command` inside the workload (`ip netns exec` with the workload's variables). */

@@ -18,6 +18,8 @@ import type { CliIo } from "../cli.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
 import { collectArray } from "../options.ts";
 import { structured } from "../output.ts";
+import { parseTarget } from "../proxy_target.ts";
+import { type DumpJwtRule, jwtRulesText, policiesFromDump, readConfigDumpFile } from "./config_dump.ts";
 import { checkText, checkValue, explainText, type Explanation, ruleSummary } from "./format.ts";
 import { type RequestFlags, requestFromFlags } from "./request.ts";
 import { type AuthzWorkload, resolveWorkload } from "./workload.ts";
@@ -61,11 +63,42 @@ async function loadInput(
   return input;
 }
 
+/** What applies to the workload; `jwtRules` only when read from a proxy's config dump. */
+interface Applicable {
+  workload: AuthzWorkload;
+  merged: MergedAuthorizationPolicies;
+  jwtRules?: DumpJwtRule[];
+}
+
+/** A single `-f` that is a proxy's config dump: the policies that proxy enforces. */
+async function fromConfigDump(
+  target: string | undefined,
+  opts: SourceFlags,
+  globals: Globals,
+): Promise<Applicable | undefined> {
+  if (opts.file.length !== 1) return undefined;
+  const dump = await readConfigDumpFile(opts.file[0]);
+  if (dump === undefined) return undefined;
+  const found = policiesFromDump(dump, opts.file[0]);
+  if (target !== undefined) {
+    const t = parseTarget(target, globals.namespace || "default");
+    if (t.name !== found.workload.name || t.namespace !== found.workload.namespace) {
+      throw new Error(
+        `${opts.file[0]}: the config dump is of proxy ${found.workload.name}.${found.workload.namespace}, ` +
+          `not ${t.name}.${t.namespace}; leave out the target to check the dump's proxy`,
+      );
+    }
+  }
+  return found;
+}
+
 async function applicable(
   target: string | undefined,
   opts: SourceFlags & Record<string, unknown>,
   globals: Globals,
-): Promise<{ workload: AuthzWorkload; merged: MergedAuthorizationPolicies }> {
+): Promise<Applicable> {
+  const dumped = await fromConfigDump(target, opts, globals);
+  if (dumped) return dumped;
   const input = await loadInput(opts, globals);
   const workload = resolveWorkload(input, { target, labels: opts.labels, namespace: globals.namespace });
   const policies = input.resources.filter((r) => r.kind === "AuthorizationPolicy").map((r) => {
@@ -88,13 +121,12 @@ interface Report {
 function withSource(
   cmd: Command<[string | undefined], Record<string, unknown>>,
   io: CliIo,
-  report: (
-    a: { workload: AuthzWorkload; merged: MergedAuthorizationPolicies; flags: Flags },
-  ) => Promise<Report>,
+  report: (a: Applicable & { flags: Flags }) => Promise<Report>,
 ): CommandUnknownOpts {
   cmd.option(
     "-f, --file <file>",
-    "policy YAML files or directories, offline (repeatable); default: meshd's live config",
+    "policy YAML files or directories, offline (repeatable), or one proxy's saved /config_dump JSON " +
+      "(the policies it enforces); default: meshd's live config",
     collectArray,
     [] as string[],
   )
@@ -124,14 +156,17 @@ function checkCommand(io: CliIo): CommandUnknownOpts {
   const cmd = new Command("check")
     .description(
       "List the AuthorizationPolicies that apply to a workload, merged (action, scope, policy, rules): " +
-        "from -f files (offline) or meshd's live config",
+        "from -f policy files (offline), a proxy's config dump (-f, with its JWT rules) or meshd's live config",
     )
     .argument("[target]", "[<type>/]<name>[.<namespace>]: a WorkloadEntry or registered workload");
   return withSource(
     cmd,
     io,
-    ({ workload, merged }) =>
-      Promise.resolve({ text: checkText(workload, merged), value: checkValue(workload, merged) }),
+    ({ workload, merged, jwtRules }) =>
+      Promise.resolve({
+        text: checkText(workload, merged) + (jwtRules ? jwtRulesText(jwtRules) : ""),
+        value: { ...checkValue(workload, merged) as object, ...(jwtRules ? { jwtRules } : {}) },
+      }),
   );
 }
 

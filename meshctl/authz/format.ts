@@ -17,7 +17,10 @@ import type { AuthzWorkload } from "./workload.ts";
 const list = (v: unknown): string => Array.isArray(v) ? `[${v.join(",")}]` : String(v);
 
 function fields(part: object | null | undefined): string {
-  return Object.entries(part ?? {}).filter(([, v]) => v !== null && v !== undefined)
+  // Empty lists are absent fields: a config dump carries them decoded from protobuf, YAML leaves them out.
+  return Object.entries(part ?? {}).filter(([, v]) =>
+    v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0)
+  )
     .map(([k, v]) => `${k}=${list(v)}`).join(" ");
 }
 

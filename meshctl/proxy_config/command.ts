@@ -1,7 +1,8 @@
 /**
  * `meshctl proxy-config` (meshctl seed, "proxy-config"): a proxy's configuration from its
- * `/config_dump` (live, through meshd, or a saved dump with `--file`), and its log levels. `ecds`
- * and `rootca-compare` are not implemented (the proxy has no ECDS; see README).
+ * `/config_dump` (live, through meshd, or a saved dump with `--file`), and its log levels;
+ * `rootca-compare` of two proxies' ROOTCA, and `ecds` (always empty: the proxy has no extension
+ * config discovery; see README).
  *
  * @module
  */
@@ -9,6 +10,8 @@ import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-ty
 import type { CliIo } from "../cli.ts";
 import { structured } from "../output.ts";
 import { addProxyFlags, type ConfigDump, proxyAdmin, readConfigDump } from "../proxy_admin.ts";
+import { parseTarget } from "../proxy_target.ts";
+import { ecdsDump, ecdsTable, rootCaPem, rootCaReport, rootCasShareCertificate } from "./rootca.ts";
 import {
   bootstrap,
   bootstrapSummary,
@@ -180,8 +183,52 @@ export function proxyConfigCommand(io: CliIo): CommandUnknownOpts {
       }),
   );
 
+  group.addCommand(
+    new Command("ecds").alias("ec")
+      .description(
+        "Retrieve a proxy's typed extension configuration (ECDS); partial: the proxy has no extension " +
+          "config discovery, so it is always empty",
+      )
+      .argument("[target]", "[<type>/]<name>[.<namespace>] of the proxy")
+      .addOption(fileOption())
+      .action(async (target, _opts, cmd) => {
+        const dump = await readConfigDump(target, cmd);
+        const format = output(cmd);
+        io.stdout(format === "short" ? ecdsTable(dump) : structured(ecdsDump(dump), format));
+      }),
+  );
+
+  group.addCommand(rootCaCompareCommand(io));
   group.addCommand(logCommand(io));
   return group;
+}
+
+function rootCaCompareCommand(io: CliIo): CommandUnknownOpts {
+  return new Command("rootca-compare").alias("rc")
+    .description(
+      "Compare the ROOTCA of two proxies' secrets, to check the connectivity between them; exit 1 when " +
+        "they share no root certificate",
+    )
+    .argument("<target-1>", "[pod/]<name-1>[.<namespace-1>]")
+    .argument("<target-2>", "[pod/]<name-2>[.<namespace-2>]")
+    .action(async (first, second, _opts, cmd) => {
+      const namespace = (cmd.optsWithGlobals() as { namespace?: string }).namespace || "default";
+      const names = [first, second].map((t) => {
+        const p = parseTarget(t, namespace);
+        return `${p.name}.${p.namespace}`;
+      });
+      const roots = [];
+      for (const [i, t] of [first, second].entries()) {
+        roots.push({
+          pem: rootCaPem(await readConfigDump(t, cmd), `proxy ${names[i]}`),
+          what: `proxy ${names[i]}`,
+        });
+      }
+      const match = rootCasShareCertificate(roots[0], roots[1]);
+      const report = rootCaReport(names[0], names[1], match);
+      if (!match) throw new Error(report);
+      io.stdout(report + "\n");
+    });
 }
 
 const LEVELS = ["trace", "debug", "info", "warning", "error", "critical", "off"];

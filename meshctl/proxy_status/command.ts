@@ -10,8 +10,7 @@ import type { TypeSyncStatus } from "../../meshd/xds/ads_server.ts";
 import type { CliIo } from "../cli.ts";
 import { meshdClient } from "../debug_flags.ts";
 import { structured, table } from "../output.ts";
-import { addProxyFlags, readConfigDump } from "../proxy_admin.ts";
-import { findProxy, parseTarget } from "../proxy_target.ts";
+import { addProxyFlags, readConfigDump, targetProxy } from "../proxy_admin.ts";
 import { formatSyncDiff, type MeshdProxyDump, syncDiff } from "./diff.ts";
 
 interface SyncEntry {
@@ -50,7 +49,6 @@ export function proxyStatusCommand(io: CliIo): CommandUnknownOpts {
   addProxyFlags(cmd);
   cmd.action(async (target, opts, command) => {
     const client = meshdClient(command.optsWithGlobals());
-    const namespace = (command.optsWithGlobals() as { namespace?: string }).namespace || "default";
     if (target === undefined) {
       const syncz = await client.json<SyncEntry[]>("/debug/syncz");
       const rows = syncz.flatMap((s) =>
@@ -73,7 +71,7 @@ export function proxyStatusCommand(io: CliIo): CommandUnknownOpts {
       ));
       return;
     }
-    const proxy = await findProxy(client, parseTarget(target, namespace));
+    const proxy = await targetProxy(client, target, command);
     const meshd = await client.json<MeshdProxyDump>(
       `/debug/config_dump?proxyID=${encodeURIComponent(proxy.workload)}`,
     );

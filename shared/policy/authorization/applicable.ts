@@ -77,12 +77,22 @@ export function applicableAuthorizationPolicies(
       const withSelector = Object.keys(p.spec?.selector?.matchLabels ?? {}).length > 0;
       const scope = withSelector ? "WORKLOAD_SELECTOR" : view.namespace === root ? "GLOBAL" : "NAMESPACE";
       return { ...view, action: view.action ?? "ALLOW", scope };
-    })
-    .sort((a, b) => {
-      const ka = `${a.namespace}/${a.name}`;
-      const kb = `${b.namespace}/${b.name}`;
-      return ka < kb ? -1 : ka > kb ? 1 : 0;
     });
+  return mergeByAction(all);
+}
+
+/**
+ * Merges policies that apply to one workload (what meshd sent a proxy, or
+ * {@link applicableAuthorizationPolicies} found) into one list per action, each in namespace/name order.
+ */
+export function mergeByAction(
+  policies: readonly ApplicableAuthorizationPolicy[],
+): MergedAuthorizationPolicies {
+  const all = [...policies].sort((a, b) => {
+    const ka = `${a.namespace}/${a.name}`;
+    const kb = `${b.namespace}/${b.name}`;
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  });
   const by = (action: string) => all.filter((p) => p.action === action);
   return { all, deny: by("DENY"), allow: by("ALLOW"), audit: by("AUDIT"), custom: by("CUSTOM") };
 }

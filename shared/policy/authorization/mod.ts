@@ -20,6 +20,7 @@ export {
   type ApplicableOptions,
   authorizationPolicyView,
   type AuthorizationScope,
+  mergeByAction,
   type MergedAuthorizationPolicies,
 } from "./applicable.ts";
 export {

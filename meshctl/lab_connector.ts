@@ -1,0 +1,186 @@
+/**
+ * meshctl's orchestrator mode for the local lab (`--lab <name>`, env MESHCTL_LAB): istioctl reaches
+ * istiod and each pod's Envoy admin through Kubernetes port-forwards it opens and closes itself;
+ * meshctl does the same through the lab's port forwarding (deploy/lab/port_forward.ts), because
+ * nothing of the lab is in the host's network namespace. meshd's debug interface (127.0.0.1:8080 in
+ * its namespace) stands in for `--debug-address` (unless that is given on the command line), and a
+ * proxy's admin port is forwarded from its workload's namespace. A target names a lab workload,
+ * `<workload>.<namespace>` (the pod's name in Istio terms), or what meshd lists (`<registered
+ * name>.<namespace>`). Needs root, as the lab does.
+ *
+ * @module
+ */
+import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { upState } from "../deploy/lab/exec.ts";
+import type { LabPlan, PlannedWorkload } from "../deploy/lab/plan.ts";
+import { openPortForward, type PortForward } from "../deploy/lab/port_forward.ts";
+import type { MeshdClient } from "./meshd_client.ts";
+import { type ConnectedProxy, findProxy, type Target } from "./proxy_target.ts";
+
+/** The environment variable that gives `--lab`. */
+export const LAB_ENV = "MESHCTL_LAB";
+
+/** meshd's debug port inside the lab: meshd's --httpAddr default (:8080), which `lab up` keeps. */
+export const LAB_MESHD_DEBUG_PORT = 8080;
+
+function instanceIps(proxy: ConnectedProxy): string[] {
+  const ips = proxy.metadata.INSTANCE_IPS;
+  return typeof ips === "string" ? ips.split(",").map((s) => s.trim()) : [];
+}
+
+/** The forwards of one meshctl run into lab `lab`, opened on first use and closed by {@link close}. */
+export class LabConnector {
+  readonly #forwards = new Map<string, Promise<PortForward>>();
+  #plan?: Promise<LabPlan>;
+
+  /** @param lab the lab's name (`lab up --name`) */
+  constructor(readonly lab: string) {}
+
+  #labPlan(): Promise<LabPlan> {
+    this.#plan ??= upState(this.lab).then((s) => {
+      if (!s.plan) throw new Error(`lab ${this.lab}: its state has no plan (lab up did not get far)`);
+      return s.plan;
+    });
+    return this.#plan;
+  }
+
+  /** `127.0.0.1:<local>` forwarded to `127.0.0.1:<port>` in `netns` (one forward per pair per run). */
+  #forward(netns: string, port: number): Promise<PortForward> {
+    const key = `${netns} ${port}`;
+    let f = this.#forwards.get(key);
+    if (f === undefined) {
+      f = openPortForward(netns, `127.0.0.1:${port}`);
+      this.#forwards.set(key, f);
+    }
+    return f;
+  }
+
+  /**
+   * The local address of meshd's debug interface.
+   *
+   * @throws Error when the lab is not up or the forward cannot be opened
+   */
+  async meshdDebugAddress(): Promise<string> {
+    const plan = await this.#labPlan();
+    return (await this.#forward(plan.meshd.netns, LAB_MESHD_DEBUG_PORT)).localAddress;
+  }
+
+  /**
+   * Finds a target's proxy: what meshd lists under that name, else the proxy of the lab workload
+   * `<namespace>/<name>` (the one connected from the workload's address).
+   *
+   * @throws Error naming the target, the lab's workloads and meshd's connected proxies
+   */
+  async findProxy(client: MeshdClient, target: Target): Promise<ConnectedProxy> {
+    let registryError: Error;
+    try {
+      return await findProxy(client, target);
+    } catch (e) {
+      registryError = e as Error;
+    }
+    const plan = await this.#labPlan();
+    const w = plan.workloads.find((w) => w.namespace === target.namespace && w.name === target.name);
+    if (w === undefined) {
+      throw new Error(
+        `${registryError.message}; nor is it a workload of lab ${this.lab} (workloads: ${
+          plan.workloads.map((w) => `${w.name}.${w.namespace}`).join(", ")
+        })`,
+      );
+    }
+    const connections = await client.json<ConnectedProxy[]>("/debug/connections");
+    const found = connections.find((c) => instanceIps(c).includes(w.address));
+    if (found === undefined) {
+      throw new Error(
+        `proxy ${target.name}.${target.namespace}: lab ${this.lab} workload ${w.namespace}/${w.name} (${w.address}) ` +
+          (w.sidecar
+            ? "has no proxy connected to meshd"
+            : `has no sidecar (namespace ${w.namespace} has injection disabled)`),
+      );
+    }
+    return found;
+  }
+
+  /** The lab workload a connected proxy runs beside (by its INSTANCE_IPS). */
+  async #workloadOf(proxy: ConnectedProxy): Promise<PlannedWorkload> {
+    const plan = await this.#labPlan();
+    const ips = instanceIps(proxy);
+    const w = plan.workloads.find((w) => ips.includes(w.address));
+    if (w === undefined) {
+      throw new Error(
+        `proxy ${proxy.proxy} (workload ${proxy.workload}, addresses ${ips.join(", ") || "none"}) ` +
+          `is not in lab ${this.lab}`,
+      );
+    }
+    return w;
+  }
+
+  /**
+   * The local address forwarded to a proxy's admin port, and a description for error messages.
+   *
+   * @throws Error when the proxy is not one of the lab's, or the forward cannot be opened
+   */
+  async adminAddress(proxy: ConnectedProxy, port: number): Promise<{ address: string; via: string }> {
+    const w = await this.#workloadOf(proxy);
+    const f = await this.#forward(w.netns, port);
+    return { address: f.localAddress, via: `lab ${this.lab}: forwarded to 127.0.0.1:${port} in ${w.netns}` };
+  }
+
+  /** Closes every forward this run opened. */
+  async close(): Promise<void> {
+    const all = [...this.#forwards.values()];
+    this.#forwards.clear();
+    await Promise.all(all.map((f) => f.then((x) => x.close(), () => {})));
+  }
+}
+
+const connectors = new WeakMap<CommandUnknownOpts, LabConnector>();
+
+function root(cmd: CommandUnknownOpts): CommandUnknownOpts {
+  let c = cmd;
+  while (c.parent) c = c.parent;
+  return c;
+}
+
+/** The lab connector of the run a command belongs to, when `--lab` was given. */
+export function labConnectorOf(cmd: CommandUnknownOpts): LabConnector | undefined {
+  return connectors.get(root(cmd));
+}
+
+function needsMeshd(chain: CommandUnknownOpts[]): CommandUnknownOpts | undefined {
+  const holder = chain.find((c) => c.options.some((o) => o.attributeName() === "debugAddress"));
+  if (holder === undefined || holder.getOptionValueSource("debugAddress") === "cli") return undefined;
+  // A saved config dump or policy files (-f) need no meshd.
+  const file = chain.map((c) => c.getOptionValue("file") as unknown).find((v) => v !== undefined);
+  if (typeof file === "string" || (Array.isArray(file) && file.length > 0)) return undefined;
+  return holder;
+}
+
+/**
+ * Adds the global `--lab <name>` flag to `program` and, before each action, when it is given, a
+ * connector for the run and meshd's forwarded debug address as `--debug-address` (unless given on the
+ * command line, or the command reads files only).
+ */
+export function addLabMode(program: CommandUnknownOpts): void {
+  program.option(
+    "--lab <name>",
+    `the orchestrator is the local lab <name> (deploy/lab): reach meshd and proxies through port-forwards ` +
+      `meshctl opens itself (needs root); env ${LAB_ENV}`,
+    Deno.env.get(LAB_ENV) || undefined,
+  );
+  program.hook("preAction", async (top, action) => {
+    const lab = (top.opts() as { lab?: string }).lab;
+    if (!lab) return;
+    const connector = new LabConnector(lab);
+    connectors.set(top, connector);
+    const chain: CommandUnknownOpts[] = [];
+    for (let c: CommandUnknownOpts | null = action; c; c = c.parent) chain.push(c);
+    const holder = needsMeshd(chain);
+    if (holder) holder.setOptionValueWithSource("debugAddress", await connector.meshdDebugAddress(), "env");
+  });
+}
+
+/** Closes the forwards of a run of `program` (after its action, also a failed one). */
+export async function closeLabMode(program: CommandUnknownOpts): Promise<void> {
+  await connectors.get(program)?.close();
+  connectors.delete(program);
+}
