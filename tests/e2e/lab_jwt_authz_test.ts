@@ -6,7 +6,8 @@
  *   sidecar, from sleep.foo (itself proxied);
  * - Istio's "Authentication Policy" task, end-user part, through the lab's ingress gateway
  *   (`istio-ingressgateway` in istio-system, `proxy --type router`), reached from an unproxied client
- *   through the gateway's service VIP;
+ *   through the gateway's service VIP; plus the seed's rule that a policy on the gateway applies to
+ *   every service bound to it (a second VirtualService, host foo.example.com → httpbin.foo);
  * - Istio's "JWT Token authorization" and "Explicit Deny" tasks, with their YAML from
  *   tests/fixtures/istio;
  * - a token that expires 5 s after it is signed (first thing in the file): 200 at about exp+50 s, 401
@@ -103,6 +104,18 @@ function inNamespace(text: string, namespace: string): string {
   return text.replace(/^metadata:\n/gm, `metadata:\n  namespace: ${namespace}\n`);
 }
 
+/** A second service behind the gateway: host foo.example.com → httpbin.foo (the '*' host goes to bar). */
+const VS_FOO = `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: httpbin-foo, namespace: foo}
+spec:
+  hosts: [foo.example.com]
+  gateways: [bar/httpbin-gateway]
+  http:
+  - route:
+    - destination: {host: httpbin.foo.svc.cluster.local, port: {number: 8000}}
+`;
+
 // The seed's rows, written for httpbin.foo.
 const SEED_RA = `apiVersion: security.istio.io/v1
 kind: RequestAuthentication
@@ -169,13 +182,17 @@ async function request(env: Env, from: string, url: string, call: Call = {}): Pr
   return { status: statusLine.split(" ")[1], headers, body: r.stdout.slice(end + 4) };
 }
 
-/** A request and the status it must get; `reason` is the x-mesh-authz-reason a 403 must carry. */
+/**
+ * A request and the status it must get; `reason` is the x-mesh-authz-reason a 403 must carry, `body`
+ * what the body must match (e.g. the backend's identity in httpbin's echo of XFCC).
+ */
 interface Row {
   from: string;
   url: string;
   call?: Call;
   status: string;
   reason?: string;
+  body?: RegExp;
 }
 
 function describe(row: Row): string {
@@ -196,6 +213,9 @@ async function check(env: Env, row: Row): Promise<string | undefined> {
     row.status === "401" && !/^Bearer realm=".*", error="invalid_token"$/.test(r.headers["www-authenticate"])
   ) {
     return `${describe(row)}: 401 without WWW-Authenticate: ${JSON.stringify(r.headers)}`;
+  }
+  if (row.body !== undefined && !row.body.test(r.body)) {
+    return `${describe(row)}: body ${r.body.slice(0, 300)}`;
   }
   if (row.reason !== undefined && r.headers["x-mesh-authz-reason"] !== row.reason) {
     return `${describe(row)}: x-mesh-authz-reason ${r.headers["x-mesh-authz-reason"]}, want ${row.reason}`;
@@ -352,6 +372,22 @@ Deno.test({
             viaGateway("/headers", "200", { token: expiring }),
           ]),
         );
+        // Seed: a policy on the gateway applies to every service bound to it; here a second one.
+        await apply(env, "vs-foo.yaml", VS_FOO);
+        const fooHost = { headers: { Host: "foo.example.com" } };
+        note(
+          "the gateway's policies apply to a second bound service (httpbin.foo)",
+          await expectRows(env, [
+            {
+              ...viaGateway("/headers", "200", { ...fooHost, token: DEMO_JWT }),
+              body: /By=spiffe:\/\/cluster\.local\/ns\/foo\/sa\/httpbin;/,
+            },
+            viaGateway("/headers", "403", fooHost, denyAll),
+            viaGateway("/headers", "401", { ...fooHost, token: INVALID_JWT }),
+            viaGateway("/ip", "200", fooHost),
+          ]),
+        );
+        await remove(env, "vs-foo.yaml");
         // 07 and 09 stay: the expiring token's late probes go through them while the other rows run.
         const probe = () => request(env, "legacy/sleep", `${GATEWAY_URL}/headers`, { token: expiring });
         late = Promise.all([at(exp * 1000 + 50_000, probe), at(exp * 1000 + 61_500, probe)]);
