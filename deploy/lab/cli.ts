@@ -41,7 +41,9 @@ export async function runLab(args: string[], io: LabIo): Promise<number> {
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .enablePositionalOptions();
   program.command("up")
-    .description("Make the network, start meshd, the workloads and their sidecars; wait until all are ready")
+    .description(
+      "Make the network, start meshd, the workloads, their sidecars and gateways; wait until all are ready",
+    )
     .argument("<topology>", "topology YAML (deploy/lab/README.md)")
     .option(...nameOption)
     .option(

@@ -1,8 +1,8 @@
 /**
  * The mesh configuration a lab writes into meshd's config directory, as a user would write it for
  * VMs: a ServiceEntry per service (hosts, VIP, ports with targetPort, a workloadSelector), a
- * WorkloadGroup per proxied workload (its sidecar auto-registers into it), and a WorkloadEntry per
- * workload without a sidecar.
+ * WorkloadGroup per proxied workload and per gateway (its proxy auto-registers into it), and a
+ * WorkloadEntry per workload without a proxy.
  *
  * @module
  */
@@ -38,7 +38,7 @@ export function meshConfigYaml(plan: LabPlan): string {
   for (const w of plan.workloads) {
     const metadata = { name: w.name, namespace: w.namespace };
     docs.push(
-      w.sidecar
+      w.sidecar || w.gateway
         ? {
           apiVersion: "networking.mesh.io/v1",
           kind: "WorkloadGroup",

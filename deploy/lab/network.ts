@@ -1,7 +1,8 @@
 /**
  * Carries out the network part of a plan: the hub namespace with bridge `br0`, and for meshd and
  * each workload a namespace joined to the bridge by a veth pair (`v<n>` in the hub, `eth0` inside),
- * its address, its iptables rules and its `/etc/netns/<netns>/` hosts and resolv.conf (which
+ * its address, its iptables rules (meshd's too: DNAT of service VIPs, so that it reaches a jwksUri
+ * served in the lab) and its `/etc/netns/<netns>/` hosts and resolv.conf (which
  * `ip netns exec` mounts over /etc). Each namespace and folder is recorded in the state before it
  * is made.
  *
@@ -27,7 +28,8 @@ export async function createNetwork(plan: LabPlan, record: NetworkRecorder): Pro
   await mustRun("ip", ["-n", hub, "link", "add", "br0", "type", "bridge"]);
   await mustRun("ip", ["-n", hub, "link", "set", "br0", "up"]);
   const hosts = [
-    { ...plan.meshd, sidecar: undefined, own: undefined },
+    // meshd gets the unproxied rules too: it fetches jwksUri from services of the lab.
+    { ...plan.meshd, sidecar: false, own: undefined },
     ...plan.workloads.map((w) => ({
       netns: w.netns,
       address: w.address,
@@ -66,7 +68,6 @@ export async function createNetwork(plan: LabPlan, record: NetworkRecorder): Pro
     await Deno.mkdir(etc, { recursive: true });
     await Deno.writeTextFile(`${etc}/hosts`, hostsFile(plan, h.own));
     await Deno.writeTextFile(`${etc}/resolv.conf`, RESOLV_CONF);
-    if (h.sidecar === undefined) return;
     for (const rule of iptablesRules(plan, h.sidecar)) {
       await mustRun("ip", ["netns", "exec", h.netns, "iptables", ...rule]);
     }

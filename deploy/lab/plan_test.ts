@@ -98,3 +98,36 @@ Deno.test("meshConfigYaml: valid mesh config; WorkloadGroup with a sidecar, Work
   const we = result.resources[7].resource.spec as Record<string, unknown>;
   assert.equal(we.address, "10.250.0.7");
 });
+
+Deno.test("a gateway workload: a VIP for its service, a WorkloadGroup (its proxy auto-registers), DNAT rules", () => {
+  const topology = parseTopology(
+    Deno.readTextFileSync(quickstart) + `  - name: istio-ingressgateway
+    namespace: legacy
+    serviceAccount: istio-ingressgateway-service-account
+    labels: {istio: ingressgateway}
+    gateway: true
+    containerPorts: [8080]
+    services: [{name: istio-ingressgateway, ports: [{name: http2, port: 80, targetPort: 8080}]}]
+`,
+    quickstart,
+  );
+  const p = planLab(labNames("gw", "10.250.0.0/24"), topology);
+  const gw = p.services.find((s) => s.name === "istio-ingressgateway")!;
+  assert.deepEqual([gw.vip, gw.address], ["10.250.0.131", "10.250.0.9"]);
+  assert.match(hostsFile(p), /^10\.250\.0\.131\tistio-ingressgateway\.legacy /m);
+  assert.deepEqual(
+    iptablesRules(p, false).find((r) => r.includes("10.250.0.131/32"))?.slice(-6),
+    ["--dport", "80", "-j", "DNAT", "--to-destination", "10.250.0.9:8080"],
+  );
+  const result = validateText(meshConfigYaml(p), "lab-generated.yaml");
+  assert.deepEqual(result.issues.filter((i) => i.severity === "error"), []);
+  const group = result.resources.find((r) =>
+    r.resource.metadata.name === "istio-ingressgateway" &&
+    r.resource.kind !== "ServiceEntry"
+  )!;
+  assert.equal(group.resource.kind, "WorkloadGroup");
+  assert.deepEqual(group.resource.spec, {
+    metadata: { labels: { istio: "ingressgateway" } },
+    template: { serviceAccount: "istio-ingressgateway-service-account" },
+  });
+});

@@ -11,7 +11,7 @@ import type { LabPlan } from "./plan.ts";
 
 /** One process the lab started. */
 export interface LabProcess {
-  /** `meshd`, `<ns>/<workload>` or `<ns>/<workload>/sidecar`. */
+  /** `meshd`, `<ns>/<workload>` (a command, or a gateway's proxy) or `<ns>/<workload>/sidecar`. */
   role: string;
   netns: string;
   pid: number;

@@ -33,8 +33,8 @@ export async function labStatus(name: string, options: { dir?: string } = {}): P
       lines.push(`  meshd ${state.plan.meshd.address}: ${await alive("meshd")}`);
       for (const w of state.plan.workloads) {
         const role = `${w.namespace}/${w.name}`;
-        let sidecar = "no sidecar";
-        if (w.sidecar) {
+        let sidecar = w.gateway ? "gateway (proxy --type router)" : "no sidecar";
+        if (w.sidecar || w.gateway) {
           const r = await run("ip", [
             "netns",
             "exec",
@@ -45,9 +45,10 @@ export async function labStatus(name: string, options: { dir?: string } = {}): P
             "1",
             `http://127.0.0.1:${SIDECAR_ADMIN_PORT}/ready`,
           ]);
-          sidecar = `sidecar ${await alive(`${role}/sidecar`)}, /ready ${
-            r.stdout.trim() || `unreachable (exit ${r.code})`
-          }`;
+          const ready = `/ready ${r.stdout.trim() || `unreachable (exit ${r.code})`}`;
+          sidecar = w.gateway
+            ? `${sidecar}, ${ready}`
+            : `sidecar ${await alive(`${role}/sidecar`)}, ${ready}`;
         }
         lines.push(`  ${role} ${w.address} (netns ${w.netns}): ${await alive(role)}; ${sidecar}`);
       }

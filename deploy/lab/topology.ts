@@ -31,12 +31,18 @@ export interface Workload {
   serviceAccount: string;
   /** Default `{app: <name>}`. */
   labels: Record<string, string>;
-  /** argv; `$(VAR)` expands as in a Kubernetes container command (see the lab README). */
+  /** argv; `$(VAR)` expands as in a Kubernetes container command (see the lab README); empty for a gateway. */
   command: string[];
+  /** The ports the command listens on; for a gateway, the targetPorts its Gateway listeners bind. */
   containerPorts: number[];
   services: Service[];
-  /** From the namespace's injection setting. */
+  /** From the namespace's injection setting; always false for a gateway. */
   sidecar: boolean;
+  /**
+   * An ingress gateway (topology field `gateway: true`): the mesh's `proxy --type router` runs here
+   * instead of a command, as Istio's `istio-ingressgateway` deployment, never with a sidecar.
+   */
+  gateway: boolean;
 }
 
 /** A validated topology. */
@@ -47,6 +53,9 @@ export interface Topology {
 
 /** Ports the sidecar itself uses in a proxied workload's namespace (admin, outbound). */
 export const SIDECAR_PORTS: readonly number[] = [15000, 15001];
+
+/** Ports a gateway's proxy itself uses (admin). */
+export const GATEWAY_PORTS: readonly number[] = [15000];
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const LABEL_KEY = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
@@ -162,6 +171,7 @@ const WORKLOAD_KEYS = [
   "serviceAccount",
   "labels",
   "command",
+  "gateway",
   "containerPorts",
   "services",
 ] as const;
@@ -183,21 +193,26 @@ function readWorkload(
     ? "default"
     : r.name(o.serviceAccount, [...path, "serviceAccount"]);
   const labels = o.labels === undefined ? { app: name ?? "" } : readLabels(r, o.labels, [...path, "labels"]);
-  const command = r.array(o.command, [...path, "command"]);
-  if (command !== undefined) {
+  if (o.gateway !== undefined && typeof o.gateway !== "boolean") {
+    r.fail([...path, "gateway"], `must be true or false; got ${JSON.stringify(o.gateway)}`);
+  }
+  const gateway = o.gateway === true;
+  const command = gateway ? gatewayCommand(r, o.command, path) : r.array(o.command, [...path, "command"]);
+  if (command !== undefined && !gateway) {
     if (command.length === 0) r.fail([...path, "command"], "must name a program");
     command.forEach((c, j) => typeof c !== "string" && r.fail([...path, "command", j], "must be a string"));
   }
-  const sidecar = namespaces.get(namespace ?? "") ?? false;
+  const sidecar = !gateway && (namespaces.get(namespace ?? "") ?? false);
+  const reserved = gateway ? GATEWAY_PORTS : sidecar ? SIDECAR_PORTS : [];
   const containerPorts: number[] = [];
   for (const [j, p] of (r.array(o.containerPorts ?? [], [...path, "containerPorts"]) ?? []).entries()) {
     const port = r.port(p, [...path, "containerPorts", j]);
     if (port === undefined) continue;
     if (containerPorts.includes(port)) r.fail([...path, "containerPorts", j], `port ${port} is listed twice`);
-    if (sidecar && SIDECAR_PORTS.includes(port)) {
+    if (reserved.includes(port)) {
       r.fail(
         [...path, "containerPorts", j],
-        `port ${port} is the sidecar's own (${SIDECAR_PORTS.join(", ")})`,
+        `port ${port} is the ${gateway ? "gateway proxy" : "sidecar"}'s own (${reserved.join(", ")})`,
       );
     }
     containerPorts.push(port);
@@ -220,7 +235,14 @@ function readWorkload(
     containerPorts,
     services,
     sidecar,
+    gateway,
   };
+}
+
+/** A gateway runs the mesh's proxy, so it takes no command of its own. */
+function gatewayCommand(r: Reader, command: unknown, path: Path): string[] | undefined {
+  if (command === undefined) return [];
+  return r.fail([...path, "command"], "a gateway runs the mesh's proxy (--type router); remove the command");
 }
 
 function readLabels(r: Reader, v: unknown, path: Path): Record<string, string> | undefined {

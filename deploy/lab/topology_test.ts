@@ -27,6 +27,7 @@ Deno.test("parseTopology: a good file, with defaults (labels app=<name>, service
     containerPorts: [8080, 9000],
     services: [{ name: "httpbin", ports: [{ name: "http", port: 8000, targetPort: 8080 }] }],
     sidecar: true,
+    gateway: false,
   });
   assert.equal(t.workloads[1].serviceAccount, "default");
   assert.deepEqual(t.workloads[1].labels, { app: "sleep" });
@@ -38,7 +39,42 @@ Deno.test("parseTopology: a good file, with defaults (labels app=<name>, service
   assert.deepEqual(p.workloads[0].services[0].ports, [{ name: "http-8080", port: 8080, targetPort: 8080 }]);
 });
 
+const GATEWAY = `  - name: istio-ingressgateway
+    namespace: foo
+    labels: {istio: ingressgateway}
+    gateway: true
+    containerPorts: [8080]
+    services: [{name: istio-ingressgateway, ports: [{name: http2, port: 80, targetPort: 8080}]}]
+`;
+
+Deno.test("parseTopology: a gateway runs no command and has no sidecar, even in an injected namespace", () => {
+  const g = parseTopology(GOOD + GATEWAY, "t.yaml").workloads[2];
+  assert.deepEqual(g, {
+    name: "istio-ingressgateway",
+    namespace: "foo",
+    serviceAccount: "default",
+    labels: { istio: "ingressgateway" },
+    command: [],
+    containerPorts: [8080],
+    services: [{ name: "istio-ingressgateway", ports: [{ name: "http2", port: 80, targetPort: 8080 }] }],
+    sidecar: false,
+    gateway: true,
+  });
+});
+
 const BAD: [string, string, string[]][] = [
+  [
+    "a gateway with a command, its admin port, a non-boolean gateway field",
+    GOOD + GATEWAY.replace("gateway: true", "gateway: true\n    command: [sleep]").replace(
+      "[8080]",
+      "[8080, 15000]",
+    ) + "  - {name: other, namespace: legacy, gateway: yes, command: [sleep]}\n",
+    [
+      "t.yaml:16: workloads[2].command: a gateway runs the mesh's proxy (--type router); remove the command",
+      "t.yaml:17: workloads[2].containerPorts[1]: port 15000 is the gateway proxy's own (15000)",
+      't.yaml:19: workloads[3].gateway: must be true or false; got "yes"',
+    ],
+  ],
   ["not YAML", "namespaces: [", ["t.yaml:1: invalid YAML"]],
   ["two documents", "namespaces: []\n---\nworkloads: []\n", [
     "t.yaml: must hold exactly one YAML document; found 2",

@@ -1,7 +1,7 @@
 /**
  * `lab up`: validates the topology, makes the network (network.ts), writes the mesh config, starts
  * meshd in its namespace, then every workload's command and, in injected namespaces, its sidecar,
- * and waits until all are ready. On failure it tears down what it made (unless asked to keep it)
+ * and every gateway's proxy (`--type router`), and waits until all are ready. On failure it tears down what it made (unless asked to keep it)
  * and reports the failing process's log.
  *
  * @module
@@ -110,16 +110,19 @@ export async function labUp(topologyFile: string, options: LabUpOptions): Promis
     const issuer = await BootstrapTokenIssuer.open(paths.caDir, { audiences: ["mesh-ca"], create: false });
     const waits: Promise<unknown>[] = [];
     for (const w of plan.workloads) {
-      const app = start(
-        state,
-        paths,
-        w.netns,
-        `${w.namespace}/${w.name}`,
-        expandCommand(w.command, containerEnv(w)),
-        containerEnv(w),
-      );
-      waits.push(waitForPorts(w, app, options.readyTimeoutMs));
-      if (w.sidecar) {
+      if (!w.gateway) {
+        const env = containerEnv(w);
+        const app = start(
+          state,
+          paths,
+          w.netns,
+          `${w.namespace}/${w.name}`,
+          expandCommand(w.command, env),
+          env,
+        );
+        waits.push(waitForPorts(w, app, options.readyTimeoutMs));
+      }
+      if (w.sidecar || w.gateway) {
         const tokenFile = join(paths.tokens, `${w.namespace}.${w.name}.token`);
         const token = await issuer.issue({
           namespace: w.namespace,
@@ -127,14 +130,9 @@ export async function labUp(topologyFile: string, options: LabUpOptions): Promis
           durationSeconds: 86400,
         });
         await Deno.writeTextFile(tokenFile, token.token, { mode: 0o600 });
-        const sidecar = start(
-          state,
-          paths,
-          w.netns,
-          `${w.namespace}/${w.name}/sidecar`,
-          sidecarArgv(plan, paths, w, tokenFile),
-        );
-        waits.push(waitForSidecar(w, sidecar, options.readyTimeoutMs));
+        const role = w.gateway ? `${w.namespace}/${w.name}` : `${w.namespace}/${w.name}/sidecar`;
+        const proxy = start(state, paths, w.netns, role, proxyArgv(plan, paths, w, tokenFile));
+        waits.push(waitForProxy(w, proxy, options.readyTimeoutMs));
       }
     }
     await save();
@@ -144,7 +142,9 @@ export async function labUp(topologyFile: string, options: LabUpOptions): Promis
     log(
       `workloads: ${plan.workloads.length} ready, ${
         plan.workloads.filter((w) => w.sidecar).length
-      } with sidecars (${Date.now() - started} ms)`,
+      } with sidecars, ${plan.workloads.filter((w) => w.gateway).length} gateways (${
+        Date.now() - started
+      } ms)`,
     );
     return state;
   } catch (e) {
@@ -201,7 +201,12 @@ async function startMeshd(
   await Deno.copyFile(join(paths.caDir, SELF_SIGNED_CERT_FILE), paths.rootCert);
 }
 
-function sidecarArgv(plan: LabPlan, paths: LabPaths, w: PlannedWorkload, tokenFile: string): string[] {
+/** A sidecar, or for a gateway workload the ingress gateway (`--type router`, listeners from Gateways). */
+function proxyArgv(plan: LabPlan, paths: LabPaths, w: PlannedWorkload, tokenFile: string): string[] {
+  const dataPlane = w.gateway ? ["--type=router"] : [
+    ...w.containerPorts.map((p) => `--inbound=${p}=127.0.0.1:${p}`),
+    `--outbound=127.0.0.1:${SIDECAR_OUTBOUND_PORT}`,
+  ];
   return [
     DENO,
     "run",
@@ -219,8 +224,7 @@ function sidecarArgv(plan: LabPlan, paths: LabPaths, w: PlannedWorkload, tokenFi
     `--workloadGroup=${w.name}`,
     `--labels=${Object.entries(w.labels).map(([k, v]) => `${k}=${v}`).join(",")}`,
     `--address=${w.address}`,
-    ...w.containerPorts.map((p) => `--inbound=${p}=127.0.0.1:${p}`),
-    `--outbound=127.0.0.1:${SIDECAR_OUTBOUND_PORT}`,
+    ...dataPlane,
     `--proxy-admin-port=${SIDECAR_ADMIN_PORT}`,
     "--concurrency=1",
   ];
@@ -230,10 +234,11 @@ function httpStatus(url: string): string[] {
   return ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "1", url];
 }
 
-function waitForSidecar(w: PlannedWorkload, p: LabProcess, timeoutMs = 30_000): Promise<number> {
+/** Ready when the proxy's /ready is 200; a gateway's listeners come later, with its Gateways. */
+function waitForProxy(w: PlannedWorkload, p: LabProcess, timeoutMs = 30_000): Promise<number> {
   return waitInNetns(w.netns, httpStatus(`http://127.0.0.1:${SIDECAR_ADMIN_PORT}/ready`), {
     timeoutMs,
-    what: `sidecar of ${w.namespace}/${w.name}`,
+    what: w.gateway ? `gateway ${w.namespace}/${w.name}` : `sidecar of ${w.namespace}/${w.name}`,
     accept: (s) => s === "200",
     alive: () => isAlive(p.pid),
   });

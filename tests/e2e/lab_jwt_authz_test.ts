@@ -1,0 +1,538 @@
+/**
+ * End-user JWT authentication and authorization end to end through the local mesh lab
+ * (deploy/lab), with real httpbin (gunicorn) and real curl run inside the workloads' namespaces:
+ *
+ * - the policies seed's JWT/authorization rows ("Observable effects", "Errors"), on httpbin.foo's
+ *   sidecar, from sleep.foo (itself proxied);
+ * - Istio's "Authentication Policy" task, end-user part, through the lab's ingress gateway
+ *   (`istio-ingressgateway` in istio-system, `proxy --type router`), reached from an unproxied client
+ *   through the gateway's service VIP; plus the seed's rule that a policy on the gateway applies to
+ *   every service bound to it (a second VirtualService, host foo.example.com → httpbin.foo);
+ * - Istio's "JWT Token authorization" and "Explicit Deny" tasks, with their YAML from
+ *   tests/fixtures/istio;
+ * - a token that expires 5 s after it is signed (first thing in the file): 200 at about exp+50 s, 401
+ *   after exp+61 s (seed: 60 s clock skew). Its two late probes run on timers while the other rows run.
+ *
+ * meshd fetches every jwksUri itself from inside its own namespace: the key set is served by an
+ * unproxied `python3 -m http.server` workload (`jwks.legacy`), holding Istio's sample key
+ * (tests/fixtures/istio/jwt) and a key made here for the expiring token; the tests' copies of Istio's
+ * YAML point jwksUri there instead of raw.githubusercontent.com. `x-mesh-authz-debug: 1` makes every
+ * 403 name the policy and rule that denied it.
+ *
+ * The gateway's Gateway and VirtualService (Istio's samples/httpbin/httpbin-gateway.yaml) are applied
+ * in namespace bar, not foo as in the task, so that the gateway's backend (httpbin.bar) is untouched by
+ * the policies the other rows put on httpbin.foo while the expiring token's timers run.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import {
+  execArgv,
+  labApply,
+  labDelete,
+  labDown,
+  type LabState,
+  labUnavailable,
+  labUp,
+  run,
+  workloadOf,
+} from "../../deploy/lab/mod.ts";
+import { hasHttpbin } from "../../proxy/inbound/test_support.ts";
+
+const unavailable = labUnavailable() ??
+  (hasHttpbin() ? undefined : "Debian's httpbin and gunicorn are not installed");
+if (unavailable) console.log(`tests/e2e/lab_jwt_authz_test.ts: skipped: ${unavailable}`);
+
+const FIXTURES = new URL("../fixtures/istio/", import.meta.url).pathname;
+const fixture = (path: string) => Deno.readTextFileSync(join(FIXTURES, path));
+const ISTIO_JWKS_URI =
+  "https://raw.githubusercontent.com/istio/istio/release-1.26/security/tools/jwt/samples/jwks.json";
+/** The lab's JWKS server, as meshd reaches it: service jwks.legacy port 80 → python's 8000. */
+const LAB_JWKS_URI = "http://jwks.legacy/jwks.json";
+const ISS = "testing@secure.istio.io";
+const DEMO_JWT = fixture("jwt/demo.jwt").trim();
+const GROUPS_JWT = fixture("jwt/groups-scope.jwt").trim();
+/** A token with a valid shape whose signature no key verifies. */
+const INVALID_JWT = DEMO_JWT.slice(0, -8) + "AAAAAAAA";
+
+const HTTPBIN = (port: number) =>
+  `[/usr/bin/gunicorn, -b, '$(BIND_IP):${port}', -k, gthread, --threads, '4', httpbin:app]`;
+function topology(jwksDir: string): string {
+  return `namespaces:
+  - {name: foo, injection: enabled}
+  - {name: bar, injection: enabled}
+  - {name: legacy, injection: disabled}
+  - {name: istio-system, injection: disabled}
+workloads:
+  - name: httpbin
+    namespace: foo
+    serviceAccount: httpbin
+    command: ${HTTPBIN(8080)}
+    containerPorts: [8080]
+    services: [{name: httpbin, ports: [{name: http, port: 8000, targetPort: 8080}]}]
+  - {name: sleep, namespace: foo, serviceAccount: sleep, command: [sleep, infinity]}
+  - name: httpbin
+    namespace: bar
+    serviceAccount: httpbin
+    command: ${HTTPBIN(8080)}
+    containerPorts: [8080]
+    services: [{name: httpbin, ports: [{name: http, port: 8000, targetPort: 8080}]}]
+  - {name: sleep, namespace: legacy, command: [sleep, infinity]}
+  - name: jwks
+    namespace: legacy
+    command: [/usr/bin/python3, -m, http.server, --bind, '$(BIND_IP)', --directory, '${jwksDir}', '8000']
+    containerPorts: [8000]
+    services: [{name: jwks, ports: [{name: http, port: 80, targetPort: 8000}]}]
+  - name: istio-ingressgateway
+    namespace: istio-system
+    serviceAccount: istio-ingressgateway-service-account
+    labels: {app: istio-ingressgateway, istio: ingressgateway}
+    gateway: true
+    containerPorts: [8080]
+    services: [{name: istio-ingressgateway, ports: [{name: http2, port: 80, targetPort: 8080}]}]
+`;
+}
+
+/** Istio's YAML with jwksUri pointed at the lab's JWKS server. */
+function withLabJwks(text: string): string {
+  assert.ok(text.includes(ISTIO_JWKS_URI), "the fixture names Istio's jwksUri");
+  return text.replaceAll(ISTIO_JWKS_URI, LAB_JWKS_URI);
+}
+
+/** `kubectl apply -n <namespace>` for a file whose documents name no namespace. */
+function inNamespace(text: string, namespace: string): string {
+  return text.replace(/^metadata:\n/gm, `metadata:\n  namespace: ${namespace}\n`);
+}
+
+/** A second service behind the gateway: host foo.example.com → httpbin.foo (the '*' host goes to bar). */
+const VS_FOO = `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: httpbin-foo, namespace: foo}
+spec:
+  hosts: [foo.example.com]
+  gateways: [bar/httpbin-gateway]
+  http:
+  - route:
+    - destination: {host: httpbin.foo.svc.cluster.local, port: {number: 8000}}
+`;
+
+// The seed's rows, written for httpbin.foo.
+const SEED_RA = `apiVersion: security.istio.io/v1
+kind: RequestAuthentication
+metadata: {name: jwt-seed, namespace: foo}
+spec:
+  selector: {matchLabels: {app: httpbin}}
+  jwtRules: [{issuer: ${ISS}, jwksUri: "${LAB_JWKS_URI}"}]
+`;
+const seedDeny = (to: string) =>
+  `apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: require-token, namespace: foo}
+spec:
+  selector: {matchLabels: {app: httpbin}}
+  action: DENY
+  rules: [{from: [{source: {notRequestPrincipals: ["*"]}}]${to}}]
+`;
+
+interface Reply {
+  status: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+interface Env {
+  lab: string;
+  dir: string;
+  state: LabState;
+  /** Target file name in meshd's config directory → applied. */
+  applied: Set<string>;
+}
+
+interface Call {
+  token?: string;
+  method?: string;
+  headers?: Record<string, string>;
+}
+
+/** curl from inside workload `from` (`<ns>/<name>`), with `x-mesh-authz-debug: 1`. */
+async function request(env: Env, from: string, url: string, call: Call = {}): Promise<Reply> {
+  const args = [
+    "curl",
+    "-s",
+    "-i",
+    "--max-time",
+    "3",
+    "-X",
+    call.method ?? "GET",
+    "-H",
+    "x-mesh-authz-debug: 1",
+  ];
+  if (call.token !== undefined) args.push("-H", `Authorization: Bearer ${call.token}`);
+  for (const [k, v] of Object.entries(call.headers ?? {})) args.push("-H", `${k}: ${v}`);
+  const [cmd, ...rest] = execArgv(workloadOf(env.state, from), [...args, url]);
+  const r = await run(cmd, rest);
+  if (r.code !== 0) return { status: `000 (exit ${r.code})`, headers: {}, body: r.stderr };
+  const end = r.stdout.indexOf("\r\n\r\n");
+  const [statusLine, ...lines] = r.stdout.slice(0, end).split("\r\n");
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(":");
+    headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { status: statusLine.split(" ")[1], headers, body: r.stdout.slice(end + 4) };
+}
+
+/**
+ * A request and the status it must get; `reason` is the x-mesh-authz-reason a 403 must carry, `body`
+ * what the body must match (e.g. the backend's identity in httpbin's echo of XFCC).
+ */
+interface Row {
+  from: string;
+  url: string;
+  call?: Call;
+  status: string;
+  reason?: string;
+  body?: RegExp;
+}
+
+function describe(row: Row): string {
+  const token = row.call?.token === undefined ? "no token" : `token …${row.call.token.slice(-6)}`;
+  return `${row.from} ${row.call?.method ?? "GET"} ${row.url} (${token}${
+    row.call?.headers ? ` ${JSON.stringify(row.call.headers)}` : ""
+  })`;
+}
+
+/** Checks one row; returns what is wrong, or undefined. */
+async function check(env: Env, row: Row): Promise<string | undefined> {
+  const r = await request(env, row.from, row.url, row.call);
+  if (r.status !== row.status) {
+    return `${describe(row)}: ${r.status}, want ${row.status}: ${r.body.slice(0, 120)}`;
+  }
+  if (row.status === "403" && r.body !== "RBAC: access denied") return `${describe(row)}: 403 body ${r.body}`;
+  if (
+    row.status === "401" && !/^Bearer realm=".*", error="invalid_token"$/.test(r.headers["www-authenticate"])
+  ) {
+    return `${describe(row)}: 401 without WWW-Authenticate: ${JSON.stringify(r.headers)}`;
+  }
+  if (row.body !== undefined && !row.body.test(r.body)) {
+    return `${describe(row)}: body ${r.body.slice(0, 300)}`;
+  }
+  if (row.reason !== undefined && r.headers["x-mesh-authz-reason"] !== row.reason) {
+    return `${describe(row)}: x-mesh-authz-reason ${r.headers["x-mesh-authz-reason"]}, want ${row.reason}`;
+  }
+  return undefined;
+}
+
+/**
+ * Polls (every 100 ms, at most `timeoutMs`) until every row holds at once: a policy change takes
+ * effect after meshd's push (and, for a new jwksUri, its fetch). Returns the ms it took.
+ */
+async function expectRows(env: Env, rows: Row[], timeoutMs = 8000): Promise<number> {
+  const start = Date.now();
+  for (;;) {
+    const problems = (await Promise.all(rows.map((r) => check(env, r)))).filter((p) => p !== undefined);
+    if (problems.length === 0) return Date.now() - start;
+    if (Date.now() - start > timeoutMs) {
+      throw new Error(`not within ${timeoutMs} ms:\n  ${problems.join("\n  ")}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** `lab apply` of `text` as config file `target` (same target: replaced, as `kubectl apply` would). */
+async function apply(env: Env, target: string, text: string): Promise<void> {
+  await Deno.writeTextFile(join(env.dir, target), text);
+  await labApply(env.lab, [join(env.dir, target)]);
+  env.applied.add(target);
+}
+
+/** `lab delete` of config files applied before. */
+async function remove(env: Env, ...targets: string[]): Promise<void> {
+  await labDelete(env.lab, targets);
+  for (const t of targets) env.applied.delete(t);
+}
+
+const GATEWAY_URL = "http://istio-ingressgateway.istio-system";
+const viaGateway = (path: string, status: string, call: Call = {}, reason?: string): Row => ({
+  from: "legacy/sleep",
+  url: `${GATEWAY_URL}${path}`,
+  call,
+  status,
+  reason,
+});
+const toFoo = (path: string, status: string, call: Call = {}, reason?: string): Row => ({
+  from: "foo/sleep",
+  url: `http://httpbin.foo:8000${path}`,
+  call,
+  status,
+  reason,
+});
+
+const timings: string[] = [];
+const note = (row: string, ms: number) => timings.push(`${row}: ${ms} ms`);
+
+/** Timers of the late probes, cleared when the test ends early. */
+const timers: ReturnType<typeof setTimeout>[] = [];
+
+/** Runs `probe` at `atMs` (epoch ms), or at once when that has passed; resolves with when it ran. */
+function at<T>(atMs: number, probe: () => Promise<T>): Promise<{ ranAt: number; result: T }> {
+  return new Promise((resolve, reject) => {
+    timers.push(setTimeout(() => {
+      const ranAt = Date.now();
+      probe().then((result) => resolve({ ranAt, result }), reject);
+    }, Math.max(0, atMs - Date.now())));
+  });
+}
+
+Deno.test({
+  name:
+    "e2e: JWT and authorization through the lab (seed rows, Istio's authn/JWT/deny tasks, gateway, expiry)",
+  ignore: unavailable !== undefined,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    // The expiring token's clock starts first, so that its 66 s overlap the lab's start and the rows.
+    const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
+    const exp = Math.floor(Date.now() / 1000) + 5;
+    const expiring = await new SignJWT({ iss: ISS, sub: "expiring-user", exp })
+      .setProtectedHeader({ alg: "ES256", kid: "lab-expiring" })
+      .sign(privateKey);
+    const dir = await Deno.makeTempDir({ prefix: "lab-jwt-e2e-" });
+    const jwksDir = join(dir, "jwks");
+    await Deno.mkdir(jwksDir);
+    const istioKeys = JSON.parse(fixture("jwt/jwks.json")).keys as object[];
+    const ownKey = { ...(await exportJWK(publicKey)), kid: "lab-expiring", alg: "ES256", use: "sig" };
+    await Deno.writeTextFile(join(jwksDir, "jwks.json"), JSON.stringify({ keys: [...istioKeys, ownKey] }));
+    await Deno.writeTextFile(join(dir, "topology.yaml"), topology(jwksDir));
+    const lab = `lj${Deno.pid}`;
+    const started = Date.now();
+    let late: Promise<{ ranAt: number; result: Reply }[]> | undefined;
+    try {
+      const state = await labUp(join(dir, "topology.yaml"), { name: lab, subnet: "10.247.0.0/24" });
+      const env: Env = { lab, dir, state, applied: new Set() };
+      note("lab up (meshd, 6 workloads, 3 sidecars, 1 gateway ready)", Date.now() - started);
+
+      await t.step("Istio 'Authentication Policy', end-user part, through the ingress gateway", async () => {
+        await apply(
+          env,
+          "httpbin-gateway.yaml",
+          inNamespace(fixture("authn-policy/06_httpbin_gateway_foo.yaml"), "bar"),
+        );
+        note("gateway routes", await expectRows(env, [viaGateway("/headers", "200")]));
+        const through = await request(env, "legacy/sleep", `${GATEWAY_URL}/headers`);
+        assert.match(
+          JSON.parse(through.body).headers["X-Forwarded-Client-Cert"] ?? "",
+          /By=spiffe:\/\/cluster\.local\/ns\/bar\/sa\/httpbin;.*URI=spiffe:\/\/cluster\.local\/ns\/istio-system\/sa\/istio-ingressgateway-service-account/,
+          "the gateway reaches httpbin.bar over automatic mutual TLS",
+        );
+
+        await apply(
+          env,
+          "jwt-example.yaml",
+          withLabJwks(fixture("authn-policy/07_request_authentication_jwt_example_ingressgateway.yaml")),
+        );
+        note(
+          "07 RequestAuthentication at the gateway (meshd fetches the lab's jwksUri)",
+          await expectRows(env, [
+            viaGateway("/headers", "401", { token: "deadbeef" }),
+            viaGateway("/headers", "200", { token: DEMO_JWT }),
+            viaGateway("/headers", "200"),
+          ]),
+        );
+        // Past its exp (lab up usually takes longer than 5 s), and accepted within the 60 s skew.
+        await new Promise((r) => setTimeout(r, Math.max(0, exp * 1000 + 1000 - Date.now())));
+        await expectRows(env, [viaGateway("/headers", "200", { token: expiring })], 0);
+        timings.push(`expiring token accepted at exp+${(Date.now() / 1000 - exp).toFixed(1)} s`);
+
+        await apply(
+          env,
+          "frontend-ingress.yaml",
+          fixture("authn-policy/08_authorization_policy_frontend_ingress_require_token.yaml"),
+        );
+        const denyAll = "denied by DENY policy istio-system/frontend-ingress rule 0";
+        note(
+          "08 require a token at the gateway",
+          await expectRows(env, [
+            viaGateway("/headers", "403", {}, denyAll),
+            viaGateway("/ip", "403", {}, denyAll),
+            viaGateway("/headers", "200", { token: DEMO_JWT }),
+          ]),
+        );
+        await apply(
+          env,
+          "frontend-ingress.yaml",
+          fixture("authn-policy/09_authorization_policy_frontend_ingress_require_token_per_path.yaml"),
+        );
+        note(
+          "09 require a token on /headers only",
+          await expectRows(env, [
+            viaGateway("/headers", "403", {}, denyAll),
+            viaGateway("/ip", "200"),
+            viaGateway("/headers", "200", { token: DEMO_JWT }),
+            viaGateway("/headers", "200", { token: expiring }),
+          ]),
+        );
+        // Seed: a policy on the gateway applies to every service bound to it; here a second one.
+        await apply(env, "vs-foo.yaml", VS_FOO);
+        const fooHost = { headers: { Host: "foo.example.com" } };
+        note(
+          "the gateway's policies apply to a second bound service (httpbin.foo)",
+          await expectRows(env, [
+            {
+              ...viaGateway("/headers", "200", { ...fooHost, token: DEMO_JWT }),
+              body: /By=spiffe:\/\/cluster\.local\/ns\/foo\/sa\/httpbin;/,
+            },
+            viaGateway("/headers", "403", fooHost, denyAll),
+            viaGateway("/headers", "401", { ...fooHost, token: INVALID_JWT }),
+            viaGateway("/ip", "200", fooHost),
+          ]),
+        );
+        await remove(env, "vs-foo.yaml");
+        // 07 and 09 stay: the expiring token's late probes go through them while the other rows run.
+        const probe = () => request(env, "legacy/sleep", `${GATEWAY_URL}/headers`, { token: expiring });
+        late = Promise.all([at(exp * 1000 + 50_000, probe), at(exp * 1000 + 61_500, probe)]);
+      });
+
+      await t.step(
+        "policies seed: RequestAuthentication and DENY notRequestPrincipals rows (httpbin.foo)",
+        async () => {
+          await expectRows(env, [toFoo("/headers", "200", { token: INVALID_JWT }), toFoo("/headers", "200")]);
+          await apply(env, "seed-ra.yaml", SEED_RA);
+          note(
+            "RequestAuthentication: valid 200, invalid 401, none 200",
+            await expectRows(env, [
+              toFoo("/headers", "401", { token: INVALID_JWT }),
+              toFoo("/headers", "200", { token: DEMO_JWT }),
+              toFoo("/headers", "200"),
+            ]),
+          );
+          const reason = "denied by DENY policy foo/require-token rule 0";
+          await apply(env, "seed-deny.yaml", seedDeny(""));
+          note(
+            "DENY notRequestPrincipals [*]: tokenless 403 on every path",
+            await expectRows(env, [
+              toFoo("/headers", "403", {}, reason),
+              toFoo("/ip", "403", {}, reason),
+              toFoo("/headers", "200", { token: DEMO_JWT }),
+              toFoo("/ip", "401", { token: INVALID_JWT }),
+            ]),
+          );
+          await apply(env, "seed-deny.yaml", seedDeny(`, to: [{operation: {paths: ["/headers"]}}]`));
+          note(
+            "same plus to.operation.paths [/headers]: only /headers 403",
+            await expectRows(env, [
+              toFoo("/headers", "403", {}, reason),
+              toFoo("/ip", "200"),
+              toFoo("/headers", "200", { token: DEMO_JWT }),
+            ]),
+          );
+          await remove(env, "seed-deny.yaml", "seed-ra.yaml");
+          await expectRows(env, [toFoo("/headers", "200", { token: INVALID_JWT })]);
+        },
+      );
+
+      await t.step("Istio 'JWT Token authorization': requestPrincipals, then the groups claim", async () => {
+        await apply(
+          env,
+          "jwt-example-foo.yaml",
+          withLabJwks(fixture("authz-jwt/01_request_authentication_jwt_example_httpbin_foo.yaml")),
+        );
+        note(
+          "01 RequestAuthentication: invalid 401, none 200",
+          await expectRows(env, [
+            toFoo("/headers", "401", { token: "invalidToken" }),
+            toFoo("/headers", "200"),
+          ]),
+        );
+        await apply(env, "require-jwt.yaml", fixture("authz-jwt/02_authorization_policy_require_jwt.yaml"));
+        const noRule = "denied: no rule of ALLOW policies foo/require-jwt matched";
+        note(
+          "02 ALLOW requestPrincipals: demo.jwt 200, none 403",
+          await expectRows(env, [
+            toFoo("/headers", "200", { token: DEMO_JWT }),
+            toFoo("/headers", "403", {}, noRule),
+          ]),
+        );
+        await apply(
+          env,
+          "require-jwt.yaml",
+          fixture("authz-jwt/03_authorization_policy_require_jwt_groups_claim.yaml"),
+        );
+        note(
+          "03 claims groups contains group1: groups-scope.jwt 200, demo.jwt 403",
+          await expectRows(env, [
+            toFoo("/headers", "200", { token: GROUPS_JWT }),
+            toFoo("/headers", "403", { token: DEMO_JWT }, noRule),
+          ]),
+        );
+        await remove(env, "require-jwt.yaml", "jwt-example-foo.yaml");
+        await expectRows(env, [toFoo("/headers", "200")]);
+      });
+
+      await t.step("Istio 'Explicit Deny': deny GET, unless x-token admin; plus allow-path-ip", async () => {
+        await apply(
+          env,
+          "deny-method-get.yaml",
+          fixture("authz-deny/01_authorization_policy_deny_method_get.yaml"),
+        );
+        const denyGet = "denied by DENY policy foo/deny-method-get rule 0";
+        note(
+          "01 deny GET: GET 403, POST 200",
+          await expectRows(env, [
+            toFoo("/get", "403", {}, denyGet),
+            toFoo("/post", "200", { method: "POST" }),
+          ]),
+        );
+        await apply(
+          env,
+          "deny-method-get.yaml",
+          fixture("authz-deny/02_authorization_policy_deny_method_get_unless_x_token_admin.yaml"),
+        );
+        const admin = { headers: { "x-token": "admin" } };
+        const guest = { headers: { "x-token": "guest" } };
+        note(
+          "02 unless x-token admin: admin 200, guest 403",
+          await expectRows(env, [toFoo("/get", "200", admin), toFoo("/get", "403", guest, denyGet)]),
+        );
+        await apply(
+          env,
+          "allow-path-ip.yaml",
+          fixture("authz-deny/03_authorization_policy_allow_path_ip.yaml"),
+        );
+        note(
+          "03 allow /ip: /ip guest 403 (DENY first), /ip admin 200, /get admin 403",
+          await expectRows(env, [
+            toFoo("/ip", "403", guest, denyGet),
+            toFoo("/ip", "200", admin),
+            toFoo("/get", "403", admin, "denied: no rule of ALLOW policies foo/allow-path-ip matched"),
+          ]),
+        );
+        await remove(env, "allow-path-ip.yaml", "deny-method-get.yaml");
+        await expectRows(env, [toFoo("/get", "200")]);
+      });
+
+      await t.step(
+        "a token that expired 5 s after signing: 200 at exp+50 s, 401 after exp+61 s",
+        async () => {
+          assert.ok(late, "the gateway step scheduled the late probes");
+          const [before, after] = await late;
+          const past = (ranAt: number) => `exp+${(ranAt / 1000 - exp).toFixed(1)} s`;
+          timings.push(`expiring token: ${before.result.status} at ${past(before.ranAt)}`);
+          timings.push(`expiring token: ${after.result.status} at ${past(after.ranAt)}`);
+          assert.ok(before.ranAt / 1000 < exp + 59, `first late probe ran at ${past(before.ranAt)}`);
+          assert.equal(before.result.status, "200", before.result.body);
+          assert.ok(after.ranAt / 1000 > exp + 61, `second late probe ran at ${past(after.ranAt)}`);
+          assert.equal(after.result.status, "401", after.result.body);
+          assert.equal(after.result.body, "Jwt is expired");
+          assert.match(after.result.headers["www-authenticate"], /error="invalid_token"/);
+        },
+      );
+    } finally {
+      timers.forEach(clearTimeout);
+      note("total", Date.now() - started);
+      console.log(timings.join("\n"));
+      await labDown(lab);
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
