@@ -4,7 +4,9 @@
  * that certificate, or plain text), and publishes one immutable {@link RuntimeSnapshot} for the data
  * path: a new frozen value, with a higher revision, on every change it applies. When meshd is away
  * the last snapshot stays in force; a rotated certificate is published at once and the ADS stream
- * moves to it without a gap.
+ * moves to it without a gap. JWT providers meshd leaves to the proxy get their keys from the
+ * {@link ProxyJwksFetcher} (DISCO_JWT_ENABLE_REMOTE_JWKS), once per process: a new key set is a new
+ * snapshot.
  *
  * @example
  * ```ts
