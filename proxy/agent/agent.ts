@@ -207,9 +207,11 @@ export class ProxyAgent {
       versions: config.versions,
       services: config.services,
       authorizations: config.authorizations,
-      jwtPolicies: this.#jwks.fill(config.jwtPolicies),
+      jwtPolicies: config.jwtPolicies,
       routes: config.routes,
     };
+    const jwks = this.#jwks.keys();
+    if (jwks.size > 0) next.jwks = Object.fromEntries(jwks);
     if (config.workload) next.workload = config.workload;
     if (certificate) next.certificate = certificate;
     this.#snapshot = Object.freeze(next);

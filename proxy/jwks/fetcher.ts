@@ -4,8 +4,8 @@
  * PROXY`, the proxy fetches `jwksUri` itself, once per process on the main thread, refreshes it every
  * `jwksRefreshIntervalMs` (meshd's DISCO_JWT_PUB_KEY_REFRESH_INTERVAL), retries failures with
  * backoff from 1 s, and keeps the last good key set (common/jwks/refresher.ts, meshd's code). The
- * keys go into the provider's `jwks` of the snapshot that every worker receives, so workers never
- * fetch. Before the first good fetch the provider has no keys: its tokens get 401, requests without
+ * keys go into the snapshot that every worker receives (`RuntimeSnapshot.jwks`, by URI; the filter
+ * chain puts them into those providers), so workers never fetch. Before the first good fetch the provider has no keys: its tokens get 401, requests without
  * a token pass (Envoy with async fetch and a fast listener).
  *
  * How a `jwksUri` is reached, as Envoy reaches its remote_jwks cluster: a host that is a service of
@@ -104,22 +104,9 @@ export class ProxyJwksFetcher {
     this.#refresher.sync(sources);
   }
 
-  /**
-   * The policies with the last good keys in the `jwks` of every provider this proxy fetches (empty
-   * until the first good fetch); other providers unchanged. New objects: the input is not changed.
-   */
-  fill(jwtPolicies: RuntimeSnapshot["jwtPolicies"]): RuntimeSnapshot["jwtPolicies"] {
-    if (!providersOf(jwtPolicies).some(byProxy)) return jwtPolicies;
-    const keys = this.#refresher.keys();
-    const out: RuntimeSnapshot["jwtPolicies"] = {};
-    for (const [name, policy] of Object.entries(jwtPolicies)) {
-      const providers = (policy.providers ?? []) as ProviderMessage[];
-      out[name] = {
-        ...policy,
-        providers: providers.map((p) => (byProxy(p) ? { ...p, jwks: keys.get(p.jwksUri!) ?? "" } : p)),
-      };
-    }
-    return out;
+  /** The last good key set (JSON text) of every source that has one, by `jwksUri`. */
+  keys(): Map<string, string> {
+    return this.#refresher.keys();
   }
 
   /** Where every source stands, and the fetch counters. */

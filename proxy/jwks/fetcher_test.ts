@@ -1,6 +1,6 @@
 /**
- * The proxy's JWKS fetcher against real servers on loopback: keys filled into the providers meshd
- * marks PROXY (others untouched), a registry host reached at its endpoint (plain text, and mutual
+ * The proxy's JWKS fetcher against real servers on loopback: the providers meshd marks PROXY
+ * fetched (others not), a registry host reached at its endpoint (plain text, and mutual
  * TLS with secure naming when the endpoint is proxied), errors for a registry host without the port
  * or without endpoints, counters and status.
  */
@@ -59,7 +59,7 @@ function fetcher(context: DialContext) {
   return { f, changes: () => changes };
 }
 
-Deno.test("ProxyJwksFetcher fills the PROXY providers' keys once fetched, leaves the others alone", async () => {
+Deno.test("ProxyJwksFetcher fetches the PROXY providers' jwksUris only, and keeps their keys by URI", async () => {
   const srv = startJwksServer();
   srv.state.body = await keySetText("k1");
   const { f, changes } = fetcher({ services: {} });
@@ -69,16 +69,12 @@ Deno.test("ProxyJwksFetcher fills the PROXY providers' keys once fetched, leaves
     jwksUri: "https://idp/keys",
     jwksFetcher: "MESHD",
   };
-  const input = policies([proxied(srv.url), meshdFetched]);
   try {
-    assert.deepEqual(f.fill(policies([meshdFetched])), policies([meshdFetched]));
-    f.sync(input);
-    assert.equal((f.fill(input)["foo/jwt"].providers as { jwks: string }[])[0].jwks, "");
+    f.sync(policies([proxied(srv.url), meshdFetched]));
+    assert.deepEqual(f.status().sources.map((s) => [s.source, s.state]), [[srv.url, "FETCHING"]]);
+    assert.deepEqual(f.keys(), new Map());
     await until(() => changes() === 1, "the first fetch");
-    const filled = f.fill(input)["foo/jwt"].providers as { jwks: string }[];
-    assert.equal(filled[0].jwks, compact(srv.state.body));
-    assert.deepEqual(filled[1], meshdFetched);
-    assert.equal((input["foo/jwt"].providers as { jwks: string }[])[0].jwks, "", "input unchanged");
+    assert.deepEqual(f.keys(), new Map([[srv.url, compact(srv.state.body)]]));
     assert.deepEqual(srv.state.userAgents, [PROXY_JWKS_USER_AGENT]);
     const status = f.status();
     assert.deepEqual(status.counters, { success: 1, failed: 0 });

@@ -103,6 +103,16 @@ async function jwksDump(proxy: ProxyProcess): Promise<JwksDump> {
   return dump.configs.find((c) => c["@type"].endsWith("MeshConfigDump"))!.agent!.jwks;
 }
 
+/** The providers of the proxy's /config_dump `jwt_policies`: what meshd sent, not what the proxy fetched. */
+async function dumpedProviders(proxy: ProxyProcess): Promise<Record<string, unknown>[]> {
+  const r = await fetch(`http://127.0.0.1:${proxy.adminPort}/config_dump`);
+  const dump = await r.json() as {
+    configs: { "@type": string; jwt_policies?: { resources: Record<string, { providers: [] }> } }[];
+  };
+  const mesh = dump.configs.find((c) => c["@type"].endsWith("MeshConfigDump"))!;
+  return Object.values(mesh.jwt_policies!.resources).flatMap((p) => p.providers);
+}
+
 async function stat(proxy: ProxyProcess, name: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${proxy.adminPort}/stats?filter=jwt_authn`)).text();
   const line = text.split("\n").find((l) => l.startsWith(`${name}: `));
@@ -205,6 +215,11 @@ Deno.test({
           assert.equal((await status("/ip")).status, 200);
           assert.ok(await stat(proxy, "jwt_authn.jwks_fetch_success") >= 1);
           assert.equal((await jwksDump(proxy)).sources[0].state, "OK");
+          // config_dump shows the policy as meshd sent it, so meshctl proxy-status compares it equal.
+          const [provider] = await dumpedProviders(proxy);
+          assert.equal(provider.jwksFetcher, "PROXY");
+          assert.equal(provider.jwks, "");
+          assert.equal(provider.jwksRefreshIntervalMs, 300);
         });
 
         await t.step("the server goes down: the last good keys stay in force", async () => {
