@@ -13,6 +13,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import type { JwksFetchEvent } from "../../meshd/jwks/resolver.ts";
+import { serveDebug } from "../../meshd/monitoring/http_servers.ts";
+import { type MeshdProxyDump, syncDiff } from "../../meshctl/proxy_status/diff.ts";
+import type { ConfigDump } from "../../meshctl/proxy_admin.ts";
 import { MESHD_JWKS_USER_AGENT } from "../../meshd/jwks/resolver.ts";
 import { PROXY_JWKS_USER_AGENT } from "../../proxy/jwks/fetcher.ts";
 import { startCa, startMeshd } from "../../proxy/agent/test_support.ts";
@@ -130,7 +133,13 @@ async function until(cond: () => Promise<boolean> | boolean, what: string, ms = 
 /** meshd, httpbin and its proxy, for one mode; `fn` runs with them and everything is torn down. */
 async function withMesh(
   jwksFetchMode: "hybrid" | "proxy",
-  fn: (m: { config: string; proxy: ProxyProcess; meshdFetches: JwksFetchEvent[] }) => Promise<void>,
+  fn: (m: {
+    config: string;
+    proxy: ProxyProcess;
+    meshdFetches: JwksFetchEvent[];
+    /** meshd's /debug/config_dump for the proxy (what meshctl proxy-status compares). */
+    meshdDump(): Promise<MeshdProxyDump>;
+  }) => Promise<void>,
 ): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "remote-jwks-e2e-" });
   const config = join(dir, "config");
@@ -150,6 +159,10 @@ async function withMesh(
   });
   await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
   const app = await Httpbin.start();
+  const debug = serveDebug(meshd.server, { host: "127.0.0.1", port: 0 });
+  const meshdDump = async () =>
+    await (await fetch(`http://127.0.0.1:${debug.addr.port}/debug/config_dump?proxyID=foo/httpbin-1`))
+      .json() as MeshdProxyDump;
   let proxy: ProxyProcess | undefined;
   try {
     proxy = await startProxyProcess({
@@ -164,9 +177,10 @@ async function withMesh(
       concurrency: 2,
       args: [`--inbound=${PORT}=127.0.0.1:${app.port}`],
     });
-    await fn({ config, proxy, meshdFetches });
+    await fn({ config, proxy, meshdFetches, meshdDump });
   } finally {
     await proxy?.stop();
+    await debug.shutdown();
     await app.stop();
     await meshd.stop();
     await ca.stop();
@@ -186,7 +200,7 @@ Deno.test({
     const k2 = await keyPair(ISS, "k2");
     const jwks = new JwksServer(freePort());
     try {
-      await withMesh("proxy", async ({ config, proxy, meshdFetches }) => {
+      await withMesh("proxy", async ({ config, proxy, meshdFetches, meshdDump }) => {
         await t.step("before the first good fetch: tokens 401, tokenless requests pass", async () => {
           await Deno.writeTextFile(
             join(config, "ra.yaml"),
@@ -243,6 +257,17 @@ Deno.test({
             jwks.start([k2.jwk]);
             console.log(`rotated keys in force after ${await expectStatus(200, await k2.sign(), 10_000)} ms`);
             assert.equal((await status("/ip", await k1.sign())).status, 401);
+          },
+        );
+
+        await t.step(
+          "meshctl proxy-status: the proxy's JwtPolicy equals meshd's (keys fetched apart)",
+          async () => {
+            const dump = await (await fetch(`http://127.0.0.1:${proxy.adminPort}/config_dump`))
+              .json() as ConfigDump;
+            const diffs = syncDiff(await meshdDump(), dump);
+            const jwt = diffs.find((d) => d.type === "JwtPolicy")!;
+            assert.ok(jwt.match, jwt.diff.join("\n"));
           },
         );
 
