@@ -49,7 +49,7 @@ function sortedValues(record: Record<string, Record<string, unknown>>): Record<s
 function providersOf(snapshot: RuntimeSnapshot): JwtProvider[] {
   const fetched = snapshot.jwks ?? {};
   return sortedValues(snapshot.jwtPolicies).flatMap((p) =>
-    ((p.providers ?? []) as (JwtProvider & { jwksFetcher?: string })[]).map((provider) =>
+    ((p.providers ?? []) as JwtProvider[]).map((provider) =>
       provider.jwksFetcher === "PROXY"
         ? { ...provider, jwks: fetched[provider.jwksUri ?? ""] ?? "" }
         : provider

@@ -261,6 +261,19 @@ Deno.test({
         );
 
         await t.step(
+          "one fetch per refresh for the whole proxy, not one per worker (2 workers)",
+          async () => {
+            // Refresh every 300 ms: at most 1500/300 + 1 fetches in 1.5 s by one fetcher, twice that by two.
+            // Timers that fire late only lower the count.
+            const before = jwks.userAgents.length;
+            await new Promise((r) => setTimeout(r, 1500));
+            const fetches = jwks.userAgents.length - before;
+            console.log(`${fetches} fetches in 1.5 s at a 300 ms refresh interval`);
+            assert.ok(fetches >= 1 && fetches <= 6, `${fetches} fetches`);
+          },
+        );
+
+        await t.step(
           "meshctl proxy-status: the proxy's JwtPolicy equals meshd's (keys fetched apart)",
           async () => {
             const dump = await (await fetch(`http://127.0.0.1:${proxy.adminPort}/config_dump`))
