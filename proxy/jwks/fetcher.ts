@@ -5,8 +5,9 @@
  * `jwksRefreshIntervalMs` (meshd's DISCO_JWT_PUB_KEY_REFRESH_INTERVAL), retries failures with
  * backoff from 1 s, and keeps the last good key set (common/jwks/refresher.ts, meshd's code). The
  * keys go into the snapshot that every worker receives (`RuntimeSnapshot.jwks`, by URI; the filter
- * chain puts them into those providers), so workers never fetch. Before the first good fetch the provider has no keys: its tokens get 401, requests without
- * a token pass (Envoy with async fetch and a fast listener).
+ * chain puts them into those providers), so workers never fetch. Before the first good fetch the
+ * provider has no keys: its tokens get 401, requests without a token pass (Envoy with async fetch
+ * and a fast listener).
  *
  * How a `jwksUri` is reached, as Envoy reaches its remote_jwks cluster: a host that is a service of
  * the registry (the outbound resolution: Kubernetes DNS names, VIPs) goes to that service's
@@ -32,9 +33,8 @@ import type net from "node:net";
 /** The `user-agent` of the proxy's fetches (a JWKS server's log tells proxies from meshd). */
 export const PROXY_JWKS_USER_AGENT = "mesh-proxy-jwks-fetcher";
 
-/** A decoded mesh.v1.JwtProvider, as far as the fetcher reads and writes it. */
+/** A decoded mesh.v1.JwtProvider, as far as the fetcher reads it. */
 interface ProviderMessage {
-  jwks?: string;
   jwksUri?: string;
   jwksFetcher?: string;
   jwksRefreshIntervalMs?: number;
