@@ -3,8 +3,7 @@
  * push context and ADS on --grpcAddr (plain) and --secureGRPCAddr (mutual TLS, with the CA
  * service), metrics on --monitoringAddr, the debug interface on --httpAddr, ctrlz, and graceful
  * shutdown within --shutdownDuration. Not yet: Kubernetes as a config source, the injection and
- * validation webhooks (--httpsAddr), proxies fetching JWKS themselves (DISCO_JWT_ENABLE_REMOTE_JWKS
- * other than false or meshd).
+ * validation webhooks (--httpsAddr).
  *
  * @module
  */
@@ -21,9 +20,7 @@ import { ENV_VARS_IN_EFFECT, type MeshdEnvironment } from "./options/environment
 import { loadMeshConfig } from "./options/mesh_config.ts";
 import { DiscoveryServer } from "./server/discovery_server.ts";
 import { xdsAuthorizer } from "./server/xds_auth.ts";
-
-/** DISCO_JWT_ENABLE_REMOTE_JWKS values under which meshd fetches the keys (the others are not supported yet). */
-const MESHD_FETCHES_JWKS = new Set(["false", "meshd", "istiod"]);
+import { parseJwksFetchMode } from "../shared/mod.ts";
 
 /** `host:port` text of a listen address; an empty host is every address. */
 export function addressText(a: ListenAddress): string {
@@ -180,11 +177,6 @@ export async function startDiscovery(
 
   const adsLog = logger.scope("ads");
   const jwksLog = logger.scope("authn");
-  if (!MESHD_FETCHES_JWKS.has(env.DISCO_JWT_ENABLE_REMOTE_JWKS)) {
-    jwksLog.warn(
-      `DISCO_JWT_ENABLE_REMOTE_JWKS=${env.DISCO_JWT_ENABLE_REMOTE_JWKS}: proxies cannot fetch JWKS yet; meshd fetches them`,
-    );
-  }
   const discovery = new DiscoveryServer({
     configDir: options.configDir,
     grpcAddr: addressText(options.grpcAddr),
@@ -221,6 +213,7 @@ export async function startDiscovery(
       },
     },
     secure,
+    jwksFetchMode: parseJwksFetchMode(env.DISCO_JWT_ENABLE_REMOTE_JWKS),
     jwks: {
       refreshIntervalMs: env.DISCO_JWT_PUB_KEY_REFRESH_INTERVAL,
       insecureSkipVerify: env.JWKS_RESOLVER_INSECURE_SKIP_VERIFY,

@@ -92,6 +92,7 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
   if (o.workloadGroup) node.autoRegisterGroup = o.workloadGroup;
 
   const agentScope = logger.scope("agent");
+  const jwtScope = logger.scope("jwt");
   let agent: ProxyAgent;
   try {
     agent = new ProxyAgent({
@@ -105,6 +106,18 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
         debug: (m) => agentScope.debug(m),
         info: (m) => agentScope.info(m),
         warn: (m) => agentScope.warn(m),
+      },
+      jwks: {
+        onFetch: (e) => {
+          if (!e.ok) {
+            jwtScope.warn("JWKS fetch failed; keeping the last good key set", {
+              uri: e.source,
+              error: e.error,
+              retry_in_ms: e.retryInMs,
+            });
+          } else if (e.changed) jwtScope.info("JWKS fetched: new key set", { uri: e.source });
+          else jwtScope.debug("JWKS fetched: unchanged", { uri: e.source });
+        },
       },
     });
   } catch (e) {

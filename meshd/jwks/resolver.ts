@@ -1,49 +1,31 @@
 /**
- * The JWKS resolver (DISCO_JWT_ENABLE_REMOTE_JWKS=false, the default: meshd fetches): for every
- * RequestAuthentication rule with a `jwksUri`, or with an `issuer` but no key source (OIDC
- * discovery: `<issuer>/.well-known/openid-configuration`, then its `jwks_uri`), meshd fetches the key
+ * meshd's JWKS resolver: for every RequestAuthentication rule whose keys meshd fetches
+ * (DISCO_JWT_ENABLE_REMOTE_JWKS `meshd`; in `hybrid` the external jwksUris; in every mode OIDC
+ * discovery, `<issuer>/.well-known/openid-configuration` then its `jwks_uri`), meshd fetches the key
  * set, pushes it to the proxies inside mesh.v1.JwtProvider, and refreshes it every
- * DISCO_JWT_PUB_KEY_REFRESH_INTERVAL. A failed fetch is retried with exponential backoff (1 s
- * doubling, at most the refresh interval) and the last good key set stays in force: unlike Istio,
- * which then pushes a fake key and so rejects every token, a JWKS outage does not lock users out.
- * Until the first good fetch a rule has no keys, and its tokens get 401.
+ * DISCO_JWT_PUB_KEY_REFRESH_INTERVAL. Refresh, backoff and the last good keys are
+ * common/jwks/refresher.ts, shared with the proxy; this module adds OIDC discovery and
+ * JWKS_RESOLVER_INSECURE_SKIP_VERIFY.
  *
  * @module
  */
-import { parseDuration } from "../../shared/mod.ts";
-import { httpGet } from "./http_get.ts";
+import { type JwksRule as SharedJwksRule, jwksSourceKey, parseDuration } from "../../shared/mod.ts";
+import { httpGet } from "../../common/jwks/http_get.ts";
+import {
+  type KeySetFetchEvent,
+  KeySetRefresher,
+  type KeySetSource,
+  type KeySetStatus,
+} from "../../common/jwks/refresher.ts";
 
 /** The parts of a jwtRules entry the resolver reads. */
-export interface JwksRule {
-  issuer?: string;
-  jwksUri?: string;
-  jwks?: string;
+export interface JwksRule extends SharedJwksRule {
   /** Fetch timeout, a duration such as `5s`; default 5 s (Istio's). */
   timeout?: string;
 }
 
-/**
- * The key under which a rule's fetched key set is kept: its `jwksUri`, or `oidc:<issuer>` for OIDC
- * discovery; undefined for inline `jwks` (nothing to fetch).
- */
-export function jwksSourceKey(rule: JwksRule): string | undefined {
-  if (rule.jwks) return undefined;
-  if (rule.jwksUri) return rule.jwksUri;
-  return rule.issuer ? `oidc:${rule.issuer}` : undefined;
-}
-
 /** What one fetch did, for metrics and logs. */
-export interface JwksFetchEvent {
-  /** The source key (see {@link jwksSourceKey}). */
-  source: string;
-  ok: boolean;
-  /** Why it failed. */
-  error?: string;
-  /** A good fetch brought a key set different from the last one. */
-  changed?: boolean;
-  /** After a failure: ms until the next try. */
-  retryInMs?: number;
-}
+export type JwksFetchEvent = KeySetFetchEvent;
 
 /** Options of {@link JwksResolver}. */
 export interface JwksResolverOptions {
@@ -59,92 +41,72 @@ export interface JwksResolverOptions {
   onFetch?(event: JwksFetchEvent): void;
 }
 
+/** The `user-agent` of meshd's fetches (a JWKS server's log tells meshd from proxies). */
+export const MESHD_JWKS_USER_AGENT = "meshd-jwks-resolver";
+
 const DEFAULT_TIMEOUT_MS = 5000;
 
-interface SourceState {
-  key: string;
-  timeoutMs: number;
-  lastGood: string | undefined;
-  failures: number;
-  timer: ReturnType<typeof setTimeout> | undefined;
-}
-
-function timeoutOf(rule: JwksRule): number {
+/** A rule's fetch timeout, ms: its `timeout`, else Istio's 5 s. */
+export function jwksTimeoutMs(rule: { timeout?: string }): number {
   const ns = rule.timeout ? parseDuration(rule.timeout) : undefined;
   return ns === undefined || ns <= 0n ? DEFAULT_TIMEOUT_MS : Number(ns / 1_000_000n);
 }
 
-/** Checks fetched text is a JSON Web Key Set; returns it compacted, or throws why not. */
-function keySetText(text: string): string {
-  let set: unknown;
-  try {
-    set = JSON.parse(text);
-  } catch {
-    throw new Error("the body is not JSON");
-  }
-  if (!Array.isArray((set as { keys?: unknown })?.keys)) throw new Error('the body has no "keys" list');
-  return JSON.stringify(set);
-}
-
-/** Fetches, refreshes and keeps the key sets that the current config needs. */
+/** Fetches, refreshes and keeps the key sets that meshd fetches. */
 export class JwksResolver {
-  readonly #o: JwksResolverOptions;
-  readonly #sources = new Map<string, SourceState>();
-  #stopped = false;
+  readonly #refresher: KeySetRefresher;
+  readonly #insecureSkipVerify: boolean;
 
   /** @param options refresh interval, TLS verification, and where changes and fetches are reported */
   constructor(options: JwksResolverOptions) {
-    this.#o = options;
+    this.#insecureSkipVerify = options.insecureSkipVerify;
+    this.#refresher = new KeySetRefresher({
+      refreshIntervalMs: options.refreshIntervalMs,
+      retryInitialMs: options.retryInitialMs,
+      onChange: options.onChange,
+      onFetch: options.onFetch,
+      fetch: (source) => this.#fetch(source),
+    });
   }
 
   /**
    * Tracks exactly the sources the given rules need: new ones are fetched now, ones no longer
    * used are dropped (with their keys).
    *
-   * @param rules every jwtRules entry of the current config
+   * @param rules the jwtRules entries whose keys meshd fetches
    */
   sync(rules: Iterable<JwksRule>): void {
-    if (this.#stopped) return;
-    const wanted = new Map<string, number>();
+    const sources: KeySetSource[] = [];
     for (const r of rules) {
       const key = jwksSourceKey(r);
-      if (key !== undefined && !wanted.has(key)) wanted.set(key, timeoutOf(r));
+      if (key !== undefined) sources.push({ key, timeoutMs: jwksTimeoutMs(r) });
     }
-    for (const [key, s] of this.#sources) {
-      if (!wanted.has(key)) {
-        clearTimeout(s.timer);
-        this.#sources.delete(key);
-      }
-    }
-    for (const [key, timeoutMs] of wanted) {
-      const s = this.#sources.get(key);
-      if (s) s.timeoutMs = timeoutMs;
-      else {
-        const state: SourceState = { key, timeoutMs, lastGood: undefined, failures: 0, timer: undefined };
-        this.#sources.set(key, state);
-        void this.#refresh(state);
-      }
-    }
+    this.#refresher.sync(sources);
   }
 
   /** The last good key set (JSON text) of every tracked source that has one, by source key. */
   keys(): Map<string, string> {
-    const out = new Map<string, string>();
-    for (const [key, s] of this.#sources) if (s.lastGood !== undefined) out.set(key, s.lastGood);
-    return out;
+    return this.#refresher.keys();
+  }
+
+  /** Where every tracked source stands. */
+  status(): KeySetStatus[] {
+    return this.#refresher.status();
   }
 
   /** Stops every timer; nothing is fetched afterwards. */
   stop(): void {
-    this.#stopped = true;
-    for (const s of this.#sources.values()) clearTimeout(s.timer);
-    this.#sources.clear();
+    this.#refresher.stop();
   }
 
-  async #fetch(s: SourceState): Promise<string> {
+  async #fetch(s: KeySetSource): Promise<string> {
     const get = (url: string) =>
-      httpGet(url, { timeoutMs: s.timeoutMs, insecureSkipVerify: this.#o.insecureSkipVerify });
-    if (!s.key.startsWith("oidc:")) return keySetText(await get(s.key));
+      httpGet(url, {
+        timeoutMs: s.timeoutMs,
+        insecureSkipVerify: this.#insecureSkipVerify,
+        userAgent: MESHD_JWKS_USER_AGENT,
+      });
+    if (!s.key.startsWith("oidc:")) return await get(s.key);
     const issuer = s.key.slice(5).replace(/\/+$/, "");
     const doc = await get(`${issuer}/.well-known/openid-configuration`);
     let jwksUri: unknown;
@@ -156,37 +118,6 @@ export class JwksResolver {
     if (typeof jwksUri !== "string" || jwksUri === "") {
       throw new Error(`${issuer}/.well-known/openid-configuration: no jwks_uri`);
     }
-    return keySetText(await get(jwksUri));
-  }
-
-  async #refresh(s: SourceState): Promise<void> {
-    let text: string;
-    try {
-      text = await this.#fetch(s);
-    } catch (e) {
-      if (this.#sources.get(s.key) !== s) return;
-      s.failures++;
-      const retryInMs = Math.min(
-        (this.#o.retryInitialMs ?? 1000) * 2 ** (s.failures - 1),
-        this.#o.refreshIntervalMs,
-      );
-      this.#o.onFetch?.({ source: s.key, ok: false, error: (e as Error).message, retryInMs });
-      this.#schedule(s, retryInMs);
-      return;
-    }
-    if (this.#sources.get(s.key) !== s) return;
-    s.failures = 0;
-    const changed = text !== s.lastGood;
-    s.lastGood = text;
-    this.#o.onFetch?.({ source: s.key, ok: true, changed });
-    this.#schedule(s, this.#o.refreshIntervalMs);
-    if (changed) this.#o.onChange();
-  }
-
-  #schedule(s: SourceState, ms: number): void {
-    if (this.#stopped) return;
-    // Timers cannot wait longer than 2^31-1 ms.
-    s.timer = setTimeout(() => void this.#refresh(s), Math.min(ms, 2 ** 31 - 1));
-    Deno.unrefTimer(s.timer as unknown as number);
+    return await get(jwksUri);
   }
 }

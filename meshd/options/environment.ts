@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { parseDuration } from "../../shared/mod.ts";
+import { parseDuration, parseJwksFetchMode } from "../../shared/mod.ts";
 
 /** The registry meshd reads by default, and so the default cluster ID (Istio's `Kubernetes`). */
 export const DEFAULT_REGISTRY = "Orchestrator";
@@ -816,7 +816,7 @@ export const ENV_VARS = [
     type: "string",
     default: "false",
     description:
-      "Who fetches JWKS from jwksUri: meshd or false = daemon; hybrid or true = proxy, falling back to daemon when the JWKS server is external; proxy = proxy",
+      "Who fetches JWKS from jwksUri: meshd or false = daemon; hybrid or true = proxy, falling back to daemon when the JWKS server is external; proxy = proxy (OIDC discovery: always the daemon)",
   },
   {
     name: "DISCO_JWT_PUB_KEY_REFRESH_INTERVAL",
@@ -1251,6 +1251,12 @@ export function readEnvironment(
       "environment variables DEFAULT_WORKLOAD_CERT_TTL and MAX_WORKLOAD_CERT_TTL: the default " +
         `${shown("DEFAULT_WORKLOAD_CERT_TTL")} is above the maximum ${shown("MAX_WORKLOAD_CERT_TTL")}`,
     );
+  }
+  try {
+    parseJwksFetchMode(result.DISCO_JWT_ENABLE_REMOTE_JWKS);
+  } catch (e) {
+    errors.push(`environment variable DISCO_JWT_ENABLE_REMOTE_JWKS: ${(e as Error).message}`);
+    (env as Record<string, EnvValueOf | undefined>).DISCO_JWT_ENABLE_REMOTE_JWKS = "false";
   }
   return { env: result, errors };
 }

@@ -184,6 +184,17 @@ Deno.test("environment: a default certificate TTL above the maximum is an error"
   ]);
 });
 
+Deno.test("environment: DISCO_JWT_ENABLE_REMOTE_JWKS takes Istio's values and the mesh's, nothing else", () => {
+  for (const value of ["false", "meshd", "istiod", "true", "hybrid", "proxy", "envoy"]) {
+    assert.deepEqual(readEnvironment({ DISCO_JWT_ENABLE_REMOTE_JWKS: value }).errors, [], value);
+  }
+  const r = readEnvironment({ DISCO_JWT_ENABLE_REMOTE_JWKS: "remote" });
+  assert.deepEqual(r.errors, [
+    'environment variable DISCO_JWT_ENABLE_REMOTE_JWKS: "remote" is not one of false, meshd, istiod, true, hybrid, proxy, envoy',
+  ]);
+  assert.equal(r.env.DISCO_JWT_ENABLE_REMOTE_JWKS, "false");
+});
+
 Deno.test("environment: reads Deno.env by default", () => {
   Deno.env.set("DISCO_PUSH_THROTTLE", "7");
   try {

@@ -11,6 +11,7 @@ import {
   endpointPort,
   formatSpiffeId,
   type GatewaySpec,
+  type JwksFetchMode,
   type NamedSpec,
   type PeerAuthenticationDecision,
   type PeerAuthenticationPolicy,
@@ -118,6 +119,10 @@ export interface PushContext {
   scopeGatewayToNamespace: boolean;
   /** Fetched key sets by source (a jwksUri, or `oidc:<issuer>`): see meshd/jwks. */
   jwks: ReadonlyMap<string, string>;
+  /** DISCO_JWT_ENABLE_REMOTE_JWKS: who fetches each rule's keys (shared's jwksFetcherOf). */
+  jwksFetchMode: JwksFetchMode;
+  /** DISCO_JWT_PUB_KEY_REFRESH_INTERVAL, ms: also the refresh interval of proxies that fetch. */
+  jwksRefreshIntervalMs: number;
 }
 
 /** Inputs beyond the config. */
@@ -134,6 +139,10 @@ export interface PushContextOptions {
   connected?: ReadonlySet<string>;
   /** The JWKS resolver's last good key sets, by source; default none. */
   jwks?: ReadonlyMap<string, string>;
+  /** DISCO_JWT_ENABLE_REMOTE_JWKS; default `meshd`. */
+  jwksFetchMode?: JwksFetchMode;
+  /** DISCO_JWT_PUB_KEY_REFRESH_INTERVAL, ms; default 20 minutes. */
+  jwksRefreshIntervalMs?: number;
 }
 
 const TLS_MODE_LABELS: Record<string, string> = {
@@ -306,6 +315,8 @@ export function buildPushContext(
     })),
     scopeGatewayToNamespace: options.scopeGatewayToNamespace ?? false,
     jwks: new Map(options.jwks ?? []),
+    jwksFetchMode: options.jwksFetchMode ?? "meshd",
+    jwksRefreshIntervalMs: options.jwksRefreshIntervalMs ?? 20 * 60_000,
   });
 }
 

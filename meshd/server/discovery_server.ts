@@ -8,7 +8,7 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { ConfigStore } from "../config_store/mod.ts";
-import type { ValidationIssue } from "../../shared/mod.ts";
+import { jwksFetcherOf, type JwksFetchMode, type ValidationIssue } from "../../shared/mod.ts";
 import { Debouncer } from "../push_context/debounce.ts";
 import { buildPushContext, type PushContext } from "../push_context/push_context.ts";
 import { type AdsHooks, AdsServer, type AdsServerOptions, type AdsStreamStatus } from "../xds/ads_server.ts";
@@ -81,6 +81,11 @@ export interface DiscoveryServerOptions {
    * triggers a push (reason `jwks`).
    */
   jwks?: Omit<JwksResolverOptions, "onChange">;
+  /**
+   * DISCO_JWT_ENABLE_REMOTE_JWKS: who fetches each rule's keys (shared's jwksFetcherOf); meshd's
+   * resolver tracks only the sources meshd fetches. Default `meshd`.
+   */
+  jwksFetchMode?: JwksFetchMode;
 }
 
 /** Parses `host:port`, `:port` or `[v6]:port` into what grpc-js binds. */
@@ -281,12 +286,19 @@ export class DiscoveryServer {
       scopeGatewayToNamespace: this.#options.scopeGatewayToNamespace,
       connected: new Set(this.#connected.keys()),
       jwks: this.#jwks.keys(),
+      jwksFetchMode: this.#options.jwksFetchMode,
+      jwksRefreshIntervalMs: this.#options.jwks?.refreshIntervalMs,
     });
   }
 
-  /** Makes the JWKS resolver track the key sources of the context's RequestAuthentications. */
+  /** Makes the JWKS resolver track the key sources that meshd fetches for the context's rules. */
   #syncJwks(ctx: PushContext): void {
-    this.#jwks.sync(ctx.requestAuthentications.flatMap((p) => (p.spec.jwtRules ?? []) as JwksRule[]));
+    const options = { mode: ctx.jwksFetchMode, services: ctx.services };
+    this.#jwks.sync(
+      ctx.requestAuthentications
+        .flatMap((p) => (p.spec.jwtRules ?? []) as JwksRule[])
+        .filter((r) => jwksFetcherOf(r, options) === "meshd"),
+    );
   }
 
   #push(reasons: Map<string, number>, changedAt: number): void {

@@ -11,6 +11,8 @@ import { createHash } from "node:crypto";
 import {
   encodeResource,
   gatewayRouteConfigurations,
+  jwksFetcherOf,
+  jwksSourceKey,
   policyAppliesTo,
   RESOURCE_TYPES,
   type ResourceTypeName,
@@ -18,7 +20,7 @@ import {
   typeUrlOf,
 } from "../../shared/mod.ts";
 import type { PushContext, SelectingPolicyView, WorkloadView } from "../push_context/push_context.ts";
-import { jwksSourceKey } from "../jwks/resolver.ts";
+import { jwksTimeoutMs } from "../jwks/resolver.ts";
 import { autoRegisteredName, autoRegistrationRequest } from "../registry/auto_registration.ts";
 import type { GeneratedList, GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_server.ts";
 
@@ -140,7 +142,7 @@ export class PushContextGenerator implements ResourceGenerator {
           () =>
             listOf(
               this.#selecting(ctx.requestAuthentications, workload).map((p) =>
-                this.#encode(RESOURCE_TYPES.jwtPolicy, p.key, () => jwtPolicyMessage(p, ctx.jwks))
+                this.#encode(RESOURCE_TYPES.jwtPolicy, p.key, () => jwtPolicyMessage(p, ctx))
               ),
             ),
         );
@@ -253,28 +255,35 @@ function authorizationMessage(p: SelectingPolicyView, rootNamespace: string): Re
   };
 }
 
-function jwtPolicyMessage(
-  p: SelectingPolicyView,
-  fetched: ReadonlyMap<string, string>,
-): Record<string, unknown> {
+function jwtPolicyMessage(p: SelectingPolicyView, ctx: PushContext): Record<string, unknown> {
   const rules = (p.spec.jwtRules ?? []) as Record<string, unknown>[];
   return {
     name: p.name,
     namespace: p.namespace,
-    providers: rules.map((r) => ({
-      issuer: r.issuer,
-      audiences: r.audiences ?? [],
-      // Inline keys travel as they are; jwksUri and OIDC keys are meshd's last good fetch, else empty.
-      jwks: (r.jwks as string | undefined) ?? fetched.get(jwksSourceKey(r) ?? "") ?? "",
-      jwksUri: r.jwksUri ?? "",
-      fromHeaders: r.fromHeaders ?? [],
-      fromParams: r.fromParams ?? [],
-      fromCookies: r.fromCookies ?? [],
-      outputPayloadToHeader: r.outputPayloadToHeader ?? "",
-      forwardOriginalToken: r.forwardOriginalToken ?? false,
-      outputClaimToHeaders: r.outputClaimToHeaders ?? [],
-      spaceDelimitedClaims: r.spaceDelimitedClaims ?? [],
-    })),
+    providers: rules.map((r) => {
+      const byProxy = jwksFetcherOf(r, { mode: ctx.jwksFetchMode, services: ctx.services }) === "proxy";
+      return {
+        issuer: r.issuer,
+        audiences: r.audiences ?? [],
+        // Inline keys travel as they are; keys meshd fetches are its last good fetch, else empty.
+        jwks: (r.jwks as string | undefined) ?? (byProxy ? "" : ctx.jwks.get(jwksSourceKey(r) ?? "") ?? ""),
+        jwksUri: r.jwksUri ?? "",
+        fromHeaders: r.fromHeaders ?? [],
+        fromParams: r.fromParams ?? [],
+        fromCookies: r.fromCookies ?? [],
+        outputPayloadToHeader: r.outputPayloadToHeader ?? "",
+        forwardOriginalToken: r.forwardOriginalToken ?? false,
+        outputClaimToHeaders: r.outputClaimToHeaders ?? [],
+        spaceDelimitedClaims: r.spaceDelimitedClaims ?? [],
+        ...(byProxy
+          ? {
+            jwksFetcher: "PROXY",
+            jwksRefreshIntervalMs: ctx.jwksRefreshIntervalMs,
+            jwksFetchTimeoutMs: jwksTimeoutMs(r as { timeout?: string }),
+          }
+          : {}),
+      };
+    }),
   };
 }
 

@@ -169,3 +169,45 @@ Deno.test("JwtPolicy carries meshd's last good keys for jwksUri and OIDC rules, 
   const msg = decodeResource(RESOURCE_TYPES.jwtPolicy, r.body) as { providers: { jwks: string }[] };
   assert.deepEqual(msg.providers.map((p) => p.jwks), ['{"keys":[1]}', '{"keys":[2]}', '{"keys":[]}', ""]);
 });
+
+Deno.test("JwtPolicy says who fetches: hybrid sends mesh-host jwksUris to the proxy, with interval and timeout", () => {
+  const ra = res("RequestAuthentication", "foo", "remote", {
+    jwtRules: [
+      { issuer: "mesh", jwksUri: "http://httpbin.foo.svc.cluster.local:8000/keys", timeout: "2s" },
+      { issuer: "external", jwksUri: "https://idp/keys" },
+      { issuer: "https://oidc" },
+      { issuer: "inline", jwks: '{"keys":[]}' },
+    ],
+  });
+  const jwks = new Map([
+    ["http://httpbin.foo.svc.cluster.local:8000/keys", '{"keys":["stale"]}'],
+    ["https://idp/keys", '{"keys":[1]}'],
+    ["oidc:https://oidc", '{"keys":[2]}'],
+  ]);
+  type Provider = {
+    jwks: string;
+    jwksFetcher: string;
+    jwksRefreshIntervalMs: number;
+    jwksFetchTimeoutMs: number;
+  };
+  const providers = (jwksFetchMode: "meshd" | "hybrid" | "proxy") => {
+    const ctx = buildPushContext([...config, ra], {
+      version: "1",
+      jwks,
+      jwksFetchMode,
+      jwksRefreshIntervalMs: 300,
+    });
+    const [r] =
+      new PushContextGenerator(ctx).generate(node("foo", "httpbin-1"), TYPE_URLS.jwtPolicy)!.resources;
+    return (decodeResource(RESOURCE_TYPES.jwtPolicy, r.body) as { providers: Provider[] }).providers;
+  };
+  const hybrid = providers("hybrid");
+  assert.deepEqual(hybrid.map((p) => p.jwksFetcher), ["PROXY", "MESHD", "MESHD", "MESHD"]);
+  assert.deepEqual(hybrid.map((p) => p.jwks), ["", '{"keys":[1]}', '{"keys":[2]}', '{"keys":[]}']);
+  assert.equal(hybrid[0].jwksRefreshIntervalMs, 300);
+  assert.equal(hybrid[0].jwksFetchTimeoutMs, 2000);
+  assert.equal(hybrid[1].jwksRefreshIntervalMs, 0);
+  assert.deepEqual(providers("proxy").map((p) => p.jwksFetcher), ["PROXY", "PROXY", "MESHD", "MESHD"]);
+  assert.equal(providers("proxy")[1].jwksFetchTimeoutMs, 5000);
+  assert.deepEqual(providers("meshd").map((p) => p.jwksFetcher), ["MESHD", "MESHD", "MESHD", "MESHD"]);
+});

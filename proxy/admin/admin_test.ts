@@ -81,7 +81,7 @@ function source(): AdminSource & { quits: number; levelsNow: LogLevels } {
     bootstrap: BOOTSTRAP,
     snapshot: () => SNAPSHOT,
     lastUpdated: () => ({}),
-    agentStatus: () => ({ ads: { connected: true } }),
+    agentStatus: () => ({ ads: { connected: true }, jwks: { counters: { success: 3, failed: 1 } } }),
     workerCounters: () =>
       Promise.resolve([0, 1].map((worker) => ({
         worker,
@@ -145,11 +145,16 @@ Deno.test("admin: /stats sums workers, keeps per-worker connections; prometheus 
   assert.match(text, /^listener\.10\.1\.0\.2_8080\.ssl\.handshake: 2$/m);
   assert.match(text, /^cluster\.inbound\|8080\|\|\.upstream_cx_connect_fail: 2$/m);
   assert.match(text, /^server\.days_until_first_cert_expiring: \d+$/m);
+  assert.match(text, /^jwt_authn\.jwks_fetch_failed: 1\njwt_authn\.jwks_fetch_success: 3$/m);
   const prom = (await get("/stats/prometheus", src)).text;
   assert.match(prom, /^# TYPE envoy_listener_downstream_cx_active gauge$/m);
   assert.match(
     prom,
     /^envoy_listener_worker_downstream_cx_total\{envoy_listener_address="10.1.0.2_8080",envoy_worker_id="0"\} 2$/m,
+  );
+  assert.match(
+    prom,
+    /^# TYPE envoy_jwt_authn_jwks_fetch_failed counter\nenvoy_jwt_authn_jwks_fetch_failed 1$/m,
   );
   assert.match(prom, /^envoy_cluster_upstream_cx_connect_fail\{envoy_cluster_name="inbound\|8080\|\|"\} 2$/m);
   const json = JSON.parse((await get("/stats?format=json&filter=ssl", src)).text);

@@ -34,7 +34,11 @@ export interface AdminSource {
   bootstrap: BootstrapInfo;
   snapshot(): RuntimeSnapshot;
   lastUpdated(): LastUpdated;
-  agentStatus(): { ads?: { connected: boolean }; certificate?: unknown } & Record<string, unknown>;
+  agentStatus(): {
+    ads?: { connected: boolean };
+    certificate?: unknown;
+    jwks?: { counters: { success: number; failed: number } };
+  } & Record<string, unknown>;
   workerCounters(): Promise<WorkerCounters[]>;
   workersApplied(): number[];
   state(): ServerState;
@@ -111,6 +115,7 @@ export async function handleAdmin(req: Request, source: AdminSource, log?: Scope
         state: STATE_NUMBER[source.state()],
         controlPlaneConnected: status.ads?.connected ?? false,
         certificateNotAfter: snapshot.certificate?.notAfter,
+        jwksFetch: status.jwks?.counters,
         now: Date.now(),
       });
       if (url.pathname === "/stats/prometheus") {

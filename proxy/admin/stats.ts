@@ -28,6 +28,8 @@ export interface ServerStats {
   controlPlaneConnected: boolean;
   /** NotAfter of the workload certificate, ms since the epoch. */
   certificateNotAfter?: number;
+  /** The proxy's own JWKS fetches (providers meshd marks `jwksFetcher: PROXY`). */
+  jwksFetch?: { success: number; failed: number };
   now: number;
 }
 
@@ -101,6 +103,18 @@ export function collectStats(
       "server.days_until_first_cert_expiring",
       Math.max(0, Math.floor((server.certificateNotAfter - server.now) / 86_400_000)),
     );
+  }
+  // Envoy's jwt_authn statistics, without its `http.<stat_prefix>.` (one fetcher per process here).
+  for (
+    const [name, value] of [["success", server.jwksFetch?.success], ["failed", server.jwksFetch?.failed]]
+  ) {
+    add({
+      name: `jwt_authn.jwks_fetch_${name}`,
+      value: Number(value ?? 0),
+      type: "counter",
+      prom: `envoy_jwt_authn_jwks_fetch_${name}`,
+      labels: {},
+    });
   }
   return stats.sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -4,7 +4,9 @@
  * that certificate, or plain text), and publishes one immutable {@link RuntimeSnapshot} for the data
  * path: a new frozen value, with a higher revision, on every change it applies. When meshd is away
  * the last snapshot stays in force; a rotated certificate is published at once and the ADS stream
- * moves to it without a gap.
+ * moves to it without a gap. JWT providers meshd leaves to the proxy get their keys from the
+ * {@link ProxyJwksFetcher} (DISCO_JWT_ENABLE_REMOTE_JWKS), once per process: a new key set is a new
+ * snapshot.
  *
  * @example
  * ```ts
@@ -20,6 +22,8 @@
  *
  * @module
  */
+import type { KeySetFetchEvent } from "../../common/jwks/refresher.ts";
+import { ProxyJwksFetcher } from "../jwks/fetcher.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { AdsClient, type AdsClientHooks, type AdsClientStatus, type AdsConfig } from "./ads_client.ts";
 import type { BackoffOptions } from "./backoff.ts";
@@ -54,6 +58,11 @@ export interface ProxyAgentOptions {
   backoff?: BackoffOptions;
   /** ADS observers. */
   adsHooks?: AdsClientHooks;
+  /**
+   * The JWKS fetcher (providers meshd marks `jwksFetcher: PROXY`): its fetch observer, and the first
+   * retry delay (default 1 s).
+   */
+  jwks?: { onFetch?(event: KeySetFetchEvent): void; retryInitialMs?: number };
   logger?: AgentLogger;
 }
 
@@ -68,6 +77,7 @@ export class ProxyAgent {
   #snapshot: RuntimeSnapshot = EMPTY_SNAPSHOT;
   #ads: AdsClient | undefined;
   #certs: CertificateManager | undefined;
+  readonly #jwks: ProxyJwksFetcher;
   #started = false;
 
   /**
@@ -84,6 +94,12 @@ export class ProxyAgent {
       throw new Error("talking TLS to meshd needs its root certificate: give rootsPem or rootCertFile");
     }
     this.#options = options;
+    this.#jwks = new ProxyJwksFetcher({
+      context: () => this.#snapshot,
+      onChange: () => this.#publish(),
+      onFetch: options.jwks?.onFetch,
+      retryInitialMs: options.jwks?.retryInitialMs,
+    });
   }
 
   /** The snapshot in force (frozen). */
@@ -106,9 +122,13 @@ export class ProxyAgent {
     return new Promise((resolve) => this.#readyWaiters.push(resolve));
   }
 
-  /** ADS and certificate status, for a status page. */
-  status(): { ads?: AdsClientStatus; certificate?: CertificateStatus } {
-    return { ads: this.#ads?.status(), certificate: this.#certs?.status() };
+  /** ADS, certificate and JWKS fetch status, for a status page. */
+  status(): {
+    ads?: AdsClientStatus;
+    certificate?: CertificateStatus;
+    jwks: ReturnType<ProxyJwksFetcher["status"]>;
+  } {
+    return { ads: this.#ads?.status(), certificate: this.#certs?.status(), jwks: this.#jwks.status() };
   }
 
   /**
@@ -124,10 +144,14 @@ export class ProxyAgent {
     this.#ads!.start();
   }
 
-  /** Stops both; the last snapshot stays readable, and start() resumes from it. Idempotent. */
+  /**
+   * Stops the certificate manager, ADS and JWKS fetching; the last snapshot stays readable, and
+   * start() resumes from it (JWKS sources are fetched again with the next config). Idempotent.
+   */
   stop(): Promise<void> {
     this.#certs?.stop();
     this.#ads?.stop();
+    this.#jwks.sync({});
     this.#started = false;
     return Promise.resolve();
   }
@@ -186,9 +210,13 @@ export class ProxyAgent {
       jwtPolicies: config.jwtPolicies,
       routes: config.routes,
     };
+    const jwks = this.#jwks.keys();
+    if (jwks.size > 0) next.jwks = Object.fromEntries(jwks);
     if (config.workload) next.workload = config.workload;
     if (certificate) next.certificate = certificate;
     this.#snapshot = Object.freeze(next);
+    // After the snapshot is in force: a new source's first fetch reads its services and certificate.
+    this.#jwks.sync(config.jwtPolicies);
     for (const l of this.#listeners) {
       try {
         l(this.#snapshot);

@@ -69,6 +69,8 @@ export async function startMeshd(
     ca?: CertificateAuthority;
     /** JWKS resolver settings (refresh interval, fetch observer); default meshd's. */
     jwks?: DiscoveryServerOptions["jwks"];
+    /** DISCO_JWT_ENABLE_REMOTE_JWKS; default `meshd`. */
+    jwksFetchMode?: DiscoveryServerOptions["jwksFetchMode"];
   } = {},
 ): Promise<Meshd> {
   const seen: SeenStream[] = [];
@@ -91,6 +93,7 @@ export async function startMeshd(
     logger: { info() {}, warn() {}, error() {} },
     secure,
     jwks: options.jwks,
+    jwksFetchMode: options.jwksFetchMode,
     authorize: (call: grpc.ServerDuplexStream<unknown, unknown>, node: ProxyNode) => {
       const peer = call.getAuthContext().sslPeerCertificate;
       const denied = auth(call, node);

@@ -1,6 +1,7 @@
 /**
  * The inbound policies of one runtime snapshot, compiled once (not per request): the JWT providers
- * of every RequestAuthentication and the AuthorizationPolicies that meshd sent for this workload,
+ * of every RequestAuthentication (with the keys the proxy fetched for those it fetches itself) and
+ * the AuthorizationPolicies that meshd sent for this workload,
  * as the shared evaluator's compiled forms. Cached by snapshot object, so each config push (and
  * each worker's copy of it) is compiled once.
  *
@@ -41,8 +42,23 @@ function sortedValues(record: Record<string, Record<string, unknown>>): Record<s
   return Object.keys(record).sort().map((k) => record[k]);
 }
 
+/**
+ * The providers of every JwtPolicy, those that the proxy fetches itself (`jwksFetcher: PROXY`) with
+ * the keys of its last good fetch (empty before the first: their tokens get 401).
+ */
+function providersOf(snapshot: RuntimeSnapshot): JwtProvider[] {
+  const fetched = snapshot.jwks ?? {};
+  return sortedValues(snapshot.jwtPolicies).flatMap((p) =>
+    ((p.providers ?? []) as JwtProvider[]).map((provider) =>
+      provider.jwksFetcher === "PROXY"
+        ? { ...provider, jwks: fetched[provider.jwksUri ?? ""] ?? "" }
+        : provider
+    )
+  );
+}
+
 function compile(snapshot: RuntimeSnapshot): InboundPolicies {
-  const providers = sortedValues(snapshot.jwtPolicies).flatMap((p) => (p.providers ?? []) as JwtProvider[]);
+  const providers = providersOf(snapshot);
   const views = sortedValues(snapshot.authorizations) as unknown as AuthorizationPolicyView[];
   let authn: JwtAuthenticator | null = null;
   let authz: CompiledAuthorization | null = null;

@@ -17,7 +17,16 @@ export const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "critic
 export type LogLevel = typeof LOG_LEVELS[number];
 
 /** The proxy's named loggers. */
-export const LOGGERS = ["admin", "agent", "gateway", "inbound", "main", "outbound", "workers"] as const;
+export const LOGGERS = [
+  "admin",
+  "agent",
+  "gateway",
+  "inbound",
+  "jwt",
+  "main",
+  "outbound",
+  "workers",
+] as const;
 
 /** One logger name. */
 export type LoggerName = typeof LOGGERS[number];

@@ -84,8 +84,13 @@ export interface RuntimeSnapshot {
   services: Record<string, ServiceInfo>;
   /** mesh.v1.Authorization, decoded (the AuthorizationPolicy shape: action, rules). */
   authorizations: Record<string, Record<string, unknown>>;
-  /** mesh.v1.JwtPolicy, decoded. */
+  /** mesh.v1.JwtPolicy, decoded, as meshd sent it (providers with `jwksFetcher: PROXY` have no keys). */
   jwtPolicies: Record<string, Record<string, unknown>>;
+  /**
+   * The key sets this proxy fetched itself (proxy/jwks), JSON text by `jwksUri`: the keys of the
+   * providers marked `jwksFetcher: PROXY`. Absent or missing a URI: no good fetch yet.
+   */
+  jwks?: Record<string, string>;
   /** Gateway mode: route configurations by name (`http.<port>`); empty for a sidecar. */
   routes: Record<string, RouteConfiguration>;
   certificate?: CertificateInfo;

@@ -106,8 +106,12 @@ export const MESH_PROTO_DESCRIPTOR: Record<string, unknown> = {
                 "forwardOriginalToken": { "type": "bool", "id": 9 },
                 "outputClaimToHeaders": { "rule": "repeated", "type": "ClaimToHeader", "id": 10 },
                 "spaceDelimitedClaims": { "rule": "repeated", "type": "string", "id": 11 },
+                "jwksFetcher": { "type": "JwksFetcher", "id": 12 },
+                "jwksRefreshIntervalMs": { "type": "uint64", "id": 13 },
+                "jwksFetchTimeoutMs": { "type": "uint64", "id": 14 },
               },
             },
+            "JwksFetcher": { "values": { "MESHD": 0, "PROXY": 1 } },
             "JwtHeader": {
               "fields": { "name": { "type": "string", "id": 1 }, "prefix": { "type": "string", "id": 2 } },
             },

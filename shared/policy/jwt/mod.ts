@@ -1,6 +1,7 @@
 /**
  * End-user JWT authentication (RequestAuthentication): providers, token locations and verification
- * with npm:jose, shared by the proxy and meshctl.
+ * with npm:jose, shared by the proxy and meshctl; who fetches key sets
+ * (DISCO_JWT_ENABLE_REMOTE_JWKS).
  *
  * @module
  */
@@ -11,6 +12,17 @@ export {
   type JwtOutcome,
   wwwAuthenticate,
 } from "./authenticate.ts";
+export {
+  isMeshHost,
+  type JwksFetcher,
+  jwksFetcherOf,
+  type JwksFetcherOptions,
+  type JwksFetchMode,
+  type JwksRegistryService,
+  type JwksRule,
+  jwksSourceKey,
+  parseJwksFetchMode,
+} from "./jwks_fetch.ts";
 export {
   type ApplicableRequestAuthenticationOptions,
   applicableRequestAuthentications,

@@ -33,12 +33,22 @@ export interface JwtProvider {
   /** Accepted `aud` values; empty or absent: `aud` is not checked. */
   audiences?: readonly string[];
   /**
-   * The JSON Web Key Set as JSON text. Empty while meshd has no good fetch yet: tokens of this
-   * issuer are then refused (401), never accepted.
+   * The JSON Web Key Set as JSON text. Empty while there is no good fetch yet (meshd's, or the
+   * proxy's own for `jwksFetcher: PROXY`): tokens of this issuer are then refused (401), never
+   * accepted.
    */
   jwks: string;
-  /** Where the key set came from, for messages; empty for inline keys. */
+  /** Where the key set comes from; empty for inline keys. */
   jwksUri?: string;
+  /**
+   * Who fetches `jwksUri` (DISCO_JWT_ENABLE_REMOTE_JWKS, decided by `jwksFetcherOf`): `MESHD` (the
+   * default; `jwks` carries meshd's fetch) or `PROXY` (the proxy fetches and fills `jwks` itself).
+   */
+  jwksFetcher?: "MESHD" | "PROXY";
+  /** With `PROXY`: refresh interval (DISCO_JWT_PUB_KEY_REFRESH_INTERVAL), ms. */
+  jwksRefreshIntervalMs?: number;
+  /** With `PROXY`: one fetch's limit (the rule's `timeout`, default 5 s), ms. */
+  jwksFetchTimeoutMs?: number;
   /** Headers to read the token from. With no location at all: `Authorization: Bearer`, then `access_token`. */
   fromHeaders?: readonly JwtHeaderLocation[];
   /** Query parameters to read the token from. */
