@@ -22,7 +22,7 @@
  *
  * @module
  */
-import type { KeySetFetchEvent } from "../../common/jwks/refresher.ts";
+import type { KeySetFetchEvent } from "../../shared/jwks/refresher.ts";
 import { ProxyJwksFetcher } from "../jwks/fetcher.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { AdsClient, type AdsClientHooks, type AdsClientStatus, type AdsConfig } from "./ads_client.ts";
