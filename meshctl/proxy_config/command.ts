@@ -11,6 +11,7 @@ import type { CliIo } from "../cli.ts";
 import { structured } from "../output.ts";
 import { addProxyFlags, type ConfigDump, proxyAdmin, readConfigDump } from "../proxy_admin.ts";
 import { parseTarget } from "../proxy_target.ts";
+import { LOGGERS } from "../../proxy/logging/logger.ts";
 import { ecdsDump, ecdsTable, rootCaPem, rootCaReport, rootCasShareCertificate } from "./rootca.ts";
 import {
   bootstrap,
@@ -235,7 +236,7 @@ const LEVELS = ["trace", "debug", "info", "warning", "error", "critical", "off"]
 
 function logCommand(io: CliIo): CommandUnknownOpts {
   return new Command("log").alias("o")
-    .description("Read or set a proxy's log levels (loggers: admin, agent, inbound, main, outbound, workers)")
+    .description(`Read or set a proxy's log levels (loggers: ${LOGGERS.join(", ")})`)
     .argument("<target>", "[<type>/]<name>[.<namespace>] of the proxy")
     .option(
       "--level <levels>",
