@@ -1,0 +1,108 @@
+/**
+ * Test certificates made with openssl exactly as Istio's "Secure Gateways" task makes them: a root
+ * `example.com` CA, server certificates for hosts under it, and a client certificate.
+ *
+ * @module
+ */
+
+/** A PEM certificate and its PEM private key. */
+export interface TestCert {
+  certPem: string;
+  keyPem: string;
+}
+
+async function openssl(dir: string, args: string[]): Promise<void> {
+  const out = await new Deno.Command("openssl", { args, cwd: dir, stdout: "null", stderr: "piped" }).output();
+  if (!out.success) throw new Error(`openssl ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+}
+
+/**
+ * A self-signed root CA (`openssl req -x509 ... -subj /O=<org>/CN=<cn>`), in its own temp dir.
+ *
+ * @returns the CA and a signer of leaves `leaf(cn, {days})` (RSA 2048, SHA-256)
+ */
+export async function makeTestCa(
+  cn = "example.com",
+): Promise<{ ca: TestCert; leaf(cn: string, options?: { days?: number }): Promise<TestCert> }> {
+  const dir = await Deno.makeTempDir({ prefix: "mesh-test-ca-" });
+  await openssl(dir, [
+    "req",
+    "-x509",
+    "-sha256",
+    "-nodes",
+    "-days",
+    "365",
+    "-newkey",
+    "rsa:2048",
+    "-subj",
+    `/O=${cn} Inc./CN=${cn}`,
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+  ]);
+  const ca = {
+    certPem: await Deno.readTextFile(`${dir}/ca.crt`),
+    keyPem: await Deno.readTextFile(`${dir}/ca.key`),
+  };
+  let serial = 0;
+  return {
+    ca,
+    async leaf(leafCn, options = {}) {
+      const n = serial++;
+      await openssl(dir, [
+        "req",
+        "-out",
+        `${n}.csr`,
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        `${n}.key`,
+        "-subj",
+        `/CN=${leafCn}/O=${leafCn} organization`,
+      ]);
+      await openssl(dir, [
+        "x509",
+        "-req",
+        "-sha256",
+        "-days",
+        String(options.days ?? 365),
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-set_serial",
+        String(n),
+        "-in",
+        `${n}.csr`,
+        "-out",
+        `${n}.crt`,
+      ]);
+      return {
+        certPem: await Deno.readTextFile(`${dir}/${n}.crt`),
+        keyPem: await Deno.readTextFile(`${dir}/${n}.key`),
+      };
+    },
+  };
+}
+
+/** Base64 of a text, as a Secret's `data` holds it. */
+export function b64(text: string): string {
+  return btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+}
+
+/** `kubectl create secret tls <name> --key --cert --dry-run=client -o yaml`, as text. */
+export function tlsSecretYaml(name: string, namespace: string, cert: TestCert, caPem?: string): string {
+  return `apiVersion: v1
+kind: Secret
+metadata:
+  creationTimestamp: null
+  name: ${name}
+  namespace: ${namespace}
+type: kubernetes.io/tls
+data:
+  tls.crt: ${b64(cert.certPem)}
+  tls.key: ${b64(cert.keyPem)}
+${caPem === undefined ? "" : `  ca.crt: ${b64(caPem)}\n`}`;
+}
