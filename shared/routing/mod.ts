@@ -4,6 +4,9 @@
  * @module
  */
 export {
+  type CredentialContents,
+  credentialNamesOf,
+  credentialResourceName,
   type GatewayRoute,
   gatewayRouteConfigurations,
   type GatewayRouteDestination,
@@ -14,6 +17,8 @@ export {
   type RouteConfiguration,
   type RouteSelection,
   selectRoute,
+  type ServerTls,
+  type SkippedServer,
   type UriMatch,
   type VirtualHost,
 } from "./gateway_routes.ts";
