@@ -185,6 +185,7 @@ export class ProxyAgent {
       authorizations: config.authorizations,
       jwtPolicies: config.jwtPolicies,
       routes: config.routes,
+      credentials: config.credentials,
     };
     if (config.workload) next.workload = config.workload;
     if (certificate) next.certificate = certificate;

@@ -40,13 +40,14 @@ const SERVICE = {
   resolution: "STATIC",
 };
 
-Deno.test("SUBSCRIBED: the five types, with meshd's type URLs", () => {
+Deno.test("SUBSCRIBED: the six types, with meshd's type URLs", () => {
   assert.deepEqual(SUBSCRIBED.map((s) => s.typeUrl), [
     TYPE_URLS.workload,
     TYPE_URLS.service,
     TYPE_URLS.authorization,
     TYPE_URLS.jwtPolicy,
     TYPE_URLS.routeConfiguration,
+    TYPE_URLS.tlsCredential,
   ]);
   assert.equal(kindOf(TYPE_URLS.service), "service");
   assert.equal(kindOf("type.googleapis.com/envoy.config.cluster.v3.Cluster"), undefined);

@@ -16,30 +16,30 @@ async function openssl(dir: string, args: string[]): Promise<void> {
   if (!out.success) throw new Error(`openssl ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
 }
 
+/** Options of a leaf certificate. */
+export interface LeafOptions {
+  /** Lifetime; default 365. */
+  days?: number;
+  /**
+   * An X.509 v3 certificate with `subjectAltName=DNS:<cn>`. Without it the leaf is v1, exactly as the
+   * task's `openssl x509 -req` makes it (fine for servers; Deno's TLS refuses v1 client certificates).
+   */
+  v3?: boolean;
+}
+
 /**
  * A self-signed root CA (`openssl req -x509 ... -subj /O=<org>/CN=<cn>`), in its own temp dir.
  *
- * @returns the CA and a signer of leaves `leaf(cn, {days})` (RSA 2048, SHA-256)
+ * @returns the CA and a signer of leaves `leaf(cn, options)` (RSA 2048, SHA-256)
  */
 export async function makeTestCa(
   cn = "example.com",
-): Promise<{ ca: TestCert; leaf(cn: string, options?: { days?: number }): Promise<TestCert> }> {
+): Promise<{ ca: TestCert; leaf(cn: string, options?: LeafOptions): Promise<TestCert> }> {
   const dir = await Deno.makeTempDir({ prefix: "mesh-test-ca-" });
+  const words = (text: string) => text.split(" ");
   await openssl(dir, [
-    "req",
-    "-x509",
-    "-sha256",
-    "-nodes",
-    "-days",
-    "365",
-    "-newkey",
-    "rsa:2048",
-    "-subj",
+    ...words("req -x509 -sha256 -nodes -days 365 -newkey rsa:2048 -keyout ca.key -out ca.crt -subj"),
     `/O=${cn} Inc./CN=${cn}`,
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
   ]);
   const ca = {
     certPem: await Deno.readTextFile(`${dir}/ca.crt`),
@@ -51,33 +51,14 @@ export async function makeTestCa(
     async leaf(leafCn, options = {}) {
       const n = serial++;
       await openssl(dir, [
-        "req",
-        "-out",
-        `${n}.csr`,
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        `${n}.key`,
-        "-subj",
+        ...words(`req -out ${n}.csr -newkey rsa:2048 -nodes -keyout ${n}.key -subj`),
         `/CN=${leafCn}/O=${leafCn} organization`,
       ]);
+      if (options.v3) await Deno.writeTextFile(`${dir}/${n}.ext`, `subjectAltName=DNS:${leafCn}\n`);
       await openssl(dir, [
-        "x509",
-        "-req",
-        "-sha256",
-        "-days",
-        String(options.days ?? 365),
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-set_serial",
-        String(n),
-        "-in",
-        `${n}.csr`,
-        "-out",
-        `${n}.crt`,
+        ...words(`x509 -req -sha256 -days ${options.days ?? 365} -CA ca.crt -CAkey ca.key -set_serial ${n}`),
+        ...words(`-in ${n}.csr -out ${n}.crt`),
+        ...(options.v3 ? ["-extfile", `${n}.ext`] : []),
       ]);
       return {
         certPem: await Deno.readTextFile(`${dir}/${n}.crt`),

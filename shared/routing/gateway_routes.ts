@@ -97,8 +97,9 @@ export interface ServerTls {
   credentialName: string;
   /** MUTUAL: `kubernetes://<secret>-cacert`, or the caCertCredentialName's; empty for SIMPLE. */
   caCredentialName: string;
-  /** `TLSV1_2`, ...; empty for the default. */
+  /** `TLSV1_2`, ...; empty for the default (TLS 1.2). */
   minProtocolVersion: string;
+  /** `TLSV1_3`, ...; empty for the default (TLS 1.3). */
   maxProtocolVersion: string;
   /** MUTUAL: SANs a client certificate must carry one of; empty accepts any. */
   subjectAltNames: string[];
@@ -397,6 +398,33 @@ export function selectRoute(config: RouteConfiguration, host: string, path: stri
     }
   }
   return { ok: false, status: 404, reason: `no route for ${p} in virtual host ${vhost.name}` };
+}
+
+/**
+ * The HTTPS route configuration a TLS client's SNI selects among those of one listener, as Envoy
+ * matches filter chains on `server_names`: an exact host, then the longest wildcard suffix, then
+ * "*" (which also takes clients that send no SNI). Undefined when none matches: the connection is
+ * refused.
+ */
+export function selectBySni(
+  configs: readonly RouteConfiguration[],
+  sni: string | undefined,
+): RouteConfiguration | undefined {
+  let best: RouteConfiguration | undefined;
+  let bestRank = Infinity;
+  const name = sni?.toLowerCase();
+  for (const rc of configs) {
+    for (const host of rc.tls?.sniHosts ?? []) {
+      if (name === undefined ? host !== "*" : !domainMatches(name, host)) continue;
+      // Exact before wildcard, then longer wildcards (more specific) before shorter.
+      const rank = domainRank(host) * 1_000_000 - host.length;
+      if (rank < bestRank) {
+        best = rc;
+        bestRank = rank;
+      }
+    }
+  }
+  return best;
 }
 
 function compareKeys(a: NamedSpec<unknown>, b: NamedSpec<unknown>): number {

@@ -6,6 +6,8 @@ import {
   gatewayRouteConfigurations,
   gatewaysSelecting,
   type NamedSpec,
+  type RouteConfiguration,
+  selectBySni,
   selectRoute,
 } from "./gateway_routes.ts";
 
@@ -285,4 +287,23 @@ Deno.test("gatewayRouteConfigurations: HTTPS servers get Istio's https.<port>.<n
     "with ca.crt or cacert, and no ca.crt in httpbin-credential",
     "mesh-system/mygateway servers[8] 80: port 80 also has plain-text HTTP servers; one port cannot serve both",
   ]);
+});
+
+Deno.test("selectBySni: exact host, then the longest wildcard, then *; no SNI only *", () => {
+  const rc = (name: string, sniHosts: string[]) =>
+    ({ name, tls: { sniHosts } }) as unknown as RouteConfiguration;
+  const configs = [
+    rc("star", ["*"]),
+    rc("wide", ["*.example.com"]),
+    rc("narrow", ["*.a.example.com"]),
+    rc("exact", ["x.a.example.com", "y.com"]),
+  ];
+  const pick = (sni: string | undefined, list = configs) => selectBySni(list, sni)?.name;
+  assert.equal(pick("X.A.example.com"), "exact");
+  assert.equal(pick("z.a.example.com"), "narrow");
+  assert.equal(pick("b.example.com"), "wide");
+  assert.equal(pick("other.org"), "star");
+  assert.equal(pick(undefined), "star");
+  assert.equal(pick("other.org", configs.slice(1)), undefined);
+  assert.equal(pick(undefined, configs.slice(1)), undefined);
 });

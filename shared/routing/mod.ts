@@ -16,6 +16,7 @@ export {
   type NamedSpec,
   type RouteConfiguration,
   type RouteSelection,
+  selectBySni,
   selectRoute,
   type ServerTls,
   type SkippedServer,
