@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { createPrivateKey, X509Certificate } from "node:crypto";
 import tls from "node:tls";
 import { selectBySni } from "../../shared/routing/mod.ts";
 import type { RouteConfiguration, RuntimeSnapshot, TlsCredentialInfo } from "../runtime/snapshot.ts";
@@ -40,6 +41,8 @@ export interface GatewayTlsHandlers {
   onSecure(socket: tls.TLSSocket, context: GatewayTlsContext): void;
   /** A failed handshake (no or untrusted client certificate, no common version, ...). */
   onError(err: Error, socket: tls.TLSSocket): void;
+  /** A credential that does not load, reported once per version (the last good one stays in use). */
+  onBuildError?(routeName: string, reason: string): void;
 }
 
 const VERSIONS: Record<string, tls.SecureVersion> = {
@@ -53,6 +56,8 @@ const VERSIONS: Record<string, tls.SecureVersion> = {
 export class GatewayTls {
   readonly #handlers: GatewayTlsHandlers;
   readonly #current = new Map<string, GatewayTlsContext>();
+  /** The fingerprint that last failed to load, per route configuration: reported once. */
+  readonly #failed = new Map<string, string>();
   /** Times a server was built (tests, diagnostics). */
   builds = 0;
 
@@ -104,9 +109,14 @@ export class GatewayTls {
       this.#current.set(rc.name, context);
       return { ok: true, context };
     } catch (e) {
+      const reason = `${rc.name}: credential does not load: ${(e as Error).message}`;
+      if (this.#failed.get(rc.name) !== fingerprint) {
+        this.#failed.set(rc.name, fingerprint);
+        this.#handlers.onBuildError?.(rc.name, reason);
+      }
       // Keep serving with the previous credential, if any, rather than refusing every client.
       if (cur !== undefined) return { ok: true, context: cur };
-      return { ok: false, reason: `${rc.name}: credential does not load: ${(e as Error).message}` };
+      return { ok: false, reason };
     }
   }
 
@@ -117,6 +127,20 @@ export class GatewayTls {
     fingerprint: string,
   ): GatewayTlsContext {
     const t = rc.tls!;
+    // node:tls accepts a bad key here and fails every handshake later: check it now instead.
+    let leaf: X509Certificate;
+    try {
+      leaf = new X509Certificate(cert.certificateChain);
+    } catch {
+      throw new Error("the certificate chain is not a PEM certificate");
+    }
+    let key: ReturnType<typeof createPrivateKey>;
+    try {
+      key = createPrivateKey(cert.privateKey);
+    } catch {
+      throw new Error("the private key is not a PEM private key");
+    }
+    if (!leaf.checkPrivateKey(key)) throw new Error("the private key does not match the certificate");
     const server = tls.createServer({
       key: cert.privateKey,
       cert: cert.certificateChain,

@@ -258,6 +258,7 @@ export class OutboundListener {
       this.#gatewayTls = new GatewayTls({
         onSecure: (socket, ctx) => this.#guarded(socket, () => this.#onSecure(socket, ctx)),
         onError: (err, socket) => this.#guarded(socket, () => this.#onTlsError(err, socket)),
+        onBuildError: (route, reason) => this.#log.error("gateway credential not loaded", { route, reason }),
       });
     }
     this.#server = net.createServer({ allowHalfOpen: true }, (raw) => {
