@@ -45,9 +45,10 @@ export interface GatewayTlsHandlers {
   onBuildError?(routeName: string, reason: string): void;
 }
 
+// Deno's TLS (rustls) has no TLS 1.0 or 1.1: those minimums mean TLS 1.2.
 const VERSIONS: Record<string, tls.SecureVersion> = {
-  TLSV1_0: "TLSv1",
-  TLSV1_1: "TLSv1.1",
+  TLSV1_0: "TLSv1.2",
+  TLSV1_1: "TLSv1.2",
   TLSV1_2: "TLSv1.2",
   TLSV1_3: "TLSv1.3",
 };
