@@ -354,6 +354,7 @@ export class OutboundListener {
     const peer = `${raw.remoteAddress}:${raw.remotePort}`;
     const chunks: Uint8Array[] = [];
     let size = 0;
+    let sniffing = true;
     // Envoy's listener_filters_timeout.
     const timer = setTimeout(() => raw.destroy(), 15_000);
     Deno.unrefTimer(timer);
@@ -364,6 +365,7 @@ export class OutboundListener {
       const hello = clientHelloSni(all);
       if (hello.status === "more" && size < MAX_RECORD_BYTES) return;
       raw.off("data", onData);
+      sniffing = false;
       clearTimeout(timer);
       raw.pause();
       raw.unshift(all);
@@ -386,8 +388,9 @@ export class OutboundListener {
       picked.context.server.emit("connection", raw);
     };
     raw.on("data", onData);
+    // Closed before a whole ClientHello (a port probe): with allowHalfOpen nothing else would close it.
     raw.once("end", () => {
-      if (raw.listenerCount("data") > 0) raw.destroy();
+      if (sniffing) raw.destroy();
     });
   }
 
