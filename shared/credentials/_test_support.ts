@@ -25,6 +25,8 @@ export interface LeafOptions {
    * task's `openssl x509 -req` makes it (fine for servers; Deno's TLS refuses v1 client certificates).
    */
   v3?: boolean;
+  /** With v3: also this URI SAN (e.g. a SPIFFE ID). */
+  uri?: string;
 }
 
 /**
@@ -54,7 +56,10 @@ export async function makeTestCa(
         ...words(`req -out ${n}.csr -newkey rsa:2048 -nodes -keyout ${n}.key -subj`),
         `/CN=${leafCn}/O=${leafCn} organization`,
       ]);
-      if (options.v3) await Deno.writeTextFile(`${dir}/${n}.ext`, `subjectAltName=DNS:${leafCn}\n`);
+      if (options.v3) {
+        const uri = options.uri ? `,URI:${options.uri}` : "";
+        await Deno.writeTextFile(`${dir}/${n}.ext`, `subjectAltName=DNS:${leafCn}${uri}\n`);
+      }
       await openssl(dir, [
         ...words(`x509 -req -sha256 -days ${options.days ?? 365} -CA ca.crt -CAkey ca.key -set_serial ${n}`),
         ...words(`-in ${n}.csr -out ${n}.crt`),

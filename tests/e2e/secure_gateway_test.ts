@@ -284,6 +284,44 @@ Deno.test({
       );
 
       await t.step(
+        "the client certificate's SPIFFE ID is source.principal for policies at the gateway",
+        async () => {
+          const spiffe = await writePem(
+            dir,
+            "partner",
+            await example.leaf("partner.example.com", {
+              v3: true,
+              uri: "spiffe://example.com/ns/partner/sa/client",
+            }),
+          );
+          await Deno.writeTextFile(
+            join(config, "gateway-authz.yaml"),
+            `apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: partners-only, namespace: mesh-system}
+spec:
+  selector: {matchLabels: {istio: ingressgateway}}
+  action: DENY
+  rules:
+  - from: [{source: {notPrincipals: ["example.com/ns/partner/sa/client"]}}]
+    to: [{operation: {paths: ["/status/418"]}}]
+`,
+          );
+          await eventually("a client certificate without the SPIFFE ID denied", async () => {
+            const r = await httpsCurl("httpbin.example.com", "/status/418", { caFile, client });
+            return r.status === "403" ? undefined : `${r.status} ${r.body.slice(0, 200)}`;
+          }, 10_000);
+          const partner = await httpsCurl("httpbin.example.com", "/status/418", { caFile, client: spiffe });
+          assert.equal(partner.status, "418", partner.body);
+          await Deno.remove(join(config, "gateway-authz.yaml"));
+          await eventually("policy removed", async () => {
+            const r = await httpsCurl("httpbin.example.com", "/status/418", { caFile, client });
+            return r.status === "418" ? undefined : r.status;
+          }, 10_000);
+        },
+      );
+
+      await t.step(
         "a changed secret rotates the certificate for new connections; the listener stays",
         async () => {
           const listenerLogs = () =>
