@@ -231,7 +231,7 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
       const r = await ctl(["proxy-status"]);
       assert.equal(r.code, 0, r.err);
       const rows = r.out.trim().split("\n").slice(1).map((l) => l.split(/\s{3,}/));
-      assert.equal(rows.length, 10, r.out);
+      assert.equal(rows.length, 12, r.out);
       for (const row of rows) {
         assert.equal(row[2], "SYNCED", r.out);
         assert.equal(row[3], row[4], "last sent is last acked");
@@ -241,14 +241,15 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
         "JwtPolicy",
         "RouteConfiguration",
         "Service",
+        "TlsCredential",
         "Workload",
       ]);
       const json = await ctl(["ps", "-o", "json"]);
-      assert.equal(JSON.parse(json.out).length, 10);
+      assert.equal(JSON.parse(json.out).length, 12);
       const diff = await ctl(["proxy-status", "httpbin-1.foo"]);
       assert.equal(
         diff.out,
-        "Workload Match\nService Match\nAuthorization Match\nJwtPolicy Match\nRouteConfiguration Match\n",
+        "Workload Match\nService Match\nAuthorization Match\nJwtPolicy Match\nRouteConfiguration Match\nTlsCredential Match\n",
       );
       // A dump from another proxy differs from what meshd sends httpbin-1.
       const other = join(meshd.dir, "sleep.json");

@@ -18,6 +18,7 @@ import { createMetrics } from "./monitoring/metrics.ts";
 import type { DiscoveryOptions, ListenAddress } from "./options/discovery_flags.ts";
 import { ENV_VARS_IN_EFFECT, type MeshdEnvironment } from "./options/environment.ts";
 import { loadMeshConfig } from "./options/mesh_config.ts";
+import type { PushContext } from "./push_context/push_context.ts";
 import { DiscoveryServer } from "./server/discovery_server.ts";
 import { xdsAuthorizer } from "./server/xds_auth.ts";
 import { parseJwksFetchMode } from "../shared/mod.ts";
@@ -177,6 +178,13 @@ export async function startDiscovery(
 
   const adsLog = logger.scope("ads");
   const jwksLog = logger.scope("authn");
+  // Each skipped gateway server is warned once, when it first appears (Istio logs it per push).
+  const gatewayLog = logger.scope("gateway");
+  let gatewayWarnings = new Set<string>();
+  const warnGateways = (ctx: PushContext): void => {
+    for (const w of ctx.gatewayWarnings) if (!gatewayWarnings.has(w)) gatewayLog.warn(w);
+    gatewayWarnings = new Set(ctx.gatewayWarnings);
+  };
   const discovery = new DiscoveryServer({
     configDir: options.configDir,
     grpcAddr: addressText(options.grpcAddr),
@@ -195,6 +203,7 @@ export async function startDiscovery(
     onRejected: observers.onRejected,
     onPushContext: (ctx, ms, reasons) => {
       observers.onPushContext(ctx, ms, reasons);
+      warnGateways(ctx);
       adsLog.debug(`push context ${ctx.version} built in ${ms.toFixed(0)} ms`, Object.fromEntries(reasons));
     },
     adsHooks: {
@@ -250,6 +259,7 @@ export async function startDiscovery(
       : undefined,
   });
   const { grpcPort, securePort } = await discovery.start();
+  warnGateways(discovery.pushContext);
   stops.unshift(() => discovery.stop(options.shutdownDurationMs));
 
   let ready = false;

@@ -4,7 +4,7 @@
  * {@link runProxy} runs until SIGINT, SIGTERM or POST /quitquitquit.
  *
  * The inbound data path (with RequestAuthentication and AuthorizationPolicy), the outbound listener
- * (proxy/outbound), the gateway mode (`--type router`; partial: plain-text HTTP servers, uri matches),
+ * (proxy/outbound), the gateway mode (`--type router`; partial: HTTP and HTTPS SIMPLE/MUTUAL servers, uri matches),
  * workers and admin work.
  *
  * @module
@@ -29,8 +29,10 @@ export const DESCRIPTION =
   "PeerAuthentication, X-Forwarded-Client-Cert) from --concurrency workers, with an admin interface on " +
   "127.0.0.1:--proxy-admin-port; --outbound routes the application's HTTP/1.1 to services. Inbound " +
   "requests pass RequestAuthentication (JWT, 401) and AuthorizationPolicy (403). --type router runs an " +
-  "ingress gateway from Gateways and VirtualServices (PARTIAL: plain-text HTTP servers only; uri, port " +
-  "and gateways matches only; no redirect, rewrite or direct responses)";
+  "ingress gateway from Gateways and VirtualServices, with TLS from Kubernetes Secrets (PARTIAL: HTTP " +
+  "servers, and HTTPS servers with tls.mode SIMPLE or MUTUAL and credentialName; no PASSTHROUGH, " +
+  "ISTIO_MUTUAL or AUTO_PASSTHROUGH; uri, port and gateways matches only; no redirect, rewrite or direct " +
+  "responses)";
 
 /**
  * Builds the command; `run` receives the validated options (the real program runs the proxy).

@@ -25,7 +25,10 @@ Deno.test("proxy --help: every flag, and PARTIAL naming what is missing in gatew
   const r = await run(["--help"]);
   assert.equal(r.code, 0);
   assert.match(r.out, /PARTIAL/);
-  assert.match(r.out, /--type router runs an ingress gateway .*PARTIAL: plain-text HTTP servers only/s);
+  assert.match(
+    r.out,
+    /--type router runs an ingress gateway .*PARTIAL: HTTP servers,\s+and HTTPS servers with tls.mode SIMPLE or MUTUAL/s,
+  );
   for (
     const f of [
       "discoveryAddress",

@@ -1,6 +1,6 @@
 /**
  * proxy entry point: `deno task proxy [flags]` or `./dev proxy [flags]` (see cli.ts and proxy/README.md).
- * The gateway mode (`--type router`) is partial: plain-text HTTP servers, uri matches (proxy/README.md).
+ * The gateway mode (`--type router`) is partial: HTTP and HTTPS (SIMPLE, MUTUAL) servers, uri matches (proxy/README.md).
  *
  * @module
  */

@@ -16,15 +16,23 @@ import type { RuntimeSnapshot } from "./runtime/snapshot.ts";
 import { WorkerPool } from "./workers/pool.ts";
 import { listenerKey, type WorkerListener } from "./workers/protocol.ts";
 
-/** The listeners of a gateway: one per route configuration, on its bind port. */
+/**
+ * The listeners of a gateway: one per bind port, with the route configurations bound there (one
+ * plain-text `http.<port>`, or the HTTPS servers of that port, picked by SNI). A credential change
+ * keeps the listener (its key is the route names), so rotation never rebinds the port.
+ */
 function gatewayListeners(s: RuntimeSnapshot, address: string): WorkerListener[] {
-  return Object.values(s.routes).map((rc) => ({
+  const byPort = new Map<number, string[]>();
+  for (const rc of Object.values(s.routes)) {
+    byPort.set(rc.bindPort, [...byPort.get(rc.bindPort) ?? [], rc.name]);
+  }
+  return [...byPort.entries()].sort(([a], [b]) => a - b).map(([port, names]) => ({
     address,
-    port: rc.bindPort,
+    port,
     appAddress: "",
     appPort: 0,
     direction: "gateway" as const,
-    routeName: rc.name,
+    routeNames: names.sort(),
   }));
 }
 

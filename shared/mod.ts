@@ -7,7 +7,8 @@
  * - {@link validateText}: a YAML stream to valid resources and located issues.
  * - SPIFFE identities: {@link parseSpiffeId}, {@link formatSpiffeId}.
  * - {@link effectivePeerAuthentication}: the mutual TLS mode of one workload port, as Istio composes it.
- * - {@link gatewayRouteConfigurations} and {@link selectRoute}: ingress gateway routing (Gateway, VirtualService).
+ * - {@link gatewayRouteConfigurations} and {@link selectRoute}: ingress gateway routing (Gateway, VirtualService);
+ *   {@link parseTlsSecret}: gateway TLS credentials from Kubernetes Secrets.
  * - {@link compileAuthorization} and {@link authorize}: AuthorizationPolicy decisions (DENY, then ALLOW),
  *   naming the deciding policy and rule; {@link applicableAuthorizationPolicies}: a workload's policies,
  *   merged by action.
@@ -28,5 +29,6 @@ export * from "./validation/mod.ts";
 export * from "./identity/mod.ts";
 export * from "./policy/mod.ts";
 export * from "./routing/mod.ts";
+export * from "./credentials/mod.ts";
 export { type BuildInfo, buildInfo } from "./build_info.ts";
 export * from "./proto/mod.ts";

@@ -71,6 +71,10 @@ function proxySide(dump: ConfigDump): Record<string, unknown> {
     [typeUrlOf(RESOURCE_TYPES.routeConfiguration)]:
       (section(dump, DUMP_TYPES.routes).dynamic_route_configs ?? [])
         .map((r: Json) => r.route_config?.name).sort(),
+    // Gateway credentials, by name: their key material is redacted on both sides.
+    [typeUrlOf(RESOURCE_TYPES.tlsCredential)]:
+      (section(dump, DUMP_TYPES.secrets).dynamic_active_secrets ?? [])
+        .map((s: Json) => s.name).filter((n: string) => n.startsWith("kubernetes://")).sort(),
   };
 }
 
@@ -80,6 +84,7 @@ function meshdSide(typeUrl: string, resources: MeshdProxyDump["types"][number]["
       return pick(resources[0]?.value, WORKLOAD_FIELDS);
     case typeUrlOf(RESOURCE_TYPES.service):
     case typeUrlOf(RESOURCE_TYPES.routeConfiguration):
+    case typeUrlOf(RESOURCE_TYPES.tlsCredential):
       return resources.map((r) => r.name).sort();
     default:
       return Object.fromEntries(resources.map((r) => [r.name, r.value]));

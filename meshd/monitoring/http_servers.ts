@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { buildInfo, decodeResource, RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
+import { buildInfo, decodeResource, redactSecret, RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
 import type { DiscoveryServer } from "../server/discovery_server.ts";
 import type { AdsStreamStatus } from "../xds/ads_server.ts";
 import { PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
@@ -71,6 +71,12 @@ const json = (body: unknown, status = 200) =>
 
 const TYPE_NAMES = new Map(Object.values(RESOURCE_TYPES).map((t) => [typeUrlOf(t), t]));
 
+/** A decoded resource for display: a TlsCredential's private key is never shown. */
+function redacted(type: string, value: Record<string, unknown>): Record<string, unknown> {
+  if (type !== RESOURCE_TYPES.tlsCredential || !value.privateKey) return value;
+  return { ...value, privateKey: "[redacted]" };
+}
+
 /** Whether a stream is the proxy `id` names: its connection id, node id, or `<namespace>/<name>`. */
 function streamMatches(s: AdsStreamStatus, id: string): boolean {
   return s.id === id || s.node.id === id || workloadKeyOf(s.node) === id;
@@ -100,7 +106,7 @@ function proxyConfigDump(discovery: DiscoveryServer, id: string | null): Respons
         resources: (list?.resources ?? []).map((r) => ({
           name: r.name,
           version: r.version,
-          value: type ? decodeResource(type, r.body) : null,
+          value: type ? redacted(type, decodeResource(type, r.body)) : null,
         })),
       };
     }),
@@ -131,7 +137,13 @@ export function serveDebug(
       })),
     "/debug/configz": () => {
       const snap = discovery.store.snapshot();
-      return { revision: snap.revision, resources: snap.resources };
+      // Secrets keep their certificates but never show private keys.
+      return {
+        revision: snap.revision,
+        resources: snap.resources.map((e) =>
+          e.kind === "Secret" ? { ...e, resource: redactSecret(e.resource) } : e
+        ),
+      };
     },
     "/debug/registryz": () => {
       const ctx = discovery.pushContext;

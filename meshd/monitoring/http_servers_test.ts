@@ -4,6 +4,7 @@ import { TYPE_URLS } from "../xds/generators.ts";
 import { serveDebug, serveMonitoring } from "./http_servers.ts";
 import { discoveryObservers } from "./instrument.ts";
 import { createMetrics } from "./metrics.ts";
+import { b64, makeTestCa, tlsSecretYaml } from "../../shared/credentials/_test_support.ts";
 
 Deno.test("/metrics counts connections, pushes, rejected configs and convergence; debug endpoints show the proxy", async () => {
   const metrics = createMetrics();
@@ -79,4 +80,36 @@ Deno.test("/metrics counts connections, pushes, rejected configs and convergence
       await dbg.shutdown();
     }
   }, observers);
+});
+
+Deno.test("/debug/configz shows a gateway Secret's certificate but never its private key", async () => {
+  const { leaf } = await makeTestCa();
+  const cert = await leaf("httpbin.example.com");
+  await withDiscovery(async ({ dir, server }) => {
+    const dbg = serveDebug(server, { host: "127.0.0.1", port: 0 });
+    try {
+      await Deno.writeTextFile(
+        `${dir}/secret.yaml`,
+        tlsSecretYaml("httpbin-credential", "mesh-system", cert),
+      );
+      let text = "";
+      const pushed = () => server.pushContext.credentials.has("mesh-system/httpbin-credential");
+      for (let i = 0; i < 100 && !(text.includes("httpbin-credential") && pushed()); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        text = await (await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/configz`)).text();
+      }
+      const secret = JSON.parse(text).resources.find((r: { key: string }) =>
+        r.key === "Secret/mesh-system/httpbin-credential"
+      );
+      assert.equal(secret.resource.data["tls.key"], "[redacted]");
+      assert.equal(secret.resource.data["tls.crt"], b64(cert.certPem));
+      assert.ok(!text.includes(b64(cert.keyPem).slice(0, 40)), "no key material");
+      assert.equal(
+        server.pushContext.credentials.get("mesh-system/httpbin-credential")?.privateKeyPem,
+        cert.keyPem,
+      );
+    } finally {
+      await dbg.shutdown();
+    }
+  });
 });

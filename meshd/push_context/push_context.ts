@@ -10,14 +10,19 @@ import {
   effectivePeerAuthentication,
   endpointPort,
   formatSpiffeId,
+  gatewayRouteConfigurations,
   type GatewaySpec,
+  gatewaysSelecting,
   type JwksFetchMode,
   type NamedSpec,
+  parseTlsSecret,
   type PeerAuthenticationDecision,
   type PeerAuthenticationPolicy,
+  type RouteConfiguration,
   type SelectingService,
   type ServicePortSpec,
   serviceSelectsWorkload,
+  type TlsCredential,
   type VirtualServiceSpec,
 } from "../../shared/mod.ts";
 
@@ -123,6 +128,12 @@ export interface PushContext {
   jwksFetchMode: JwksFetchMode;
   /** DISCO_JWT_PUB_KEY_REFRESH_INTERVAL, ms: also the refresh interval of proxies that fetch. */
   jwksRefreshIntervalMs: number;
+  /** Gateway TLS credentials from the config's Secrets, by `<namespace>/<name>`. */
+  credentials: ReadonlyMap<string, TlsCredential>;
+  /** The route configurations of each workload that a Gateway selects, by workload key. */
+  gatewayRoutes: ReadonlyMap<string, readonly RouteConfiguration[]>;
+  /** Gateway servers that are not served, one sentence each (meshd logs them as warnings). */
+  gatewayWarnings: readonly string[];
 }
 
 /** Inputs beyond the config. */
@@ -285,6 +296,36 @@ export function buildPushContext(
     };
   });
 
+  const credentials = new Map<string, TlsCredential>();
+  for (const r of byKind("Secret")) {
+    const parsed = parseTlsSecret(r.resource);
+    if (parsed.credential) credentials.set(keyOf(r), parsed.credential);
+  }
+  const gateways = byKind("Gateway").map((r) => ({
+    namespace: r.namespace,
+    name: r.name,
+    spec: asSpec(r) as GatewaySpec,
+  }));
+  const virtualServices = byKind("VirtualService").map((r) => ({
+    namespace: r.namespace,
+    name: r.name,
+    spec: asSpec(r) as VirtualServiceSpec,
+  }));
+  const scopeGatewayToNamespace = options.scopeGatewayToNamespace ?? false;
+  const gatewayRoutes = new Map<string, RouteConfiguration[]>();
+  const gatewayWarnings: string[] = [];
+  for (const w of workloads.values()) {
+    if (gatewaysSelecting(gateways, w, { scopeToNamespace: scopeGatewayToNamespace }).length === 0) continue;
+    gatewayRoutes.set(
+      w.key,
+      gatewayRoutesOf(
+        w,
+        { gateways, virtualServices, services, credentials, scopeGatewayToNamespace },
+        (m) => gatewayWarnings.push(m),
+      ),
+    );
+  }
+
   const selecting = (kind: string): SelectingPolicyView[] =>
     byKind(kind).map((r) => ({
       key: keyOf(r),
@@ -303,20 +344,57 @@ export function buildPushContext(
     services,
     authorizationPolicies: selecting("AuthorizationPolicy"),
     requestAuthentications: selecting("RequestAuthentication"),
-    gateways: byKind("Gateway").map((r) => ({
-      namespace: r.namespace,
-      name: r.name,
-      spec: asSpec(r) as GatewaySpec,
-    })),
-    virtualServices: byKind("VirtualService").map((r) => ({
-      namespace: r.namespace,
-      name: r.name,
-      spec: asSpec(r) as VirtualServiceSpec,
-    })),
-    scopeGatewayToNamespace: options.scopeGatewayToNamespace ?? false,
+    gateways,
+    virtualServices,
+    scopeGatewayToNamespace,
     jwks: new Map(options.jwks ?? []),
     jwksFetchMode: options.jwksFetchMode ?? "meshd",
     jwksRefreshIntervalMs: options.jwksRefreshIntervalMs ?? 20 * 60_000,
+    credentials,
+    gatewayRoutes,
+    gatewayWarnings,
+  });
+}
+
+/**
+ * The route configurations of a gateway workload (shared's gatewayRouteConfigurations): bind ports
+ * from the targetPorts of the services that select it, destination ports from single-port services,
+ * credentials from the Secrets of the workload's own namespace (as Istio). Skipped servers go to `warn`.
+ */
+function gatewayRoutesOf(
+  workload: WorkloadView,
+  config: {
+    gateways: readonly NamedSpec<GatewaySpec>[];
+    virtualServices: readonly NamedSpec<VirtualServiceSpec>[];
+    services: readonly ServiceView[];
+    credentials: ReadonlyMap<string, TlsCredential>;
+    scopeGatewayToNamespace: boolean;
+  },
+  warn: (message: string) => void,
+): RouteConfiguration[] {
+  return gatewayRouteConfigurations(workload, config, {
+    scopeToNamespace: config.scopeGatewayToNamespace,
+    targetPortOf: (port) => {
+      for (const s of config.services) {
+        for (const e of s.endpoints) {
+          if (e.workload === workload.key && e.ports[port] !== undefined) return e.ports[port];
+        }
+      }
+      return undefined;
+    },
+    defaultPortOf: (host) => {
+      const s = config.services.find((s) => s.hosts.includes(host));
+      return s?.ports.length === 1 ? s.ports[0].number : undefined;
+    },
+    credentialOf: (name) => {
+      const c = config.credentials.get(`${workload.namespace}/${name}`);
+      return c && { certificate: c.certChainPem !== "", ca: c.caPem !== "" };
+    },
+    onSkip: (s) =>
+      warn(
+        `Gateway ${s.gateway} spec.servers[${s.server}] (port ${s.port}) is not served on gateway ` +
+          `${workload.key}: ${s.reason}`,
+      ),
   });
 }
 

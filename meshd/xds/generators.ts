@@ -9,14 +9,15 @@
  */
 import { createHash } from "node:crypto";
 import {
+  CA_SECRET_SUFFIX,
+  credentialNamesOf,
   encodeResource,
-  gatewayRouteConfigurations,
   jwksFetcherOf,
   jwksSourceKey,
   policyAppliesTo,
   RESOURCE_TYPES,
   type ResourceTypeName,
-  type RouteConfiguration,
+  type TlsCredential,
   typeUrlOf,
 } from "../../shared/mod.ts";
 import type { PushContext, SelectingPolicyView, WorkloadView } from "../push_context/push_context.ts";
@@ -31,12 +32,14 @@ export const TYPE_URLS: {
   readonly authorization: string;
   readonly jwtPolicy: string;
   readonly routeConfiguration: string;
+  readonly tlsCredential: string;
 } = {
   workload: typeUrlOf(RESOURCE_TYPES.workload),
   service: typeUrlOf(RESOURCE_TYPES.service),
   authorization: typeUrlOf(RESOURCE_TYPES.authorization),
   jwtPolicy: typeUrlOf(RESOURCE_TYPES.jwtPolicy),
   routeConfiguration: typeUrlOf(RESOURCE_TYPES.routeConfiguration),
+  tlsCredential: typeUrlOf(RESOURCE_TYPES.tlsCredential),
 };
 
 /**
@@ -153,7 +156,7 @@ export class PushContextGenerator implements ResourceGenerator {
           `r\u0000${workload.key}`,
           () =>
             listOf(
-              gatewayRoutesOf(ctx, workload).map((rc) =>
+              (ctx.gatewayRoutes.get(workload.key) ?? []).map((rc) =>
                 this.#encode(
                   RESOURCE_TYPES.routeConfiguration,
                   rc.name,
@@ -161,6 +164,25 @@ export class PushContextGenerator implements ResourceGenerator {
                   `${workload.key}\u0000${rc.name}`,
                 )
               ),
+            ),
+        );
+      case TYPE_URLS.tlsCredential:
+        if (!workload) return EMPTY_LIST;
+        // Only the credentials its own route configurations name, from its own namespace (as Istio).
+        return this.#memo(
+          `t\u0000${workload.key}`,
+          () =>
+            listOf(
+              credentialNamesOf(ctx.gatewayRoutes.get(workload.key) ?? []).flatMap((name) => {
+                const found = credentialFor(ctx.credentials, workload.namespace, name);
+                if (!found) return [];
+                return [this.#encode(
+                  RESOURCE_TYPES.tlsCredential,
+                  name,
+                  () => ({ name, ...found }),
+                  `${workload.namespace}\u0000${name}`,
+                )];
+              }),
             ),
         );
       default:
@@ -288,24 +310,31 @@ function jwtPolicyMessage(p: SelectingPolicyView, ctx: PushContext): Record<stri
 }
 
 /**
- * The route configurations of a gateway workload (shared's gatewayRouteConfigurations): bind ports
- * from the targetPorts of the services that select it, destination ports from single-port services.
+ * The credential of an SDS name `kubernetes://<secret>` in a namespace: the Secret's certificate, key
+ * and CA; for `<secret>-cacert` without such a Secret, only the CA of `<secret>` (Istio's fallback).
  */
-function gatewayRoutesOf(ctx: PushContext, workload: WorkloadView): RouteConfiguration[] {
-  if (ctx.gateways.length === 0) return [];
-  return gatewayRouteConfigurations(workload, ctx, {
-    scopeToNamespace: ctx.scopeGatewayToNamespace,
-    targetPortOf: (port) => {
-      for (const s of ctx.services) {
-        for (const e of s.endpoints) {
-          if (e.workload === workload.key && e.ports[port] !== undefined) return e.ports[port];
-        }
-      }
-      return undefined;
-    },
-    defaultPortOf: (host) => {
-      const s = ctx.services.find((s) => s.hosts.includes(host));
-      return s?.ports.length === 1 ? s.ports[0].number : undefined;
-    },
-  });
+function credentialFor(
+  credentials: ReadonlyMap<string, TlsCredential>,
+  namespace: string,
+  name: string,
+): Record<string, string> | undefined {
+  const secret = name.slice(name.indexOf("://") + 3);
+  const own = credentials.get(`${namespace}/${secret}`);
+  if (own) {
+    return {
+      certificateChain: own.certChainPem,
+      privateKey: own.privateKeyPem,
+      caCertificates: own.caPem,
+      source: `${namespace}/${secret}`,
+    };
+  }
+  if (!secret.endsWith(CA_SECRET_SUFFIX)) return undefined;
+  const main = credentials.get(`${namespace}/${secret.slice(0, -CA_SECRET_SUFFIX.length)}`);
+  if (!main || main.caPem === "") return undefined;
+  return {
+    certificateChain: "",
+    privateKey: "",
+    caCertificates: main.caPem,
+    source: `${namespace}/${main.name}`,
+  };
 }

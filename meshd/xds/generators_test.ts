@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { decodeResource, RESOURCE_TYPES } from "../../shared/mod.ts";
 import { buildPushContext, type ConfigResource } from "../push_context/push_context.ts";
 import { PushContextGenerator, TYPE_URLS, workloadKeyOf } from "./generators.ts";
+import { b64, makeTestCa } from "../../shared/credentials/_test_support.ts";
 
 const res = (kind: string, namespace: string, name: string, spec: unknown): ConfigResource => ({
   kind,
@@ -210,4 +211,59 @@ Deno.test("JwtPolicy says who fetches: hybrid sends mesh-host jwksUris to the pr
   assert.deepEqual(providers("proxy").map((p) => p.jwksFetcher), ["PROXY", "PROXY", "MESHD", "MESHD"]);
   assert.equal(providers("proxy")[1].jwksFetchTimeoutMs, 5000);
   assert.deepEqual(providers("meshd").map((p) => p.jwksFetcher), ["MESHD", "MESHD", "MESHD", "MESHD"]);
+});
+
+Deno.test("TLS credentials: a gateway gets only those its HTTPS servers name, from its own namespace", async () => {
+  const { ca, leaf } = await makeTestCa();
+  const cert = await leaf("httpbin.example.com");
+  const secret = (namespace: string, name: string, data: Record<string, string>) =>
+    ({
+      kind: "Secret",
+      namespace,
+      name,
+      resource: { apiVersion: "v1", kind: "Secret", metadata: { name, namespace }, type: "Opaque", data },
+    }) as unknown as ConfigResource;
+  const pair = { "tls.crt": b64(cert.certPem), "tls.key": b64(cert.keyPem) };
+  const https = (name: string, credentialName: string, mode = "SIMPLE") => ({
+    port: { number: 443, name, protocol: "HTTPS" },
+    hosts: [`${name}.example.com`],
+    tls: { mode, credentialName },
+  });
+  const withGateway = [
+    ...config,
+    res("WorkloadEntry", "mesh-system", "gw-1", { address: "10.1.0.9", labels: { istio: "ingressgateway" } }),
+    res("Gateway", "foo", "g", {
+      selector: { istio: "ingressgateway" },
+      servers: [https("a", "cred-a"), https("b", "cred-b", "MUTUAL"), https("c", "in-foo-only")],
+    }),
+    secret("mesh-system", "cred-a", pair),
+    secret("mesh-system", "cred-b", { ...pair, "ca.crt": b64(ca.certPem) }),
+    secret("mesh-system", "unused", pair),
+    secret("foo", "in-foo-only", pair),
+  ];
+  const ctx = buildPushContext(withGateway, { version: "1" });
+  const gen = new PushContextGenerator(ctx);
+  const gw = {
+    id: "router~10.1.0.9~gw-1.mesh-system~mesh-system.svc.cluster.local",
+    cluster: "",
+    metadata: {},
+  };
+  assert.deepEqual(gen.generate(gw, TYPE_URLS.routeConfiguration)!.resources.map((r) => r.name), [
+    "https.443.a.g.foo",
+    "https.443.b.g.foo",
+  ]);
+  const creds = gen.generate(gw, TYPE_URLS.tlsCredential)!.resources.map((r) =>
+    decodeResource(RESOURCE_TYPES.tlsCredential, r.body)
+  );
+  assert.deepEqual(creds.map((c) => [c.name, c.source, c.privateKey !== "", c.caCertificates !== ""]), [
+    ["kubernetes://cred-a", "mesh-system/cred-a", true, false],
+    ["kubernetes://cred-b", "mesh-system/cred-b", true, true],
+    // Istio's fallback: no cred-b-cacert Secret, so the CA of cred-b, and nothing else.
+    ["kubernetes://cred-b-cacert", "mesh-system/cred-b", false, true],
+  ]);
+  assert.deepEqual(ctx.gatewayWarnings, [
+    "Gateway foo/g spec.servers[2] (port 443) is not served on gateway mesh-system/gw-1: credentialName " +
+    "in-foo-only: no Secret in-foo-only with a certificate and key in the gateway workload's namespace",
+  ]);
+  assert.deepEqual(gen.generate(node("foo", "sleep-1"), TYPE_URLS.tlsCredential)!.resources, []);
 });

@@ -49,6 +49,7 @@ const SNAPSHOT: RuntimeSnapshot = {
   authorizations: {},
   jwtPolicies: {},
   routes: {},
+  credentials: {},
   certificate: {
     certChainPem: "-----BEGIN CERTIFICATE-----\nLEAF\n-----END CERTIFICATE-----\n",
     privateKeyPem: KEY,

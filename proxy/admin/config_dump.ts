@@ -7,7 +7,7 @@
  * @module
  */
 import { RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
-import type { RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
+import type { RouteConfiguration, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { inboundModeOf } from "../runtime/snapshot.ts";
 
 /** Envoy's admin type URLs. */
@@ -28,6 +28,7 @@ export const XDS_TYPES = {
   authorization: typeUrlOf(RESOURCE_TYPES.authorization),
   jwtPolicy: typeUrlOf(RESOURCE_TYPES.jwtPolicy),
   routeConfiguration: typeUrlOf(RESOURCE_TYPES.routeConfiguration),
+  tlsCredential: typeUrlOf(RESOURCE_TYPES.tlsCredential),
 } as const;
 
 /** What the command line and start-up fixed. */
@@ -46,7 +47,10 @@ export interface BootstrapInfo {
   startedAt: number;
 }
 
-/** A gateway's listeners, one per route configuration (named as Istio's gateway listeners). */
+/**
+ * A gateway's listeners, one per bind port (named as Istio's gateway listeners): a plain-text port's
+ * route configuration, or one filter chain per HTTPS server with its SNI names and SDS secret names.
+ */
 function gatewayListeners(
   bootstrap: BootstrapInfo,
   snapshot: RuntimeSnapshot,
@@ -55,18 +59,62 @@ function gatewayListeners(
   const address = bootstrap.gatewayAddress;
   if (address === undefined) return [];
   const version = snapshot.versions[XDS_TYPES.routeConfiguration] ?? "";
-  return Object.values(snapshot.routes).map((rc) => ({
-    name: `${address}_${rc.bindPort}`,
+  const byPort = new Map<number, RouteConfiguration[]>();
+  for (const rc of Object.values(snapshot.routes)) {
+    byPort.set(rc.bindPort, [...byPort.get(rc.bindPort) ?? [], rc]);
+  }
+  return [...byPort.entries()].map(([port, rcs]) => ({
+    name: `${address}_${port}`,
     active_state: {
       version_info: version,
       last_updated: iso(lastUpdated[XDS_TYPES.routeConfiguration]),
       listener: {
         "@type": "type.googleapis.com/envoy.config.listener.v3.Listener",
-        name: `${address}_${rc.bindPort}`,
-        address: socket(address, rc.bindPort),
+        name: `${address}_${port}`,
+        address: socket(address, port),
         traffic_direction: "OUTBOUND",
-        route_config_name: rc.name,
+        ...(rcs.length === 1 && rcs[0].tls === undefined ? { route_config_name: rcs[0].name } : {
+          filter_chains: rcs.map((rc) => ({
+            filter_chain_match: { server_names: rc.tls?.sniHosts ?? [] },
+            route_config_name: rc.name,
+            transport_socket: rc.tls && {
+              name: "envoy.transport_sockets.tls",
+              mode: rc.tls.mode,
+              tls_certificate_sds_secret_configs: [{ name: rc.tls.credentialName }],
+              ...(rc.tls.mode === "MUTUAL"
+                ? { validation_context_sds_secret_config: { name: rc.tls.caCredentialName } }
+                : {}),
+              tls_params: {
+                tls_minimum_protocol_version: rc.tls.minProtocolVersion || "TLSV1_2",
+                tls_maximum_protocol_version: rc.tls.maxProtocolVersion || "TLSV1_3",
+              },
+            },
+          })),
+        }),
       },
+    },
+  }));
+}
+
+/** Gateway credentials as Envoy's SDS secrets: certificates shown, private keys never. */
+function gatewaySecrets(snapshot: RuntimeSnapshot, lastUpdated: LastUpdated): unknown[] {
+  const version = snapshot.versions[XDS_TYPES.tlsCredential] ?? "";
+  return Object.values(snapshot.credentials).map((c) => ({
+    name: c.name,
+    version_info: version,
+    last_updated: iso(lastUpdated[XDS_TYPES.tlsCredential]),
+    source: c.source,
+    secret: {
+      "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
+      name: c.name,
+      ...(c.certificateChain !== ""
+        ? {
+          tls_certificate: {
+            certificate_chain: { inline_string: c.certificateChain },
+            private_key: { inline_string: "[redacted]" },
+          },
+        }
+        : { validation_context: { trusted_ca: { inline_string: c.caCertificates } } }),
     },
   }));
 }
@@ -280,36 +328,39 @@ export function buildConfigDump(
   const secretsDump = {
     "@type": DUMP_TYPES.secrets,
     version_info: certVersion,
-    dynamic_active_secrets: cert
-      ? [
-        {
-          name: "default",
-          version_info: certVersion,
-          last_updated: iso(lastUpdated.certificate),
-          secret: {
-            "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
+    dynamic_active_secrets: [
+      ...(cert
+        ? [
+          {
             name: "default",
-            tls_certificate: {
-              certificate_chain: { inline_string: cert.certChainPem },
-              private_key: { inline_string: "[redacted]" },
+            version_info: certVersion,
+            last_updated: iso(lastUpdated.certificate),
+            secret: {
+              "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
+              name: "default",
+              tls_certificate: {
+                certificate_chain: { inline_string: cert.certChainPem },
+                private_key: { inline_string: "[redacted]" },
+              },
+            },
+            spiffe_id: cert.spiffeId,
+            not_before: iso(cert.notBefore),
+            not_after: iso(cert.notAfter),
+          },
+          {
+            name: "ROOTCA",
+            version_info: certVersion,
+            last_updated: iso(lastUpdated.certificate),
+            secret: {
+              "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
+              name: "ROOTCA",
+              validation_context: { trusted_ca: { inline_string: cert.rootsPem } },
             },
           },
-          spiffe_id: cert.spiffeId,
-          not_before: iso(cert.notBefore),
-          not_after: iso(cert.notAfter),
-        },
-        {
-          name: "ROOTCA",
-          version_info: certVersion,
-          last_updated: iso(lastUpdated.certificate),
-          secret: {
-            "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
-            name: "ROOTCA",
-            validation_context: { trusted_ca: { inline_string: cert.rootsPem } },
-          },
-        },
-      ]
-      : [],
+        ]
+        : []),
+      ...gatewaySecrets(snapshot, lastUpdated),
+    ],
   };
 
   const meshDump = {

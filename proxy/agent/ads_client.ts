@@ -37,6 +37,7 @@ export const EMPTY_ADS_CONFIG: AdsConfig = deepFreeze({
   authorizations: {},
   jwtPolicies: {},
   routes: {},
+  credentials: {},
 });
 
 /** The workload certificate presented on the mutual-TLS port. */
@@ -400,6 +401,9 @@ export class AdsClient {
         break;
       case "routeConfiguration":
         next.routes = values();
+        break;
+      case "tlsCredential":
+        next.credentials = values();
         break;
     }
     this.#config = deepFreeze(next);

@@ -54,7 +54,7 @@ function recorder() {
 }
 
 grpcTest(
-  "plain text: the five wildcard subscriptions, workload and services applied, every response ACKed",
+  "plain text: the six wildcard subscriptions, workload and services applied, every response ACKed",
   async () => {
     const dir = await Deno.makeTempDir();
     await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
@@ -90,8 +90,9 @@ grpcTest(
         [TYPE_URLS.authorization, "*"],
         [TYPE_URLS.jwtPolicy, "*"],
         [TYPE_URLS.routeConfiguration, "*"],
+        [TYPE_URLS.tlsCredential, "*"],
       ]);
-      assert.equal(Object.keys(client.status().acked).length, 5);
+      assert.equal(Object.keys(client.status().acked).length, 6);
       assert.deepEqual(client.status().nacked, {});
 
       // A policy selecting the workload arrives as an update; the workload stays the same object.

@@ -209,6 +209,7 @@ export class ProxyAgent {
       authorizations: config.authorizations,
       jwtPolicies: config.jwtPolicies,
       routes: config.routes,
+      credentials: config.credentials,
     };
     const jwks = this.#jwks.keys();
     if (jwks.size > 0) next.jwks = Object.fromEntries(jwks);

@@ -15,10 +15,12 @@ export type ResourceKind = keyof typeof RESOURCE_TYPES;
 
 /** The kinds in subscription order, with their type URLs (the same as meshd's TYPE_URLS). */
 export const SUBSCRIBED: readonly { kind: ResourceKind; typeUrl: string }[] = Object.freeze(
-  (["workload", "service", "authorization", "jwtPolicy", "routeConfiguration"] as const).map((kind) => ({
-    kind,
-    typeUrl: typeUrlOf(RESOURCE_TYPES[kind]),
-  })),
+  (["workload", "service", "authorization", "jwtPolicy", "routeConfiguration", "tlsCredential"] as const).map(
+    (kind) => ({
+      kind,
+      typeUrl: typeUrlOf(RESOURCE_TYPES[kind]),
+    }),
+  ),
 );
 
 /** The kind of a type URL, or undefined for one the agent does not handle. */
@@ -70,6 +72,7 @@ export function decodeXdsResource<K extends ResourceKind>(
     return fail(`cannot decode ${RESOURCE_TYPES[kind]}: ${(e as Error).message}`);
   }
   if (kind === "routeConfiguration") return routeConfiguration(d, name, fail) as ResourceValue<K>;
+  if (kind === "tlsCredential") return tlsCredential(d, name, fail) as ResourceValue<K>;
   if (!d.name || !d.namespace) fail("name and namespace are required");
   if (`${d.namespace}/${d.name}` !== name) fail(`its namespace/name is ${d.namespace}/${d.name}`);
   switch (kind) {
@@ -90,11 +93,25 @@ export function decodeXdsResource<K extends ResourceKind>(
   }
 }
 
-/** Route configurations are named `http.<port>` and carry no namespace (as Istio's RDS names). */
+/**
+ * Route configurations are named `http.<port>` or `https.<port>.<port name>.<gateway>.<namespace>`
+ * and carry no namespace (as Istio's RDS names). Plain-text ones have no `tls`.
+ */
 function routeConfiguration(d: Decoded, name: string, fail: (r: string) => never): Decoded {
   if (d.name !== name) fail(`its name is ${JSON.stringify(d.name)}`);
   port(d.port, "port", fail);
   port(d.bindPort, "bindPort", fail);
+  if (d.tls === null) delete d.tls;
+  else {
+    if (d.tls.mode !== "SIMPLE" && d.tls.mode !== "MUTUAL") {
+      fail(`tls.mode ${JSON.stringify(d.tls.mode)} is not SIMPLE or MUTUAL`);
+    }
+    if (!d.tls.credentialName) fail("tls.credentialName is required");
+    if (d.tls.mode === "MUTUAL" && !d.tls.caCredentialName) {
+      fail("tls.caCredentialName is required for MUTUAL");
+    }
+    if ((d.tls.sniHosts as string[]).length === 0) fail("tls.sniHosts is empty");
+  }
   for (const [i, v] of (d.virtualHosts as Decoded[]).entries()) {
     for (const [j, r] of (v.routes as Decoded[]).entries()) {
       for (const [k, m] of (r.matches as Decoded[]).entries()) {
@@ -109,6 +126,18 @@ function routeConfiguration(d: Decoded, name: string, fail: (r: string) => never
         fail(`virtualHosts[${i}].routes[${j}].destinations is empty`);
       }
     }
+  }
+  return d;
+}
+
+/** A credential named as requested, with a PEM certificate and key together, or a CA, or both. */
+function tlsCredential(d: Decoded, name: string, fail: (r: string) => never): Decoded {
+  if (d.name !== name) fail(`its name is ${JSON.stringify(d.name)}`);
+  const cert = d.certificateChain !== "", key = d.privateKey !== "";
+  if (cert !== key) fail("certificateChain and privateKey come together");
+  if (!cert && d.caCertificates === "") fail("holds neither a certificate nor a CA");
+  if (cert && !d.certificateChain.includes("-----BEGIN CERTIFICATE-----")) {
+    fail("certificateChain is not PEM");
   }
   return d;
 }

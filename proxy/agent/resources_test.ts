@@ -40,13 +40,14 @@ const SERVICE = {
   resolution: "STATIC",
 };
 
-Deno.test("SUBSCRIBED: the five types, with meshd's type URLs", () => {
+Deno.test("SUBSCRIBED: the six types, with meshd's type URLs", () => {
   assert.deepEqual(SUBSCRIBED.map((s) => s.typeUrl), [
     TYPE_URLS.workload,
     TYPE_URLS.service,
     TYPE_URLS.authorization,
     TYPE_URLS.jwtPolicy,
     TYPE_URLS.routeConfiguration,
+    TYPE_URLS.tlsCredential,
   ]);
   assert.equal(kindOf(TYPE_URLS.service), "service");
   assert.equal(kindOf("type.googleapis.com/envoy.config.cluster.v3.Cluster"), undefined);
@@ -231,5 +232,63 @@ Deno.test("routeConfiguration: named http.<port>, no namespace; a bad regex or n
       () => decodeXdsResource("routeConfiguration", name, any("routeConfiguration", value)),
       want,
     );
+  }
+});
+
+Deno.test("routeConfiguration with tls, and tlsCredential: decoded; unusable ones are a NACK", () => {
+  const tls = {
+    mode: "MUTUAL",
+    sniHosts: ["httpbin.example.com"],
+    credentialName: "kubernetes://c",
+    caCredentialName: "kubernetes://c-cacert",
+  };
+  const rc = { name: "https.443.https.gw.foo", port: 443, bindPort: 8443, tls };
+  const decoded = decodeXdsResource("routeConfiguration", rc.name, any("routeConfiguration", rc));
+  assert.equal((decoded.tls as { mode: string }).mode, "MUTUAL");
+  const plain = decodeXdsResource(
+    "routeConfiguration",
+    "http.80",
+    any("routeConfiguration", { name: "http.80", port: 80, bindPort: 80 }),
+  );
+  assert.equal("tls" in plain, false, "plain text: no tls");
+  const cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  const cred = {
+    name: "kubernetes://c",
+    certificateChain: cert,
+    privateKey: "k",
+    caCertificates: "",
+    source: "mesh-system/c",
+  };
+  assert.equal(
+    decodeXdsResource("tlsCredential", "kubernetes://c", any("tlsCredential", cred)).source,
+    "mesh-system/c",
+  );
+  const cases: [string, ReturnType<typeof any>, RegExp][] = [
+    [
+      rc.name,
+      any("routeConfiguration", { ...rc, tls: { ...tls, mode: "PASSTHROUGH" } }),
+      /tls\.mode "PASSTHROUGH" is not SIMPLE or MUTUAL/,
+    ],
+    [
+      rc.name,
+      any("routeConfiguration", { ...rc, tls: { ...tls, caCredentialName: "" } }),
+      /caCredentialName is required for MUTUAL/,
+    ],
+    [rc.name, any("routeConfiguration", { ...rc, tls: { ...tls, sniHosts: [] } }), /sniHosts is empty/],
+    [
+      "kubernetes://c",
+      any("tlsCredential", { ...cred, privateKey: "" }),
+      /certificateChain and privateKey come together/,
+    ],
+    [
+      "kubernetes://c",
+      any("tlsCredential", { ...cred, certificateChain: "", privateKey: "" }),
+      /neither a certificate nor a CA/,
+    ],
+    ["kubernetes://d", any("tlsCredential", cred), /its name is "kubernetes:\/\/c"/],
+  ];
+  for (const [name, value, want] of cases) {
+    const kind = value.type_url.endsWith("TlsCredential") ? "tlsCredential" : "routeConfiguration";
+    assert.throws(() => decodeXdsResource(kind, name, value), want);
   }
 });

@@ -122,6 +122,7 @@ export function snapshotOf(
     authorizations: {},
     jwtPolicies: {},
     routes: {},
+    credentials: {},
     certificate,
     workload: {
       name: "httpbin",

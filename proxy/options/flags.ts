@@ -39,7 +39,8 @@ export const PROXY_FLAGS: readonly ProxyFlag[] = [
     name: "type",
     value: "<type>",
     description: "sidecar, or router: an ingress gateway whose listeners and routes come from the Gateways " +
-      "that select its workload and the VirtualServices bound to them (plain-text HTTP servers only)",
+      "that select its workload and the VirtualServices bound to them (HTTP, and HTTPS with tls.mode SIMPLE " +
+      "or MUTUAL and a credentialName Secret; other TLS modes are skipped)",
     default: "sidecar",
   },
   {

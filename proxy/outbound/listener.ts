@@ -17,6 +17,7 @@
  * @module
  */
 import net from "node:net";
+import type tls from "node:tls";
 import { listen } from "../http/listen.ts";
 import { Duplex } from "node:stream";
 import { ascii, latin1 } from "../http/chars.ts";
@@ -43,6 +44,9 @@ import { selectRoute } from "../../shared/routing/mod.ts";
 import { normalizePath } from "../../shared/mod.ts";
 import { InboundPolicyFilter } from "../filters/mod.ts";
 import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
+import { clientHelloSni, MAX_RECORD_BYTES } from "./client_hello.ts";
+import { GatewayTls, type GatewayTlsContext, peerSans } from "./gateway_tls.ts";
+import { certificateFields, certificateHash, formatXfccElement } from "../inbound/xfcc.ts";
 import { type Resolution, resolveHost, resolveService } from "./resolve.ts";
 
 /** Events of an outbound listener. Calls are synchronous and must be cheap. */
@@ -53,6 +57,8 @@ export interface OutboundObserver extends SessionObserver {
   upstreamConnection(mtls: boolean): void;
   /** A proxy answer instead of a forwarded response. */
   localReply(kind: LocalReplyKind): void;
+  /** Gateway HTTPS listeners: a TLS handshake that completed, failed, or found no server for its SNI. */
+  downstreamTls(outcome: "handshake" | "handshake_error" | "no_filter_chain_match"): void;
 }
 
 /** Why the proxy answered itself. */
@@ -91,7 +97,16 @@ export const OUTBOUND_COUNTERS = [
   "upstream_rq_protocol_error",
   "upstream_rq_retry",
   "downstream_cx_upgrades_total",
+  "ssl.handshake",
+  "ssl.handshake_error",
+  "no_filter_chain_match",
 ] as const;
+
+const TLS_COUNTERS = {
+  handshake: "ssl.handshake",
+  handshake_error: "ssl.handshake_error",
+  no_filter_chain_match: "no_filter_chain_match",
+} as const;
 
 /** Envoy-style counters of an outbound listener. */
 export class OutboundStats implements OutboundObserver {
@@ -135,6 +150,9 @@ export class OutboundStats implements OutboundObserver {
         this.counters["ssl.fail_verify_san"]++;
         break;
     }
+  }
+  downstreamTls(outcome: "handshake" | "handshake_error" | "no_filter_chain_match"): void {
+    this.counters[TLS_COUNTERS[outcome]]++;
   }
   request(): void {
     this.counters.downstream_rq_total++;
@@ -183,16 +201,29 @@ export interface OutboundListenerOptions {
   /** Upstream pools, one per endpoint. */
   upstream?: { maxIdle?: number; idleTimeoutMs?: number; connectTimeoutMs?: number };
   /**
-   * Gateway mode: requests are routed by the snapshot's route configuration of this name
-   * (`http.<port>`, from Gateways and VirtualServices) instead of by their authority as a service.
+   * Gateway mode: requests are routed by the snapshot's route configurations of these names instead
+   * of by their authority as a service: one `http.<port>` (plain text), or the
+   * `https.<port>.<port name>.<gateway>.<namespace>` of one bind port, chosen per connection by SNI
+   * and terminated with TLS ({@link GatewayTls}).
    */
-  routeName?: string;
+  routeNames?: readonly string[];
+}
+
+/** What a gateway connection established before its first request. */
+interface GatewayConnection {
+  /** The route configuration its requests use. */
+  routeName: string | undefined;
+  /** MUTUAL: the client certificate's SPIFFE ID, for `source.principals`. */
+  principal: string | undefined;
+  sni: string | undefined;
+  /** MUTUAL: the client certificate as an X-Forwarded-Client-Cert element (Istio's gateways set it). */
+  xfcc: Uint8Array | null;
 }
 
 /** Where the current request of a connection goes. */
 type Route =
   | { local: false; pool: EndpointPool; target: string }
-  | { local: true; status: number; body: string };
+  | { local: true; status: number; body: string; location?: string };
 
 const NO_ROUTE: Route = { local: true, status: 404, body: "no request yet" };
 
@@ -209,6 +240,9 @@ export class OutboundListener {
   readonly #weighted = new WeightedRoundRobin();
   readonly #pools = new Map<string, EndpointPool>();
   readonly #conns = new Set<RoutingDownstream>();
+  /** Gateway HTTPS connections between accept and handshake. */
+  readonly #handshaking = new Set<net.Socket>();
+  readonly #gatewayTls: GatewayTls | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   #port = 0;
   #closed = false;
@@ -220,6 +254,13 @@ export class OutboundListener {
     this.#limits = { ...DEFAULT_HEAD_LIMITS, ...options.limits };
     this.#idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
     this.#connectTimeoutMs = options.upstream?.connectTimeoutMs ?? 10_000;
+    if (options.routeNames?.some((n) => n.startsWith("https."))) {
+      this.#gatewayTls = new GatewayTls({
+        onSecure: (socket, ctx) => this.#guarded(socket, () => this.#onSecure(socket, ctx)),
+        onError: (err, socket) => this.#guarded(socket, () => this.#onTlsError(err, socket)),
+        onBuildError: (route, reason) => this.#log.error("gateway credential not loaded", { route, reason }),
+      });
+    }
     this.#server = net.createServer({ allowHalfOpen: true }, (raw) => {
       try {
         this.#onConnection(raw);
@@ -267,6 +308,7 @@ export class OutboundListener {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     for (const c of this.#conns) c.destroy();
+    for (const raw of this.#handshaking) raw.destroy();
     for (const p of this.#pools.values()) p.close();
     this.#pools.clear();
     await closed;
@@ -276,25 +318,163 @@ export class OutboundListener {
     raw.on("error", () => {});
     raw.setNoDelay(true);
     this.observer.connectionOpened();
+    if (this.#gatewayTls !== undefined) {
+      this.#handshaking.add(raw);
+      raw.once("close", () => {
+        if (this.#handshaking.delete(raw)) this.observer.connectionClosed();
+      });
+      this.#sniffClientHello(raw);
+      return;
+    }
+    raw.once("close", () => this.observer.connectionClosed());
+    this.#serveHttp(raw, raw, {
+      routeName: this.#o.routeNames?.[0],
+      principal: undefined,
+      sni: undefined,
+      xfcc: null,
+    });
+  }
+
+  /** Runs a TLS event handler so that nothing it throws ends the process. */
+  #guarded(socket: net.Socket, fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.#log.error("gateway TLS error", { error: String(e) });
+      socket.destroy();
+    }
+  }
+
+  /**
+   * Reads the ClientHello (without consuming it) to pick the HTTPS server by SNI, then hands the
+   * connection to that server's TLS. No server for the SNI: a TCP reset, as Envoy without a
+   * matching filter chain closes the connection.
+   */
+  #sniffClientHello(raw: net.Socket): void {
+    const peer = `${raw.remoteAddress}:${raw.remotePort}`;
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    let sniffing = true;
+    // Envoy's listener_filters_timeout.
+    const timer = setTimeout(() => raw.destroy(), 15_000);
+    Deno.unrefTimer(timer);
+    const onData = (chunk: Uint8Array) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      const all = concat(chunks, size);
+      const hello = clientHelloSni(all);
+      if (hello.status === "more" && size < MAX_RECORD_BYTES) return;
+      raw.off("data", onData);
+      sniffing = false;
+      clearTimeout(timer);
+      raw.pause();
+      raw.unshift(all);
+      if (hello.status !== "done") {
+        this.observer.downstreamTls("no_filter_chain_match");
+        this.#log.debug("gateway connection refused", {
+          peer,
+          reason: hello.status === "more" ? "ClientHello too large" : hello.reason,
+        });
+        raw.resetAndDestroy();
+        return;
+      }
+      const picked = this.#gatewayTls!.select(this.#o.snapshot(), this.#o.routeNames ?? [], hello.sni);
+      if (!picked.ok) {
+        this.observer.downstreamTls("no_filter_chain_match");
+        this.#log.warn("gateway TLS connection refused", { peer, reason: picked.reason });
+        raw.resetAndDestroy();
+        return;
+      }
+      picked.context.server.emit("connection", raw);
+    };
+    raw.on("data", onData);
+    // Closed before a whole ClientHello (a port probe): with allowHalfOpen nothing else would close it.
+    raw.once("end", () => {
+      if (sniffing) raw.destroy();
+    });
+  }
+
+  #onSecure(socket: tls.TLSSocket, ctx: GatewayTlsContext): void {
+    socket.on("error", () => {});
+    const raw = (socket as unknown as { _parent?: net.Socket })._parent;
+    if (raw === undefined || !this.#handshaking.delete(raw) || this.#closed) {
+      socket.destroy();
+      raw?.destroy();
+      return;
+    }
+    raw.once("close", () => this.observer.connectionClosed());
+    const sniRaw = (socket as unknown as { servername?: string | false }).servername;
+    const sni = typeof sniRaw === "string" && sniRaw !== "" ? sniRaw : undefined;
+    const peer = `${raw.remoteAddress}:${raw.remotePort}`;
+    let principal: string | undefined;
+    let xfcc: Uint8Array | null = null;
+    if (ctx.mutual) {
+      const cert = socket.getPeerCertificate(true);
+      if (!socket.authorized || cert?.raw === undefined) {
+        this.observer.downstreamTls("handshake_error");
+        this.#log.warn("gateway TLS handshake failed", {
+          peer,
+          reason: String(socket.authorizationError ?? "no client certificate"),
+        });
+        socket.destroy();
+        return;
+      }
+      const sans = peerSans(cert.subjectaltname);
+      if (ctx.subjectAltNames.length > 0 && !sans.all.some((s) => ctx.subjectAltNames.includes(s))) {
+        this.observer.downstreamTls("handshake_error");
+        this.#log.warn("gateway TLS connection refused", {
+          peer,
+          reason: `client certificate has none of the SANs ${ctx.subjectAltNames.join(", ")}`,
+        });
+        socket.destroy();
+        return;
+      }
+      principal = sans.uris.find((u) => u.startsWith("spiffe://"));
+      const der = new Uint8Array(cert.raw);
+      const fields = certificateFields(der);
+      xfcc = ascii(formatXfccElement({
+        by: [],
+        hash: certificateHash(der),
+        subject: fields.subject,
+        uris: fields.uris,
+        dnsNames: fields.dnsNames,
+      }));
+    }
+    this.observer.downstreamTls("handshake");
+    this.#serveHttp(socket, raw, { routeName: ctx.routeName, principal, sni, xfcc });
+  }
+
+  #onTlsError(err: Error, socket: tls.TLSSocket): void {
+    const raw = (socket as unknown as { _parent?: net.Socket })._parent;
+    this.observer.downstreamTls("handshake_error");
+    this.#log.warn("gateway TLS handshake failed", {
+      peer: raw ? `${raw.remoteAddress}:${raw.remotePort}` : "unknown",
+      reason: String(
+        (socket as unknown as { authorizationError?: unknown }).authorizationError ?? err.message,
+      ),
+    });
+    socket.destroy();
+    raw?.destroy();
+  }
+
+  /** Serves HTTP/1.1 on a connection (plain text, or the TLS socket over `raw`). */
+  #serveHttp(socket: net.Socket, raw: net.Socket, gateway: GatewayConnection): void {
     const peer = `${raw.remoteAddress}:${raw.remotePort}`;
     const upstream = new RouteUpstream((kind, reason, target) => {
       this.observer.localReply(kind);
       this.#log.warn("outbound upstream connection failed", { peer, target, kind, reason });
     });
-    const down = new RoutingDownstream(raw, this.#limits, upstream, (h) => this.#route(h, peer));
+    const down = new RoutingDownstream(socket, this.#limits, upstream, (h) => this.#route(h, peer, gateway));
     this.#conns.add(down);
-    raw.once("close", () => {
-      this.#conns.delete(down);
-      this.observer.connectionClosed();
-    });
+    raw.once("close", () => this.#conns.delete(down));
     // A gateway enforces the RequestAuthentications and AuthorizationPolicies that select its workload
     // (policies seed: "applies to all services bound to that gateway"), as a sidecar does inbound.
-    const filter = this.#o.routeName === undefined ? undefined : new InboundPolicyFilter(this.#o.snapshot, {
-      principal: undefined,
+    const filter = this.#o.routeNames === undefined ? undefined : new InboundPolicyFilter(this.#o.snapshot, {
+      principal: gateway.principal,
       peerIp: raw.remoteAddress ?? "",
       localIp: raw.localAddress ?? "",
       port: this.#port,
-      sni: undefined,
+      sni: gateway.sni,
       peer,
     }, this.#log);
     const session = new Http1Session(down, {
@@ -302,7 +482,7 @@ export class OutboundListener {
       observer: this.observer,
       log: this.#log,
       peer,
-      xfccElement: null,
+      xfccElement: gateway.xfcc,
       filter,
       defaultHost: ascii("localhost"),
       limits: this.#limits,
@@ -312,16 +492,16 @@ export class OutboundListener {
   }
 
   /** The route of one request head (never throws: a failure becomes a local reply). */
-  #route(h: HttpHead, peer: string): Route {
+  #route(h: HttpHead, peer: string, gateway: GatewayConnection): Route {
     try {
-      return this.#routeOf(h, peer);
+      return this.#routeOf(h, peer, gateway.routeName);
     } catch (e) {
       this.#log.error("outbound routing failed", { peer, error: String(e) });
       return { local: true, status: 500, body: "internal error while routing the request" };
     }
   }
 
-  #routeOf(h: HttpHead, peer: string): Route {
+  #routeOf(h: HttpHead, peer: string, routeName: string | undefined): Route {
     const authority = authorityOf(h);
     if (authority === null) {
       return this.#local(
@@ -337,9 +517,15 @@ export class OutboundListener {
     const snapshot = this.#o.snapshot();
     const namespace = snapshot.workload?.namespace;
     let r: Resolution;
-    if (this.#o.routeName !== undefined) {
-      const picked = this.#gatewayDestination(snapshot, authority.authority, authority.path ?? pathOf(h));
+    if (this.#o.routeNames !== undefined) {
+      const path = authority.path ?? pathOf(h);
+      const picked = this.#gatewayDestination(snapshot, routeName, authority.authority, path);
       if ("reason" in picked) return this.#local("no_route", 404, picked.reason, peer);
+      if ("redirect" in picked) {
+        // Envoy's require_tls: 301 to https, dropping an explicit :80.
+        const host = authority.authority.replace(/:80$/, "");
+        return { local: true, status: 301, body: "", location: `https://${host}${path}` };
+      }
       r = resolveService(picked, namespace, snapshot);
     } else {
       r = resolveHost(authority.authority, namespace, snapshot);
@@ -387,16 +573,18 @@ export class OutboundListener {
     return { local: false, pool, target: `${r.key} ${target}` };
   }
 
-  /** The `host:port` a gateway route sends the request to, or why there is none. */
+  /** The `host:port` a gateway route sends the request to, a redirect to https, or why there is none. */
   #gatewayDestination(
     snapshot: RuntimeSnapshot,
+    routeName: string | undefined,
     authority: string,
     path: string,
-  ): { host: string; port: number } | { reason: string } {
-    const rc = snapshot.routes[this.#o.routeName!];
-    if (rc === undefined) return { reason: `no route configuration ${this.#o.routeName}` };
+  ): { host: string; port: number } | { reason: string } | { redirect: true } {
+    const rc = routeName === undefined ? undefined : snapshot.routes[routeName];
+    if (rc === undefined) return { reason: `no route configuration ${routeName}` };
     const s = selectRoute(rc, authority, routingPath(path));
     if (!s.ok) return { reason: s.reason };
+    if (s.virtualHost.httpsRedirect) return { redirect: true };
     return this.#weighted.pick(s.route.name, s.route.destinations);
   }
 
@@ -458,6 +646,17 @@ function routingPath(target: string): string {
     // `%00`: the filter chain answers 400 before this route is used.
     return target;
   }
+}
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(size);
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.length;
+  }
+  return out;
 }
 
 /** The request target of an origin-form head (its path and query). */
@@ -537,16 +736,7 @@ class RoutingDownstream extends SocketIo {
     const held = this.#held;
     this.#held = [];
     this.#parser.reset();
-    if (held.length === 1) return held[0];
-    let n = 0;
-    for (const c of held) n += c.length;
-    const out = new Uint8Array(n);
-    let o = 0;
-    for (const c of held) {
-      out.set(c, o);
-      o += c.length;
-    }
-    return out;
+    return concat(held, held.reduce((n, c) => n + c.length, 0));
   }
 }
 
@@ -577,7 +767,7 @@ class RouteUpstream implements Upstream {
 
   async connect(): Promise<SocketIo> {
     const r = this.route;
-    if (r.local) return cannedResponse(r.status, r.body);
+    if (r.local) return cannedResponse(r.status, r.body, r.location);
     try {
       const io = await r.pool.connect();
       this.#owner.set(io, r.pool);
@@ -602,6 +792,7 @@ class RouteUpstream implements Upstream {
 }
 
 const REASONS: Record<number, string> = {
+  301: "Moved Permanently",
   400: "Bad Request",
   404: "Not Found",
   500: "Internal Server Error",
@@ -611,9 +802,10 @@ const REASONS: Record<number, string> = {
 };
 
 /** An in-memory connection that answers with one response and ignores what is written to it. */
-function cannedResponse(status: number, body: string): SocketIo {
-  const bodyBytes = new TextEncoder().encode(body + "\n");
+function cannedResponse(status: number, body: string, location?: string): SocketIo {
+  const bodyBytes = new TextEncoder().encode(body === "" ? "" : body + "\n");
   const head = `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\ncontent-length: ${bodyBytes.length}\r\n` +
+    (location === undefined ? "" : `location: ${location}\r\n`) +
     "content-type: text/plain\r\nx-mesh-local-reply: true\r\n\r\n";
   const d = new Duplex({
     read() {},

@@ -74,6 +74,20 @@ export interface CertificateInfo {
 export type { RouteConfiguration } from "../../shared/routing/mod.ts";
 import type { RouteConfiguration } from "../../shared/routing/mod.ts";
 
+/** A gateway TLS credential (mesh.v1.TlsCredential, decoded), from a Secret of the gateway's namespace. */
+export interface TlsCredentialInfo {
+  /** `kubernetes://<secret>` or `kubernetes://<secret>-cacert`. */
+  name: string;
+  /** PEM, leaf first; empty in a CA-only credential. */
+  certificateChain: string;
+  /** PEM; empty in a CA-only credential. Never shown by the admin interface. */
+  privateKey: string;
+  /** PEM client CA bundle; may be empty. */
+  caCertificates: string;
+  /** `<namespace>/<name>` of the Secret. */
+  source: string;
+}
+
 /** One immutable snapshot. Resources are keyed by xDS resource name (`<namespace>/<name>`). */
 export interface RuntimeSnapshot {
   /** Increases with every change the agent applies. */
@@ -93,6 +107,8 @@ export interface RuntimeSnapshot {
   jwks?: Record<string, string>;
   /** Gateway mode: route configurations by name (`http.<port>`); empty for a sidecar. */
   routes: Record<string, RouteConfiguration>;
+  /** Gateway mode: TLS credentials by name (`kubernetes://<secret>`); empty for a sidecar. */
+  credentials: Record<string, TlsCredentialInfo>;
   certificate?: CertificateInfo;
 }
 
@@ -104,6 +120,7 @@ export const EMPTY_SNAPSHOT: RuntimeSnapshot = Object.freeze({
   authorizations: {},
   jwtPolicies: {},
   routes: {},
+  credentials: {},
 });
 
 /**

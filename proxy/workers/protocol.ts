@@ -16,17 +16,20 @@ export interface WorkerListener {
   appPort: number;
   /**
    * Default inbound. An outbound listener (proxy/outbound) routes by the snapshot's services; a
-   * gateway listener is an outbound listener that routes by the route configuration `routeName`.
+   * gateway listener is an outbound listener that routes by the route configurations `routeNames`.
    */
   direction?: "inbound" | "outbound" | "gateway";
-  /** Gateway listeners: the route configuration (`http.<port>`). */
-  routeName?: string;
+  /**
+   * Gateway listeners: the route configurations of the bind port, sorted: one `http.<port>`, or the
+   * HTTPS ones (`https.<port>.<port name>.<gateway>.<namespace>`) chosen by SNI.
+   */
+  routeNames?: string[];
 }
 
 /** The identity of a listener across updates: a listener whose key stays is kept, not rebound. */
 export function listenerKey(l: WorkerListener): string {
   return `${l.direction ?? "inbound"}|${l.address}|${l.port}|${l.appAddress}|${l.appPort}|${
-    l.routeName ?? ""
+    (l.routeNames ?? []).join(",")
   }`;
 }
 

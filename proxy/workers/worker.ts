@@ -44,7 +44,7 @@ async function open(l: WorkerListener, log: ProxyLogger): Promise<Running> {
       snapshot: () => snapshot,
       log: log.scope(l.direction === "gateway" ? "gateway" : "outbound"),
       observer: stats,
-      routeName: l.routeName,
+      routeNames: l.routeNames,
     });
     await listener.start();
     return { key: listenerKey(l), port: l.port, listener, stats };

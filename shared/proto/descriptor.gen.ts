@@ -86,6 +86,15 @@ export const MESH_PROTO_DESCRIPTOR: Record<string, unknown> = {
                 },
               },
             },
+            "TlsCredential": {
+              "fields": {
+                "name": { "type": "string", "id": 1 },
+                "certificateChain": { "type": "string", "id": 2 },
+                "privateKey": { "type": "string", "id": 3 },
+                "caCertificates": { "type": "string", "id": 4 },
+                "source": { "type": "string", "id": 5 },
+              },
+            },
             "JwtPolicy": {
               "fields": {
                 "name": { "type": "string", "id": 1 },
@@ -125,6 +134,18 @@ export const MESH_PROTO_DESCRIPTOR: Record<string, unknown> = {
                 "bindPort": { "type": "uint32", "id": 3 },
                 "gateways": { "rule": "repeated", "type": "string", "id": 4 },
                 "virtualHosts": { "rule": "repeated", "type": "VirtualHost", "id": 5 },
+                "tls": { "type": "ServerTls", "id": 6 },
+              },
+            },
+            "ServerTls": {
+              "fields": {
+                "mode": { "type": "string", "id": 1 },
+                "sniHosts": { "rule": "repeated", "type": "string", "id": 2 },
+                "credentialName": { "type": "string", "id": 3 },
+                "caCredentialName": { "type": "string", "id": 4 },
+                "minProtocolVersion": { "type": "string", "id": 5 },
+                "maxProtocolVersion": { "type": "string", "id": 6 },
+                "subjectAltNames": { "rule": "repeated", "type": "string", "id": 7 },
               },
             },
             "VirtualHost": {
@@ -132,6 +153,7 @@ export const MESH_PROTO_DESCRIPTOR: Record<string, unknown> = {
                 "name": { "type": "string", "id": 1 },
                 "domains": { "rule": "repeated", "type": "string", "id": 2 },
                 "routes": { "rule": "repeated", "type": "Route", "id": 3 },
+                "httpsRedirect": { "type": "bool", "id": 4 },
               },
             },
             "Route": {

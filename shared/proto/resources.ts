@@ -15,12 +15,14 @@ export const RESOURCE_TYPES: {
   readonly authorization: "mesh.v1.Authorization";
   readonly jwtPolicy: "mesh.v1.JwtPolicy";
   readonly routeConfiguration: "mesh.v1.RouteConfiguration";
+  readonly tlsCredential: "mesh.v1.TlsCredential";
 } = {
   workload: "mesh.v1.Workload",
   service: "mesh.v1.Service",
   authorization: "mesh.v1.Authorization",
   jwtPolicy: "mesh.v1.JwtPolicy",
   routeConfiguration: "mesh.v1.RouteConfiguration",
+  tlsCredential: "mesh.v1.TlsCredential",
 };
 
 /** One of the resource type names. */

@@ -1,7 +1,10 @@
 /**
  * Ingress gateway routing, as Istio builds a gateway's listeners and routes: which Gateways select a
- * gateway workload, which VirtualServices bind to them, the route configuration of each HTTP server
- * port (Istio's RDS "http.<port>"), and which route a request takes. meshd builds the route
+ * gateway workload, which VirtualServices bind to them, the route configuration of each plain-text
+ * HTTP server port (Istio's RDS "http.<port>") and of each HTTPS server
+ * ("https.<port>.<port name>.<gateway>.<namespace>", pilot/pkg/model/gateway.go gatewayRDSRouteName)
+ * with its TLS settings and credential names (Istio's "Secure Gateways": SIMPLE and MUTUAL with
+ * `credentialName`, `httpsRedirect`), and which route a request takes. meshd builds the route
  * configurations; the proxy in gateway mode selects routes; meshctl can explain both offline.
  *
  * Sources: the policies seed (RequestAuthentication at an ingress gateway), Istio's Gateway and
@@ -9,8 +12,9 @@
  * .../virtual-service), Envoy's virtual host selection (exact domain, then the longest wildcard
  * suffix, then "*").
  *
- * Partial, on purpose (said in the README): plain-text HTTP servers only (servers with `tls` or a
- * non-HTTP protocol are skipped); HTTP matches on `uri` (exact, prefix, regex, ignoreUriCase),
+ * Partial, on purpose (said in the README): HTTP and HTTPS servers only; TLS modes SIMPLE and MUTUAL
+ * with `credentialName` only (PASSTHROUGH, ISTIO_MUTUAL, AUTO_PASSTHROUGH, OPTIONAL_MUTUAL, file
+ * certificates and two `credentialNames` are skipped, each reported through `onSkip`); HTTP matches on `uri` (exact, prefix, regex, ignoreUriCase),
  * `port` and `gateways` only (a match with other conditions never matches, so that no request is
  * routed more widely than the rule says); routes with `route` destinations only (redirect,
  * directResponse, rewrite, delegate are skipped).
@@ -18,6 +22,7 @@
  * @module
  */
 import type { GatewaySpec, VirtualServiceSpec } from "../api/types.gen.ts";
+import { CA_SECRET_SUFFIX } from "../credentials/secret.ts";
 import { labelsMatch } from "../policy/workload_selection.ts";
 
 /** A Gateway or VirtualService as read from config: where it is and its spec. */
@@ -78,11 +83,67 @@ export interface VirtualHost {
   domains: string[];
   /** First match wins. */
   routes: GatewayRoute[];
+  /** The server has `tls.httpsRedirect`: every request gets 301 to https. */
+  httpsRedirect?: boolean;
 }
 
-/** The route configuration of one gateway port (mesh.v1.RouteConfiguration). */
+/** How an HTTPS server terminates TLS (mesh.v1.ServerTls). */
+export interface ServerTls {
+  /** SIMPLE: server certificate; MUTUAL: a client certificate verified against the CA is required. */
+  mode: "SIMPLE" | "MUTUAL";
+  /** The server's hosts without namespace, lower case: the SNI names it answers (`*.x`, `*`). */
+  sniHosts: string[];
+  /** `kubernetes://<secret>` (see {@link credentialResourceName}). */
+  credentialName: string;
+  /** MUTUAL: `kubernetes://<secret>-cacert`, or the caCertCredentialName's; empty for SIMPLE. */
+  caCredentialName: string;
+  /** `TLSV1_2`, ...; empty for the default (TLS 1.2). */
+  minProtocolVersion: string;
+  /** `TLSV1_3`, ...; empty for the default (TLS 1.3). */
+  maxProtocolVersion: string;
+  /** MUTUAL: SANs a client certificate must carry one of; empty accepts any. */
+  subjectAltNames: string[];
+}
+
+/** A Gateway server that is not served, and why (Istio skips such servers and logs them). */
+export interface SkippedServer {
+  /** `<namespace>/<name>` of the Gateway. */
+  gateway: string;
+  /** Index in `spec.servers`. */
+  server: number;
+  /** The server's port number. */
+  port: number;
+  /** Why, as a sentence fragment. */
+  reason: string;
+}
+
+/** What a credential (a Secret of the gateway workload's namespace) holds. */
+export interface CredentialContents {
+  /** A certificate and key. */
+  certificate: boolean;
+  /** A client CA bundle. */
+  ca: boolean;
+}
+
+/** The xDS (SDS) name of a gateway credential: `kubernetes://<secret name>`, as Istio. */
+export function credentialResourceName(secretName: string): string {
+  return `kubernetes://${secretName}`;
+}
+
+/** The credential resource names the route configurations use, sorted, without repeats. */
+export function credentialNamesOf(configs: readonly RouteConfiguration[]): string[] {
+  const names = new Set<string>();
+  for (const rc of configs) {
+    if (!rc.tls) continue;
+    names.add(rc.tls.credentialName);
+    if (rc.tls.caCredentialName) names.add(rc.tls.caCredentialName);
+  }
+  return [...names].sort();
+}
+
+/** The route configuration of one gateway port or HTTPS server (mesh.v1.RouteConfiguration). */
 export interface RouteConfiguration {
-  /** `http.<port>`. */
+  /** `http.<port>`, or `https.<port>.<port name>.<gateway>.<namespace>`. */
   name: string;
   /** The Gateway server port. */
   port: number;
@@ -92,6 +153,8 @@ export interface RouteConfiguration {
   gateways: string[];
   /** Exact domains first, then wildcard suffixes (longest first), then "*". */
   virtualHosts: VirtualHost[];
+  /** HTTPS servers: TLS termination; absent for plain-text HTTP. */
+  tls?: ServerTls;
 }
 
 /** Settings of {@link gatewayRouteConfigurations}. */
@@ -104,6 +167,13 @@ export interface GatewayRouteOptions {
   targetPortOf?: (port: number) => number | undefined;
   /** The port of a destination service that has exactly one port, for destinations that name none. */
   defaultPortOf?: (host: string) => number | undefined;
+  /**
+   * What the Secret of this name in the workload's namespace holds, or undefined when there is none
+   * (a gateway may only use its own namespace's secrets, as Istio). Default: every secret exists.
+   */
+  credentialOf?: (secretName: string) => CredentialContents | undefined;
+  /** Told about every server that is not served. */
+  onSkip?: (skipped: SkippedServer) => void;
 }
 
 /**
@@ -124,11 +194,13 @@ export function gatewaysSelecting(
 }
 
 /**
- * The route configurations of a gateway workload: one per HTTP server port of the Gateways that
- * select it, with the VirtualServices bound to those Gateways (`spec.gateways`, `<name>` meaning the
- * VirtualService's namespace) whose hosts the server exposes to their namespace. Ordered by port.
+ * The route configurations of a gateway workload: one per plain-text HTTP server port and one per
+ * HTTPS server (SIMPLE or MUTUAL with a credential) of the Gateways that select it, with the
+ * VirtualServices bound to those Gateways (`spec.gateways`, `<name>` meaning the VirtualService's
+ * namespace) whose hosts the server exposes to their namespace. Ordered by port, then name.
  * VirtualServices merge per domain in namespace/name order (Istio uses creation time, which files
- * do not have).
+ * do not have). A server that cannot be served is skipped and reported to `onSkip`; the rest of the
+ * gateway is unaffected.
  */
 export function gatewayRouteConfigurations(
   workload: GatewayWorkload,
@@ -141,44 +213,159 @@ export function gatewayRouteConfigurations(
   const suffix = options.domainSuffix ?? "cluster.local";
   const selected = gatewaysSelecting(config.gateways, workload, options);
   const services = [...config.virtualServices].sort((a, b) => compareKeys(a, b));
-  const byPort = new Map<number, { gateways: Set<string>; hosts: Map<string, GatewayRoute[]> }>();
+  const entries = new Map<string, RouteEntry>();
+  const tlsServers: { gw: NamedSpec<GatewaySpec>; index: number; server: GatewayServer; tls: ServerTls }[] =
+    [];
   for (const gw of selected) {
     const gwKey = `${gw.namespace}/${gw.name}`;
-    for (const server of gw.spec.servers ?? []) {
-      if (server.tls !== undefined || (server.port.protocol ?? "").toUpperCase() !== "HTTP") continue;
+    for (const [index, server] of (gw.spec.servers ?? []).entries()) {
       const port = server.port.number;
       if (port === undefined) continue;
-      let entry = byPort.get(port);
-      if (!entry) byPort.set(port, entry = { gateways: new Set(), hosts: new Map() });
-      entry.gateways.add(gwKey);
-      const serverHosts = server.hosts.map((h) => parseServerHost(h, gw.namespace));
-      for (const vs of services) {
-        if (!bindsTo(vs, gwKey)) continue;
-        const routes = routesOf(vs, gwKey, port, suffix, options);
-        if (routes.length === 0) continue;
-        for (const h of vs.spec.hosts ?? []) {
-          const vsHost = qualify(h.toLowerCase(), vs.namespace, suffix);
-          for (const sh of serverHosts) {
-            if (sh.namespace !== "*" && sh.namespace !== vs.namespace) continue;
-            const domain = intersect(vsHost, sh.host);
-            if (domain === undefined) continue;
-            const list = entry.hosts.get(domain) ?? [];
-            for (const r of routes) if (!list.includes(r)) list.push(r);
-            entry.hosts.set(domain, list);
-          }
-        }
+      const skip = (reason: string) => options.onSkip?.({ gateway: gwKey, server: index, port, reason });
+      const protocol = (server.port.protocol ?? "").toUpperCase();
+      if (protocol === "HTTPS") {
+        const tls = serverTls(server, options);
+        if (typeof tls === "string") skip(tls);
+        else tlsServers.push({ gw, index, server, tls });
+        continue;
+      }
+      if (protocol !== "HTTP") {
+        skip(`protocol ${server.port.protocol} is not supported (HTTP and HTTPS only)`);
+        continue;
+      }
+      const name = `http.${port}`;
+      let entry = entries.get(name);
+      if (!entry) {
+        entries.set(name, entry = { port, gateways: new Set(), hosts: new Map(), redirect: new Set() });
+      }
+      addServer(entry, gw, server, services, suffix, options);
+    }
+  }
+  for (const { gw, index, server, tls } of tlsServers) {
+    const port = server.port.number;
+    if (entries.has(`http.${port}`)) {
+      options.onSkip?.({
+        gateway: `${gw.namespace}/${gw.name}`,
+        server: index,
+        port,
+        reason: `port ${port} also has plain-text HTTP servers; one port cannot serve both`,
+      });
+      continue;
+    }
+    // Istio's gatewayRDSRouteName; port names are unique within a Gateway, so each server has its own.
+    const name = `https.${port}.${server.port.name}.${gw.name}.${gw.namespace}`;
+    const entry: RouteEntry = { port, gateways: new Set(), hosts: new Map(), redirect: new Set(), tls };
+    addServer(entry, gw, server, services, suffix, options);
+    entries.set(name, entry);
+  }
+  return [...entries.entries()]
+    .sort(([an, a], [bn, b]) => a.port - b.port || (an < bn ? -1 : an > bn ? 1 : 0))
+    .map(([name, e]) => ({
+      name,
+      port: e.port,
+      bindPort: options.targetPortOf?.(e.port) ?? e.port,
+      gateways: [...e.gateways].sort(),
+      virtualHosts: [...e.hosts.entries()]
+        .sort(([a], [b]) => domainRank(a) - domainRank(b) || b.length - a.length || (a < b ? -1 : 1))
+        .map(([domain, routes]) => ({
+          name: `${domain}:${e.port}`,
+          domains: [domain],
+          routes,
+          ...(e.redirect.has(domain) ? { httpsRedirect: true } : {}),
+        })),
+      ...(e.tls ? { tls: e.tls } : {}),
+    }));
+}
+
+type GatewayServer = NonNullable<GatewaySpec["servers"]>[number];
+
+/** One route configuration being built. */
+interface RouteEntry {
+  port: number;
+  gateways: Set<string>;
+  hosts: Map<string, GatewayRoute[]>;
+  /** Domains of servers with httpsRedirect. */
+  redirect: Set<string>;
+  tls?: ServerTls;
+}
+
+/** Adds a server's virtual hosts: the bound VirtualServices' hosts that the server exposes. */
+function addServer(
+  entry: RouteEntry,
+  gw: NamedSpec<GatewaySpec>,
+  server: GatewayServer,
+  services: readonly NamedSpec<VirtualServiceSpec>[],
+  suffix: string,
+  options: GatewayRouteOptions,
+): void {
+  const gwKey = `${gw.namespace}/${gw.name}`;
+  entry.gateways.add(gwKey);
+  const serverHosts = server.hosts.map((h) => parseServerHost(h, gw.namespace));
+  if (server.tls?.httpsRedirect === true) {
+    // Envoy's require_tls answers before routing, so the server's hosts need no bound VirtualService.
+    for (const sh of serverHosts) {
+      entry.redirect.add(sh.host);
+      if (!entry.hosts.has(sh.host)) entry.hosts.set(sh.host, []);
+    }
+  }
+  for (const vs of services) {
+    if (!bindsTo(vs, gwKey)) continue;
+    const routes = routesOf(vs, gwKey, entry.port, suffix, options);
+    if (routes.length === 0) continue;
+    for (const h of vs.spec.hosts ?? []) {
+      const vsHost = qualify(h.toLowerCase(), vs.namespace, suffix);
+      for (const sh of serverHosts) {
+        if (sh.namespace !== "*" && sh.namespace !== vs.namespace) continue;
+        const domain = intersect(vsHost, sh.host);
+        if (domain === undefined) continue;
+        const list = entry.hosts.get(domain) ?? [];
+        for (const r of routes) if (!list.includes(r)) list.push(r);
+        entry.hosts.set(domain, list);
+        if (entry.redirect.has(sh.host)) entry.redirect.add(domain);
       }
     }
   }
-  return [...byPort.entries()].sort(([a], [b]) => a - b).map(([port, e]) => ({
-    name: `http.${port}`,
-    port,
-    bindPort: options.targetPortOf?.(port) ?? port,
-    gateways: [...e.gateways].sort(),
-    virtualHosts: [...e.hosts.entries()]
-      .sort(([a], [b]) => domainRank(a) - domainRank(b) || b.length - a.length || (a < b ? -1 : 1))
-      .map(([domain, routes]) => ({ name: `${domain}:${port}`, domains: [domain], routes })),
-  }));
+}
+
+/** The TLS settings of an HTTPS server, or why it is not served. */
+function serverTls(server: GatewayServer, options: GatewayRouteOptions): ServerTls | string {
+  const tls = server.tls;
+  const mode = tls?.mode ?? "PASSTHROUGH";
+  if (mode !== "SIMPLE" && mode !== "MUTUAL") {
+    return `tls.mode ${mode} is not supported (SIMPLE and MUTUAL only)`;
+  }
+  const names = tls!.credentialNames ?? [];
+  if (names.length > 1) return "two credentialNames are not supported; use one credentialName";
+  const secret = tls!.credentialName ?? names[0];
+  if (!secret) {
+    return "certificates from files (serverCertificate, tlsCertificates) are not supported; use credentialName";
+  }
+  const found = options.credentialOf?.(secret) ??
+    (options.credentialOf ? undefined : { certificate: true, ca: true });
+  if (!found || !found.certificate) {
+    return `credentialName ${secret}: no Secret ${secret} with a certificate and key in the gateway workload's namespace`;
+  }
+  let caCredentialName = "";
+  if (mode === "MUTUAL") {
+    const caSecret = tls!.caCertCredentialName ?? secret + CA_SECRET_SUFFIX;
+    const ca = options.credentialOf?.(caSecret) ??
+      (options.credentialOf ? undefined : { certificate: false, ca: true });
+    const fallback = tls!.caCertCredentialName === undefined && found.ca;
+    if (!ca?.ca && !fallback) {
+      return `MUTUAL needs a client CA: no Secret ${caSecret} with ca.crt or cacert` +
+        (tls!.caCertCredentialName === undefined ? `, and no ca.crt in ${secret}` : "");
+    }
+    caCredentialName = credentialResourceName(tls!.caCertCredentialName ?? secret + CA_SECRET_SUFFIX);
+  }
+  return {
+    mode,
+    sniHosts: [...new Set(server.hosts.map((h) => h.slice(h.indexOf("/") + 1).toLowerCase()))].sort(),
+    credentialName: credentialResourceName(secret),
+    caCredentialName,
+    minProtocolVersion: tls!.minProtocolVersion ?? "",
+    maxProtocolVersion: tls!.maxProtocolVersion ?? "",
+    subjectAltNames: [...tls!.subjectAltNames ?? []],
+  };
 }
 
 /** The outcome of {@link selectRoute}. */
@@ -211,6 +398,33 @@ export function selectRoute(config: RouteConfiguration, host: string, path: stri
     }
   }
   return { ok: false, status: 404, reason: `no route for ${p} in virtual host ${vhost.name}` };
+}
+
+/**
+ * The HTTPS route configuration a TLS client's SNI selects among those of one listener, as Envoy
+ * matches filter chains on `server_names`: an exact host, then the longest wildcard suffix, then
+ * "*" (which also takes clients that send no SNI). Undefined when none matches: the connection is
+ * refused.
+ */
+export function selectBySni(
+  configs: readonly RouteConfiguration[],
+  sni: string | undefined,
+): RouteConfiguration | undefined {
+  let best: RouteConfiguration | undefined;
+  let bestRank = Infinity;
+  const name = sni?.toLowerCase();
+  for (const rc of configs) {
+    for (const host of rc.tls?.sniHosts ?? []) {
+      if (name === undefined ? host !== "*" : !domainMatches(name, host)) continue;
+      // Exact before wildcard, then longer wildcards (more specific) before shorter.
+      const rank = domainRank(host) * 1_000_000 - host.length;
+      if (rank < bestRank) {
+        best = rc;
+        bestRank = rank;
+      }
+    }
+  }
+  return best;
 }
 
 function compareKeys(a: NamedSpec<unknown>, b: NamedSpec<unknown>): number {

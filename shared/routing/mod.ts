@@ -4,6 +4,9 @@
  * @module
  */
 export {
+  type CredentialContents,
+  credentialNamesOf,
+  credentialResourceName,
   type GatewayRoute,
   gatewayRouteConfigurations,
   type GatewayRouteDestination,
@@ -13,7 +16,10 @@ export {
   type NamedSpec,
   type RouteConfiguration,
   type RouteSelection,
+  selectBySni,
   selectRoute,
+  type ServerTls,
+  type SkippedServer,
   type UriMatch,
   type VirtualHost,
 } from "./gateway_routes.ts";

@@ -7,6 +7,7 @@
 import { formatFieldPath, type Severity } from "../api/finding.ts";
 import { lookupKind } from "../api/kinds.ts";
 import { validateResource } from "../api/validate_resource.ts";
+import { isSecretDocument, parseTlsSecret } from "../credentials/secret.ts";
 import { parseYamlDocuments } from "./yaml_documents.ts";
 
 /** The largest configuration file accepted, in bytes (Kubernetes' own object limit is 1.5 MiB). */
@@ -133,7 +134,10 @@ export function validateText(
     }
     const apiVersion = v.apiVersion as string;
     const kind = v.kind as string;
-    const found = lookupKind(apiVersion, kind);
+    // Gateway credentials (`kubectl create secret tls ... -o yaml`) are the one core kind understood.
+    const found = isSecretDocument(apiVersion, kind)
+      ? { status: "ok" as const, definition: undefined }
+      : lookupKind(apiVersion, kind);
     if (found.status === "foreign") {
       result.skipped.push({ documentIndex: doc.index, line: doc.line, reason: found.reason });
       continue;
@@ -155,7 +159,9 @@ export function validateText(
     const resourceName = `${kind} ${typeof meta?.namespace === "string" ? meta.namespace : "default"}/${
       typeof meta?.name === "string" ? meta.name : "?"
     }`;
-    const findings = validateResource(found.definition, v, { rootNamespace: options.rootNamespace });
+    const findings = found.definition === undefined
+      ? parseTlsSecret(v).findings
+      : validateResource(found.definition, v, { rootNamespace: options.rootNamespace });
     for (const f of findings) {
       result.issues.push({
         ...at,

@@ -7,9 +7,8 @@
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { join } from "node:path";
-import { startCa, startMeshd } from "../../proxy/agent/test_support.ts";
-import { curl, freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
-import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
+import { curl, freePort, hasHttpbin } from "../../proxy/inbound/test_support.ts";
+import { eventually, gatewayMeshServices, runMeshctl, startGatewayMesh } from "./e2e_support.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
 const GATEWAY_IP = "127.0.0.4";
@@ -17,36 +16,12 @@ const GATEWAY_IP = "127.0.0.4";
 /** The gateway's service maps port 80 to this targetPort, where the gateway proxy must listen. */
 const GATEWAY_TARGET_PORT = freePort();
 
-const SERVICES = `apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: httpbin, namespace: foo}
-spec:
-  hosts: [httpbin.foo.svc.cluster.local]
-  ports: [{name: http, number: 8000, protocol: HTTP, targetPort: 8080}]
-  location: MESH_INTERNAL
-  resolution: STATIC
-  workloadSelector: {labels: {app: httpbin}}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: httpbin-1, namespace: foo}
-spec: {address: ${HTTPBIN_IP}, labels: {app: httpbin}, serviceAccount: httpbin}
----
-apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: ingressgateway, namespace: mesh-system}
-spec:
-  hosts: [ingressgateway.mesh-system.svc.cluster.local]
-  ports: [{name: http, number: 80, protocol: HTTP, targetPort: ${GATEWAY_TARGET_PORT}}]
-  location: MESH_INTERNAL
-  resolution: STATIC
-  workloadSelector: {labels: {istio: ingressgateway}}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: ingressgateway-1, namespace: mesh-system}
-spec: {address: ${GATEWAY_IP}, labels: {istio: ingressgateway}, serviceAccount: ingressgateway}
-`;
+const SERVICES = gatewayMeshServices({ httpbin: HTTPBIN_IP, gateway: GATEWAY_IP }, [{
+  name: "http",
+  number: 80,
+  protocol: "HTTP",
+  targetPort: GATEWAY_TARGET_PORT,
+}]);
 
 // Istio's "Ingress Gateways" task, as written there.
 const GATEWAY = `apiVersion: networking.istio.io/v1
@@ -124,20 +99,6 @@ async function viaGateway(
   return { status: r.stdout.slice(nl + 1), body: r.stdout.slice(0, nl) };
 }
 
-async function eventually(
-  what: string,
-  check: () => Promise<string | undefined>,
-  timeoutMs = 4000,
-): Promise<void> {
-  const start = Date.now();
-  for (;;) {
-    const problem = await check();
-    if (problem === undefined) return;
-    if (Date.now() - start > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms: ${problem}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const expectStatus = (host: string, path: string, want: string) => async () => {
   const r = await viaGateway(host, path);
   return r.status === want ? undefined : `${host}${path}: ${r.status} ${r.body.slice(0, 200)}`;
@@ -150,41 +111,13 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    const dir = await Deno.makeTempDir({ prefix: "gateway-e2e-" });
-    const config = join(dir, "config");
-    await Deno.mkdir(config);
-    await Deno.writeTextFile(join(config, "services.yaml"), SERVICES);
-    await Deno.writeTextFile(join(config, "gateway.yaml"), GATEWAY);
-    await Deno.writeTextFile(join(config, "vs.yaml"), virtualService(["/status", "/headers"]));
-    const ca = await startCa(join(dir, "ca"));
-    const meshd = await startMeshd(config, { ca });
-    await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
-    const app = await Httpbin.start();
-    const procs: ProxyProcess[] = [];
+    const mesh = await startGatewayMesh({
+      "services.yaml": SERVICES,
+      "gateway.yaml": GATEWAY,
+      "vs.yaml": virtualService(["/status", "/headers"]),
+    }, { httpbin: HTTPBIN_IP, gateway: GATEWAY_IP });
+    const { config, dir, gateway } = mesh;
     try {
-      const common = { dir, ca, discoveryAddress: `127.0.0.1:${meshd.securePort}` };
-      procs.push(
-        await startProxyProcess({
-          ...common,
-          namespace: "foo",
-          serviceAccount: "httpbin",
-          workloadEntry: "httpbin-1",
-          address: HTTPBIN_IP,
-          labels: "app=httpbin",
-          args: [`--inbound=8080=127.0.0.1:${app.port}`],
-        }),
-        await startProxyProcess({
-          ...common,
-          namespace: "mesh-system",
-          serviceAccount: "ingressgateway",
-          workloadEntry: "ingressgateway-1",
-          address: GATEWAY_IP,
-          labels: "istio=ingressgateway",
-          args: ["--type=router"],
-        }),
-      );
-      const gateway = procs[1];
-
       await t.step("a bound host and path reach httpbin through the sidecar over mutual TLS", async () => {
         await eventually("200 on /status/200", expectStatus("httpbin.example.com", "/status/200", "200"));
         const r = await viaGateway("httpbin.example.com:80", "/headers");
@@ -293,22 +226,9 @@ Deno.test({
           assert.ok(text.includes(`"outbound|8000||httpbin.foo.svc.cluster.local"`), "route → cluster");
           const file = join(dir, "gateway-dump.json");
           await Deno.writeTextFile(file, JSON.stringify(dump));
-          const out = await new Deno.Command(Deno.execPath(), {
-            args: [
-              "run",
-              "-A",
-              new URL("../../meshctl/main.ts", import.meta.url).pathname,
-              "proxy-config",
-              "route",
-              "-f",
-              file,
-            ],
-            stdout: "piped",
-            stderr: "piped",
-            env: { NO_COLOR: "1" },
-          }).output();
-          const table = new TextDecoder().decode(out.stdout);
-          assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+          const out = await runMeshctl(["proxy-config", "route", "-f", file]);
+          const table = out.stdout;
+          assert.equal(out.code, 0, out.stderr);
           assert.match(
             table,
             /http\.80\s+httpbin\.example\.com:80\s+httpbin\.example\.com\s+\/status\*,\/headers\*,\/ip\*\s+httpbin\.foo/,
@@ -316,14 +236,10 @@ Deno.test({
         },
       );
     } catch (e) {
-      for (const p of procs) console.error(p.stderr().slice(-3000));
+      mesh.dumpLogs();
       throw e;
     } finally {
-      for (const p of procs) await p.stop();
-      await app.stop();
-      await meshd.stop();
-      await ca.stop();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      await mesh.stop();
     }
   },
 });

@@ -1,0 +1,92 @@
+/**
+ * The server name (SNI, RFC 6066 section 3) of a TLS ClientHello, read from the first bytes of a
+ * connection before any TLS library sees them, so that a gateway listener can pick the HTTPS server
+ * (its certificate, client CA and TLS versions) as Envoy's filter chain match on `server_names` does.
+ * Layout: RFC 8446 section 4.1.2 (TLS 1.3) and RFC 5246 section 7.4.1.2 (TLS 1.2).
+ *
+ * @module
+ */
+
+/** What the bytes so far say. */
+export type ClientHelloSni =
+  /** The first record is not complete yet: read more. */
+  | { status: "more" }
+  /** A ClientHello: its host_name, or undefined without the extension. */
+  | { status: "done"; sni: string | undefined }
+  /** Not a TLS ClientHello (plain text, garbage, or one split over several records). */
+  | { status: "invalid"; reason: string };
+
+/** The largest TLS record (2^14 bytes plus the 5-byte header and expansion), in bytes. */
+export const MAX_RECORD_BYTES = 16384 + 2048 + 5;
+
+/**
+ * Reads the SNI of the ClientHello at the start of `bytes`.
+ *
+ * @param bytes everything received on the connection so far
+ */
+export function clientHelloSni(bytes: Uint8Array): ClientHelloSni {
+  if (bytes.length === 0) return { status: "more" };
+  if (bytes[0] !== 0x16) return { status: "invalid", reason: "not a TLS handshake record" };
+  if (bytes.length < 5) return { status: "more" };
+  const recordLength = (bytes[3] << 8) | bytes[4];
+  if (bytes.length < 5 + recordLength) return { status: "more" };
+  const r = new Reader(bytes.subarray(5, 5 + recordLength));
+  try {
+    if (r.u8() !== 1) {
+      return { status: "invalid", reason: "the first handshake message is not a ClientHello" };
+    }
+    const length = r.u24();
+    if (length > recordLength - 4) {
+      return { status: "invalid", reason: "the ClientHello is split over several records" };
+    }
+    r.skip(2 + 32); // legacy_version, random
+    r.skip(r.u8()); // legacy_session_id
+    r.skip(r.u16()); // cipher_suites
+    r.skip(r.u8()); // legacy_compression_methods
+    if (r.done()) return { status: "done", sni: undefined };
+    const extensions = new Reader(r.take(r.u16()));
+    while (!extensions.done()) {
+      const type = extensions.u16();
+      const body = new Reader(extensions.take(extensions.u16()));
+      if (type !== 0) continue;
+      const list = new Reader(body.take(body.u16()));
+      while (!list.done()) {
+        const nameType = list.u8();
+        const name = list.take(list.u16());
+        if (nameType === 0) return { status: "done", sni: String.fromCharCode(...name).toLowerCase() };
+      }
+    }
+    return { status: "done", sni: undefined };
+  } catch {
+    return { status: "invalid", reason: "malformed ClientHello" };
+  }
+}
+
+/** A bounds-checked cursor; reading past the end throws. */
+class Reader {
+  #at = 0;
+  constructor(readonly bytes: Uint8Array) {}
+  done(): boolean {
+    return this.#at >= this.bytes.length;
+  }
+  take(n: number): Uint8Array {
+    if (this.#at + n > this.bytes.length) throw new RangeError("truncated");
+    const out = this.bytes.subarray(this.#at, this.#at + n);
+    this.#at += n;
+    return out;
+  }
+  skip(n: number): void {
+    this.take(n);
+  }
+  u8(): number {
+    return this.take(1)[0];
+  }
+  u16(): number {
+    const b = this.take(2);
+    return (b[0] << 8) | b[1];
+  }
+  u24(): number {
+    const b = this.take(3);
+    return (b[0] << 16) | (b[1] << 8) | b[2];
+  }
+}
