@@ -74,7 +74,9 @@ Deno.test({
         }
         assert.equal(r.code, 0, r.err);
         assert.match(r.out, /^NAME\s+TYPE\s+STATUS\s+LAST SENT\s+LAST ACKED\s+NACKS/);
-        assert.equal(r.out.match(/ SYNCED /g)?.length, 10, r.out);
+        // Two proxies, six types each (Workload, Service, Authorization, JwtPolicy, RouteConfiguration,
+        // TlsCredential), every one in sync.
+        assert.equal(r.out.match(/ SYNCED /g)?.length, 12, r.out);
         assert.match(r.out, /client-10\.249\.3\.4\.bar\s+Workload\s+SYNCED/);
         const one = await ctl(["ps", "web.foo"]);
         assert.equal(one.code, 0, one.err);

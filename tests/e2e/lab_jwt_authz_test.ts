@@ -15,7 +15,7 @@
  *
  * meshd fetches every jwksUri itself from inside its own namespace: the key set is served by an
  * unproxied `python3 -m http.server` workload (`jwks.legacy`), holding Istio's sample key
- * (tests/fixtures/istio/jwt) and a key made here for the expiring token; the tests' copies of Istio's
+ * (tests/fixtures/istio_jwt) and a key made here for the expiring token; the tests' copies of Istio's
  * YAML point jwksUri there instead of raw.githubusercontent.com. `x-mesh-authz-debug: 1` makes every
  * 403 name the policy and rule that denied it.
  *
@@ -50,8 +50,8 @@ const ISTIO_JWKS_URI =
 /** The lab's JWKS server, as meshd reaches it: service jwks.legacy port 80 → python's 8000. */
 const LAB_JWKS_URI = "http://jwks.legacy/jwks.json";
 const ISS = "testing@secure.istio.io";
-const DEMO_JWT = fixture("jwt/demo.jwt").trim();
-const GROUPS_JWT = fixture("jwt/groups-scope.jwt").trim();
+const DEMO_JWT = fixture("../istio_jwt/demo.jwt").trim();
+const GROUPS_JWT = fixture("../istio_jwt/groups-scope.jwt").trim();
 /** A token with a valid shape whose signature no key verifies. */
 const INVALID_JWT = DEMO_JWT.slice(0, -8) + "AAAAAAAA";
 
@@ -300,7 +300,7 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "lab-jwt-e2e-" });
     const jwksDir = join(dir, "jwks");
     await Deno.mkdir(jwksDir);
-    const istioKeys = JSON.parse(fixture("jwt/jwks.json")).keys as object[];
+    const istioKeys = JSON.parse(fixture("../istio_jwt/jwks.json")).keys as object[];
     const ownKey = { ...(await exportJWK(publicKey)), kid: "lab-expiring", alg: "ES256", use: "sig" };
     await Deno.writeTextFile(join(jwksDir, "jwks.json"), JSON.stringify({ keys: [...istioKeys, ownKey] }));
     await Deno.writeTextFile(join(dir, "topology.yaml"), topology(jwksDir));
