@@ -9,7 +9,7 @@
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { parse as parseYaml } from "yaml";
 import type { CliIo } from "../cli.ts";
-import { parseBool } from "../commands/version.ts";
+import { parseBool } from "../options.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
 import { collectArray } from "../options.ts";
 import { type AnalysisMessage, ANALYZERS } from "./analyzers.ts";
