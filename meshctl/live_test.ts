@@ -321,7 +321,7 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
       assert.equal(dump.proxy, "sidecar~10.1.0.2~httpbin-1.foo~foo.svc.cluster.local");
       const missing = await ctl(["x", "internal-debug", "nope"]);
       assert.equal(missing.code, 1);
-      assert.match(missing.err, /\/debug\/nope: 404: not found: \/debug\/nope; see \/debug for the list/);
+      assert.match(missing.err, /\/debug\/nope: 404: no debug page "nope"; pages: syncz, configz/);
     });
 
     await t.step(

@@ -83,12 +83,14 @@ Deno.test("meshctl over xDS: every live command as over HTTP, with a certificate
       return r.out;
     };
     const expected = new Map<string, string>();
-    for (const args of COMMANDS) expected.set(args.join(" "), await http(args));
+    // admin log talks to ctrlz over HTTP, on the host of --xds-address.
+    const commands = [...COMMANDS, ["admin", "log", "--ctrlz_port", String(meshd.ports.ctrlz), "-o", "json"]];
+    for (const args of commands) expected.set(args.join(" "), await http(args));
 
     await t.step(
       "--cert-dir with a mesh-system certificate: every command's output equals the HTTP mode's",
       async () => {
-        for (const args of COMMANDS) {
+        for (const args of commands) {
           const r = await meshctl([...args, "--xds-address", secure, "--cert-dir", system]);
           assert.equal(r.code, 0, `${args.join(" ")}: ${r.err}`);
           assert.equal(r.out, expected.get(args.join(" ")), args.join(" "));

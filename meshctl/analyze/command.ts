@@ -88,7 +88,7 @@ function colourDefault(): boolean {
 export function analyzeCommand(io: CliIo): CommandUnknownOpts {
   const cmd = new Command("analyze")
     .description(
-      "Analyze mesh configuration and print validation messages: meshd's live config (--debug-address), plus " +
+      "Analyze mesh configuration and print validation messages: meshd's live config (--debug-address or --xds-address), plus " +
         "files simulating extra config; --use-orch=false analyzes files only",
     )
     .argument("[files...]", "files or directories (recursive); - for standard input")
