@@ -136,16 +136,19 @@ export class XdsDebugClient implements MeshdDebugSource {
     const metadata = new grpc.Metadata();
     if (this.#options.token) metadata.set("authorization", `Bearer ${this.#options.token}`);
     return new Promise<string>((resolve, reject) => {
+      let answer: string | undefined;
       let settled = false;
+      // The channel is closed only once the stream has ended on both sides: a GOAWAY that meets a
+      // just-cancelled stream can abort a Deno server inside nghttp2 (denoland/deno#36788).
       const finish = (f: () => void) => {
         if (settled) return;
         settled = true;
-        f();
-        call.cancel();
         client.close();
+        f();
       };
       // meshd's reasons start with the type URL too; it is said once.
       const fail = (code: grpc.status, details: string) => {
+        if (answer !== undefined) return finish(() => resolve(answer!));
         const reason = details.startsWith(`${typeUrl}: `) ? details.slice(typeUrl.length + 2) : details;
         finish(() =>
           reject(
@@ -161,9 +164,12 @@ export class XdsDebugClient implements MeshdDebugSource {
         deadline: Date.now() + this.#options.timeoutMs,
       });
       call.on("data", (res: { resources?: { type_url?: string; value?: Uint8Array }[] }) => {
+        if (answer !== undefined) return;
         const any = res.resources?.[0];
         if (!any) return fail(grpc.status.NOT_FOUND, "meshd answered with no resource");
-        finish(() => resolve(new TextDecoder().decode(any.value ?? new Uint8Array())));
+        answer = new TextDecoder().decode(any.value ?? new Uint8Array());
+        // Half-close: meshd then ends the stream with OK, and "status" follows.
+        call.end();
       });
       call.on("error", (e: grpc.ServiceError) => {
         const reason = e.code === grpc.status.DEADLINE_EXCEEDED
@@ -171,7 +177,9 @@ export class XdsDebugClient implements MeshdDebugSource {
           : e.details || e.message;
         fail(e.code, reason);
       });
-      call.on("end", () => fail(grpc.status.UNAVAILABLE, "meshd ended the stream without an answer"));
+      call.on("status", (st: grpc.StatusObject) => {
+        if (st.code === grpc.status.OK) fail(st.code, "meshd ended the stream without an answer");
+      });
       call.write({ node: { id: NODE_ID }, typeUrl });
     });
   }

@@ -368,7 +368,12 @@ class Stream {
       }
     });
     const end = () => this.#end();
-    this.call.on("end", end);
+    // The client half-closed (a debug client that has its answer): end our side too, with OK, so
+    // that it can close its connection on a finished stream.
+    this.call.on("end", () => {
+      if (!this.#closed) this.call.end();
+      end();
+    });
     this.call.on("error", end);
     this.call.on("close", end);
     this.call.on("cancelled", end);
