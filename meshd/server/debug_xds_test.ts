@@ -34,8 +34,8 @@ async function withCa(fn: (ca: CertificateAuthority) => Promise<void>): Promise<
 function ask(
   port: number,
   request: Msg,
-  options: { token?: string; delta?: boolean; ack?: boolean } = {},
-): Promise<{ response?: Msg; error?: grpc.ServiceError; more: number }> {
+  options: { token?: string; delta?: boolean; ack?: boolean; halfClose?: boolean } = {},
+): Promise<{ response?: Msg; error?: grpc.ServiceError; more: number; status?: grpc.status }> {
   const client = new (adsProtocol().client)(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   const md = new grpc.Metadata();
   if (options.token) md.set("authorization", `Bearer ${options.token}`);
@@ -47,14 +47,18 @@ function ask(
   return new Promise((resolve) => {
     let response: Msg | undefined;
     let more = 0;
-    const done = (error?: grpc.ServiceError) => {
+    const done = (error?: grpc.ServiceError, status?: grpc.status) => {
       call.cancel();
       client.close();
-      resolve({ response, error, more });
+      resolve({ response, error, more, status });
     };
+    call.on("status", (st: grpc.StatusObject) => {
+      if (st.code === grpc.status.OK) done(undefined, st.code);
+    });
     call.on("data", (m: Msg) => {
       if (response) return void more++;
       response = m;
+      if (options.halfClose) return;
       if (!options.ack) return done();
       // An ACK of a debug answer must not be answered again.
       call.write({ typeUrl: m.typeUrl, responseNonce: m.nonce });
@@ -62,6 +66,7 @@ function ask(
     });
     call.on("error", (e: grpc.ServiceError) => done(e));
     call.write({ node: { id: "meshctl~0.0.0.0~meshctl~cluster.local" }, ...request });
+    if (options.halfClose) call.end();
   });
 }
 
@@ -120,6 +125,14 @@ Deno.test("debug over xDS: pages as over HTTP, Istio's two request forms, delta 
 
       const root = await ask(port, { typeUrl: "istio.io/debug/rootCert" }, { token: admin });
       assert.equal(new TextDecoder().decode(root.response!.resources[0].value), ca.trustBundlePem);
+
+      const early = await ask(port, { typeUrl: "istio.io/debug/mesh" }, { token: admin, halfClose: true });
+      assert.equal(
+        early.status,
+        grpc.status.OK,
+        "a client that half-closes at once gets its answer, then OK",
+      );
+      assert.deepEqual(body(early.response!), { rootNamespace: "mesh-system", trustDomain: "cluster.local" });
 
       const acked = await ask(port, { typeUrl: "istio.io/debug/version" }, { token: admin, ack: true });
       assert.equal(acked.more, 0, "an ACK of a debug answer is not answered");

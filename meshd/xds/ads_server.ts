@@ -349,6 +349,10 @@ class Stream {
   #flushedBytes = 0;
   #nonce = 0;
   #closed = false;
+  /** Debug requests being answered (authentication is asynchronous). */
+  #debugPending = 0;
+  /** The client half-closed while debug answers were pending: end once they are written. */
+  #endAfterDebug = false;
 
   constructor(
     readonly call: grpc.ServerDuplexStream<Message, Message>,
@@ -371,6 +375,7 @@ class Stream {
     // The client half-closed (a debug client that has its answer): end our side too, with OK, so
     // that it can close its connection on a finished stream.
     this.call.on("end", () => {
+      if (this.#debugPending > 0) return void (this.#endAfterDebug = true);
       if (!this.#closed) this.call.end();
       end();
     });
@@ -432,10 +437,15 @@ class Stream {
     const names: string[] = this.protocol === "delta"
       ? (req.resourceNamesSubscribe ?? [])
       : (req.resourceNames ?? []);
+    this.#debugPending++;
     debug(this.call, { typeUrl, resourceNames: names, node: this.node }).then(
       (answer) => this.#writeDebug(typeUrl, answer),
       (e) => this.#fail(grpc.status.INTERNAL, `${typeUrl}: ${(e as Error).message}`),
-    );
+    ).finally(() => {
+      if (--this.#debugPending > 0 || !this.#endAfterDebug) return;
+      if (!this.#closed) this.call.end();
+      this.#end();
+    });
   }
 
   #writeDebug(typeUrl: string, answer: DebugAnswer): void {
