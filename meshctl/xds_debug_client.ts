@@ -132,14 +132,21 @@ export class XdsDebugClient implements MeshdDebugSource {
   text(path: string): Promise<string> {
     const typeUrl = `${DEBUG_TYPE_URL}/${path.replace(/^\/?(debug\/)?/, "")}`;
     const { creds, opts } = channel(this.address, this.#options);
-    const client = new (adsProtocol().client)(this.address, creds, opts);
+    // One connection per page, its own (grpc-js would otherwise share one connection among clients): a
+    // GOAWAY on a connection that carried hundreds of streams aborts a Deno server inside nghttp2
+    // (denoland/deno#36788); measured: meshd died at the 412th page over one shared connection, and
+    // only after 800 to 2000 pages with a connection each (which plain ADS clients also reach).
+    const client = new (adsProtocol().client)(this.address, creds, {
+      ...opts,
+      "grpc.use_local_subchannel_pool": 1,
+    });
     const metadata = new grpc.Metadata();
     if (this.#options.token) metadata.set("authorization", `Bearer ${this.#options.token}`);
     return new Promise<string>((resolve, reject) => {
       let answer: string | undefined;
       let settled = false;
-      // The channel is closed only once the stream has ended on both sides: a GOAWAY that meets a
-      // just-cancelled stream can abort a Deno server inside nghttp2 (denoland/deno#36788).
+      // The channel is closed only once the stream has ended on both sides, not right after a cancel
+      // (the same nghttp2 abort, sooner).
       const finish = (f: () => void) => {
         if (settled) return;
         settled = true;
