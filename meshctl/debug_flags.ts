@@ -1,22 +1,33 @@
 /**
- * The flags meshctl's live commands share: where meshd's debug interface is (`--debug-address`),
- * `--timeout`, and the seed's debug flags for reaching meshd over xDS (`--xds-address`, `--cert-dir`,
- * ...), which are accepted but refused with a reason: meshctl reads meshd's debug HTTP interface
- * instead of Istio's debug-over-xDS (see meshctl_client.ts).
+ * The flags meshctl's live commands share (meshctl seed, "Debug flags" and "Authentication" 2), and
+ * the {@link MeshdDebugSource} they name: meshd's debug HTTP interface (`--debug-address`), or
+ * debug requests over xDS (`--xds-address`, as istioctl) with `--xds-port`, `--cert-dir`,
+ * `--authority`, `--insecure`, `--plaintext` and a bearer token (`--xds-token-file` or env
+ * MESHCTL_XDS_TOKEN). `--xds-label` is refused: there is no orchestrator to select meshd pods from.
  *
  * @module
  */
 import { type Command, Option } from "@commander-js/extra-typings";
+import { join } from "node:path";
 import { parseDuration } from "../shared/mod.ts";
-import { DEFAULT_DEBUG_ADDRESS, MeshdClient } from "./meshd_client.ts";
+import { DEFAULT_DEBUG_ADDRESS, MeshdClient, type MeshdDebugSource } from "./meshd_client.ts";
+import { parseBool } from "./options.ts";
+import { XdsDebugClient } from "./xds_debug_client.ts";
 
-/** The seed's debug flags that would need debug over xDS; given, they are an error naming the way that works. */
-const XDS_FLAGS: readonly [string, string][] = [
-  ["--xds-address <address>", "xDS endpoint host:port (not supported: use --debug-address)"],
-  ["--cert-dir <dir>", "xDS endpoint certificates (not supported: use --debug-address)"],
-  ["--authority <name>", "xDS subject alternative name (not supported: use --debug-address)"],
-  ["--xds-label <selector>", "daemon pod label selector (not supported: one meshd per --debug-address)"],
-  ["--xds-port <port>", "daemon xDS port (not supported: use --debug-address)"],
+/** The seed's default `--xds-port`: meshd's --secureGRPCAddr port. */
+export const DEFAULT_XDS_PORT = 15012;
+
+/** Files of `--cert-dir`, as istioctl (adsc) names them. */
+export const CERT_DIR_FILES = { certChain: "cert-chain.pem", key: "key.pem", root: "root-cert.pem" } as const;
+
+/** Flags that only mean something with `--xds-address`, by option key. */
+const XDS_ONLY: readonly [string, string][] = [
+  ["certDir", "--cert-dir"],
+  ["authority", "--authority"],
+  ["insecure", "--insecure"],
+  ["plaintext", "--plaintext"],
+  ["xdsTokenFile", "--xds-token-file"],
+  ["xdsPort", "--xds-port"],
 ];
 
 /** Adds --debug-address, --timeout and the seed's xDS flags to a command. */
@@ -24,13 +35,47 @@ export function addDebugFlags<T extends Command<unknown[], Record<string, unknow
   command.addOption(
     new Option(
       "--debug-address <host:port>",
-      "meshd's debug interface (meshd --httpAddr); env MESHCTL_DEBUG_ADDRESS",
+      "meshd's debug HTTP interface (meshd --httpAddr), used without --xds-address; env MESHCTL_DEBUG_ADDRESS",
     ).default(Deno.env.get("MESHCTL_DEBUG_ADDRESS") || DEFAULT_DEBUG_ADDRESS),
   );
   command.addOption(new Option("--timeout <duration>", "time before failing, e.g. 30s, 1m").default("30s"));
-  for (const [flags, help] of XDS_FLAGS) command.addOption(new Option(flags, help));
-  command.addOption(new Option("--insecure [bool]", "skip server verification (not supported: plain HTTP)"));
-  command.addOption(new Option("--plaintext [bool]", "plain-text xDS (not supported: plain HTTP already)"));
+  command.addOption(
+    new Option(
+      "--xds-address <host[:port]>",
+      "read meshd over xDS (debug requests) at this address instead of --debug-address",
+    ),
+  );
+  command.addOption(
+    new Option(
+      "--xds-port <port>",
+      `meshd's xDS port when --xds-address has none (default ${DEFAULT_XDS_PORT})`,
+    ),
+  );
+  command.addOption(
+    new Option(
+      "--cert-dir <dir>",
+      `xDS client certificates: ${CERT_DIR_FILES.certChain} and ${CERT_DIR_FILES.key} (a mesh identity), ` +
+        `${CERT_DIR_FILES.root} (verifies meshd)`,
+    ),
+  );
+  command.addOption(
+    new Option("--authority <name>", "name meshd's certificate must carry (default: the --xds-address host)"),
+  );
+  command.addOption(
+    new Option("--insecure [bool]", "skip verifying meshd's certificate").argParser(parseBool),
+  );
+  command.addOption(
+    new Option("--plaintext [bool]", "plain-text HTTP/2, no TLS (meshd's --grpcAddr)").argParser(parseBool),
+  );
+  command.addOption(
+    new Option(
+      "--xds-token-file <file>",
+      "bearer token for --xds-address (e.g. from `meshd token`); env MESHCTL_XDS_TOKEN holds one as text",
+    ),
+  );
+  command.addOption(
+    new Option("--xds-label <selector>", "daemon pod label selector (not supported: no orchestrator)"),
+  );
   return command;
 }
 
@@ -47,21 +92,76 @@ export function timeoutMs(value: string): number {
   return Number(ns / 1_000_000n);
 }
 
+/** `host:port` from `--xds-address`, with `--xds-port` when the address has no port. */
+function xdsTarget(address: string, port: unknown): string {
+  const p = port === undefined ? DEFAULT_XDS_PORT : Number(port);
+  if (!Number.isInteger(p) || p <= 0 || p > 65535) {
+    throw new Error(`--xds-port: "${port}" is not a port number`);
+  }
+  if (/^\[[^\]]+\]:\d+$/.test(address) || /^[^:]+:\d+$/.test(address)) return address;
+  if (address === "" || /[:\]]$/.test(address)) {
+    throw new Error(`--xds-address: "${address}" is not host[:port]`);
+  }
+  return address.includes(":") && !address.startsWith("[") ? `[${address}]:${p}` : `${address}:${p}`;
+}
+
+/** Reads a file of a flag, or returns undefined when `optional` and it does not exist. */
+function readFlagFile(flag: string, path: string, optional = false): string | undefined {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (e) {
+    if (optional && e instanceof Deno.errors.NotFound) return undefined;
+    throw new Error(`${flag}: cannot read ${path}: ${(e as Error).message}`);
+  }
+}
+
+function xdsClient(opts: Record<string, unknown>, timeout: number): XdsDebugClient {
+  const address = xdsTarget(String(opts.xdsAddress), opts.xdsPort);
+  const dir = opts.certDir === undefined ? undefined : String(opts.certDir);
+  const fromDir = (file: string, optional: boolean) =>
+    dir === undefined ? undefined : readFlagFile("--cert-dir", join(dir, file), optional);
+  const chain = fromDir(CERT_DIR_FILES.certChain, true);
+  const key = fromDir(CERT_DIR_FILES.key, chain === undefined);
+  const rootsPem = fromDir(CERT_DIR_FILES.root, opts.insecure === true || opts.plaintext === true);
+  const tokenFile = opts.xdsTokenFile === undefined ? undefined : String(opts.xdsTokenFile);
+  const token = tokenFile
+    ? readFlagFile("--xds-token-file", tokenFile)!.trim()
+    : Deno.env.get("MESHCTL_XDS_TOKEN");
+  if (opts.plaintext === true && (opts.insecure === true || opts.authority !== undefined)) {
+    throw new Error("--plaintext uses no TLS: --insecure and --authority do not apply");
+  }
+  return new XdsDebugClient(address, {
+    timeoutMs: timeout,
+    plaintext: opts.plaintext === true,
+    insecure: opts.insecure === true,
+    authority: opts.authority === undefined ? undefined : String(opts.authority),
+    rootsPem,
+    clientCertificate: chain !== undefined && key !== undefined
+      ? { certChainPem: chain, privateKeyPem: key }
+      : undefined,
+    token: token || undefined,
+  });
+}
+
 /**
- * The meshd client the debug flags name.
+ * The meshd debug source the debug flags name: over xDS with `--xds-address`, else meshd's debug
+ * HTTP interface at `--debug-address`.
  *
- * @throws Error when an xDS flag was given (naming it and the flag to use) or --timeout is bad
+ * @throws Error naming the flag: `--xds-label`, an xDS-only flag without `--xds-address`, a bad
+ *   `--timeout` or `--xds-port`, an unreadable `--cert-dir` file or token file, TLS without roots
  */
-export function meshdClient(opts: Record<string, unknown>): MeshdClient {
-  for (const [flags] of XDS_FLAGS) {
-    const name = flags.split(" ")[0];
-    const key = name.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+export function meshdClient(opts: Record<string, unknown>): MeshdDebugSource {
+  if (opts.xdsLabel !== undefined) {
+    throw new Error(
+      "--xds-label is not supported: there is no orchestrator to select meshd pods; use --xds-address",
+    );
+  }
+  const timeout = timeoutMs(String(opts.timeout));
+  if (opts.xdsAddress !== undefined) return xdsClient(opts, timeout);
+  for (const [key, flag] of XDS_ONLY) {
     if (opts[key] !== undefined) {
-      throw new Error(
-        `${name} is not supported: meshctl reads meshd's debug interface over HTTP, not debug requests over ` +
-          `xDS; give meshd's --httpAddr with --debug-address (now ${opts.debugAddress})`,
-      );
+      throw new Error(`${flag} applies to debug requests over xDS: give meshd's address with --xds-address`);
     }
   }
-  return new MeshdClient(String(opts.debugAddress), timeoutMs(String(opts.timeout)));
+  return new MeshdClient(String(opts.debugAddress), timeout);
 }

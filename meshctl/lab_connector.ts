@@ -14,7 +14,7 @@ import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { upState } from "../deploy/lab/exec.ts";
 import type { LabPlan, PlannedWorkload } from "../deploy/lab/plan.ts";
 import { openPortForward, type PortForward } from "../deploy/lab/port_forward.ts";
-import type { MeshdClient } from "./meshd_client.ts";
+import type { MeshdDebugSource } from "./meshd_client.ts";
 import { type ConnectedProxy, findProxy, type Target } from "./proxy_target.ts";
 
 /** The environment variable that gives `--lab`. */
@@ -71,7 +71,7 @@ export class LabConnector {
    *
    * @throws Error naming the target, the lab's workloads and meshd's connected proxies
    */
-  async findProxy(client: MeshdClient, target: Target): Promise<ConnectedProxy> {
+  async findProxy(client: MeshdDebugSource, target: Target): Promise<ConnectedProxy> {
     let registryError: Error;
     try {
       return await findProxy(client, target);

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import {
   freePort,
+  liveMeshConfig,
   type LiveMeshd,
   type LiveProxy,
   meshctl,
@@ -19,50 +20,7 @@ const HTTP_PORT = freePort();
 const TCP_PORT = freePort();
 const UNBOUND_PORT = freePort();
 
-const CONFIG = `apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: httpbin, namespace: foo}
-spec:
-  hosts: [httpbin.foo.svc.cluster.local]
-  ports:
-  - {name: http, number: 8000, targetPort: ${HTTP_PORT}, protocol: HTTP}
-  - {name: db, number: 5432, targetPort: ${TCP_PORT}, protocol: TCP}
-  location: MESH_INTERNAL
-  resolution: STATIC
-  workloadSelector: {labels: {app: httpbin}}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: httpbin-1, namespace: foo}
-spec: {address: 10.1.0.2, labels: {app: httpbin}, serviceAccount: httpbin}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: sleep-1, namespace: foo}
-spec: {address: 10.1.0.3, labels: {app: sleep}, serviceAccount: sleep}
----
-apiVersion: security.istio.io/v1
-kind: PeerAuthentication
-metadata: {name: httpbin, namespace: foo}
-spec:
-  selector: {matchLabels: {app: httpbin}}
-  mtls: {mode: STRICT}
-  portLevelMtls: {${TCP_PORT}: {mode: DISABLE}, ${UNBOUND_PORT}: {mode: DISABLE}}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadGroup
-metadata: {name: vm, namespace: foo}
-spec:
-  metadata: {labels: {app: vm}}
-  template: {serviceAccount: vmsa, ports: {http: 8080}}
----
-apiVersion: security.istio.io/v1
-kind: AuthorizationPolicy
-metadata: {name: get-only, namespace: foo}
-spec:
-  selector: {matchLabels: {app: httpbin}}
-  rules: [{to: [{operation: {methods: [GET]}}]}]
-`;
+const CONFIG = liveMeshConfig({ http: HTTP_PORT, tcp: TCP_PORT, unbound: UNBOUND_PORT });
 
 Deno.test("meshctl live: against meshd and two proxies", async (t) => {
   const meshd: LiveMeshd = await startLiveMeshd(CONFIG);
@@ -364,7 +322,7 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
       assert.equal(dump.proxy, "sidecar~10.1.0.2~httpbin-1.foo~foo.svc.cluster.local");
       const missing = await ctl(["x", "internal-debug", "nope"]);
       assert.equal(missing.code, 1);
-      assert.match(missing.err, /\/debug\/nope: 404: not found: \/debug\/nope; see \/debug for the list/);
+      assert.match(missing.err, /\/debug\/nope: 404: no debug page "nope"; pages: syncz, configz/);
     });
 
     await t.step(

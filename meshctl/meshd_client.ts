@@ -1,8 +1,9 @@
 /**
- * meshctl's client of meshd's debug interface (meshd --httpAddr: /debug/syncz, /debug/configz,
- * /debug/registryz, /debug/connections, /debug/config_dump, /debug/mesh, /debug/version, ...).
- * Istio's istioctl reaches istiod's debug endpoints over xDS (`--xds-address`, debug type URLs);
- * meshctl reads the same information over plain HTTP on meshd's debug port instead.
+ * How meshctl reads meshd's debug pages (meshd/server/debug_pages.ts: /debug/syncz, /debug/configz,
+ * /debug/registryz, /debug/connections, /debug/config_dump, /debug/mesh, /debug/version, ...):
+ * {@link MeshdDebugSource}, the one interface commands use, and its HTTP implementation over meshd's
+ * debug interface (--httpAddr, meshctl's `--debug-address`). The other implementation asks the same
+ * pages over xDS (xds_debug_client.ts, `--xds-address`).
  *
  * @module
  */
@@ -67,10 +68,29 @@ export async function httpRequest(
   return text;
 }
 
+/** meshd's debug pages, by path (`/debug/<name>[?query]`), whichever way they are read. */
+export interface MeshdDebugSource {
+  /** meshd's `host:port` as given, for messages. */
+  readonly address: string;
+  /** Where and how, for messages: e.g. `meshd's debug interface (--debug-address) at 127.0.0.1:8080`. */
+  readonly description: string;
+  /** Reads a page and parses JSON. */
+  json<T>(path: string): Promise<T>;
+  /** Reads a page as text. */
+  text(path: string): Promise<string>;
+  /** POSTs JSON to a debug path and parses the JSON answer (HTTP only: the bootstrap token). */
+  post<T>(path: string, body: unknown): Promise<T>;
+}
+
 /** meshd's debug interface at one address. */
-export class MeshdClient {
+export class MeshdClient implements MeshdDebugSource {
   /** @param address `host:port` of meshd's --httpAddr; @param timeoutMs per request */
   constructor(readonly address: string, readonly timeoutMs = 30_000) {}
+
+  /** Where, for messages. */
+  get description(): string {
+    return `meshd's debug interface (--debug-address) at ${this.address}`;
+  }
 
   /** GETs a debug path and parses JSON. */
   async json<T>(path: string): Promise<T> {

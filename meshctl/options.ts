@@ -14,3 +14,10 @@ export function collectStrings(value: string, previous: string[]): string[] {
 export function collectArray(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
+
+/** Parses `--flag`, `--flag=true` and `--flag=false` the way Go's pflag does for booleans. */
+export function parseBool(value: string | undefined): boolean {
+  if (value === undefined || value === "" || value === "true") return true;
+  if (value === "false") return false;
+  throw new Error(`expected true or false, got "${value}"`);
+}

@@ -8,7 +8,7 @@
 import { type Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { addDebugFlags, meshdClient, timeoutMs } from "./debug_flags.ts";
 import { labConnectorOf } from "./lab_connector.ts";
-import { httpRequest, type MeshdClient } from "./meshd_client.ts";
+import { httpRequest, type MeshdDebugSource } from "./meshd_client.ts";
 import { adminAddress, type ConnectedProxy, findProxy, parseTarget } from "./proxy_target.ts";
 
 /** The admin port of the seed's `--proxy-admin-port` default. */
@@ -55,7 +55,7 @@ function port(value: unknown): number | undefined {
  * @throws Error naming the target and the proxies that are connected
  */
 export function targetProxy(
-  client: MeshdClient,
+  client: MeshdDebugSource,
   target: string,
   cmd: CommandUnknownOpts,
 ): Promise<ConnectedProxy> {

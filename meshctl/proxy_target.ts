@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { MeshdClient } from "./meshd_client.ts";
+import type { MeshdDebugSource } from "./meshd_client.ts";
 
 /** A parsed target. */
 export interface Target {
@@ -61,7 +61,7 @@ export interface ConnectedProxy {
  *
  * @throws Error naming the target, meshd, and the proxies that are connected
  */
-export async function findProxy(client: MeshdClient, target: Target): Promise<ConnectedProxy> {
+export async function findProxy(client: MeshdDebugSource, target: Target): Promise<ConnectedProxy> {
   const connections = await client.json<ConnectedProxy[]>("/debug/connections");
   const key = `${target.namespace}/${target.name}`;
   const found = connections.find((c) => c.workload === key);

@@ -33,6 +33,7 @@ export async function meshctl(
       "--allow-net",
       "--allow-write",
       "--allow-run",
+      "--allow-sys",
       MAIN,
       ...args,
     ],
@@ -101,6 +102,58 @@ async function until(what: string, child: Child, ready: () => Promise<boolean>):
   }
 }
 
+/**
+ * The live tests' mesh: httpbin (port 8000 to `http`, 5432 to `tcp`) with the WorkloadEntry
+ * httpbin-1 (STRICT, DISABLE on `tcp` and on `unbound`, a port of no service), sleep-1, the
+ * WorkloadGroup vm and a GET-only AuthorizationPolicy, all in foo.
+ */
+export function liveMeshConfig(ports: { http: number; tcp: number; unbound: number }): string {
+  return `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: httpbin, namespace: foo}
+spec:
+  hosts: [httpbin.foo.svc.cluster.local]
+  ports:
+  - {name: http, number: 8000, targetPort: ${ports.http}, protocol: HTTP}
+  - {name: db, number: 5432, targetPort: ${ports.tcp}, protocol: TCP}
+  location: MESH_INTERNAL
+  resolution: STATIC
+  workloadSelector: {labels: {app: httpbin}}
+---
+apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: httpbin-1, namespace: foo}
+spec: {address: 10.1.0.2, labels: {app: httpbin}, serviceAccount: httpbin}
+---
+apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: sleep-1, namespace: foo}
+spec: {address: 10.1.0.3, labels: {app: sleep}, serviceAccount: sleep}
+---
+apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: httpbin, namespace: foo}
+spec:
+  selector: {matchLabels: {app: httpbin}}
+  mtls: {mode: STRICT}
+  portLevelMtls: {${ports.tcp}: {mode: DISABLE}, ${ports.unbound}: {mode: DISABLE}}
+---
+apiVersion: networking.istio.io/v1
+kind: WorkloadGroup
+metadata: {name: vm, namespace: foo}
+spec:
+  metadata: {labels: {app: vm}}
+  template: {serviceAccount: vmsa, ports: {http: 8080}}
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: get-only, namespace: foo}
+spec:
+  selector: {matchLabels: {app: httpbin}}
+  rules: [{to: [{operation: {methods: [GET]}}]}]
+`;
+}
+
 /** A real `meshd discovery` on loopback, its config directory and its ports. */
 export interface LiveMeshd {
   dir: string;
@@ -112,8 +165,11 @@ export interface LiveMeshd {
   stop(): Promise<void>;
 }
 
-/** Starts the real meshd program (subprocess) with `config` in its --configDir. */
-export async function startLiveMeshd(config: string): Promise<LiveMeshd> {
+/** Starts the real meshd program (subprocess) with `config` in its --configDir, and `env` added. */
+export async function startLiveMeshd(
+  config: string,
+  options: { env?: Record<string, string> } = {},
+): Promise<LiveMeshd> {
   const dir = await Deno.makeTempDir({ prefix: "meshctl-live-" });
   const configDir = join(dir, "config");
   await Deno.mkdir(configDir);
@@ -141,7 +197,12 @@ export async function startLiveMeshd(config: string): Promise<LiveMeshd> {
     `--httpAddr=127.0.0.1:${ports.http}`,
     `--monitoringAddr=127.0.0.1:${ports.monitoring}`,
     `--ctrlz_port=${ports.ctrlz}`,
-  ], { ROOT_CA_DIR: join(dir, "ca"), DISCO_DEBOUNCE_AFTER: "50ms", DISCO_DEBOUNCE_MAX: "500ms" });
+  ], {
+    ROOT_CA_DIR: join(dir, "ca"),
+    DISCO_DEBOUNCE_AFTER: "50ms",
+    DISCO_DEBOUNCE_MAX: "500ms",
+    ...options.env,
+  });
   const debugAddress = `127.0.0.1:${ports.http}`;
   await until("meshd", child, async () => (await fetch(`http://${debugAddress}/debug/mesh`)).ok);
   return {
@@ -155,6 +216,20 @@ export async function startLiveMeshd(config: string): Promise<LiveMeshd> {
       await Deno.remove(dir, { recursive: true });
     },
   };
+}
+
+/** A bootstrap token for `namespace`/`serviceAccount` from meshd's loopback-only debug endpoint. */
+export async function bootstrapToken(
+  meshd: LiveMeshd,
+  namespace: string,
+  serviceAccount: string,
+): Promise<string> {
+  const res = await fetch(`http://${meshd.debugAddress}/debug/bootstrapToken`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ namespace, serviceAccount }),
+  });
+  return (await res.json()).token;
 }
 
 /** A real proxy (subprocess) of a WorkloadEntry, connected to a live meshd. */
@@ -182,12 +257,7 @@ export async function startLiveProxy(
   },
 ): Promise<LiveProxy> {
   const ca = who.ca ?? meshd;
-  const tokenRes = await fetch(`http://${ca.debugAddress}/debug/bootstrapToken`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ namespace: who.namespace, serviceAccount: who.serviceAccount }),
-  });
-  const { token } = await tokenRes.json();
+  const token = await bootstrapToken(ca, who.namespace, who.serviceAccount);
   const tokenFile = join(meshd.dir, `${who.name}.token`);
   await Deno.writeTextFile(tokenFile, token);
   const rootFile = join(meshd.dir, `${who.name}.root-cert.pem`);

@@ -1,7 +1,8 @@
 /**
  * `meshd discovery` (meshd seed, "What the service does"): the config store on --configDir, the
  * push context and ADS on --grpcAddr (plain) and --secureGRPCAddr (mutual TLS, with the CA
- * service), metrics on --monitoringAddr, the debug interface on --httpAddr, ctrlz, and graceful
+ * service; both also answer debug requests over xDS), metrics on --monitoringAddr, the debug
+ * interface on --httpAddr, ctrlz, and graceful
  * shutdown within --shutdownDuration. Not yet: Kubernetes as a config source, the injection and
  * validation webhooks (--httpsAddr).
  *
@@ -239,6 +240,13 @@ export async function startDiscovery(
       },
     },
     authorize: xdsAuthorizer({ enabled: env.XDS_AUTH, trustDomain: mesh.config.trustDomain }),
+    debug: {
+      xdsAuth: env.XDS_AUTH,
+      authPlaintext: env.XDS_AUTH_PLAINTEXT,
+      authenticate: ca ? (credentials) => ca!.authenticate(credentials) : undefined,
+      onRefused: (peer, reason) => adsLog.warn(`debug request from ${peer} refused: ${reason}`),
+    },
+    rootCertPem: ca ? () => ca!.trustBundlePem : undefined,
     autoRegistration: env.DISCO_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION
       ? {
         gracePeriodMs: env.DISCO_WORKLOAD_ENTRY_GRACE_PERIOD,
@@ -271,17 +279,8 @@ export async function startDiscovery(
   stops.push(() => monitoring.shutdown());
   let httpPort = 0;
   if (env.ENABLE_DEBUG_ON_HTTP) {
-    const extra: DebugHandlers = ca
-      ? {
-        "/debug/bootstrapToken": ca.bootstrapTokenHandler(),
-        // The public trust bundle, for `meshctl x workload entry configure` (root-cert.pem).
-        "/debug/rootCert": (_req, _peer) =>
-          Promise.resolve(
-            new Response(ca!.trustBundlePem, { headers: { "content-type": "application/x-pem-file" } }),
-          ),
-      }
-      : {};
-    const debug = serveDebug(discovery, options.httpAddr, extra);
+    const extra: DebugHandlers = ca ? { "/debug/bootstrapToken": ca.bootstrapTokenHandler() } : {};
+    const debug = serveDebug(discovery.debugPages, options.httpAddr, extra);
     httpPort = debug.addr.port;
     stops.push(() => debug.shutdown());
   }

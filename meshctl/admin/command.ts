@@ -1,7 +1,7 @@
 /**
  * `meshctl admin log` (alias `meshd`, `l`; meshctl seed, "admin"): read or change meshd's log levels
  * through ctrlz's `/scopej/` (meshd/monitoring/ctrlz.ts). ctrlz is reached at the host of
- * `--debug-address` and `--ctrlz_port`.
+ * `--debug-address` (or of `--xds-address`) and `--ctrlz_port`.
  *
  * @module
  */
@@ -9,6 +9,7 @@ import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-ty
 import type { CliIo } from "../cli.ts";
 import { addDebugFlags, timeoutMs } from "../debug_flags.ts";
 import { httpRequest } from "../meshd_client.ts";
+import { hostOf } from "../../proxy/agent/tls.ts";
 import { structured, table } from "../output.ts";
 
 /** meshd's log levels (meshd seed). */
@@ -42,7 +43,7 @@ export function adminCommand(io: CliIo): CommandUnknownOpts {
     .option("-l, --selector <selector>", "label selector (no effect: one meshd per address)", "app=meshd");
   const log = new Command("log").alias("l")
     .description("Read or change meshd's log levels per scope (ctrlz /scopej/)")
-    .argument("[pod]", "meshd instance (no effect: the one at --debug-address)")
+    .argument("[pod]", "meshd instance (no effect: the one at --debug-address or --xds-address)")
     .option("--ctrlz_port <port>", "ctrlz port of meshd", "9876")
     .option(
       "--level <levels>",
@@ -58,8 +59,10 @@ export function adminCommand(io: CliIo): CommandUnknownOpts {
     .option("-r, --revision <revision>", "control plane revision (no effect: one meshd)");
   addDebugFlags(log);
   log.action(async (_pod, opts) => {
-    const host = String((opts as Record<string, unknown>).debugAddress).replace(/:\d+$/, "");
-    const address = `${host}:${opts.ctrlz_port}`;
+    const o = opts as Record<string, unknown>;
+    // ctrlz is HTTP on meshd's host: the host of --xds-address when given, else of --debug-address.
+    const host = hostOf(String(o.xdsAddress ?? o.debugAddress));
+    const address = `${host.includes(":") ? `[${host}]` : host}:${opts.ctrlz_port}`;
     const timeout = timeoutMs(String((opts as Record<string, unknown>).timeout));
     const what = "meshd's ctrlz (--ctrlz_port)";
     const get = async () =>

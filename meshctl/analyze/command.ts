@@ -9,7 +9,7 @@
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { parse as parseYaml } from "yaml";
 import type { CliIo } from "../cli.ts";
-import { parseBool } from "../commands/version.ts";
+import { parseBool } from "../options.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
 import { collectArray } from "../options.ts";
 import { type AnalysisMessage, ANALYZERS } from "./analyzers.ts";
@@ -88,7 +88,7 @@ function colourDefault(): boolean {
 export function analyzeCommand(io: CliIo): CommandUnknownOpts {
   const cmd = new Command("analyze")
     .description(
-      "Analyze mesh configuration and print validation messages: meshd's live config (--debug-address), plus " +
+      "Analyze mesh configuration and print validation messages: meshd's live config (--debug-address or --xds-address), plus " +
         "files simulating extra config; --use-orch=false analyzes files only",
     )
     .argument("[files...]", "files or directories (recursive); - for standard input")

@@ -162,9 +162,12 @@ Deno.test("analyze: errors name what is missing (no files, no meshd, xDS flags, 
   const noMeshd = await meshctl(["analyze", "--debug-address", "127.0.0.1:1"]);
   assert.equal(noMeshd.code, 1);
   assert.match(noMeshd.err, /cannot reach meshd's debug interface \(--debug-address\) at 127\.0\.0\.1:1/);
-  const xds = await meshctl(["analyze", "--xds-address", "127.0.0.1:15012"]);
+  const xds = await meshctl(["analyze", "--xds-address", "127.0.0.1:1", "--plaintext", "--timeout", "2s"]);
   assert.equal(xds.code, 1);
-  assert.match(xds.err, /--xds-address is not supported: meshctl reads meshd's debug interface over HTTP/);
+  assert.match(
+    xds.err,
+    /meshd over xDS \(--xds-address, plain text\) at 127\.0\.0\.1:1: istio\.io\/debug\/(configz|registryz|mesh): UNAVAILABLE/,
+  );
   const level = await meshctl(["analyze", "--use-orch=false", "--failure-threshold", "Fatal", "x"]);
   assert.equal(level.code, 1);
   assert.match(level.err, /--failure-threshold: unknown level "Fatal"; use Info, Warning, Error/);

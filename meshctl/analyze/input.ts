@@ -7,7 +7,7 @@
  */
 import { parseYamlDocuments, type ValidationIssue, type ValidResource } from "../../shared/mod.ts";
 import { validateInputs } from "../commands/validate.ts";
-import type { MeshdClient } from "../meshd_client.ts";
+import type { MeshdDebugSource } from "../meshd_client.ts";
 
 /** A resource under analysis. */
 export interface AnalyzedResource {
@@ -109,7 +109,7 @@ interface RegistryzWorkload {
  * Reads meshd's config in force (/debug/configz), its registry (/debug/registryz: auto-registered
  * workloads too) and its mesh config (/debug/mesh, for the root namespace).
  */
-export async function inputFromMeshd(client: MeshdClient): Promise<AnalysisInput> {
+export async function inputFromMeshd(client: MeshdDebugSource): Promise<AnalysisInput> {
   const [configz, registryz, mesh] = await Promise.all([
     client.json<{ resources: ConfigzEntry[] }>("/debug/configz"),
     client.json<{ workloads: RegistryzWorkload[] }>("/debug/registryz"),

@@ -2,7 +2,7 @@
  * `meshctl experimental authz` (meshctl seed, "authz"): `check` lists the AuthorizationPolicies that
  * apply to a workload, merged (mesh-, namespace- and workload-level); `explain` decides one request
  * against them with the shared evaluator and says which policy and rule decided. Both read policy
- * files (`-f`, offline) or meshd's config in force (`--debug-address`).
+ * files (`-f`, offline) or meshd's config in force (`--debug-address`, or over xDS with `--xds-address`).
  *
  * @module
  */

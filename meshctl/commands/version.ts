@@ -1,6 +1,7 @@
 /**
  * `meshctl version` (meshctl seed, "version"): the client's build information and, unless
- * `--remote=false`, meshd's (its /debug/version at `--debug-address`). An unreachable meshd is a
+ * `--remote=false`, meshd's (its version debug page, at `--debug-address` or over xDS with
+ * `--xds-address`). An unreachable meshd is a
  * warning on standard error, not a failure: the client version is still printed.
  *
  * @module
@@ -10,6 +11,7 @@ import { stringify } from "yaml";
 import { type BuildInfo, buildInfo } from "../../shared/mod.ts";
 import type { CliIo } from "../cli.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
+import { parseBool } from "../options.ts";
 
 /** meshd's /debug/version answer. */
 type MeshdVersion = BuildInfo & { component: string };
@@ -25,7 +27,12 @@ export function versionCommand(io: CliIo): CommandUnknownOpts {
       parseBool,
       true,
     )
-    .option("--remote [bool]", "also ask meshd (--debug-address); --remote=false skips it", parseBool, true)
+    .option(
+      "--remote [bool]",
+      "also ask meshd (--debug-address or --xds-address); --remote=false skips it",
+      parseBool,
+      true,
+    )
     .option("-r, --revision <revision>", "control plane revision (no effect: one meshd)", "");
   addDebugFlags(cmd);
   cmd.action(async (opts, command) => {
@@ -58,11 +65,4 @@ export function versionCommand(io: CliIo): CommandUnknownOpts {
     if (remote) io.stdout(Object.entries(remote).map(([k, v]) => `meshd ${k}: ${v}`).join("\n") + "\n");
   });
   return cmd;
-}
-
-/** Parses `--flag`, `--flag=true` and `--flag=false` the way Go's pflag does for booleans. */
-export function parseBool(value: string | undefined): boolean {
-  if (value === undefined || value === "" || value === "true") return true;
-  if (value === "false") return false;
-  throw new Error(`expected true or false, got "${value}"`);
 }

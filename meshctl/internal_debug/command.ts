@@ -1,6 +1,7 @@
 /**
  * `meshctl experimental internal-debug <debug type>` (meshctl seed, "experimental"): one of meshd's
- * debug endpoints as JSON, e.g. `syncz`, `configz`, `registryz`, `connections`, `mesh`, `version`,
+ * debug pages as JSON, over HTTP (`--debug-address`) or over xDS (`--xds-address`, type URL
+ * `istio.io/debug/<debug type>`), e.g. `syncz`, `configz`, `registryz`, `connections`, `mesh`, `version`,
  * `config_dump?proxyID=foo/httpbin-1`.
  *
  * @module
@@ -16,7 +17,7 @@ export function internalDebugCommand(io: CliIo): CommandUnknownOpts {
       "Print one of meshd's debug endpoints (syncz, configz, registryz, connections, config_dump, ...)",
     )
     .argument("<debug-type>", "the endpoint under /debug/, e.g. syncz or config_dump?proxyID=foo/httpbin-1")
-    .option("--all", "ask every meshd instance (no effect: the one at --debug-address)");
+    .option("--all", "ask every meshd instance (no effect: the one at --debug-address or --xds-address)");
   addDebugFlags(cmd);
   cmd.action(async (type, _opts, command) => {
     const client = meshdClient(command.opts());

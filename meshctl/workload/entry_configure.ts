@@ -15,8 +15,8 @@ import { stringify } from "yaml";
 import { validateText, type ValidResource } from "../../shared/mod.ts";
 import type { CliIo } from "../cli.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
-import type { MeshdClient } from "../meshd_client.ts";
-import { parseBool } from "../commands/version.ts";
+import type { MeshdDebugSource } from "../meshd_client.ts";
+import { parseBool } from "../options.ts";
 
 interface Group {
   name: string;
@@ -66,7 +66,7 @@ async function groupFromFile(file: string): Promise<Group> {
 }
 
 async function groupFromMeshd(
-  client: MeshdClient,
+  client: MeshdDebugSource,
   name: string | undefined,
   namespace: string,
 ): Promise<Group> {

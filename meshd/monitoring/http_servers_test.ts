@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { STRICT, withDiscovery } from "../server/test_support.ts";
 import { TYPE_URLS } from "../xds/generators.ts";
+import { DebugPages } from "../server/debug_pages.ts";
 import { serveDebug, serveMonitoring } from "./http_servers.ts";
 import { discoveryObservers } from "./instrument.ts";
 import { createMetrics } from "./metrics.ts";
@@ -15,7 +16,7 @@ Deno.test("/metrics counts connections, pushes, rejected configs and convergence
       localhostOnly: true,
       ready: () => true,
     });
-    const dbg = serveDebug(server, { host: "127.0.0.1", port: 0 });
+    const dbg = serveDebug(new DebugPages(server), { host: "127.0.0.1", port: 0 });
     try {
       const p = connect("foo", "httpbin-1");
       await p.until(() => p.held.get(TYPE_URLS.workload)?.has("foo/httpbin-1") ?? false, 3000);
@@ -86,7 +87,7 @@ Deno.test("/debug/configz shows a gateway Secret's certificate but never its pri
   const { leaf } = await makeTestCa();
   const cert = await leaf("httpbin.example.com");
   await withDiscovery(async ({ dir, server }) => {
-    const dbg = serveDebug(server, { host: "127.0.0.1", port: 0 });
+    const dbg = serveDebug(server.debugPages, { host: "127.0.0.1", port: 0 });
     try {
       await Deno.writeTextFile(
         `${dir}/secret.yaml`,

@@ -1082,6 +1082,8 @@ export const ENV_VARS_IN_EFFECT: readonly EnvVarName[] = [
   "MESH_GPRC_MAXSTREAMS",
   "MESH_GPRC_MAXRECVMSGSIZE",
   "XDS_AUTH",
+  // Debug requests over xDS only: plain-text proxies are not authenticated yet.
+  "XDS_AUTH_PLAINTEXT",
   "CA_TRUSTED_NODE_ACCOUNTS",
   "CA_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR",
   "CA_SELF_SIGNED_CA_CERT_TTL",

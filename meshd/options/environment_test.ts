@@ -28,7 +28,7 @@ Deno.test("environment: the seed's 177 variables, each once, with every default 
 Deno.test("environment: the variables in effect are all in the table", () => {
   const names = new Set<string>(ENV_VARS.map((v) => v.name));
   for (const n of ENV_VARS_IN_EFFECT) assert.ok(names.has(n), n);
-  assert.equal(ENV_VARS_IN_EFFECT.length, 27);
+  assert.equal(ENV_VARS_IN_EFFECT.length, 28);
 });
 
 Deno.test("environment: typed defaults, durations in milliseconds", () => {

@@ -16,6 +16,8 @@ import { PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
 import { type AutoRegistrationHooks, AutoRegistry } from "../registry/auto_registration.ts";
 import { JwksResolver, type JwksResolverOptions, type JwksRule } from "../jwks/resolver.ts";
 import type { ConfigResource } from "../push_context/push_context.ts";
+import { DebugPages } from "./debug_pages.ts";
+import { debugResponder, type DebugXdsOptions } from "./debug_xds.ts";
 
 /** Where the server logs; matches meshd/logging's scope loggers. */
 export interface DiscoveryLogger {
@@ -68,6 +70,14 @@ export interface DiscoveryServerOptions {
     credentials: grpc.ServerCredentials;
     register?(server: grpc.Server): void;
   };
+  /**
+   * Debug over xDS (debug_xds.ts): who may read which page; the root namespace defaults to
+   * `rootNamespace`. Absent: debug requests are refused as authentication required, as by Istio
+   * without authenticators.
+   */
+  debug?: Omit<DebugXdsOptions, "rootNamespace">;
+  /** The public trust bundle (PEM), the `rootCert` debug page; absent without a CA. */
+  rootCertPem?: () => string;
   /** XDS_AUTH: see {@link AdsServerOptions.authorize}. */
   authorize?: AdsServerOptions["authorize"];
   /**
@@ -121,6 +131,7 @@ export class DiscoveryServer {
   /** Stream id to the auto-registered entry it holds. */
   readonly #autoKeys = new Map<string, string>();
   readonly #jwks: JwksResolver;
+  readonly #pages: DebugPages;
   #grpc: grpc.Server | undefined;
   #secureGrpc: grpc.Server | undefined;
   #builds = 0;
@@ -150,10 +161,17 @@ export class DiscoveryServer {
     });
     this.#generator = new PushContextGenerator(this.#build());
     const hooks = options.adsHooks ?? {};
+    this.#pages = new DebugPages(this, { rootCertPem: options.rootCertPem });
     this.#ads = new AdsServer(this.#generator, {
       ...hooks,
       pushThrottle: options.pushThrottle,
       authorize: options.authorize,
+      debug: debugResponder(this.#pages, {
+        xdsAuth: true,
+        authPlaintext: false,
+        ...options.debug,
+        rootNamespace: options.rootNamespace ?? "mesh-system",
+      }),
       onConnect: (s) => {
         this.#proxyChanged(s, +1);
         hooks.onConnect?.(s);
@@ -172,6 +190,11 @@ export class DiscoveryServer {
   /** The ADS server, for debug endpoints and metrics. */
   get ads(): AdsServer {
     return this.#ads;
+  }
+
+  /** The debug pages, served over HTTP (--httpAddr) and over xDS alike. */
+  get debugPages(): DebugPages {
+    return this.#pages;
   }
 
   /** The config store, for /debug/configz. */

@@ -45,7 +45,9 @@ export class Proxy {
   readonly held = new Map<string, Map<string, Msg>>();
   readonly #waiters: (() => void)[] = [];
   readonly call: grpc.ClientDuplexStream<Msg, Msg>;
+  readonly nodeId: string;
   constructor(readonly client: grpc.Client, node: Msg, types: string[]) {
+    this.nodeId = node.id;
     this.call = (client as Msg).DeltaAggregatedResources();
     this.call.on("data", (m: Msg) => {
       const held = this.held.get(m.typeUrl) ?? new Map();
@@ -86,6 +88,8 @@ export async function withDiscovery(
     server: DiscoveryServer;
     connect: (ns: string, name: string, node?: Msg) => Proxy;
     rejected: ValidationIssue[];
+    /** The plain-text ADS port. */
+    port: number;
   }) => Promise<void>,
   extra: Partial<DiscoveryServerOptions> = {},
 ): Promise<void> {
@@ -110,6 +114,7 @@ export async function withDiscovery(
       dir,
       server,
       rejected,
+      port: grpcPort,
       connect: (ns, name, node) => {
         const client = new (adsProtocol().client)(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure());
         clients.push(client);

@@ -92,7 +92,42 @@ export interface AdsServerOptions extends AdsHooks {
    * reason to refuse it, which the proxy receives as PERMISSION_DENIED, or undefined to accept.
    */
   authorize?(call: grpc.ServerDuplexStream<Message, Message>, node: ProxyNode): string | undefined;
+  /**
+   * Answers debug requests (type URLs under {@link DEBUG_TYPE_URL}). Absent: they are refused as an
+   * unserved type. A stream that only sends debug requests is not a proxy: it is not authorized by
+   * `authorize`, not registered, not counted by the hooks and never pushed to.
+   */
+  debug?: DebugResponder;
 }
+
+/** Istio's debug type URL (pilot/pkg/model DebugType); `istio.io/debug/<page>` asks for one page. */
+export const DEBUG_TYPE_URL = "istio.io/debug";
+
+/** Whether a type URL is a debug request rather than a resource type. */
+export function isDebugTypeUrl(typeUrl: string): boolean {
+  return typeUrl === DEBUG_TYPE_URL || typeUrl.startsWith(`${DEBUG_TYPE_URL}/`);
+}
+
+/** One debug request as the ADS server received it. */
+export interface DebugRequest {
+  /** The request's type URL, e.g. `istio.io/debug/syncz` or `istio.io/debug/config_dump?proxyID=foo/a`. */
+  typeUrl: string;
+  /** The request's resource names (Istio's form: type URL `istio.io/debug`, one name `syncz`). */
+  resourceNames: string[];
+  /** The node the stream named. */
+  node: ProxyNode;
+}
+
+/** A debug answer: resources (each becomes an Any of `typeUrl`), or a gRPC status to end the stream with. */
+export type DebugAnswer =
+  | { ok: true; resources: { name: string; typeUrl: string; body: Uint8Array }[] }
+  | { ok: false; code: grpc.status; details: string };
+
+/** Answers debug requests; may be asynchronous (authentication). */
+export type DebugResponder = (
+  call: grpc.ServerDuplexStream<Message, Message>,
+  request: DebugRequest,
+) => Promise<DebugAnswer>;
 
 /** What /debug/syncz shows for one stream and type. */
 export interface TypeSyncStatus {
@@ -156,6 +191,7 @@ export class AdsServer {
   readonly #generator: ResourceGenerator;
   readonly #hooks: AdsHooks;
   readonly #authorize: AdsServerOptions["authorize"];
+  readonly #debug: DebugResponder | undefined;
   readonly #streams = new Map<string, Stream>();
   readonly #queue: Stream[] = [];
   readonly #limit: number;
@@ -170,6 +206,7 @@ export class AdsServer {
     this.#generator = generator;
     this.#hooks = options;
     this.#authorize = options.authorize;
+    this.#debug = options.debug;
     this.#limit = options.pushThrottle && options.pushThrottle > 0 ? options.pushThrottle : 1000;
     this.#sendTimeoutMs = options.sendTimeoutMs ?? 5000;
     this.#maxBytes = options.maxInFlightBytes ?? 32 * 1024 * 1024;
@@ -260,7 +297,10 @@ export class AdsServer {
   }
 
   #open(call: grpc.ServerDuplexStream<Message, Message>, protocol: "delta" | "sotw"): void {
-    const stream = new Stream(call, protocol, this.#generator, this.#hooks, this.#authorize, {
+    const stream = new Stream(call, protocol, this.#generator, this.#hooks, {
+      authorize: this.#authorize,
+      debug: this.#debug,
+    }, {
       register: (s) => {
         s.id = `${s.node.id}-${++this.#nextId}`;
         this.#streams.set(s.id, s);
@@ -309,13 +349,17 @@ class Stream {
   #flushedBytes = 0;
   #nonce = 0;
   #closed = false;
+  /** Debug requests being answered (authentication is asynchronous). */
+  #debugPending = 0;
+  /** The client half-closed while debug answers were pending: end once they are written. */
+  #endAfterDebug = false;
 
   constructor(
     readonly call: grpc.ServerDuplexStream<Message, Message>,
     readonly protocol: "delta" | "sotw",
     readonly generator: ResourceGenerator,
     readonly hooks: AdsHooks,
-    readonly authorize: AdsServerOptions["authorize"],
+    readonly access: Pick<AdsServerOptions, "authorize" | "debug">,
     readonly registry: StreamRegistry,
   ) {}
 
@@ -328,7 +372,13 @@ class Stream {
       }
     });
     const end = () => this.#end();
-    this.call.on("end", end);
+    // The client half-closed (a debug client that has its answer): end our side too, with OK, so
+    // that it can close its connection on a finished stream.
+    this.call.on("end", () => {
+      if (this.#debugPending > 0) return void (this.#endAfterDebug = true);
+      if (!this.#closed) this.call.end();
+      end();
+    });
     this.call.on("error", end);
     this.call.on("close", end);
     this.call.on("cancelled", end);
@@ -357,11 +407,14 @@ class Stream {
   }
 
   #onRequest(req: Message): void {
-    if (this.id === "") {
+    if (this.node.id === "") {
       const n = req.node ?? {};
       this.node = { id: n.id ?? "", cluster: n.cluster ?? "", metadata: structToJson(n.metadata) };
       if (this.node.id === "") throw new Error("the first request of a stream must carry node.id");
-      const denied = this.authorize?.(this.call, this.node);
+    }
+    if (isDebugTypeUrl(req.typeUrl ?? "")) return this.#onDebug(req);
+    if (this.id === "") {
+      const denied = this.access.authorize?.(this.call, this.node);
       if (denied !== undefined) return this.#fail(grpc.status.PERMISSION_DENIED, denied);
       this.registry.register(this);
     }
@@ -369,6 +422,56 @@ class Stream {
     if (typeUrl === "") throw new Error("request without type_url");
     if (this.protocol === "delta") this.#onDelta(typeUrl, req);
     else this.#onSotw(typeUrl, req);
+  }
+
+  /**
+   * A debug request: answered once, never tracked as a subscription or pushed again (Istio's ads.go
+   * "don't let xDS piggyback debug requests start watchers").
+   */
+  #onDebug(req: Message): void {
+    const typeUrl: string = req.typeUrl;
+    // An ACK of a debug answer asks for nothing; answering it would loop with a client that ACKs.
+    if (req.responseNonce) return;
+    const debug = this.access.debug;
+    if (!debug) return this.#fail(grpc.status.UNIMPLEMENTED, `type ${typeUrl} is not served by meshd`);
+    const names: string[] = this.protocol === "delta"
+      ? (req.resourceNamesSubscribe ?? [])
+      : (req.resourceNames ?? []);
+    this.#debugPending++;
+    debug(this.call, { typeUrl, resourceNames: names, node: this.node }).then(
+      (answer) => this.#writeDebug(typeUrl, answer),
+      (e) => this.#fail(grpc.status.INTERNAL, `${typeUrl}: ${(e as Error).message}`),
+    ).finally(() => {
+      if (--this.#debugPending > 0 || !this.#endAfterDebug) return;
+      if (!this.#closed) this.call.end();
+      this.#end();
+    });
+  }
+
+  #writeDebug(typeUrl: string, answer: DebugAnswer): void {
+    if (this.#closed) return;
+    if (!answer.ok) return this.#fail(answer.code, answer.details);
+    const nonce = `debug-${++this.#nonce}`;
+    const version = this.generator.version();
+    this.call.write(
+      this.protocol === "delta"
+        ? {
+          systemVersionInfo: version,
+          typeUrl,
+          resources: answer.resources.map((r) => ({
+            name: r.name,
+            version,
+            resource: anyOf(r.typeUrl, r.body),
+          })),
+          nonce,
+        }
+        : {
+          versionInfo: version,
+          typeUrl,
+          resources: answer.resources.map((r) => anyOf(r.typeUrl, r.body)),
+          nonce,
+        },
+    );
   }
 
   #state(typeUrl: string): TypeState | undefined {

@@ -159,7 +159,7 @@ async function withMesh(
   });
   await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
   const app = await Httpbin.start();
-  const debug = serveDebug(meshd.server, { host: "127.0.0.1", port: 0 });
+  const debug = serveDebug(meshd.server.debugPages, { host: "127.0.0.1", port: 0 });
   const meshdDump = async () =>
     await (await fetch(`http://127.0.0.1:${debug.addr.port}/debug/config_dump?proxyID=foo/httpbin-1`))
       .json() as MeshdProxyDump;
