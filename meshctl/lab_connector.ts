@@ -4,16 +4,21 @@
  * meshctl does the same through the lab's port forwarding (deploy/lab/port_forward.ts), because
  * nothing of the lab is in the host's network namespace. meshd's debug interface (127.0.0.1:8080 in
  * its namespace) stands in for `--debug-address` (unless that is given on the command line), and a
- * proxy's admin port is forwarded from its workload's namespace. A target names a lab workload,
+ * proxy's admin port is forwarded from its workload's namespace; `--xds-address` naming meshd is
+ * forwarded too, with the lab's roots and a token of its CA. A target names a lab workload,
  * `<workload>.<namespace>` (the pod's name in Istio terms), or what meshd lists (`<registered
  * name>.<namespace>`). Needs root, as the lab does.
  *
  * @module
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
+import { join } from "node:path";
 import { upState } from "../deploy/lab/exec.ts";
-import type { LabPlan, PlannedWorkload } from "../deploy/lab/plan.ts";
+import { type LabPlan, MESHD_HOST, type PlannedWorkload } from "../deploy/lab/plan.ts";
 import { openPortForward, type PortForward } from "../deploy/lab/port_forward.ts";
+import { labPaths } from "../deploy/lab/state.ts";
+import { BootstrapTokenIssuer } from "../meshd/ca/bootstrap_tokens.ts";
+import { DEFAULT_XDS_PORT } from "./debug_flags.ts";
 import type { MeshdDebugSource } from "./meshd_client.ts";
 import { type ConnectedProxy, findProxy, type Target } from "./proxy_target.ts";
 
@@ -32,6 +37,7 @@ function instanceIps(proxy: ConnectedProxy): string[] {
 export class LabConnector {
   readonly #forwards = new Map<string, Promise<PortForward>>();
   #plan?: Promise<LabPlan>;
+  #tokenDir?: string;
 
   /** @param lab the lab's name (`lab up --name`) */
   constructor(readonly lab: string) {}
@@ -44,12 +50,12 @@ export class LabConnector {
     return this.#plan;
   }
 
-  /** `127.0.0.1:<local>` forwarded to `127.0.0.1:<port>` in `netns` (one forward per pair per run). */
-  #forward(netns: string, port: number): Promise<PortForward> {
-    const key = `${netns} ${port}`;
+  /** `127.0.0.1:<local>` forwarded to `target` (default `127.0.0.1:<port>`) in `netns`, once per run. */
+  #forward(netns: string, port: number, target = `127.0.0.1:${port}`): Promise<PortForward> {
+    const key = `${netns} ${target}`;
     let f = this.#forwards.get(key);
     if (f === undefined) {
-      f = openPortForward(netns, `127.0.0.1:${port}`);
+      f = openPortForward(netns, target);
       this.#forwards.set(key, f);
     }
     return f;
@@ -63,6 +69,47 @@ export class LabConnector {
   async meshdDebugAddress(): Promise<string> {
     const plan = await this.#labPlan();
     return (await this.#forward(plan.meshd.netns, LAB_MESHD_DEBUG_PORT)).localAddress;
+  }
+
+  /**
+   * `--xds-address` inside the lab: when its host is meshd's (`meshd.mesh-system.svc`, with
+   * `.cluster.local`, or meshd's lab address), the local end of a forward to that port of meshd, and the
+   * name meshd's certificate carries; else undefined (an address outside the lab is used as given).
+   *
+   * @throws Error when the lab is not up or the forward cannot be opened
+   */
+  async meshdXdsAddress(address: string): Promise<{ address: string; authority: string } | undefined> {
+    const colon = address.lastIndexOf(":");
+    const hasPort = colon > 0 && /^\d+$/.test(address.slice(colon + 1));
+    const host = hasPort ? address.slice(0, colon) : address;
+    const port = hasPort ? Number(address.slice(colon + 1)) : DEFAULT_XDS_PORT;
+    const plan = await this.#labPlan();
+    if (![MESHD_HOST, `${MESHD_HOST}.cluster.local`, plan.meshd.address].includes(host)) return undefined;
+    const f = await this.#forward(plan.meshd.netns, port, `${plan.meshd.address}:${port}`);
+    return { address: f.localAddress, authority: MESHD_HOST };
+  }
+
+  /**
+   * A bootstrap token of the lab's CA for the root namespace (`mesh-system/meshctl`), in a file that
+   * {@link close} removes: the lab's stand-in for the orchestrator token istioctl gets by default.
+   */
+  async meshdToken(): Promise<string> {
+    const paths = labPaths(this.lab);
+    const issuer = await BootstrapTokenIssuer.open(paths.caDir, { audiences: ["mesh-ca"], create: false });
+    const token = await issuer.issue({
+      namespace: "mesh-system",
+      serviceAccount: "meshctl",
+      durationSeconds: 600,
+    });
+    this.#tokenDir ??= await Deno.makeTempDir({ prefix: "meshctl-lab-" });
+    const file = join(this.#tokenDir, "token");
+    await Deno.writeTextFile(file, token.token, { mode: 0o600 });
+    return file;
+  }
+
+  /** The lab's root certificate folder (`root-cert.pem`), as `--cert-dir` reads it. */
+  rootCertDir(): string {
+    return labPaths(this.lab).dir;
   }
 
   /**
@@ -130,6 +177,8 @@ export class LabConnector {
     const all = [...this.#forwards.values()];
     this.#forwards.clear();
     await Promise.all(all.map((f) => f.then((x) => x.close(), () => {})));
+    if (this.#tokenDir !== undefined) await Deno.remove(this.#tokenDir, { recursive: true });
+    this.#tokenDir = undefined;
   }
 }
 
@@ -164,7 +213,8 @@ export function addLabMode(program: CommandUnknownOpts): void {
   program.option(
     "--lab <name>",
     `the orchestrator is the local lab <name> (deploy/lab): reach meshd and proxies through port-forwards ` +
-      `meshctl opens itself (needs root); env ${LAB_ENV}`,
+      `meshctl opens itself (needs root); --xds-address meshd.mesh-system.svc then means the lab's meshd, ` +
+      `with a token of the lab's CA; env ${LAB_ENV}`,
     Deno.env.get(LAB_ENV) || undefined,
   );
   program.hook("preAction", async (top, action) => {
@@ -174,9 +224,36 @@ export function addLabMode(program: CommandUnknownOpts): void {
     connectors.set(top, connector);
     const chain: CommandUnknownOpts[] = [];
     for (let c: CommandUnknownOpts | null = action; c; c = c.parent) chain.push(c);
+    const xds = chain.find((c) => c.getOptionValueSource("xdsAddress") === "cli");
+    if (xds) {
+      await useLabXds(connector, xds);
+      return;
+    }
     const holder = needsMeshd(chain);
     if (holder) holder.setOptionValueWithSource("debugAddress", await connector.meshdDebugAddress(), "env");
   });
+}
+
+/**
+ * `--xds-address` naming meshd in the lab: the forwarded address, `--authority` meshd's name (unless given
+ * or `--plaintext`), and, unless `--cert-dir` or a token is given, the lab's root certificate and a token
+ * of the lab's CA for the root namespace.
+ */
+async function useLabXds(connector: LabConnector, cmd: CommandUnknownOpts): Promise<void> {
+  const opts = cmd.opts() as Record<string, unknown>;
+  const inLab = await connector.meshdXdsAddress(String(opts.xdsAddress));
+  if (inLab === undefined) return;
+  cmd.setOptionValueWithSource("xdsAddress", inLab.address, "env");
+  if (opts.plaintext !== true && opts.authority === undefined) {
+    cmd.setOptionValueWithSource("authority", inLab.authority, "env");
+  }
+  if (opts.certDir !== undefined || opts.xdsTokenFile !== undefined || Deno.env.get("MESHCTL_XDS_TOKEN")) {
+    return;
+  }
+  if (opts.plaintext !== true && opts.insecure !== true) {
+    cmd.setOptionValueWithSource("certDir", connector.rootCertDir(), "env");
+  }
+  cmd.setOptionValueWithSource("xdsTokenFile", await connector.meshdToken(), "env");
 }
 
 /** Closes the forwards of a run of `program` (after its action, also a failed one). */

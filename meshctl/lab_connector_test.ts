@@ -84,6 +84,36 @@ Deno.test({
       });
 
       await t.step(
+        "--xds-address meshd.mesh-system.svc: debug over xDS with a token of the lab's CA",
+        async () => {
+          const http = await ctl(["proxy-status"]);
+          const xds = await ctl(["proxy-status", "--xds-address", "meshd.mesh-system.svc"]);
+          assert.equal(xds.code, 0, xds.err);
+          assert.equal(xds.out, http.out, "the same table as over meshd's debug HTTP interface");
+          const one = await ctl(["ps", "web.foo", "--xds-address", "meshd.mesh-system.svc:15012"]);
+          assert.equal(one.code, 0, one.err);
+          assert.match(one.out, /Authorization Match/);
+          const version = await ctl(["version", "--xds-address", "meshd.mesh-system.svc", "-o", "json"]);
+          assert.equal(version.code, 0, version.err);
+          assert.ok(JSON.parse(version.out).meshVersion, version.out);
+          const plain = await ctl([
+            "x",
+            "internal-debug",
+            "syncz",
+            "--xds-address",
+            "meshd.mesh-system.svc:15010",
+            "--plaintext",
+          ]);
+          assert.equal(
+            plain.code,
+            1,
+            "meshd's plain-text port refuses debug requests without XDS_AUTH_PLAINTEXT",
+          );
+          assert.match(plain.err, /15010|plain/i);
+        },
+      );
+
+      await t.step(
         "proxy-config cluster, listener, route, secret, ecds, all, log by lab workload name",
         async () => {
           const clusters = await ctl(["proxy-config", "cluster", "web.foo"]);

@@ -23,6 +23,7 @@ import {
   type DebugAnswer,
   type DebugRequest,
   type DebugResponder,
+  type XdsTransport,
 } from "../xds/ads_server.ts";
 import { type DebugPages, PROXY_PAGES } from "./debug_pages.ts";
 
@@ -73,6 +74,7 @@ type Caller = { ok: true; namespace: string; id: string } | { ok: false; reason:
 
 async function identify(
   call: Parameters<DebugResponder>[0],
+  transport: XdsTransport,
   options: DebugXdsOptions,
 ): Promise<Caller> {
   if (!options.xdsAuth) {
@@ -81,8 +83,9 @@ async function identify(
       reason: "meshd authenticates no xDS client (XDS_AUTH=false), so it answers no debug request",
     };
   }
-  const auth = call.getAuthContext();
-  const tls = auth.transportSecurityType === "ssl";
+  // The listener decides, not the auth context: grpc-js shows none for a TLS client without a
+  // certificate (one that authenticates with a token).
+  const tls = transport === "tls";
   if (!tls && !options.authPlaintext) {
     return {
       ok: false,
@@ -97,7 +100,7 @@ async function identify(
     };
   }
   const authorization = call.metadata.get("authorization")[0];
-  const der = tls ? auth.sslPeerCertificate?.raw : undefined;
+  const der = tls ? call.getAuthContext().sslPeerCertificate?.raw : undefined;
   const r = await options.authenticate({
     authorization: typeof authorization === "string" ? authorization : undefined,
     peerCertificateDer: der ? new Uint8Array(der) : undefined,
@@ -121,7 +124,7 @@ export function debugResponder(pages: DebugPages, options: DebugXdsOptions): Deb
   return async (call, request) => {
     const page = parseRequest(request);
     if (typeof page === "string") return refuse(call, grpc.status.INVALID_ARGUMENT, page);
-    const caller = await identify(call, options);
+    const caller = await identify(call, request.transport, options);
     if (!caller.ok) {
       return refuse(
         call,

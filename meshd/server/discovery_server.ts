@@ -241,7 +241,7 @@ export class DiscoveryServer {
     let securePort = 0;
     if (o.secure) {
       this.#secureGrpc = new grpc.Server(serverOptions);
-      this.#ads.register(this.#secureGrpc);
+      this.#ads.register(this.#secureGrpc, "tls");
       o.secure.register?.(this.#secureGrpc);
       securePort = await bind(this.#secureGrpc, o.secure.addr, o.secure.credentials, "--secureGRPCAddr");
       o.logger?.info(`ADS and CA listening with mutual TLS on ${o.secure.addr} (port ${securePort})`);

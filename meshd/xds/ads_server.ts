@@ -23,7 +23,21 @@ export interface ProxyNode {
   cluster: string;
   /** Node metadata (google.protobuf.Struct as plain JSON). */
   metadata: Record<string, unknown>;
+  /**
+   * The SPIFFE ID of the client certificate the stream's TLS verified (Istio's VerifiedIdentity); unset
+   * on the plain-text port and for a client without a certificate. What the node claims is not proof;
+   * this is.
+   */
+  verifiedIdentity?: string;
 }
+
+/** The listener a stream came in on: meshd's plain-text `--grpcAddr` or its TLS `--secureGRPCAddr`. */
+export type XdsTransport = "plaintext" | "tls";
+
+/** What {@link AdsServerOptions.authorize} decides about a new stream. */
+export type XdsAuthorization =
+  | { ok: true; verifiedIdentity: string | undefined }
+  | { ok: false; reason: string };
 
 /** One resource as a generator produces it. */
 export interface GeneratedResource {
@@ -88,10 +102,15 @@ export interface AdsServerOptions extends AdsHooks {
    */
   maxInFlightBytes?: number;
   /**
-   * Decides whether the peer of a new stream may act as the node it names (XDS_AUTH); returns the
-   * reason to refuse it, which the proxy receives as PERMISSION_DENIED, or undefined to accept.
+   * Decides whether the peer of a new stream may act as the node it names (XDS_AUTH), and which
+   * identity its certificate proves; a refusal's reason reaches the proxy as PERMISSION_DENIED. Absent:
+   * every stream is accepted with no verified identity.
    */
-  authorize?(call: grpc.ServerDuplexStream<Message, Message>, node: ProxyNode): string | undefined;
+  authorize?(
+    call: grpc.ServerDuplexStream<Message, Message>,
+    node: ProxyNode,
+    transport: XdsTransport,
+  ): XdsAuthorization;
   /**
    * Answers debug requests (type URLs under {@link DEBUG_TYPE_URL}). Absent: they are refused as an
    * unserved type. A stream that only sends debug requests is not a proxy: it is not authorized by
@@ -116,6 +135,8 @@ export interface DebugRequest {
   resourceNames: string[];
   /** The node the stream named. */
   node: ProxyNode;
+  /** The listener the request came in on. */
+  transport: XdsTransport;
 }
 
 /** A debug answer: resources (each becomes an Any of `typeUrl`), or a gRPC status to end the stream with. */
@@ -223,12 +244,12 @@ export class AdsServer {
   }
 
   /** Registers the ADS service on a gRPC server (plain or mutual TLS alike). */
-  register(server: grpc.Server): void {
+  register(server: grpc.Server, transport: XdsTransport = "plaintext"): void {
     server.addService(preEncodedDelta(adsProtocol().service), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<Message, Message>) =>
-        this.#open(call, "sotw"),
+        this.#open(call, "sotw", transport),
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<Message, Message>) =>
-        this.#open(call, "delta"),
+        this.#open(call, "delta", transport),
     });
   }
 
@@ -296,10 +317,15 @@ export class AdsServer {
     for (const s of this.#streams.values()) s.close();
   }
 
-  #open(call: grpc.ServerDuplexStream<Message, Message>, protocol: "delta" | "sotw"): void {
+  #open(
+    call: grpc.ServerDuplexStream<Message, Message>,
+    protocol: "delta" | "sotw",
+    transport: XdsTransport,
+  ): void {
     const stream = new Stream(call, protocol, this.#generator, this.#hooks, {
       authorize: this.#authorize,
       debug: this.#debug,
+      transport,
     }, {
       register: (s) => {
         s.id = `${s.node.id}-${++this.#nextId}`;
@@ -359,7 +385,7 @@ class Stream {
     readonly protocol: "delta" | "sotw",
     readonly generator: ResourceGenerator,
     readonly hooks: AdsHooks,
-    readonly access: Pick<AdsServerOptions, "authorize" | "debug">,
+    readonly access: Pick<AdsServerOptions, "authorize" | "debug"> & { transport: XdsTransport },
     readonly registry: StreamRegistry,
   ) {}
 
@@ -414,8 +440,9 @@ class Stream {
     }
     if (isDebugTypeUrl(req.typeUrl ?? "")) return this.#onDebug(req);
     if (this.id === "") {
-      const denied = this.access.authorize?.(this.call, this.node);
-      if (denied !== undefined) return this.#fail(grpc.status.PERMISSION_DENIED, denied);
+      const auth = this.access.authorize?.(this.call, this.node, this.access.transport);
+      if (auth !== undefined && !auth.ok) return this.#fail(grpc.status.PERMISSION_DENIED, auth.reason);
+      if (auth?.verifiedIdentity !== undefined) this.node.verifiedIdentity = auth.verifiedIdentity;
       this.registry.register(this);
     }
     const typeUrl: string = req.typeUrl ?? "";
@@ -438,14 +465,15 @@ class Stream {
       ? (req.resourceNamesSubscribe ?? [])
       : (req.resourceNames ?? []);
     this.#debugPending++;
-    debug(this.call, { typeUrl, resourceNames: names, node: this.node }).then(
-      (answer) => this.#writeDebug(typeUrl, answer),
-      (e) => this.#fail(grpc.status.INTERNAL, `${typeUrl}: ${(e as Error).message}`),
-    ).finally(() => {
-      if (--this.#debugPending > 0 || !this.#endAfterDebug) return;
-      if (!this.#closed) this.call.end();
-      this.#end();
-    });
+    debug(this.call, { typeUrl, resourceNames: names, node: this.node, transport: this.access.transport })
+      .then(
+        (answer) => this.#writeDebug(typeUrl, answer),
+        (e) => this.#fail(grpc.status.INTERNAL, `${typeUrl}: ${(e as Error).message}`),
+      ).finally(() => {
+        if (--this.#debugPending > 0 || !this.#endAfterDebug) return;
+        if (!this.#closed) this.call.end();
+        this.#end();
+      });
   }
 
   #writeDebug(typeUrl: string, answer: DebugAnswer): void {

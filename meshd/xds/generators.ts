@@ -18,6 +18,7 @@ import {
   RESOURCE_TYPES,
   type ResourceTypeName,
   type TlsCredential,
+  tryParseSpiffeId,
   typeUrlOf,
 } from "../../shared/mod.ts";
 import type { PushContext, SelectingPolicyView, WorkloadView } from "../push_context/push_context.ts";
@@ -167,7 +168,9 @@ export class PushContextGenerator implements ResourceGenerator {
             ),
         );
       case TYPE_URLS.tlsCredential:
-        if (!workload) return EMPTY_LIST;
+        // Private keys go only to a proxy whose certificate proves its namespace, never to what a node
+        // merely claims (Istio's SecretGen needs a verified identity of the secret's namespace).
+        if (!workload || verifiedNamespace(node) !== workload.namespace) return EMPTY_LIST;
         // Only the credentials its own route configurations name, from its own namespace (as Istio).
         return this.#memo(
           `t\u0000${workload.key}`,
@@ -337,4 +340,9 @@ function credentialFor(
     caCertificates: main.caPem,
     source: `${namespace}/${main.name}`,
   };
+}
+
+/** The namespace of the SPIFFE ID the node's TLS certificate proved, else undefined. */
+function verifiedNamespace(node: ProxyNode): string | undefined {
+  return node.verifiedIdentity === undefined ? undefined : tryParseSpiffeId(node.verifiedIdentity)?.namespace;
 }

@@ -243,11 +243,17 @@ Deno.test("TLS credentials: a gateway gets only those its HTTPS servers name, fr
   ];
   const ctx = buildPushContext(withGateway, { version: "1" });
   const gen = new PushContextGenerator(ctx);
-  const gw = {
+  const claimed = {
     id: "router~10.1.0.9~gw-1.mesh-system~mesh-system.svc.cluster.local",
     cluster: "",
     metadata: {},
   };
+  // What a node claims is not enough for private keys: the plain-text port, no certificate, or a
+  // certificate of another namespace get none.
+  for (const verifiedIdentity of [undefined, "spiffe://cluster.local/ns/foo/sa/gw"]) {
+    assert.deepEqual(gen.generate({ ...claimed, verifiedIdentity }, TYPE_URLS.tlsCredential)!.resources, []);
+  }
+  const gw = { ...claimed, verifiedIdentity: "spiffe://cluster.local/ns/mesh-system/sa/ingressgateway" };
   assert.deepEqual(gen.generate(gw, TYPE_URLS.routeConfiguration)!.resources.map((r) => r.name), [
     "https.443.a.g.foo",
     "https.443.b.g.foo",
@@ -265,5 +271,11 @@ Deno.test("TLS credentials: a gateway gets only those its HTTPS servers name, fr
     "Gateway foo/g spec.servers[2] (port 443) is not served on gateway mesh-system/gw-1: credentialName " +
     "in-foo-only: no Secret in-foo-only with a certificate and key in the gateway workload's namespace",
   ]);
-  assert.deepEqual(gen.generate(node("foo", "sleep-1"), TYPE_URLS.tlsCredential)!.resources, []);
+  assert.deepEqual(
+    gen.generate(
+      { ...node("foo", "sleep-1"), verifiedIdentity: "spiffe://cluster.local/ns/foo/sa/sleep" },
+      TYPE_URLS.tlsCredential,
+    )!.resources,
+    [],
+  );
 });

@@ -10,7 +10,7 @@ import type { Buffer } from "node:buffer";
 import { CertificateAuthority } from "../../meshd/ca/mod.ts";
 import { DiscoveryServer, type DiscoveryServerOptions } from "../../meshd/server/discovery_server.ts";
 import { xdsAuthorizer } from "../../meshd/server/xds_auth.ts";
-import type { ProxyNode } from "../../meshd/xds/ads_server.ts";
+import type { ProxyNode, XdsTransport } from "../../meshd/xds/ads_server.ts";
 
 export { SERVICE } from "../../meshd/server/test_support.ts";
 
@@ -94,11 +94,19 @@ export async function startMeshd(
     secure,
     jwks: options.jwks,
     jwksFetchMode: options.jwksFetchMode,
-    authorize: (call: grpc.ServerDuplexStream<unknown, unknown>, node: ProxyNode) => {
+    authorize: (
+      call: grpc.ServerDuplexStream<unknown, unknown>,
+      node: ProxyNode,
+      transport: XdsTransport,
+    ) => {
       const peer = call.getAuthContext().sslPeerCertificate;
-      const denied = auth(call, node);
-      seen.push({ node: node.id, serial: peer?.serialNumber ?? "", denied });
-      return denied;
+      const decision = auth(call, node, transport);
+      seen.push({
+        node: node.id,
+        serial: peer?.serialNumber ?? "",
+        denied: decision.ok ? undefined : decision.reason,
+      });
+      return decision;
     },
   });
   const { grpcPort, securePort } = await server.start();

@@ -11,6 +11,11 @@ import { join } from "node:path";
 import { b64, makeTestCa, type TestCert } from "../../shared/credentials/_test_support.ts";
 import { curl, freePort, hasHttpbin } from "../../proxy/inbound/test_support.ts";
 import { eventually, gatewayMeshServices, runMeshctl, startGatewayMesh } from "./e2e_support.ts";
+import { Buffer } from "node:buffer";
+import * as grpc from "@grpc/grpc-js";
+import { adsProtocol } from "../../meshd/xds/envoy_protos.ts";
+import { TYPE_URLS } from "../../meshd/xds/generators.ts";
+import { type Msg, Proxy } from "../../meshd/server/test_support.ts";
 
 const HTTPBIN_IP = "127.0.0.6";
 const GATEWAY_IP = "127.0.0.7";
@@ -185,6 +190,40 @@ Deno.test({
         const r = await httpsCurl("httpbin.example.com", "/headers", { caFile });
         assert.equal(r.status, "200");
         assert.equal(JSON.parse(r.body).headers.Host, `httpbin.example.com:${HTTPS_PORT}`);
+      });
+
+      await t.step("an impostor naming the gateway's node gets no private key", async () => {
+        const node = { id: "router~10.9.9.9~ingressgateway-1.mesh-system~mesh-system.svc.cluster.local" };
+        const types = [TYPE_URLS.routeConfiguration, TYPE_URLS.tlsCredential];
+        const plain = new (adsProtocol().client)(
+          `127.0.0.1:${meshd.grpcPort}`,
+          grpc.credentials.createInsecure(),
+        );
+        const impostor = new Proxy(plain, node, types);
+        try {
+          // It gets what the plain-text port serves anyone (the routes), never the credential.
+          await impostor.until(() => (impostor.held.get(TYPE_URLS.routeConfiguration)?.size ?? 0) > 0, 5000);
+          await new Promise((r) => setTimeout(r, 300));
+          assert.equal(impostor.held.get(TYPE_URLS.tlsCredential)?.size ?? 0, 0);
+        } finally {
+          impostor.call.cancel();
+          plain.close();
+        }
+        const roots = Buffer.from(await Deno.readTextFile(join(dir, "root-cert.pem")));
+        const tls = new (adsProtocol().client)(
+          `127.0.0.1:${meshd.securePort}`,
+          grpc.credentials.createSsl(roots),
+          { "grpc.ssl_target_name_override": "localhost" },
+        );
+        const certless = tls as unknown as Msg;
+        const call = certless.DeltaAggregatedResources();
+        const refused = await new Promise<grpc.ServiceError>((resolve) => {
+          call.on("error", resolve);
+          call.write({ node, typeUrl: TYPE_URLS.tlsCredential });
+        });
+        tls.close();
+        assert.equal(refused.code, grpc.status.PERMISSION_DENIED, refused.details);
+        assert.match(refused.details, /XDS_AUTH: the secure port needs a verified client certificate/);
       });
 
       await t.step("two hosts on one port, each with its certificate, chosen by SNI", async () => {
