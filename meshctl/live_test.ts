@@ -408,6 +408,45 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
         assert.match(none.err, /WorkloadGroup foo\/nope not found in meshd's config at 127\.0\.0\.1:\d+/);
       },
     );
+
+    await t.step("every output format of every command: json and yaml carry the same data", async () => {
+      const ctrlz = ["--ctrlz_port", String(meshd.ports.ctrlz)];
+      const structured = ["short", "json", "yaml"];
+      const table: [args: string[], formats: string[]][] = [
+        ...["all", "bootstrap", "cluster", "endpoint", "listener", "route", "secret", "log", "ecds"].map((
+          sub,
+        ): [string[], string[]] => [["proxy-config", sub, "httpbin-1.foo"], structured]),
+        [["proxy-status"], structured],
+        [["x", "proxy-stats", "httpbin-1.foo"], [...structured, "prom"]],
+        [["x", "authz", "check", "httpbin-1.foo"], structured],
+        [["analyze"], ["log", "json", "yaml"]],
+        [["admin", "log", ...ctrlz], structured],
+        [["version"], ["json", "yaml"]],
+      ];
+      for (const [args, formats] of table) {
+        const parsed: Record<string, unknown> = {};
+        for (const format of formats) {
+          const r = await ctl([...args, "-o", format]);
+          const what = `meshctl ${args.join(" ")} -o ${format}`;
+          assert.ok(r.code === 0 || (args[0] === "analyze" && r.code === 79), `${what}: ${r.err}`);
+          assert.notEqual(r.out.trim(), "", `${what}: empty`);
+          if (format === "json") parsed.json = JSON.parse(r.out);
+          else if (format === "yaml") parsed.yaml = parseYaml(r.out);
+          else if (format === "prom") assert.match(r.out, /^# TYPE \S+ (counter|gauge)$/m, what);
+          else assert.doesNotMatch(r.out.trimStart(), /^[{[]/, `${what}: a table or text, not JSON`);
+        }
+        if ("json" in parsed && "yaml" in parsed) {
+          // Counters move between two runs: for stats only the shape must agree.
+          const comparable = (v: unknown) =>
+            args[1] === "proxy-stats" ? JSON.stringify(v, (_, x) => typeof x === "number" ? 0 : x) : v;
+          assert.deepEqual(
+            comparable(parsed.yaml),
+            comparable(parsed.json),
+            `meshctl ${args.join(" ")}: yaml and json differ`,
+          );
+        }
+      }
+    });
   } finally {
     for (const p of proxies) await p.stop();
     await meshd.stop();
