@@ -206,7 +206,12 @@ Deno.test({
           await new Promise((r) => setTimeout(r, 300));
           assert.equal(impostor.held.get(TYPE_URLS.tlsCredential)?.size ?? 0, 0);
         } finally {
-          impostor.call.cancel();
+          // Half-close and let meshd end the stream before the channel's GOAWAY: a GOAWAY over a stream
+          // still open can abort the process inside Deno's nghttp2 (denoland/deno#36788), and meshd runs
+          // in this one.
+          const ended = new Promise((resolve) => impostor.call.on("status", resolve));
+          impostor.call.end();
+          await ended;
           plain.close();
         }
         const roots = Buffer.from(await Deno.readTextFile(join(dir, "root-cert.pem")));
