@@ -326,10 +326,18 @@ export async function runDiscovery(
   env: MeshdEnvironment,
   logger: Logger,
 ): Promise<void> {
-  const running = await startDiscovery(options, env, logger);
-  const onSignal = () => void running.stop();
+  // Listening before start-up: "meshd ready" is logged inside startDiscovery, and a SIGTERM right
+  // after it must stop meshd gracefully, not end it by the signal's default action.
+  let running: RunningDiscovery | undefined;
+  let signalled = false;
+  const onSignal = () => {
+    signalled = true;
+    void running?.stop();
+  };
   Deno.addSignalListener("SIGINT", onSignal);
   Deno.addSignalListener("SIGTERM", onSignal);
+  running = await startDiscovery(options, env, logger);
+  if (signalled) void running.stop();
   await running.done;
   Deno.removeSignalListener("SIGINT", onSignal);
   Deno.removeSignalListener("SIGTERM", onSignal);
