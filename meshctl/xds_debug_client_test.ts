@@ -175,6 +175,7 @@ Deno.test("meshctl over xDS: every live command as over HTTP, with a certificate
           await client.text("rootCert"),
           await Deno.readTextFile(join(rootOnly, CERT_DIR_FILES.root)),
         );
+        client.close();
       },
     );
 
