@@ -79,6 +79,8 @@ export interface AdsClientOptions {
   backoff?: BackoffOptions;
   /** Client keepalive pings, ms; default 30,000 (a meshd that vanished without a FIN is noticed). */
   keepaliveMs?: number;
+  /** How long a stream being closed waits for meshd's status after the half-close, ms; default 2,000. */
+  closeGraceMs?: number;
   logger?: AgentLogger;
   hooks?: AdsClientHooks;
 }
@@ -113,15 +115,34 @@ class Stream {
   gotResponse = false;
   cancelled = false;
   ended = false;
+  readonly #ended = Promise.withResolvers<void>();
   constructor(
     readonly id: number,
     readonly client: grpc.Client,
     readonly call: grpc.ClientDuplexStream<Message, Message>,
   ) {}
-  cancel(): void {
+
+  /** meshd's status arrived: the stream is over on both sides. */
+  settle(): void {
+    this.ended = true;
+    this.#ended.resolve();
+  }
+
+  /**
+   * Ends the stream before closing its channel: half-close, wait for meshd's status (at most
+   * `graceMs`), then close. A cancel followed at once by the channel's GOAWAY made meshd abort
+   * inside nghttp2 (denoland/deno#36788; measured in tests/bench/goaway_stress.ts).
+   */
+  async cancel(graceMs: number): Promise<void> {
     if (this.cancelled) return;
     this.cancelled = true;
-    this.call.cancel();
+    if (!this.ended) {
+      this.call.end();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.#ended.promise, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+      clearTimeout(timer);
+      if (!this.ended) this.call.cancel();
+    }
     this.client.close();
   }
 }
@@ -196,13 +217,23 @@ export class AdsClient {
     this.#connect();
   }
 
-  /** Closes every stream; the held resources stay readable. Idempotent. */
-  stop(): void {
+  /**
+   * Closes every stream gracefully (see {@link AdsClientOptions.closeGraceMs}); the held resources
+   * stay readable. Idempotent.
+   *
+   * @returns when every channel is closed
+   */
+  async stop(): Promise<void> {
     this.#running = false;
     clearTimeout(this.#retryTimer);
-    for (const s of this.#streams) s.cancel();
+    const closing = [...this.#streams].map((s) => this.#close(s));
     this.#streams.clear();
     this.#active = this.#latest = undefined;
+    await Promise.all(closing);
+  }
+
+  #close(stream: Stream): Promise<void> {
+    return stream.cancel(this.#options.closeGraceMs ?? 2000);
   }
 
   /**
@@ -270,7 +301,7 @@ export class AdsClient {
   }
 
   #onEnd(stream: Stream, status: grpc.StatusObject): void {
-    stream.ended = true;
+    stream.settle();
     this.#streams.delete(stream);
     if (stream.cancelled) return;
     stream.client.close();
@@ -298,7 +329,7 @@ export class AdsClient {
       // The newest answered stream wins; older ones (an old certificate, a stale channel) go.
       for (const s of [...this.#streams]) {
         if (s.id < stream.id) {
-          s.cancel();
+          void this.#close(s);
           this.#streams.delete(s);
         }
       }

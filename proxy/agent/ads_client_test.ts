@@ -103,7 +103,7 @@ grpcTest(
       assert.equal(client.config.workload, workload);
       assert.ok(updates.includes(TYPE_URLS.authorization));
     } finally {
-      client.stop();
+      await client.stop();
       await meshd.stop();
       await Deno.remove(dir, { recursive: true });
     }
@@ -190,7 +190,7 @@ grpcTest(
         return t.lastAckedNonce === t.lastSentNonce && t.lastNack === undefined;
       }, 3000);
     } finally {
-      client.stop();
+      await client.stop();
       ads.closeAll();
       server.forceShutdown();
     }
@@ -244,7 +244,7 @@ grpcTest(
       assert.equal(client.config.services["foo/httpbin"], held.services["foo/httpbin"]);
       await waitFor(() => client.config.workload?.proxied === true, 5000);
     } finally {
-      client.stop();
+      await client.stop();
       await meshd.stop();
       await Deno.remove(dir, { recursive: true });
     }
