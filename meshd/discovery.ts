@@ -268,7 +268,8 @@ export async function startDiscovery(
   });
   const { grpcPort, securePort } = await discovery.start();
   warnGateways(discovery.pushContext);
-  stops.unshift(() => discovery.stop(options.shutdownDurationMs));
+  // The process exits after the stops: no GOAWAY to proxies (denoland/deno#36788, meshd README).
+  stops.unshift(() => discovery.stop(options.shutdownDurationMs, { exiting: true }));
 
   let ready = false;
   const monitoring = serveMonitoring(metrics, {
