@@ -250,3 +250,24 @@ grpcTest(
     }
   },
 );
+
+Deno.test("stop half-closes each stream and returns once meshd has ended it (denoland/deno#36788)", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
+  const meshd = await startMeshd(dir);
+  const client = new AdsClient({ address: `127.0.0.1:${meshd.grpcPort}`, node: NODE, plaintext: true });
+  try {
+    client.start();
+    await waitFor(() => meshd.server.ads.connected === 1 && client.connected, 5000, "the stream");
+    // A cancel returns at once and meshd drops the stream later; the half-close waits for meshd's OK,
+    // which meshd sends after it has unregistered the stream.
+    await client.stop();
+    assert.equal(meshd.server.ads.connected, 0);
+    assert.equal(client.connected, false);
+    assert.ok("foo/httpbin" in client.config.services, "the config stays readable");
+  } finally {
+    await client.stop();
+    await meshd.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
