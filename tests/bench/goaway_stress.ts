@@ -13,6 +13,8 @@
  * - `kill`: nothing is closed; the client process is killed every 50 connections, so the kernel closes
  *   them (no GOAWAY from the client)
  * - `agent`: the real proxy/agent AdsClient, start then `await stop()`
+ * - `agent-exit`: as the proxy process ends: 50 AdsClients (sharing grpc-js's pool, so one connection),
+ *   each `await stop({ exiting: true })`, then the process exits and the kernel closes the connection
  * - `restart`: the other direction: C agent clients connect, stay idle for `--idle` seconds, then meshd
  *   is stopped with SIGTERM (its graceful shutdown) and started again on the same port, N times;
  *   counts deaths of the client process
@@ -36,6 +38,7 @@ const PATTERNS = [
   "graceful-shared",
   "kill",
   "agent",
+  "agent-exit",
   "restart",
 ] as const;
 type Pattern = typeof PATTERNS[number];
@@ -86,7 +89,7 @@ function rawStream(address: string, pattern: Pattern, i: number): Promise<void> 
 }
 
 /** One stream of the real agent client. */
-async function agentStream(address: string, i: number): Promise<void> {
+async function agentStream(address: string, i: number, exiting: boolean): Promise<void> {
   const connected = Promise.withResolvers<void>();
   const ads = new AdsClient({
     address,
@@ -96,7 +99,7 @@ async function agentStream(address: string, i: number): Promise<void> {
   });
   ads.start();
   await Promise.race([connected.promise, new Promise((r) => setTimeout(r, 10_000))]);
-  await ads.stop();
+  await ads.stop({ exiting });
 }
 
 /** Client mode: runs `n` streams, `c` at a time, and prints `n <done>` as it goes. */
@@ -106,13 +109,16 @@ async function runClient(address: string, pattern: Pattern, n: number, c: number
   const worker = async () => {
     while (next < n) {
       const i = next++ + first;
-      await (pattern === "agent" ? agentStream(address, i) : rawStream(address, pattern, i));
+      await (pattern.startsWith("agent")
+        ? agentStream(address, i, pattern === "agent-exit")
+        : rawStream(address, pattern, i));
       if (++done % 25 === 0 && done < n) console.log(`n ${done}`);
     }
   };
   await Promise.all(Array.from({ length: c }, worker));
   console.log(`n ${done}`);
-  // `kill`: the open channels keep the process alive until it is killed.
+  // `agent-exit` ends as the proxy does; with `kill` the open channels keep it alive until it is killed.
+  if (pattern === "agent-exit") Deno.exit(0);
 }
 
 /** Restart-mode client: `c` agent clients that stay connected; prints `connected <k>` on changes. */
@@ -259,17 +265,20 @@ async function stress(dir: string, pattern: Pattern, n: number, c: number): Prom
   return result;
 }
 
-/** `kill`: batches of 50 connections whose client process is then killed; one meshd throughout. */
-async function kills(dir: string, n: number, c: number): Promise<Result> {
+/**
+ * `kill` and `agent-exit`: batches of 50 streams in a client process that then ends (killed, or
+ * exiting by itself); one meshd throughout, restarted if it dies.
+ */
+async function batches(dir: string, pattern: Pattern, n: number, c: number): Promise<Result> {
   const started = performance.now();
-  const result: Result = { pattern: "kill", connections: 0, meshdDeaths: [], clientDeaths: [], seconds: 0 };
+  const result: Result = { pattern, connections: 0, meshdDeaths: [], clientDeaths: [], seconds: 0 };
   let meshd = await startMeshd(dir, 0);
   while (result.connections < n && result.meshdDeaths.length < 50) {
     const client = spawn([
       "run",
       "-A",
       import.meta.filename!,
-      ...["--client", "kill", "--address", `127.0.0.1:${meshd.port}`, "--n", "50", "--c", `${c}`],
+      ...["--client", pattern, "--address", `127.0.0.1:${meshd.port}`, "--n", "50", "--c", `${c}`],
       ...["--first", `${result.connections}`],
     ]);
     let done = 0;
@@ -279,7 +288,15 @@ async function kills(dir: string, n: number, c: number): Promise<Result> {
       const m = /^n (\d+)$/.exec(value);
       if (m) done = Number(m[1]);
     }
-    await kill(client);
+    if (pattern === "kill") await kill(client);
+    else {
+      const s = await Promise.race([
+        client.status,
+        new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000)),
+      ]);
+      if (s && !s.success) result.clientDeaths.push(`${describe(s)} after ${result.connections + done}`);
+      await kill(client);
+    }
     result.connections += done;
     await new Promise((r) => setTimeout(r, 200));
     if (meshd.proc.exited) {
@@ -385,8 +402,8 @@ if (import.meta.main) {
       for (const p of patterns) {
         const r = p === "restart"
           ? await restarts(dir, n, c, Number(values.idle))
-          : p === "kill"
-          ? await kills(dir, n, c)
+          : p === "kill" || p === "agent-exit"
+          ? await batches(dir, p, n, c)
           : await stress(dir, p, n, c);
         const unit = p === "restart" ? "meshd restarts" : "connections";
         console.log(
