@@ -15,9 +15,9 @@
  * - `agent`: the real proxy/agent AdsClient, start then `await stop()`
  * - `agent-exit`: as the proxy process ends: 50 AdsClients (sharing grpc-js's pool, so one connection),
  *   each `await stop({ exiting: true })`, then the process exits and the kernel closes the connection
- * - `restart`: the other direction: C agent clients connect, stay idle for `--idle` seconds, then meshd
- *   is stopped with SIGTERM (its graceful shutdown) and started again on the same port, N times;
- *   counts deaths of the client process
+ * - `restart`: the other direction: C proxy processes (one agent client each) connect, stay idle for
+ *   `--idle` seconds, then meshd is stopped with SIGTERM (its graceful shutdown) and started again on
+ *   the same port, N times; counts deaths of the client processes
  *
  * Run: ./dev deno run -A tests/bench/goaway_stress.ts [--n 1000] [--c 4] [--idle 5] [pattern...]
  *
@@ -121,9 +121,9 @@ async function runClient(address: string, pattern: Pattern, n: number, c: number
   if (pattern === "agent-exit") Deno.exit(0);
 }
 
-/** Restart-mode client: `c` agent clients that stay connected; prints `connected <k>` on changes. */
-function runIdleClients(address: string, c: number): void {
-  const clients = Array.from({ length: c }, (_, i) =>
+/** Restart-mode client: one agent client that stays connected; prints `connected <0|1>` on changes. */
+function runIdleClients(address: string): void {
+  const clients = Array.from({ length: 1 }, (_, i) =>
     new AdsClient({
       address,
       node: node(i),
@@ -320,8 +320,14 @@ async function restarts(dir: string, n: number, c: number, idleS: number): Promi
   };
   let meshd = await startMeshd(dir, 0);
   const port = meshd.port;
-  const spawnClient = () =>
-    spawn([
+  // One process per proxy: AdsClients of one process share a connection (grpc-js's pool).
+  interface Idle {
+    proc: Proc;
+    connected: boolean;
+    watching: Promise<void>;
+  }
+  const spawnClient = (): Idle => {
+    const proc = spawn([
       "run",
       "-A",
       import.meta.filename!,
@@ -329,45 +335,42 @@ async function restarts(dir: string, n: number, c: number, idleS: number): Promi
       "restart",
       "--address",
       `127.0.0.1:${port}`,
-      "--c",
-      `${c}`,
     ]);
-  let client = spawnClient();
-  let connected = 0;
-  const watch = async (p: Proc) => {
-    for (;;) {
-      const { value, done } = await p.lines.read();
-      if (done) return;
-      const m = /^connected (\d+)$/.exec(value);
-      if (m) connected = Number(m[1]);
-    }
+    const idle: Idle = { proc, connected: false, watching: Promise.resolve() };
+    idle.watching = (async () => {
+      for (;;) {
+        const { value, done } = await proc.lines.read();
+        if (done) return;
+        const m = /^connected (\d+)$/.exec(value);
+        if (m) idle.connected = m[1] === "1";
+      }
+    })();
+    return idle;
   };
-  let watching = watch(client);
-  const waitConnected = async () => {
+  const clients = Array.from({ length: c }, spawnClient);
+  for (let round = 0; round < n; round++) {
     const deadline = Date.now() + 30_000;
-    while (connected < c && !client.exited && Date.now() < deadline) {
+    while (clients.some((k) => !k.connected && !k.proc.exited) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
     }
-  };
-  for (let round = 0; round < n; round++) {
-    await waitConnected();
     await new Promise((r) => setTimeout(r, idleS * 1000));
     meshd.proc.child.kill("SIGTERM");
     await meshd.proc.status;
     result.connections++;
     await new Promise((r) => setTimeout(r, 300));
-    if (client.exited) {
-      result.clientDeaths.push(`${describe(await client.status)} at restart ${round + 1}`);
-      await watching;
-      connected = 0;
-      client = spawnClient();
-      watching = watch(client);
+    for (const [k, client] of clients.entries()) {
+      if (!client.proc.exited) continue;
+      result.clientDeaths.push(`${describe(await client.proc.status)} at restart ${round + 1}`);
+      await client.watching;
+      clients[k] = spawnClient();
     }
     meshd = await startMeshd(dir, port);
   }
-  await kill(client);
+  for (const client of clients) {
+    await kill(client.proc);
+    await client.watching;
+  }
   await kill(meshd.proc);
-  await watching;
   result.seconds = (performance.now() - started) / 1000;
   return result;
 }
@@ -387,7 +390,7 @@ if (import.meta.main) {
   });
   const n = Number(values.n);
   const c = Number(values.c);
-  if (values.client === "restart") runIdleClients(values.address!, c);
+  if (values.client === "restart") runIdleClients(values.address!);
   else if (values.client) {
     await runClient(values.address!, values.client as Pattern, n, c, Number(values.first));
   } else {
