@@ -8,7 +8,8 @@
  * Connection: plain text (meshd's --grpcAddr) or mutual TLS with the workload certificate
  * (--secureGRPCAddr, where XDS_AUTH checks the certificate's namespace). When the stream ends for any
  * reason the client reconnects after an exponential backoff with jitter (100 ms doubling to 30 s by
- * default; reset by the first response of a stream), on a new channel each time, and tells meshd what
+ * default; reset by the first response of a stream), on the same channel while the certificate is the
+ * same (grpc-js reconnects it; see stop for why channels are closed so rarely), and tells meshd what
  * it holds in `initial_resource_versions`, so meshd sends only what changed meanwhile. What it holds
  * is never dropped while meshd is away.
  *
@@ -163,6 +164,11 @@ export class AdsClient {
   #nextId = 0;
   #latest: Stream | undefined;
   #active: Stream | undefined;
+  /**
+   * The channel new streams use, kept across reconnects while the certificate stays the same: closing
+   * a channel sends a GOAWAY (see stop).
+   */
+  #channel: { client: grpc.Client; certificate: string } | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #status = { streams: 0, failures: 0, lastError: undefined as string | undefined };
   readonly #acked: Record<string, string> = {};
@@ -222,9 +228,9 @@ export class AdsClient {
    * {@link AdsClientOptions.closeGraceMs}) and closes its channel; the held resources stay readable.
    * With `exiting` (the process ends right after), the channels are left open for the kernel to close:
    * a channel's close sends an HTTP/2 GOAWAY, and meshd (Deno) can abort inside nghttp2 while it
-   * handles one (denoland/deno#36788). Measured with tests/bench/goaway_stress.ts: 12 meshd aborts in
-   * 42,100 connections closed with a GOAWAY (cancelled or half-closed alike), none in 7,000 closed by
-   * the kernel. Idempotent.
+   * handles one, sent or received (denoland/deno#36788); so can the proxy. Measured with
+   * tests/bench/goaway_stress.ts: 24 meshd aborts in 58,600 connections closed with a GOAWAY
+   * (cancelled or half-closed alike), none in 7,000 closed by the kernel. Idempotent.
    *
    * @returns when every stream has ended
    */
@@ -235,10 +241,14 @@ export class AdsClient {
     this.#streams.clear();
     this.#active = this.#latest = undefined;
     await Promise.all(closing);
+    if (!options.exiting) this.#channel?.client.close();
+    this.#channel = undefined;
   }
 
-  #close(stream: Stream, keepChannel = false): Promise<void> {
-    return stream.cancel(this.#options.closeGraceMs ?? 2000, keepChannel);
+  /** Ends a stream; its channel is closed unless new streams use it or the process is exiting. */
+  #close(stream: Stream, exiting = false): Promise<void> {
+    const keep = exiting || stream.client === this.#channel?.client;
+    return stream.cancel(this.#options.closeGraceMs ?? 2000, keep);
   }
 
   /**
@@ -276,12 +286,18 @@ export class AdsClient {
     }
     const id = ++this.#nextId;
     this.#status.streams++;
-    const client = new (adsProtocol().client)(this.#options.address, security.credentials, {
-      ...security.options,
-      "grpc.keepalive_time_ms": this.#options.keepaliveMs ?? 30_000,
-      "grpc.keepalive_timeout_ms": 10_000,
-      "grpc.max_receive_message_length": 64 * 1024 * 1024,
-    });
+    const certificate = this.#options.plaintext ? "" : this.#certificate!.certChainPem;
+    if (this.#channel?.certificate !== certificate) {
+      // The old channel closes with the last stream on it (make-before-break).
+      const client = new (adsProtocol().client)(this.#options.address, security.credentials, {
+        ...security.options,
+        "grpc.keepalive_time_ms": this.#options.keepaliveMs ?? 30_000,
+        "grpc.keepalive_timeout_ms": 10_000,
+        "grpc.max_receive_message_length": 64 * 1024 * 1024,
+      });
+      this.#channel = { client, certificate };
+    }
+    const client = this.#channel.client;
     const call = (client as unknown as Message).DeltaAggregatedResources() as grpc.ClientDuplexStream<
       Message,
       Message
@@ -309,7 +325,8 @@ export class AdsClient {
     stream.settle();
     this.#streams.delete(stream);
     if (stream.cancelled) return;
-    stream.client.close();
+    // grpc-js reconnects a kept channel by itself for the next stream.
+    if (stream.client !== this.#channel?.client) stream.client.close();
     const reason = `${grpc.status[status.code] ?? status.code}: ${status.details}`;
     this.#hooks.onDisconnect?.(stream.id, reason);
     if (this.#active === stream) {

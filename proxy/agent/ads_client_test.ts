@@ -271,3 +271,31 @@ Deno.test("stop half-closes each stream and returns once meshd has ended it (den
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a stream meshd ends is replaced on the same connection: no channel close, no GOAWAY", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
+  const meshd = await startMeshd(dir);
+  let connects = 0;
+  const client = new AdsClient({
+    address: `127.0.0.1:${meshd.grpcPort}`,
+    node: NODE,
+    plaintext: true,
+    backoff: { initialMs: 10, maxMs: 20 },
+    hooks: { onConnect: () => connects++ },
+  });
+  try {
+    client.start();
+    await waitFor(() => connects === 1 && meshd.server.ads.connected === 1, 5000, "the first stream");
+    const [first] = meshd.server.ads.streams();
+    meshd.server.ads.closeAll();
+    await waitFor(() => connects === 2 && meshd.server.ads.connected === 1, 5000, "the second stream");
+    const [second] = meshd.server.ads.streams();
+    assert.notEqual(second.id, first.id);
+    assert.equal(second.peer, first.peer, "the same TCP connection (client port)");
+  } finally {
+    await client.stop();
+    await meshd.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
