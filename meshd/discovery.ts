@@ -2,8 +2,8 @@
  * `meshd discovery` (meshd seed, "What the service does"): the config store on --configDir, the
  * push context and ADS on --grpcAddr (plain) and --secureGRPCAddr (mutual TLS, with the CA
  * service; both also answer debug requests over xDS), metrics on --monitoringAddr, the debug
- * interface on --httpAddr, ctrlz, and graceful
- * shutdown within --shutdownDuration. Not yet: Kubernetes as a config source, the injection and
+ * interface on --httpAddr, ctrlz, and a shutdown that closes the listeners and exits without a GOAWAY
+ * to proxies (denoland/deno#36788; --shutdownDuration has no effect yet). Not yet: Kubernetes as a config source, the injection and
  * validation webhooks (--httpsAddr).
  *
  * @module
@@ -94,7 +94,7 @@ async function readFlagFile(flag: string, path: string): Promise<string> {
 export interface RunningDiscovery {
   /** Bound ports, useful when a flag asked for port 0. */
   ports: { grpc: number; secureGrpc: number; monitoring: number; http: number; ctrlz: number };
-  /** Stops everything within --shutdownDuration; never touches the config directory. */
+  /** Stops everything, ADS without a GOAWAY (the process must exit next); never touches the config directory. */
   stop(): Promise<void>;
   /** Resolves when the service has stopped. */
   done: Promise<void>;
@@ -268,7 +268,8 @@ export async function startDiscovery(
   });
   const { grpcPort, securePort } = await discovery.start();
   warnGateways(discovery.pushContext);
-  stops.unshift(() => discovery.stop(options.shutdownDurationMs));
+  // The process exits after the stops: no GOAWAY to proxies (denoland/deno#36788, meshd README).
+  stops.unshift(() => discovery.stop(options.shutdownDurationMs, { exiting: true }));
 
   let ready = false;
   const monitoring = serveMonitoring(metrics, {
@@ -297,7 +298,7 @@ export async function startDiscovery(
   const stop = () =>
     stopping ??= (async () => {
       ready = false;
-      log.info(`shutting down within ${options.shutdownDurationMs} ms`);
+      log.info("shutting down: listeners closed, connections left to the kernel (no GOAWAY)");
       for (const s of stops) await s().catch((e) => log.error(`shutdown: ${(e as Error).message}`));
       resolveDone();
     })();
@@ -328,16 +329,16 @@ export async function runDiscovery(
 ): Promise<void> {
   // Listening before start-up: "meshd ready" is logged inside startDiscovery, and a SIGTERM right
   // after it must stop meshd gracefully, not end it by the signal's default action.
-  let running: RunningDiscovery | undefined;
-  let signalled = false;
+  const state: { running?: RunningDiscovery; signalled: boolean } = { signalled: false };
   const onSignal = () => {
-    signalled = true;
-    void running?.stop();
+    state.signalled = true;
+    void state.running?.stop();
   };
   Deno.addSignalListener("SIGINT", onSignal);
   Deno.addSignalListener("SIGTERM", onSignal);
-  running = await startDiscovery(options, env, logger);
-  if (signalled) void running.stop();
+  const running = await startDiscovery(options, env, logger);
+  state.running = running;
+  if (state.signalled) void running.stop();
   await running.done;
   Deno.removeSignalListener("SIGINT", onSignal);
   Deno.removeSignalListener("SIGTERM", onSignal);

@@ -58,7 +58,8 @@ export function tokenIdentity(token: string): { namespace: string; serviceAccoun
 }
 
 /**
- * Runs until stopped.
+ * Runs until stopped. The caller must end the process after it returns: the ADS connection is left
+ * for the kernel to close, with no GOAWAY to meshd (denoland/deno#36788, proxy/agent README).
  *
  * @returns the exit code: 0 after a graceful stop, 1 when start-up fails
  */
@@ -263,7 +264,7 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
   for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.removeSignalListener(signal, quit);
   await gatewayUpdates;
   await pool?.close();
-  await agent.stop();
+  await agent.stop({ exiting: true });
   await admin.close();
   mainLog.info("proxy stopped");
   return code;

@@ -290,7 +290,8 @@ export const DISCOVERY_FLAGS: readonly DiscoveryFlag[] = [
     type: "duration",
     default: "10s",
     description: "Time allowed for graceful termination",
-    effect: "now",
+    effect: "no effect yet",
+    reason: "meshd closes its listeners and exits at once, without a GOAWAY to proxies (denoland/deno#36788)",
   },
   {
     name: "tls-cipher-suites",

@@ -51,6 +51,7 @@ Deno.test("table: --help says 'no effect yet' exactly for the flags without effe
     "networksConfig",
     "profile",
     "registries",
+    "shutdownDuration",
     "tls-cipher-suites",
     "vklog",
   ]);

@@ -103,7 +103,7 @@ grpcTest(
       assert.equal(client.config.workload, workload);
       assert.ok(updates.includes(TYPE_URLS.authorization));
     } finally {
-      client.stop();
+      await client.stop();
       await meshd.stop();
       await Deno.remove(dir, { recursive: true });
     }
@@ -190,7 +190,7 @@ grpcTest(
         return t.lastAckedNonce === t.lastSentNonce && t.lastNack === undefined;
       }, 3000);
     } finally {
-      client.stop();
+      await client.stop();
       ads.closeAll();
       server.forceShutdown();
     }
@@ -244,9 +244,58 @@ grpcTest(
       assert.equal(client.config.services["foo/httpbin"], held.services["foo/httpbin"]);
       await waitFor(() => client.config.workload?.proxied === true, 5000);
     } finally {
-      client.stop();
+      await client.stop();
       await meshd.stop();
       await Deno.remove(dir, { recursive: true });
     }
   },
 );
+
+Deno.test("stop half-closes each stream and returns once meshd has ended it (denoland/deno#36788)", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
+  const meshd = await startMeshd(dir);
+  const client = new AdsClient({ address: `127.0.0.1:${meshd.grpcPort}`, node: NODE, plaintext: true });
+  try {
+    client.start();
+    await waitFor(() => meshd.server.ads.connected === 1 && client.connected, 5000, "the stream");
+    // A cancel returns at once and meshd drops the stream later; the half-close waits for meshd's OK,
+    // which meshd sends after it has unregistered the stream.
+    await client.stop();
+    assert.equal(meshd.server.ads.connected, 0);
+    assert.equal(client.connected, false);
+    assert.ok("foo/httpbin" in client.config.services, "the config stays readable");
+  } finally {
+    await client.stop();
+    await meshd.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a stream meshd ends is replaced on the same connection: no channel close, no GOAWAY", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
+  const meshd = await startMeshd(dir);
+  let connects = 0;
+  const client = new AdsClient({
+    address: `127.0.0.1:${meshd.grpcPort}`,
+    node: NODE,
+    plaintext: true,
+    backoff: { initialMs: 10, maxMs: 20 },
+    hooks: { onConnect: () => connects++ },
+  });
+  try {
+    client.start();
+    await waitFor(() => connects === 1 && meshd.server.ads.connected === 1, 5000, "the first stream");
+    const [first] = meshd.server.ads.streams();
+    meshd.server.ads.closeAll();
+    await waitFor(() => connects === 2 && meshd.server.ads.connected === 1, 5000, "the second stream");
+    const [second] = meshd.server.ads.streams();
+    assert.notEqual(second.id, first.id);
+    assert.equal(second.peer, first.peer, "the same TCP connection (client port)");
+  } finally {
+    await client.stop();
+    await meshd.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

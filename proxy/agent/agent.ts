@@ -148,12 +148,11 @@ export class ProxyAgent {
    * Stops the certificate manager, ADS and JWKS fetching; the last snapshot stays readable, and
    * start() resumes from it (JWKS sources are fetched again with the next config). Idempotent.
    */
-  stop(): Promise<void> {
+  async stop(options: { exiting?: boolean } = {}): Promise<void> {
     this.#certs?.stop();
-    this.#ads?.stop();
     this.#jwks.sync({});
     this.#started = false;
-    return Promise.resolve();
+    await this.#ads?.stop(options);
   }
 
   async #create(): Promise<void> {
