@@ -5,7 +5,8 @@
  *
  * @module
  */
-import type { SessionObserver, UpstreamErrorKind } from "../http/session.ts";
+import type { SessionObserver } from "../http/session.ts";
+import { SESSION_COUNTERS, SessionStats } from "../http/session_stats.ts";
 
 /** Why a connection was refused before any request. */
 export type RefusalReason =
@@ -35,7 +36,7 @@ export interface InboundObserver extends SessionObserver {
   upstreamConnection(): void;
 }
 
-/** Counter names of {@link InboundStats}. */
+/** Counter names of {@link InboundStats}: its own, then the session counters. */
 export const INBOUND_COUNTERS = [
   "downstream_cx_total",
   "downstream_cx_destroy",
@@ -44,36 +45,24 @@ export const INBOUND_COUNTERS = [
   "downstream_cx_refused_plaintext_in_strict",
   "downstream_cx_refused_no_certificate",
   "downstream_cx_refused_timeout",
-  "downstream_cx_upgrades_total",
   "ssl.handshake",
   "ssl.connection_error",
   "ssl.fail_verify_san",
-  "downstream_rq_total",
-  "downstream_rq_1xx",
-  "downstream_rq_2xx",
-  "downstream_rq_3xx",
-  "downstream_rq_4xx",
-  "downstream_rq_5xx",
   "downstream_rq_local_reply",
   "upstream_cx_total",
-  "upstream_cx_connect_fail",
-  "upstream_rq_reset_before_response",
-  "upstream_rq_reset_during_response",
-  "upstream_rq_protocol_error",
-  "upstream_rq_retry",
+  ...SESSION_COUNTERS,
 ] as const;
 
 /** One counter name. */
 export type InboundCounter = typeof INBOUND_COUNTERS[number];
 
 /** Counters of one inbound listener (plain numbers; read them any time). */
-export class InboundStats implements InboundObserver {
+export class InboundStats extends SessionStats<InboundCounter> implements InboundObserver {
   /** Open downstream connections (a gauge). */
   downstreamActive = 0;
-  readonly counters: Record<InboundCounter, number>;
 
   constructor() {
-    this.counters = Object.fromEntries(INBOUND_COUNTERS.map((n) => [n, 0])) as Record<InboundCounter, number>;
+    super(INBOUND_COUNTERS);
   }
 
   connectionOpened(): void {
@@ -120,43 +109,9 @@ export class InboundStats implements InboundObserver {
     this.counters.upstream_cx_total++;
   }
 
-  request(): void {
-    this.counters.downstream_rq_total++;
-  }
-
-  response(status: number, local: boolean): void {
-    const c = this.counters;
-    if (status < 200) c.downstream_rq_1xx++;
-    else if (status < 300) c.downstream_rq_2xx++;
-    else if (status < 400) c.downstream_rq_3xx++;
-    else if (status < 500) c.downstream_rq_4xx++;
-    else c.downstream_rq_5xx++;
-    if (local) c.downstream_rq_local_reply++;
-  }
-
-  upstreamError(kind: UpstreamErrorKind): void {
-    switch (kind) {
-      case "connect_failure":
-        this.counters.upstream_cx_connect_fail++;
-        break;
-      case "reset_before_response":
-        this.counters.upstream_rq_reset_before_response++;
-        break;
-      case "reset_during_response":
-        this.counters.upstream_rq_reset_during_response++;
-        break;
-      case "protocol_error":
-        this.counters.upstream_rq_protocol_error++;
-        break;
-    }
-  }
-
-  retry(): void {
-    this.counters.upstream_rq_retry++;
-  }
-
-  upgrade(): void {
-    this.counters.downstream_cx_upgrades_total++;
+  override response(status: number, local: boolean): void {
+    super.response(status, local);
+    if (local) this.counters.downstream_rq_local_reply++;
   }
 
   /** All counters and the active gauge, for an admin page. */

@@ -30,14 +30,9 @@ import {
   type HttpHead,
   REQUEST,
 } from "../http/head.ts";
-import {
-  Http1Session,
-  type Log,
-  type SessionObserver,
-  type Upstream,
-  type UpstreamErrorKind,
-} from "../http/session.ts";
+import { Http1Session, type Log, type SessionObserver, type Upstream } from "../http/session.ts";
 import { SocketIo } from "../http/socket_io.ts";
+import { SESSION_COUNTERS, SessionStats } from "../http/session_stats.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
@@ -72,34 +67,23 @@ export type LocalReplyKind =
   | "identity_mismatch"
   | "timeout";
 
-/** Counter names of {@link OutboundStats}. */
+/** Counter names of {@link OutboundStats}: its own, then the session counters. */
 export const OUTBOUND_COUNTERS = [
   "downstream_cx_total",
   "downstream_cx_active",
-  "downstream_rq_total",
-  "downstream_rq_1xx",
-  "downstream_rq_2xx",
-  "downstream_rq_3xx",
-  "downstream_rq_4xx",
-  "downstream_rq_5xx",
   "downstream_rq_local_reply",
   "upstream_cx_total",
   "upstream_cx_mtls_total",
   "upstream_cx_plaintext_total",
-  "upstream_cx_connect_fail",
   "upstream_cx_connect_timeout",
   "ssl.connection_error",
   "ssl.fail_verify_san",
   "no_route",
   "upstream_cx_none_healthy",
-  "upstream_rq_reset_before_response",
-  "upstream_rq_reset_during_response",
-  "upstream_rq_protocol_error",
-  "upstream_rq_retry",
-  "downstream_cx_upgrades_total",
   "ssl.handshake",
   "ssl.handshake_error",
   "no_filter_chain_match",
+  ...SESSION_COUNTERS,
 ] as const;
 
 const TLS_COUNTERS = {
@@ -109,10 +93,11 @@ const TLS_COUNTERS = {
 } as const;
 
 /** Envoy-style counters of an outbound listener. */
-export class OutboundStats implements OutboundObserver {
-  readonly counters: Record<(typeof OUTBOUND_COUNTERS)[number], number> = Object.fromEntries(
-    OUTBOUND_COUNTERS.map((n) => [n, 0]),
-  ) as Record<(typeof OUTBOUND_COUNTERS)[number], number>;
+export class OutboundStats extends SessionStats<(typeof OUTBOUND_COUNTERS)[number]>
+  implements OutboundObserver {
+  constructor() {
+    super(OUTBOUND_COUNTERS);
+  }
 
   connectionOpened(): void {
     this.counters.downstream_cx_total++;
@@ -153,28 +138,6 @@ export class OutboundStats implements OutboundObserver {
   }
   downstreamTls(outcome: "handshake" | "handshake_error" | "no_filter_chain_match"): void {
     this.counters[TLS_COUNTERS[outcome]]++;
-  }
-  request(): void {
-    this.counters.downstream_rq_total++;
-  }
-  response(status: number, _local: boolean): void {
-    if (status < 200) this.counters.downstream_rq_1xx++;
-    else if (status < 300) this.counters.downstream_rq_2xx++;
-    else if (status < 400) this.counters.downstream_rq_3xx++;
-    else if (status < 500) this.counters.downstream_rq_4xx++;
-    else this.counters.downstream_rq_5xx++;
-  }
-  upstreamError(kind: UpstreamErrorKind): void {
-    if (kind === "connect_failure") this.counters.upstream_cx_connect_fail++;
-    else if (kind === "reset_before_response") this.counters.upstream_rq_reset_before_response++;
-    else if (kind === "reset_during_response") this.counters.upstream_rq_reset_during_response++;
-    else this.counters.upstream_rq_protocol_error++;
-  }
-  retry(): void {
-    this.counters.upstream_rq_retry++;
-  }
-  upgrade(): void {
-    this.counters.downstream_cx_upgrades_total++;
   }
   snapshot(): Record<string, number> {
     return { ...this.counters };
