@@ -217,8 +217,8 @@ const BAD_PATH: FilterVerdict = {
   target: null,
 };
 
-/** The BASE-normalized target, or null when it must be refused. */
-function normalizedTarget(target: string): NormalizedPath | null {
+/** The BASE-normalized target (shared's normalizePath), or null when it must be refused (`%00`: 400). */
+export function normalizedTarget(target: string): NormalizedPath | null {
   try {
     return normalizePath(target);
   } catch (e) {

@@ -4,5 +4,5 @@
  *
  * @module
  */
-export { type ConnectionAttributes, InboundPolicyFilter } from "./inbound_filter.ts";
+export { type ConnectionAttributes, InboundPolicyFilter, normalizedTarget } from "./inbound_filter.ts";
 export { AUTHZ_DEBUG_HEADER, type InboundPolicies, inboundPoliciesOf } from "./policies.ts";

@@ -36,8 +36,7 @@ import { SESSION_COUNTERS, SessionStats } from "../http/session_stats.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
-import { normalizePath } from "../../shared/mod.ts";
-import { InboundPolicyFilter } from "../filters/mod.ts";
+import { InboundPolicyFilter, normalizedTarget } from "../filters/mod.ts";
 import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
 import { clientHelloSni, MAX_RECORD_BYTES } from "./client_hello.ts";
 import { GatewayTls, type GatewayTlsContext, peerSans } from "./gateway_tls.ts";
@@ -603,12 +602,8 @@ function authorityOf(h: HttpHead): { scheme: string; authority: string; path: st
  * `/status/../headers` takes the `/headers` route that the filter chain's policies will see.
  */
 function routingPath(target: string): string {
-  try {
-    return normalizePath(target).path;
-  } catch {
-    // `%00`: the filter chain answers 400 before this route is used.
-    return target;
-  }
+  // `%00`: the filter chain answers 400 before this route is used.
+  return normalizedTarget(target)?.path ?? target;
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {
