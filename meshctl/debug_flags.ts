@@ -17,6 +17,9 @@ import { XdsDebugClient } from "./xds_debug_client.ts";
 /** The seed's default `--xds-port`: meshd's --secureGRPCAddr port. */
 export const DEFAULT_XDS_PORT = 15012;
 
+/** The environment variable that holds a bearer token for `--xds-address`. */
+export const XDS_TOKEN_ENV = "MESHCTL_XDS_TOKEN";
+
 /** Files of `--cert-dir`, as istioctl (adsc) names them. */
 export const CERT_DIR_FILES = { certChain: "cert-chain.pem", key: "key.pem", root: "root-cert.pem" } as const;
 
@@ -124,9 +127,7 @@ function xdsClient(opts: Record<string, unknown>, timeout: number): XdsDebugClie
   const key = fromDir(CERT_DIR_FILES.key, chain === undefined);
   const rootsPem = fromDir(CERT_DIR_FILES.root, opts.insecure === true || opts.plaintext === true);
   const tokenFile = opts.xdsTokenFile === undefined ? undefined : String(opts.xdsTokenFile);
-  const token = tokenFile
-    ? readFlagFile("--xds-token-file", tokenFile)!.trim()
-    : Deno.env.get("MESHCTL_XDS_TOKEN");
+  const token = tokenFile ? readFlagFile("--xds-token-file", tokenFile)!.trim() : Deno.env.get(XDS_TOKEN_ENV);
   if (opts.plaintext === true && (opts.insecure === true || opts.authority !== undefined)) {
     throw new Error("--plaintext uses no TLS: --insecure and --authority do not apply");
   }

@@ -18,7 +18,7 @@ import { type LabPlan, MESHD_HOST, type PlannedWorkload } from "../deploy/lab/pl
 import { openPortForward, type PortForward } from "../deploy/lab/port_forward.ts";
 import { labPaths } from "../deploy/lab/state.ts";
 import { BootstrapTokenIssuer } from "../meshd/ca/bootstrap_tokens.ts";
-import { DEFAULT_XDS_PORT } from "./debug_flags.ts";
+import { DEFAULT_XDS_PORT, XDS_TOKEN_ENV } from "./debug_flags.ts";
 import type { MeshdDebugSource } from "./meshd_client.ts";
 import { type ConnectedProxy, findProxy, type Target } from "./proxy_target.ts";
 
@@ -247,7 +247,7 @@ async function useLabXds(connector: LabConnector, cmd: CommandUnknownOpts): Prom
   if (opts.plaintext !== true && opts.authority === undefined) {
     cmd.setOptionValueWithSource("authority", inLab.authority, "env");
   }
-  if (opts.certDir !== undefined || opts.xdsTokenFile !== undefined || Deno.env.get("MESHCTL_XDS_TOKEN")) {
+  if (opts.certDir !== undefined || opts.xdsTokenFile !== undefined || Deno.env.get(XDS_TOKEN_ENV)) {
     return;
   }
   if (opts.plaintext !== true && opts.insecure !== true) {
