@@ -191,6 +191,7 @@ export async function startDiscovery(
     grpcAddr: addressText(options.grpcAddr),
     rootNamespace: mesh.config.rootNamespace,
     trustDomain: mesh.config.trustDomain,
+    proxySettings: mesh.config.proxySettings,
     scopeGatewayToNamespace: env.DISCO_SCOPE_GATEWAY_TO_NAMESPACE,
     debounceAfterMs: env.DISCO_DEBOUNCE_AFTER,
     debounceMaxMs: env.DISCO_DEBOUNCE_MAX,

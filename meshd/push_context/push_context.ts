@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { DEFAULT_PROXY_SETTINGS, type ProxySettings } from "../../shared/proxy_settings/mod.ts";
 import {
   effectivePeerAuthentication,
   endpointPort,
@@ -134,6 +135,8 @@ export interface PushContext {
   gatewayRoutes: ReadonlyMap<string, readonly RouteConfiguration[]>;
   /** Gateway servers that are not served, one sentence each (meshd logs them as warnings). */
   gatewayWarnings: readonly string[];
+  /** The mesh config's data-path settings, sent to every proxy in its Workload. */
+  proxySettings: ProxySettings;
 }
 
 /** Inputs beyond the config. */
@@ -154,6 +157,8 @@ export interface PushContextOptions {
   jwksFetchMode?: JwksFetchMode;
   /** DISCO_JWT_PUB_KEY_REFRESH_INTERVAL, ms; default 20 minutes. */
   jwksRefreshIntervalMs?: number;
+  /** The mesh config's data-path settings; default shared's DEFAULT_PROXY_SETTINGS. */
+  proxySettings?: ProxySettings;
 }
 
 const TLS_MODE_LABELS: Record<string, string> = {
@@ -353,6 +358,7 @@ export function buildPushContext(
     credentials,
     gatewayRoutes,
     gatewayWarnings,
+    proxySettings: { ...(options.proxySettings ?? DEFAULT_PROXY_SETTINGS) },
   });
 }
 

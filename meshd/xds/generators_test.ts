@@ -279,3 +279,12 @@ Deno.test("TLS credentials: a gateway gets only those its HTTPS servers name, fr
     [],
   );
 });
+
+Deno.test("every Workload carries the mesh config's proxy settings", () => {
+  const proxySettings = { pathNormalization: "MERGE_SLASHES" as const, numTrustedProxies: 2 };
+  const gen = new PushContextGenerator(buildPushContext(config, { version: "1", proxySettings }));
+  for (const name of ["httpbin-1", "sleep-1"]) {
+    const [w] = gen.generate(node("foo", name), TYPE_URLS.workload)!.resources;
+    assert.deepEqual(decodeResource(RESOURCE_TYPES.workload, w.body).settings, proxySettings);
+  }
+});

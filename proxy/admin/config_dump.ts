@@ -8,7 +8,7 @@
  */
 import { RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
 import type { RouteConfiguration, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
-import { inboundModeOf } from "../runtime/snapshot.ts";
+import { inboundModeOf, settingsInForce } from "../runtime/snapshot.ts";
 
 /** Envoy's admin type URLs. */
 export const DUMP_TYPES = {
@@ -48,6 +48,25 @@ export interface BootstrapInfo {
 }
 
 /**
+ * The HTTP settings every listener applies, under Envoy's HttpConnectionManager field names, as
+ * Istio renders `meshConfig.pathNormalization` and `gatewayTopology.numTrustedProxies` (the settings
+ * meshd pushed in this proxy's Workload).
+ */
+function httpConnectionManager(snapshot: RuntimeSnapshot): Record<string, unknown> {
+  const settings = settingsInForce(snapshot);
+  const path = settings.pathNormalization;
+  return {
+    path_normalization: path,
+    normalize_path: path !== "NONE",
+    merge_slashes: path === "MERGE_SLASHES" || path === "DECODE_AND_MERGE_SLASHES",
+    path_with_escaped_slashes_action: path === "DECODE_AND_MERGE_SLASHES"
+      ? "UNESCAPE_AND_FORWARD"
+      : "KEEP_UNCHANGED",
+    xff_num_trusted_hops: settings.numTrustedProxies,
+  };
+}
+
+/**
  * A gateway's listeners, one per bind port (named as Istio's gateway listeners): a plain-text port's
  * route configuration, or one filter chain per HTTPS server with its SNI names and SDS secret names.
  */
@@ -73,6 +92,7 @@ function gatewayListeners(
         name: `${address}_${port}`,
         address: socket(address, port),
         traffic_direction: "OUTBOUND",
+        http_connection_manager: httpConnectionManager(snapshot),
         ...(rcs.length === 1 && rcs[0].tls === undefined ? { route_config_name: rcs[0].name } : {
           filter_chains: rcs.map((rc) => ({
             filter_chain_match: { server_names: rc.tls?.sniHosts ?? [] },
@@ -177,6 +197,7 @@ export function buildConfigDump(
     last_updated: iso(bootstrap.startedAt),
   };
 
+  const hcm = httpConnectionManager(snapshot);
   const inboundListeners = bootstrap.inbound.map((l) => {
     const port = snapshot.workload?.inboundMtls.find((p) => p.port === l.port) ??
       snapshot.workload?.defaultMtls;
@@ -196,6 +217,7 @@ export function buildConfigDump(
             scope: port?.scope ?? "",
           },
           default_cluster: inboundClusterName(l.port),
+          http_connection_manager: hcm,
         },
       },
     };
@@ -217,6 +239,7 @@ export function buildConfigDump(
               name: `outbound|${outbound.host}_${outbound.port}`,
               address: socket(outbound.host, outbound.port),
               traffic_direction: "OUTBOUND",
+              http_connection_manager: hcm,
             },
           },
         }]

@@ -16,6 +16,8 @@ export interface PortMtls {
   scope: string;
 }
 
+import { DEFAULT_PROXY_SETTINGS, type ProxySettings } from "../../shared/proxy_settings/mod.ts";
+
 /** This proxy's own workload (mesh.v1.Workload, decoded). */
 export interface WorkloadInfo {
   name: string;
@@ -28,6 +30,8 @@ export interface WorkloadInfo {
   ports: Record<string, number>;
   inboundMtls: PortMtls[];
   defaultMtls: PortMtls;
+  /** The mesh's data-path settings for this proxy (mesh.v1.ProxySettings); defaults when meshd sent none. */
+  settings: ProxySettings;
 }
 
 /** A service endpoint (mesh.v1.Endpoint). */
@@ -122,6 +126,11 @@ export const EMPTY_SNAPSHOT: RuntimeSnapshot = Object.freeze({
   routes: {},
   credentials: {},
 });
+
+/** The data-path settings in force: the workload's, else the defaults (no workload known yet). */
+export function settingsInForce(snapshot: RuntimeSnapshot): ProxySettings {
+  return snapshot.workload?.settings ?? DEFAULT_PROXY_SETTINGS;
+}
 
 /**
  * The mode in force on a container port: its port-level entry, else the workload default, else
