@@ -25,7 +25,7 @@
  */
 import type { KeySetFetchEvent } from "../../shared/jwks/refresher.ts";
 import { ProxyJwksFetcher } from "../jwks/fetcher.ts";
-import { KeptKeySets } from "../jwks/kept_keys.ts";
+import { type KeptKeySet, KeptKeySets } from "../jwks/kept_keys.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { AdsClient, type AdsClientHooks, type AdsClientStatus, type AdsConfig } from "./ads_client.ts";
 import type { BackoffOptions } from "./backoff.ts";
@@ -81,8 +81,8 @@ export class ProxyAgent {
   #certs: CertificateManager | undefined;
   readonly #jwks: ProxyJwksFetcher;
   readonly #keptKeys = new KeptKeySets();
-  /** The providers last logged as verified with older keys, to log a change once. */
-  #keptText = "";
+  /** The providers verified with older keys than the config's, as last logged. */
+  #kept: KeptKeySet[] = [];
   #started = false;
 
   /**
@@ -127,13 +127,22 @@ export class ProxyAgent {
     return new Promise((resolve) => this.#readyWaiters.push(resolve));
   }
 
-  /** ADS, certificate and JWKS fetch status, for a status page. */
+  /**
+   * ADS, certificate and JWKS status, for a status page: the proxy's own fetches, the sources whose
+   * key set is in force (`inForce`, whoever fetched), and the providers verified with an older set
+   * because the config brought none usable (`keptOverConfig`).
+   */
   status(): {
     ads?: AdsClientStatus;
     certificate?: CertificateStatus;
-    jwks: ReturnType<ProxyJwksFetcher["status"]>;
+    jwks: ReturnType<ProxyJwksFetcher["status"]> & { inForce: string[]; keptOverConfig: KeptKeySet[] };
   } {
-    return { ads: this.#ads?.status(), certificate: this.#certs?.status(), jwks: this.#jwks.status() };
+    const jwks = {
+      ...this.#jwks.status(),
+      inForce: Object.keys(this.#snapshot.jwks ?? {}).sort(),
+      keptOverConfig: this.#kept,
+    };
+    return { ads: this.#ads?.status(), certificate: this.#certs?.status(), jwks };
   }
 
   /**
@@ -198,10 +207,12 @@ export class ProxyAgent {
     this.#ads = ads;
   }
 
-  #logKept(kept: { source: string; issuer: string; reason: string }[]): void {
-    const text = kept.map((k) => `issuer ${k.issuer} (${k.source}): ${k.reason}`).join("; ");
-    if (text === this.#keptText) return;
-    this.#keptText = text;
+  #logKept(kept: KeptKeySet[]): void {
+    const textOf = (list: KeptKeySet[]) =>
+      list.map((k) => `issuer ${k.issuer} (${k.source}): ${k.reason}`).join("; ");
+    const text = textOf(kept);
+    if (text === textOf(this.#kept)) return;
+    this.#kept = kept;
     if (text !== "") {
       this.#options.logger?.warn(
         `JWKS: no usable key set in the config; keeping the last good one for ${text}`,

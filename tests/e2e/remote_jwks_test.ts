@@ -106,6 +106,8 @@ interface JwksDump {
     lastError?: string;
   }[];
   counters: { success: number; failed: number };
+  inForce: string[];
+  keptOverConfig: { source: string; issuer: string; reason: string }[];
 }
 
 async function jwksDump(proxy: ProxyProcess): Promise<JwksDump> {
@@ -416,6 +418,14 @@ Deno.test({
             await until(async () => (await dumpedProviders(proxy))[0]?.jwks === "", "the key-less push");
             assert.equal((await status("/ip", await key.sign())).status, 200);
             assert.equal((await status("/ip", await forger.sign())).status, 401);
+            const uri = `http://127.0.0.1:${jwks.port}/keys`;
+            const dump = await jwksDump(proxy);
+            assert.deepEqual(dump.inForce, [uri]);
+            assert.deepEqual(dump.keptOverConfig, [{
+              source: uri,
+              issuer: ISS,
+              reason: "Jwks is not available yet",
+            }]);
             assert.match(
               proxy.stderr(),
               /JWKS: no usable key set in the config; keeping the last good one for issuer meshd-fetched@mesh\.test/,
