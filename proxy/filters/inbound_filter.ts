@@ -6,14 +6,16 @@
  *
  * - a path containing `%00`: 400;
  * - an invalid token: 401, body the reason (`Jwt is expired`, ...), `www-authenticate: Bearer
- *   realm="http://<host><path>", error="invalid_token"`;
+ *   realm="http://<host><path>", error="invalid_token"`. Every token in every configured location
+ *   is verified (each value of a repeated header on its own), and one invalid token is enough
+ *   (shared/policy/jwt, after Envoy's jwt_authn);
  * - a denial: 403, body `RBAC: access denied`, logged (warning, logger `inbound`) with the deciding
  *   policy and rule; with the request header `x-mesh-authz-debug: 1` (or `true`) the reply also
  *   carries `x-mesh-authz-reason: <reason>`, the same text as the log's `reason` field, e.g.
  *   `denied by DENY policy foo/deny-admin rule 0` or `denied: no rule of ALLOW policies foo/a matched`;
- * - otherwise the request is forwarded with the normalized path (query kept), the token header removed
- *   unless forwardOriginalToken, and the payload and claim headers set (any such header the client
- *   sent is removed first).
+ * - otherwise the request is forwarded with the normalized path (query kept), each verified token
+ *   removed from its header (every value) or query parameter unless forwardOriginalToken, and the
+ *   payload and claim headers set (any such header the client sent is removed first).
  *
  * @module
  */
@@ -23,6 +25,7 @@ import {
   type NormalizedPath,
   normalizePath,
   PathError,
+  withoutParams,
   wwwAuthenticate,
 } from "../../shared/mod.ts";
 import { ascii } from "../http/chars.ts";
@@ -49,21 +52,27 @@ export interface ConnectionAttributes {
 
 const DENIED: FilterReply = { status: 403, headers: "", body: "RBAC: access denied" };
 
-/** Reads the named headers of a head: lower-case name to value, repeated ones joined with `,`. */
+/** Reads the named headers of a head: lower-case name to each received value, in order. */
 function readHeaders(
   h: HttpHead,
   names: ReadonlySet<string>,
   lengths: ReadonlySet<number>,
-): Record<string, string> {
-  const out: Record<string, string> = {};
+): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
   const f = h.fields;
   for (let i = 0; i < h.count; i++) {
     if (!lengths.has(f[i * 4 + 1] - f[i * 4])) continue;
     const name = h.name(i).toLowerCase();
     if (!names.has(name)) continue;
-    const v = h.value(i);
-    out[name] = out[name] === undefined ? v : `${out[name]},${v}`;
+    (out[name] ??= []).push(h.value(i));
   }
+  return out;
+}
+
+/** Repeated headers joined with `,`, as authorization matches them. */
+function joined(values: Record<string, string[]>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name in values) out[name] = values[name].join(",");
   return out;
 }
 
@@ -116,7 +125,8 @@ export class InboundPolicyFilter implements RequestFilter {
       if (n === null) return BAD_PATH;
       return n.changed ? { reply: null, addFields: null, target: ascii(n.path + n.query) } : null;
     }
-    const headers = readHeaders(h, policies.headerNames, lengthsOf(policies.headerNames));
+    const values = readHeaders(h, policies.headerNames, lengthsOf(policies.headerNames));
+    const headers = joined(values);
     const targetText = h.targetText();
     const normalized = normalizedTarget(targetText);
     if (normalized === null) return BAD_PATH;
@@ -127,24 +137,27 @@ export class InboundPolicyFilter implements RequestFilter {
     const authn = policies.authn;
     if (authn !== null) {
       dropFields(h, authn.outputHeaders);
-      const found = authn.findToken({ headers, path: targetText });
-      if (found !== undefined) {
-        return authn.verifyToken(found).then((o) =>
-          this.#afterAuthn(h, policies, headers, normalized.path, target, o)
+      // Each value of a repeated header is its own token (Envoy's extractor), so values, not joined.
+      const found = authn.findTokens({ headers: values, path: targetText });
+      if (found.length > 0) {
+        return authn.verifyTokens(found).then((o) =>
+          this.#afterAuthn(h, policies, headers, normalized, target, o)
         );
       }
     }
-    return this.#afterAuthn(h, policies, headers, normalized.path, target, { status: "none" });
+    return this.#afterAuthn(h, policies, headers, normalized, target, { status: "none" });
   }
 
   #afterAuthn(
     h: HttpHead,
     policies: InboundPolicies,
     headers: Record<string, string>,
-    path: string,
-    target: Uint8Array | null,
+    normalized: NormalizedPath,
+    normalizedTarget: Uint8Array | null,
     outcome: JwtOutcome,
   ): FilterVerdict | null {
+    const path = normalized.path;
+    let target = normalizedTarget;
     if (outcome.status === "invalid") {
       this.#log.info("request refused: invalid JWT", {
         peer: this.#conn.peer,
@@ -160,7 +173,13 @@ export class InboundPolicyFilter implements RequestFilter {
       };
     }
     const valid = outcome.status === "valid" ? outcome : undefined;
-    if (valid?.removeHeader !== undefined) dropFields(h, [valid.removeHeader]);
+    if (valid !== undefined) {
+      dropFields(h, valid.removeHeaders);
+      if (valid.removeParams.length > 0) {
+        const query = withoutParams(normalized.query, valid.removeParams);
+        if (query !== normalized.query) target = ascii(path + query);
+      }
+    }
     if (policies.authz !== null) {
       const d = policies.authz.evaluate({
         method: h.methodText(),

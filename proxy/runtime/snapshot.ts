@@ -105,8 +105,10 @@ export interface RuntimeSnapshot {
   /** mesh.v1.JwtPolicy, decoded, as meshd sent it (providers with `jwksFetcher: PROXY` have no keys). */
   jwtPolicies: Record<string, Record<string, unknown>>;
   /**
-   * The key sets this proxy fetched itself (proxy/jwks), JSON text by `jwksUri`: the keys of the
-   * providers marked `jwksFetcher: PROXY`. Absent or missing a URI: no good fetch yet.
+   * The last good key set the proxy holds for each JWT provider's source, whoever fetched it (this
+   * proxy for `jwksFetcher: PROXY`, else meshd), JSON text by source (`keySetSourceOf` in
+   * proxy/jwks/kept_keys.ts: the `jwksUri`, or `issuer:<iss>`). It stays when a push brings no usable
+   * set. Absent or missing a source: no good set yet.
    */
   jwks?: Record<string, string>;
   /** Gateway mode: route configurations by name (`http.<port>`); empty for a sidecar. */
