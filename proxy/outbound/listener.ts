@@ -438,6 +438,7 @@ export class OutboundListener {
       port: this.#port,
       sni: gateway.sni,
       peer,
+      gateway: true,
     }, this.#log);
     const session = new Http1Session(down, {
       upstream: down.upstream,
