@@ -15,6 +15,7 @@ export const PROXY_CONFIG_ANNOTATION = "proxy.istio.io/config";
 
 /** What a workload's annotation overrides. */
 export interface ProxyConfigOverrides {
+  /** gatewayTopology.numTrustedProxies: replaces the mesh-wide value for this workload. */
   numTrustedProxies?: number;
 }
 
