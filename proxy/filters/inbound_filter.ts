@@ -56,6 +56,8 @@ export interface ConnectionAttributes {
    * appended and numTrustedProxies applies. Default false (a sidecar).
    */
   gateway?: boolean;
+  /** Whether the downstream connection is TLS (a gateway's X-Forwarded-Proto). */
+  tls?: boolean;
 }
 
 const DENIED: FilterReply = { status: 403, headers: "", body: "RBAC: access denied" };

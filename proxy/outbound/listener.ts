@@ -439,6 +439,7 @@ export class OutboundListener {
       sni: gateway.sni,
       peer,
       gateway: true,
+      tls: socket !== raw,
     }, this.#log);
     const session = new Http1Session(down, {
       upstream: down.upstream,

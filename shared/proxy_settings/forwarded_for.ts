@@ -7,7 +7,8 @@
  *   numTrustedProxies`. The downstream address is appended to XFF (the listener's own address instead
  *   when the peer is loopback, as Envoy). The trusted client address is the N-th XFF entry from the
  *   right *before* appending, or the peer when N is 0, XFF has fewer than N entries, or that entry is
- *   not an IP address.
+ *   not an IP address. X-Forwarded-Proto is set to the connection's scheme, kept only from a
+ *   trusted hop ({@link gatewayForwardedProto}).
  * - **sidecars** (inbound): `use_remote_address: false`, no trusted hops. XFF is forwarded unchanged;
  *   the trusted client address is the rightmost XFF entry when it is an IP address (what the gateway
  *   in front appended), else the peer.
@@ -70,6 +71,24 @@ function addressFromRight(xff: string, skip: number): string | undefined {
   if (entries.length < skip + 1) return undefined;
   const entry = entries[entries.length - 1 - skip].replace(/^[ \t]+|[ \t]+$/g, "");
   return parseIp(entry) === undefined ? undefined : entry;
+}
+
+/**
+ * The X-Forwarded-Proto a gateway forwards (Envoy with use_remote_address): the scheme of the
+ * downstream connection, unless a trusted hop is in front (numTrustedProxies > 0) and the request
+ * already carries one.
+ *
+ * @param received the received value (several fields joined with `,`), or undefined when absent
+ * @param tls whether the downstream connection is TLS
+ * @returns the value to forward in place of the received fields, or null to keep them
+ */
+export function gatewayForwardedProto(
+  received: string | undefined,
+  tls: boolean,
+  numTrustedProxies: number,
+): string | null {
+  if (numTrustedProxies > 0 && received !== undefined) return null;
+  return tls ? "https" : "http";
 }
 
 /**

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { forwardedFor, type ForwardedForInput } from "./forwarded_for.ts";
+import { forwardedFor, type ForwardedForInput, gatewayForwardedProto } from "./forwarded_for.ts";
 
 const PEER = "192.0.2.5";
 const LOCAL = "10.0.0.2";
@@ -171,3 +171,10 @@ for (const row of rows) {
     assert.deepEqual(forwardedFor(input), { remoteIp: row.remoteIp, forwardedFor: row.forwardedFor });
   });
 }
+
+Deno.test("gatewayForwardedProto: the connection's scheme unless a trusted hop sent one (Envoy)", () => {
+  assert.equal(gatewayForwardedProto("https", false, 0), "http", "a client's claim is overwritten");
+  assert.equal(gatewayForwardedProto(undefined, true, 0), "https");
+  assert.equal(gatewayForwardedProto("https", false, 1), null, "kept from a trusted hop");
+  assert.equal(gatewayForwardedProto(undefined, false, 1), "http", "added when absent");
+});

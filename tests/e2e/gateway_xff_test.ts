@@ -6,7 +6,8 @@
  * - X-Forwarded-For (Envoy's use_remote_address on gateways, Istio's gatewayTopology): the gateway
  *   appends the downstream address, and `remoteIpBlocks` sees the entry `numTrustedProxies` from the
  *   right (mesh-wide 0, then 1 and 2 through the gateway workload's `proxy.istio.io/config`
- *   annotation); spoofing with many entries, empty entries, garbage, IPv6 and several fields.
+ *   annotation); spoofing with many entries, empty entries, garbage, IPv6 and several fields;
+ *   X-Forwarded-Proto is the connection's scheme unless a trusted hop sent it.
  * - `x-mesh-authz-reason` only for a source the mesh config's `denialExplanation` lists.
  *
  * Clients on 127.0.0.0/8 are loopback, for which Envoy appends the listener's own address; when the
@@ -149,6 +150,12 @@ Deno.test({
         // A loopback peer: Envoy appends the listener's own address.
         assert.equal(await seenByApp([]), GATEWAY_IP);
         assert.equal(await seenByApp(xff("6.6.6.6")), `6.6.6.6,${GATEWAY_IP}`);
+        const proto = await send("/headers?show_env=1", ["X-Forwarded-Proto: https"]);
+        assert.equal(
+          JSON.parse(proto.body).headers["X-Forwarded-Proto"],
+          "http",
+          "a client's scheme is replaced",
+        );
         const own = nonLoopbackIpv4();
         if (own !== undefined) assert.equal(await seenByApp(xff("6.6.6.6"), own), `6.6.6.6,${own}`);
       });
@@ -197,6 +204,12 @@ Deno.test({
           );
           assert.deepEqual(await statuses(xff(`${TRUSTED}, 6.6.6.6`)), [403, 403]);
           assert.equal(await seenByApp(xff(`6.6.6.6, ${TRUSTED}`)), `6.6.6.6, ${TRUSTED},${GATEWAY_IP}`);
+          const proto = await send("/headers?show_env=1", ["X-Forwarded-Proto: https"]);
+          assert.equal(
+            JSON.parse(proto.body).headers["X-Forwarded-Proto"],
+            "https",
+            "kept from a trusted hop",
+          );
         },
       );
 
