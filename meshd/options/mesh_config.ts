@@ -1,8 +1,8 @@
 /**
  * The mesh configuration file (--meshConfig; Istio's MeshConfig): the fields meshd uses today,
  * `rootNamespace`, `trustDomain`, and the data-path settings pushed to proxies
- * (`pathNormalization.normalization`, `defaultConfig.gatewayTopology.numTrustedProxies`: shared's
- * ProxySettings). A missing file means the default mesh, as the seed says; a file
+ * (`pathNormalization.normalization`, `defaultConfig.gatewayTopology.numTrustedProxies`, and this
+ * mesh's own `denialExplanation: {principals, ipBlocks}`: shared's ProxySettings). A missing file means the default mesh, as the seed says; a file
  * that exists but is invalid is an error naming the file and field, never silently the default.
  *
  * @module
@@ -79,6 +79,8 @@ export async function loadMeshConfig(path: string): Promise<{ config: MeshConfig
         warnings,
       );
       settings.numTrustedProxies = topology.numTrustedProxies;
+    } else if (key === "denialExplanation") {
+      settings.denialExplanation = mapField(value, key, path, warnings);
     } else {
       warnings.push(`--meshConfig ${path}: field ${key} has no effect yet`);
     }
@@ -123,4 +125,5 @@ const MAP_FIELDS: Record<string, string[]> = {
   pathNormalization: ["normalization"],
   defaultConfig: ["gatewayTopology"],
   "defaultConfig.gatewayTopology": ["numTrustedProxies"],
+  denialExplanation: ["principals", "ipBlocks"],
 };

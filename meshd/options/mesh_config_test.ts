@@ -49,7 +49,33 @@ const bad: [string, RegExp][] = [
     "defaultConfig: {gatewayTopology: {numTrustedProxies: -2}}\n",
     /: defaultConfig\.gatewayTopology\.numTrustedProxies: -2 is not a whole number from 0 to 255$/,
   ],
+  ["denialExplanation: [a]\n", /: denialExplanation: expected a map$/],
+  [
+    "denialExplanation: {principals: [spiffe://cluster.local/ns/a/sa/b]}\n",
+    /: denialExplanation\.principals\[0\]: "spiffe:\/\/cluster.local\/ns\/a\/sa\/b" is not a principal/,
+  ],
+  [
+    "denialExplanation: {ipBlocks: [localhost]}\n",
+    /: denialExplanation\.ipBlocks\[0\]: "localhost" is not an IP/,
+  ],
 ];
+
+Deno.test("denialExplanation: who may read a denial's reason; nobody by default; other fields warn", async () => {
+  await withFile(
+    "denialExplanation:\n  principals: [cluster.local/ns/mesh-system/*]\n  ipBlocks: [127.0.0.1/32]\n  namespaces: [x]\n",
+    async (p) => {
+      const r = await loadMeshConfig(p);
+      assert.deepEqual(r.config.proxySettings.denialExplanation, {
+        principals: ["cluster.local/ns/mesh-system/*"],
+        ipBlocks: ["127.0.0.1/32"],
+      });
+      assert.deepEqual(r.warnings, [
+        `--meshConfig ${p}: field denialExplanation.namespaces has no effect yet`,
+      ]);
+    },
+  );
+  assert.deepEqual(DEFAULT_PROXY_SETTINGS.denialExplanation, { principals: [], ipBlocks: [] });
+});
 
 Deno.test("the proxy settings are read from Istio's fields; their unread neighbours warn", async () => {
   await withFile(
@@ -57,7 +83,11 @@ Deno.test("the proxy settings are read from Istio's fields; their unread neighbo
       "    numTrustedProxies: 2\n    forwardClientCertDetails: SANITIZE\n  concurrency: 2\n",
     async (p) => {
       const r = await loadMeshConfig(p);
-      assert.deepEqual(r.config.proxySettings, { pathNormalization: "MERGE_SLASHES", numTrustedProxies: 2 });
+      assert.deepEqual(r.config.proxySettings, {
+        ...DEFAULT_PROXY_SETTINGS,
+        pathNormalization: "MERGE_SLASHES",
+        numTrustedProxies: 2,
+      });
       assert.deepEqual(r.warnings, [
         `--meshConfig ${p}: field defaultConfig.concurrency has no effect yet`,
         `--meshConfig ${p}: field defaultConfig.gatewayTopology.forwardClientCertDetails has no effect yet`,

@@ -6,7 +6,12 @@
  *
  * @module
  */
-import { DEFAULT_PROXY_SETTINGS, type ProxySettings } from "../../shared/proxy_settings/mod.ts";
+import {
+  DEFAULT_PROXY_SETTINGS,
+  type ProxyConfigOverrides,
+  proxyConfigOverrides,
+  type ProxySettings,
+} from "../../shared/proxy_settings/mod.ts";
 import {
   effectivePeerAuthentication,
   endpointPort,
@@ -67,6 +72,11 @@ export interface WorkloadView {
   network: string;
   locality: string;
   weight: number;
+  /**
+   * The workload's `proxy.istio.io/config` annotation (gatewayTopology.numTrustedProxies), over the
+   * mesh config's settings; absent or empty: none.
+   */
+  proxyConfig?: ProxyConfigOverrides;
 }
 
 /** A service endpoint. */
@@ -217,6 +227,7 @@ export function buildPushContext(
   }
 
   const workloads = new Map<string, WorkloadView>();
+  const annotationWarnings: string[] = [];
   for (const we of entries) {
     const spec = asSpec(we);
     const labels = { ...(spec.labels ?? {}) as Record<string, string> };
@@ -250,6 +261,7 @@ export function buildPushContext(
       network: (spec.network as string | undefined) ?? "",
       locality: (spec.locality as string | undefined) ?? "",
       weight: (spec.weight as number | undefined) ?? 0,
+      proxyConfig: workloadProxyConfig(we, annotationWarnings),
     });
   }
 
@@ -318,7 +330,7 @@ export function buildPushContext(
   }));
   const scopeGatewayToNamespace = options.scopeGatewayToNamespace ?? false;
   const gatewayRoutes = new Map<string, RouteConfiguration[]>();
-  const gatewayWarnings: string[] = [];
+  const gatewayWarnings: string[] = [...annotationWarnings];
   for (const w of workloads.values()) {
     if (gatewaysSelecting(gateways, w, { scopeToNamespace: scopeGatewayToNamespace }).length === 0) continue;
     gatewayRoutes.set(
@@ -402,6 +414,22 @@ function gatewayRoutesOf(
           `${workload.key}: ${s.reason}`,
       ),
   });
+}
+
+/**
+ * A WorkloadEntry's `proxy.istio.io/config` overrides. An invalid annotation is a warning and no
+ * override (the mesh-wide settings apply), so it never removes the workload.
+ */
+function workloadProxyConfig(we: ConfigResource, warnings: string[]): ProxyConfigOverrides {
+  const annotations = we.resource.metadata.annotations as Record<string, unknown> | undefined;
+  try {
+    const r = proxyConfigOverrides(annotations, `WorkloadEntry ${keyOf(we)}`);
+    warnings.push(...r.warnings);
+    return r.overrides;
+  } catch (e) {
+    warnings.push(`${(e as Error).message}; the mesh-wide settings apply`);
+    return {};
+  }
 }
 
 function portMap(ports: ServicePortSpec[] | undefined, endpoint: Spec): Record<number, number> {

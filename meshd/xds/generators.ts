@@ -268,7 +268,7 @@ function workloadMessage(w: WorkloadView, settings: ProxySettings): Record<strin
     network: w.network,
     locality: w.locality,
     weight: w.weight,
-    settings,
+    settings: { ...settings, ...w.proxyConfig },
   };
 }
 

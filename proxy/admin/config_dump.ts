@@ -48,11 +48,12 @@ export interface BootstrapInfo {
 }
 
 /**
- * The HTTP settings every listener applies, under Envoy's HttpConnectionManager field names, as
- * Istio renders `meshConfig.pathNormalization` and `gatewayTopology.numTrustedProxies` (the settings
- * meshd pushed in this proxy's Workload).
+ * The HTTP settings a listener applies, under Envoy's HttpConnectionManager field names, as Istio
+ * renders `meshConfig.pathNormalization` and `gatewayTopology.numTrustedProxies` (the settings meshd
+ * pushed in this proxy's Workload): `use_remote_address` and the trusted hops on gateways only, as
+ * Istio sets them. `denial_explanation` (this mesh's own) lists who may read `x-mesh-authz-reason`.
  */
-function httpConnectionManager(snapshot: RuntimeSnapshot): Record<string, unknown> {
+function httpConnectionManager(snapshot: RuntimeSnapshot, gateway: boolean): Record<string, unknown> {
   const settings = settingsInForce(snapshot);
   const path = settings.pathNormalization;
   return {
@@ -62,7 +63,12 @@ function httpConnectionManager(snapshot: RuntimeSnapshot): Record<string, unknow
     path_with_escaped_slashes_action: path === "DECODE_AND_MERGE_SLASHES"
       ? "UNESCAPE_AND_FORWARD"
       : "KEEP_UNCHANGED",
-    xff_num_trusted_hops: settings.numTrustedProxies,
+    use_remote_address: gateway,
+    xff_num_trusted_hops: gateway ? settings.numTrustedProxies : 0,
+    denial_explanation: {
+      principals: settings.denialExplanation.principals,
+      ip_blocks: settings.denialExplanation.ipBlocks,
+    },
   };
 }
 
@@ -92,7 +98,7 @@ function gatewayListeners(
         name: `${address}_${port}`,
         address: socket(address, port),
         traffic_direction: "OUTBOUND",
-        http_connection_manager: httpConnectionManager(snapshot),
+        http_connection_manager: httpConnectionManager(snapshot, true),
         ...(rcs.length === 1 && rcs[0].tls === undefined ? { route_config_name: rcs[0].name } : {
           filter_chains: rcs.map((rc) => ({
             filter_chain_match: { server_names: rc.tls?.sniHosts ?? [] },
@@ -197,7 +203,7 @@ export function buildConfigDump(
     last_updated: iso(bootstrap.startedAt),
   };
 
-  const hcm = httpConnectionManager(snapshot);
+  const hcm = httpConnectionManager(snapshot, false);
   const inboundListeners = bootstrap.inbound.map((l) => {
     const port = snapshot.workload?.inboundMtls.find((p) => p.port === l.port) ??
       snapshot.workload?.defaultMtls;

@@ -230,6 +230,13 @@ export const MESH_PROTO_DESCRIPTOR: Record<string, unknown> = {
               "fields": {
                 "pathNormalization": { "type": "string", "id": 1 },
                 "numTrustedProxies": { "type": "uint32", "id": 2 },
+                "denialExplanation": { "type": "DenialExplanation", "id": 3 },
+              },
+            },
+            "DenialExplanation": {
+              "fields": {
+                "principals": { "rule": "repeated", "type": "string", "id": 1 },
+                "ipBlocks": { "rule": "repeated", "type": "string", "id": 2 },
               },
             },
             "MtlsMode": {

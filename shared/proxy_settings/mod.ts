@@ -4,10 +4,17 @@
  * (`settings`), so that sidecars and gateways apply one choice. Parsed and checked here, once, for
  * meshd's mesh config reader and the proxy's resource decoder alike.
  *
- * Source: Istio's MeshConfig (`pathNormalization`, `defaultConfig.gatewayTopology`).
+ * Source: Istio's MeshConfig (`pathNormalization`, `defaultConfig.gatewayTopology`); `denialExplanation`
+ * is this mesh's own (see ./denial_explanation.ts).
  *
  * @module
  */
+import { type DenialExplanation, denialExplanationOf, NO_DENIAL_EXPLANATION } from "./denial_explanation.ts";
+import { trustedHopsOf } from "./forwarded_for.ts";
+
+export * from "./denial_explanation.ts";
+export * from "./forwarded_for.ts";
+export * from "./proxy_config_annotation.ts";
 
 /**
  * How a request path is normalized before authorization and routing (Istio's
@@ -33,12 +40,15 @@ export interface ProxySettings {
    * how many X-Forwarded-For entries, counted from the right, were appended by hops the mesh trusts.
    */
   numTrustedProxies: number;
+  /** Who may read a denial's explanation (`x-mesh-authz-reason`); nobody by default. */
+  denialExplanation: DenialExplanation;
 }
 
 /** The settings of a mesh config that sets none. */
 export const DEFAULT_PROXY_SETTINGS: Readonly<ProxySettings> = Object.freeze({
   pathNormalization: "BASE",
   numTrustedProxies: 0,
+  denialExplanation: NO_DENIAL_EXPLANATION,
 });
 
 /**
@@ -59,12 +69,11 @@ export function proxySettingsOf(value: Record<string, unknown>, at: string): Pro
     }
     settings.pathNormalization = path as PathNormalization;
   }
-  const hops = value.numTrustedProxies;
-  if (hops !== undefined) {
-    if (typeof hops !== "number" || !Number.isInteger(hops) || hops < 0 || hops > 255) {
-      throw new Error(`${at}.numTrustedProxies: ${JSON.stringify(hops)} is not a whole number from 0 to 255`);
-    }
-    settings.numTrustedProxies = hops;
+  if (value.numTrustedProxies !== undefined) {
+    settings.numTrustedProxies = trustedHopsOf(value.numTrustedProxies, `${at}.numTrustedProxies`);
+  }
+  if (value.denialExplanation !== undefined) {
+    settings.denialExplanation = denialExplanationOf(value.denialExplanation, `${at}.denialExplanation`);
   }
   return settings;
 }

@@ -9,7 +9,7 @@ Deno.test("absent fields take the defaults", () => {
 Deno.test("set fields are kept", () => {
   assert.deepEqual(
     proxySettingsOf({ pathNormalization: "MERGE_SLASHES", numTrustedProxies: 2 }, "settings"),
-    { pathNormalization: "MERGE_SLASHES", numTrustedProxies: 2 },
+    { ...DEFAULT_PROXY_SETTINGS, pathNormalization: "MERGE_SLASHES", numTrustedProxies: 2 },
   );
 });
 
@@ -28,3 +28,12 @@ for (const [value, message] of bad) {
     assert.throws(() => proxySettingsOf(value, "x"), message);
   });
 }
+
+Deno.test("denialExplanation is checked with the settings", () => {
+  const d = { principals: ["cluster.local/ns/mesh-system/*"], ipBlocks: ["127.0.0.1"] };
+  assert.deepEqual(proxySettingsOf({ denialExplanation: d }, "settings").denialExplanation, d);
+  assert.throws(
+    () => proxySettingsOf({ denialExplanation: { ipBlocks: ["x"] } }, "settings"),
+    /^Error: settings\.denialExplanation\.ipBlocks\[0\]: "x" is not an IP address or CIDR block$/,
+  );
+});
