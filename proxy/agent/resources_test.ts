@@ -66,7 +66,7 @@ Deno.test("workload: decoded into WorkloadInfo, only the contract's fields", () 
     ports: { http: 8080 },
     inboundMtls: [{ port: 8080, mode: "PERMISSIVE", policy: "foo/p", scope: "port" }],
     defaultMtls: { port: 0, mode: "STRICT", policy: "foo/default", scope: "namespace" },
-    settings: { pathNormalization: "BASE", numTrustedProxies: 0 },
+    settings: { pathNormalization: "DECODE_AND_MERGE_SLASHES", numTrustedProxies: 0 },
   });
   assert.deepEqual(structuredClone(w), w, "structured-cloneable");
 });

@@ -1,17 +1,19 @@
 /**
- * The inbound request filter chain, in Envoy's order: path normalization (BASE), JWT authentication
+ * The inbound request filter chain, in Envoy's order: path normalization (the mesh's
+ * `pathNormalization`, from the snapshot's workload settings), JWT authentication
  * (RequestAuthentication), authorization (AuthorizationPolicy), then the application. Every decision
  * is the shared evaluator's (shared/policy); this module only reads the request from the wire and
  * writes the answers:
  *
- * - a path containing `%00`: 400;
+ * - a target that normalization refuses (`%00`; `#` and wrong-case methods already in the parser): 400;
  * - an invalid token: 401, body the reason (`Jwt is expired`, ...), `www-authenticate: Bearer
  *   realm="http://<host><path>", error="invalid_token"`;
  * - a denial: 403, body `RBAC: access denied`, logged (warning, logger `inbound`) with the deciding
  *   policy and rule; with the request header `x-mesh-authz-debug: 1` (or `true`) the reply also
  *   carries `x-mesh-authz-reason: <reason>`, the same text as the log's `reason` field, e.g.
  *   `denied by DENY policy foo/deny-admin rule 0` or `denied: no rule of ALLOW policies foo/a matched`;
- * - otherwise the request is forwarded with the normalized path (query kept), the token header removed
+ * - otherwise the request is forwarded with the normalized path (query kept; the path policies saw),
+ *   an absolute-form target's authority as Host (RFC 9112 3.2.2), the token header removed
  *   unless forwardOriginalToken, and the payload and claim headers set (any such header the client
  *   sent is removed first).
  *
@@ -23,12 +25,13 @@ import {
   type NormalizedPath,
   normalizePath,
   PathError,
+  type PathNormalization,
   wwwAuthenticate,
 } from "../../shared/mod.ts";
 import { ascii } from "../http/chars.ts";
 import type { HttpHead } from "../http/head.ts";
 import type { FilterReply, FilterVerdict, Log, RequestFilter } from "../http/session.ts";
-import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
 import { AUTHZ_DEBUG_HEADER, type InboundPolicies, inboundPoliciesOf } from "./policies.ts";
 
 /** What the filter knows of the connection. */
@@ -90,37 +93,67 @@ function lengthsOf(names: ReadonlySet<string>): ReadonlySet<number> {
   return l;
 }
 
+/** How the filter treats the request target. */
+export interface InboundFilterOptions {
+  /**
+   * The listener already normalized the target with the mesh's option and forwarded Host from an
+   * absolute-form target (the gateway's router): the filter takes the target as it is, so that
+   * policies see exactly what was routed and is forwarded, normalized once.
+   */
+  targetNormalized?: boolean;
+}
+
+/** The target and Host to forward instead of the received ones (null: as received). */
+interface Rewrite {
+  target: Uint8Array | null;
+  host: Uint8Array | null;
+}
+
+const NO_REWRITE: Rewrite = { target: null, host: null };
+
 /** The filter of one downstream connection; reads the current snapshot for every request. */
 export class InboundPolicyFilter implements RequestFilter {
   readonly #snapshot: () => RuntimeSnapshot;
   readonly #conn: ConnectionAttributes;
   readonly #log: Log;
+  readonly #targetNormalized: boolean;
 
   /**
    * @param snapshot the current runtime snapshot (a policy change applies to the next request)
    * @param conn the connection's attributes
    * @param log where denials are logged
+   * @param options how the target arrives (normalized by the listener or not)
    */
-  constructor(snapshot: () => RuntimeSnapshot, conn: ConnectionAttributes, log: Log) {
+  constructor(
+    snapshot: () => RuntimeSnapshot,
+    conn: ConnectionAttributes,
+    log: Log,
+    options: InboundFilterOptions = {},
+  ) {
     this.#snapshot = snapshot;
     this.#conn = conn;
     this.#log = log;
+    this.#targetNormalized = options.targetNormalized ?? false;
   }
 
   check(h: HttpHead): FilterVerdict | null | Promise<FilterVerdict | null> {
-    const policies = inboundPoliciesOf(this.#snapshot());
-    if (!policies.active) {
-      // Envoy normalizes every request, policies or not; most targets have nothing to normalize.
-      if (!mayNeedNormalization(h)) return null;
-      const n = normalizedTarget(h.targetText());
-      if (n === null) return BAD_PATH;
-      return n.changed ? { reply: null, addFields: null, target: ascii(n.path + n.query) } : null;
-    }
-    const headers = readHeaders(h, policies.headerNames, lengthsOf(policies.headerNames));
+    const snapshot = this.#snapshot();
+    const policies = inboundPoliciesOf(snapshot);
+    // Envoy normalizes every request, policies or not; most targets have nothing to normalize.
+    if (!policies.active && !mayNeedNormalization(h)) return null;
     const targetText = h.targetText();
-    const normalized = normalizedTarget(targetText);
+    const option = this.#targetNormalized ? "NONE" : settingsInForce(snapshot).pathNormalization;
+    const normalized = normalizedTarget(targetText, option);
     if (normalized === null) return BAD_PATH;
-    const target = normalized.changed ? ascii(normalized.path + normalized.query) : null;
+    const rewrite: Rewrite = normalized.changed || normalized.authority !== undefined
+      ? {
+        target: normalized.changed ? ascii(normalized.path + normalized.query) : null,
+        host: normalized.authority === undefined ? null : ascii(normalized.authority),
+      }
+      : NO_REWRITE;
+    if (!policies.active) return rewrite === NO_REWRITE ? null : { reply: null, addFields: null, ...rewrite };
+    const headers = readHeaders(h, policies.headerNames, lengthsOf(policies.headerNames));
+    if (normalized.authority !== undefined) headers.host = normalized.authority;
     if (policies.error !== null) {
       return this.#deny(h, headers, normalized.path, { allowed: false, reason: policies.error });
     }
@@ -130,11 +163,11 @@ export class InboundPolicyFilter implements RequestFilter {
       const found = authn.findToken({ headers, path: targetText });
       if (found !== undefined) {
         return authn.verifyToken(found).then((o) =>
-          this.#afterAuthn(h, policies, headers, normalized.path, target, o)
+          this.#afterAuthn(h, policies, headers, normalized.path, rewrite, o)
         );
       }
     }
-    return this.#afterAuthn(h, policies, headers, normalized.path, target, { status: "none" });
+    return this.#afterAuthn(h, policies, headers, normalized.path, rewrite, { status: "none" });
   }
 
   #afterAuthn(
@@ -142,7 +175,7 @@ export class InboundPolicyFilter implements RequestFilter {
     policies: InboundPolicies,
     headers: Record<string, string>,
     path: string,
-    target: Uint8Array | null,
+    rewrite: Rewrite,
     outcome: JwtOutcome,
   ): FilterVerdict | null {
     if (outcome.status === "invalid") {
@@ -188,8 +221,8 @@ export class InboundPolicyFilter implements RequestFilter {
       if (!d.allowed) return this.#deny(h, headers, path, d);
     }
     const addFields = valid ? headerLines(valid.setHeaders) : null;
-    if (addFields === null && target === null) return null;
-    return { reply: null, addFields, target };
+    if (addFields === null && rewrite === NO_REWRITE) return null;
+    return { reply: null, addFields, ...rewrite };
   }
 
   #deny(h: HttpHead, headers: Record<string, string>, path: string, d: AuthorizationDecision): FilterVerdict {
@@ -210,17 +243,20 @@ export class InboundPolicyFilter implements RequestFilter {
   }
 }
 
-/** Istio's answer to a target BASE normalization refuses (`%00`). */
+/** The answer to a target that normalization refuses (`%00`, `#`, userinfo): 400, as Envoy's. */
 const BAD_PATH: FilterVerdict = {
   reply: { status: 400, headers: "", body: "Bad Request" },
   addFields: null,
   target: null,
 };
 
-/** The BASE-normalized target (shared's normalizePath), or null when it must be refused (`%00`: 400). */
-export function normalizedTarget(target: string): NormalizedPath | null {
+/**
+ * The target normalized with the mesh's option (shared's normalizePath), or null when it must be
+ * refused with 400 (`%00`, `#`, an absolute-form target without authority or with userinfo).
+ */
+export function normalizedTarget(target: string, option: PathNormalization): NormalizedPath | null {
   try {
-    return normalizePath(target);
+    return normalizePath(target, option);
   } catch (e) {
     if (!(e instanceof PathError)) throw e;
     return null;
@@ -228,15 +264,17 @@ export function normalizedTarget(target: string): NormalizedPath | null {
 }
 
 /**
- * Whether BASE normalization could change the target's path: it holds `%`, `\` or a segment starting
- * with `.` before any `?`. A byte scan, so the common request allocates nothing here.
+ * Whether some option's normalization could change the target or refuse it: an absolute-form target,
+ * or a path holding `%`, `\`, `//` or a segment starting with `.` before any `?`. A byte scan, so
+ * the common request allocates nothing here.
  */
 function mayNeedNormalization(h: HttpHead): boolean {
   const b = h.buf;
-  for (let i = h.targetStart; i < h.targetEnd; i++) {
+  if (b[h.targetStart] !== 0x2f) return b[h.targetStart] !== 0x2a;
+  for (let i = h.targetStart + 1; i < h.targetEnd; i++) {
     const c = b[i];
     if (c === 0x3f) return false;
-    if (c === 0x25 || c === 0x5c || (c === 0x2e && i > h.targetStart && b[i - 1] === 0x2f)) return true;
+    if (c === 0x25 || c === 0x5c || ((c === 0x2e || c === 0x2f) && b[i - 1] === 0x2f)) return true;
   }
   return false;
 }
