@@ -67,7 +67,7 @@ Deno.test("workload: decoded into WorkloadInfo, only the contract's fields", () 
     inboundMtls: [{ port: 8080, mode: "PERMISSIVE", policy: "foo/p", scope: "port" }],
     defaultMtls: { port: 0, mode: "STRICT", policy: "foo/default", scope: "namespace" },
     settings: {
-      pathNormalization: "BASE",
+      pathNormalization: "DECODE_AND_MERGE_SLASHES",
       numTrustedProxies: 0,
       denialExplanation: { principals: [], ipBlocks: [] },
     },

@@ -1,10 +1,11 @@
 /**
- * The inbound request filter chain, in Envoy's order: path normalization (BASE), JWT authentication
+ * The inbound request filter chain, in Envoy's order: path normalization (the mesh's
+ * `pathNormalization`, from the snapshot's workload settings), JWT authentication
  * (RequestAuthentication), authorization (AuthorizationPolicy), then the application. Every decision
  * is the shared evaluator's (shared/policy); this module only reads the request from the wire and
  * writes the answers:
  *
- * - a path containing `%00`: 400;
+ * - a target that normalization refuses (`%00`; `#` and wrong-case methods already in the parser): 400;
  * - an invalid token: 401, body the reason (`Jwt is expired`, ...), `www-authenticate: Bearer
  *   realm="http://<host><path>", error="invalid_token"`. Every token in every configured location
  *   is verified (each value of a repeated header on its own), and one invalid token is enough
@@ -17,9 +18,10 @@
  * - X-Forwarded-For (./forwarded_for.ts): a gateway appends the peer and takes the trusted client
  *   address `numTrustedProxies` entries from the right; a sidecar forwards it untouched and takes the
  *   last entry. That address is `remoteIpBlocks` and `remote.ip`;
- * - otherwise the request is forwarded with the normalized path (query kept), each verified token
- *   removed from its header (every value) or query parameter unless forwardOriginalToken, and the
- *   payload and claim headers set (any such header the client sent is removed first).
+ * - otherwise the request is forwarded with the normalized path (query kept; the path policies saw),
+ *   an absolute-form target's authority as Host (RFC 9112 3.2.2), each verified token removed from
+ *   its header (every value) or query parameter unless forwardOriginalToken, and the payload and claim
+ *   headers set (any such header the client sent is removed first).
  *
  * @module
  */
@@ -29,6 +31,7 @@ import {
   type NormalizedPath,
   normalizePath,
   PathError,
+  type PathNormalization,
   withoutParams,
   wwwAuthenticate,
 } from "../../shared/mod.ts";
@@ -112,21 +115,47 @@ function lengthsOf(names: ReadonlySet<string>): ReadonlySet<number> {
   return l;
 }
 
+/** How the filter treats the request target. */
+export interface InboundFilterOptions {
+  /**
+   * The listener already normalized the target with the mesh's option and forwarded Host from an
+   * absolute-form target (the gateway's router): the filter takes the target as it is, so that
+   * policies see exactly what was routed and is forwarded, normalized once.
+   */
+  targetNormalized?: boolean;
+}
+
+/** The target and Host to forward instead of the received ones (null: as received). */
+interface Rewrite {
+  target: Uint8Array | null;
+  host: Uint8Array | null;
+}
+
+const NO_REWRITE: Rewrite = { target: null, host: null };
+
 /** The filter of one downstream connection; reads the current snapshot for every request. */
 export class InboundPolicyFilter implements RequestFilter {
   readonly #snapshot: () => RuntimeSnapshot;
   readonly #conn: ConnectionAttributes;
   readonly #log: Log;
+  readonly #targetNormalized: boolean;
 
   /**
    * @param snapshot the current runtime snapshot (a policy change applies to the next request)
    * @param conn the connection's attributes
    * @param log where denials are logged
+   * @param options how the target arrives (normalized by the listener or not)
    */
-  constructor(snapshot: () => RuntimeSnapshot, conn: ConnectionAttributes, log: Log) {
+  constructor(
+    snapshot: () => RuntimeSnapshot,
+    conn: ConnectionAttributes,
+    log: Log,
+    options: InboundFilterOptions = {},
+  ) {
     this.#snapshot = snapshot;
     this.#conn = conn;
     this.#log = log;
+    this.#targetNormalized = options.targetNormalized ?? false;
   }
 
   check(h: HttpHead): FilterVerdict | null | Promise<FilterVerdict | null> {
@@ -144,23 +173,26 @@ export class InboundPolicyFilter implements RequestFilter {
     fwd: { remoteIp: string; forwardedFor: string | null } | undefined,
   ): FilterVerdict | null | Promise<FilterVerdict | null> {
     const policies = inboundPoliciesOf(snapshot);
-    if (!policies.active) {
-      // Envoy normalizes every request, policies or not; most targets have nothing to normalize.
-      if (!mayNeedNormalization(h)) return null;
-      const n = normalizedTarget(h.targetText());
-      if (n === null) return BAD_PATH;
-      return n.changed ? { reply: null, addFields: null, target: ascii(n.path + n.query) } : null;
-    }
+    // Envoy normalizes every request, policies or not; most targets have nothing to normalize.
+    if (!policies.active && !mayNeedNormalization(h)) return null;
+    const targetText = h.targetText();
+    const option = this.#targetNormalized ? "NONE" : settingsInForce(snapshot).pathNormalization;
+    const normalized = normalizedTarget(targetText, option);
+    if (normalized === null) return BAD_PATH;
+    const rewrite: Rewrite = normalized.changed || normalized.authority !== undefined
+      ? {
+        target: normalized.changed ? ascii(normalized.path + normalized.query) : null,
+        host: normalized.authority === undefined ? null : ascii(normalized.authority),
+      }
+      : NO_REWRITE;
+    if (!policies.active) return rewrite === NO_REWRITE ? null : { reply: null, addFields: null, ...rewrite };
     const values = readHeaders(h, policies.headerNames, lengthsOf(policies.headerNames));
     const headers = joined(values);
+    if (normalized.authority !== undefined) headers.host = normalized.authority;
     // Policies see the X-Forwarded-For that is forwarded, as Envoy's RBAC runs after the connection manager.
     if (fwd !== undefined && policies.headerNames.has("x-forwarded-for")) {
       headers["x-forwarded-for"] = fwd.forwardedFor!;
     }
-    const targetText = h.targetText();
-    const normalized = normalizedTarget(targetText);
-    if (normalized === null) return BAD_PATH;
-    const target = normalized.changed ? ascii(normalized.path + normalized.query) : null;
     if (policies.error !== null) {
       return this.#deny(h, headers, normalized.path, { allowed: false, reason: policies.error });
     }
@@ -171,11 +203,11 @@ export class InboundPolicyFilter implements RequestFilter {
       const found = authn.findTokens({ headers: values, path: targetText });
       if (found.length > 0) {
         return authn.verifyTokens(found).then((o) =>
-          this.#afterAuthn(h, policies, headers, normalized, target, o, fwd?.remoteIp)
+          this.#afterAuthn(h, policies, headers, normalized, rewrite, o, fwd?.remoteIp)
         );
       }
     }
-    return this.#afterAuthn(h, policies, headers, normalized, target, { status: "none" }, fwd?.remoteIp);
+    return this.#afterAuthn(h, policies, headers, normalized, rewrite, { status: "none" }, fwd?.remoteIp);
   }
 
   #afterAuthn(
@@ -183,12 +215,12 @@ export class InboundPolicyFilter implements RequestFilter {
     policies: InboundPolicies,
     headers: Record<string, string>,
     normalized: NormalizedPath,
-    normalizedTarget: Uint8Array | null,
+    rewrite: Rewrite,
     outcome: JwtOutcome,
     remoteIp: string | undefined,
   ): FilterVerdict | null {
     const path = normalized.path;
-    let target = normalizedTarget;
+    let forward = rewrite;
     if (outcome.status === "invalid") {
       this.#log.info("request refused: invalid JWT", {
         peer: this.#conn.peer,
@@ -208,7 +240,7 @@ export class InboundPolicyFilter implements RequestFilter {
       dropFields(h, valid.removeHeaders);
       if (valid.removeParams.length > 0) {
         const query = withoutParams(normalized.query, valid.removeParams);
-        if (query !== normalized.query) target = ascii(path + query);
+        if (query !== normalized.query) forward = { ...forward, target: ascii(path + query) };
       }
     }
     if (policies.authz !== null) {
@@ -239,8 +271,8 @@ export class InboundPolicyFilter implements RequestFilter {
       if (!d.allowed) return this.#deny(h, headers, path, d);
     }
     const addFields = valid ? headerLines(valid.setHeaders) : null;
-    if (addFields === null && target === null) return null;
-    return { reply: null, addFields, target };
+    if (addFields === null && forward === NO_REWRITE) return null;
+    return { reply: null, addFields, ...forward };
   }
 
   #deny(h: HttpHead, headers: Record<string, string>, path: string, d: AuthorizationDecision): FilterVerdict {
@@ -274,17 +306,20 @@ function withField(v: FilterVerdict | null, line: Uint8Array): FilterVerdict {
   return { ...v, addFields: both };
 }
 
-/** Istio's answer to a target BASE normalization refuses (`%00`). */
+/** The answer to a target that normalization refuses (`%00`, `#`, userinfo): 400, as Envoy's. */
 const BAD_PATH: FilterVerdict = {
   reply: { status: 400, headers: "", body: "Bad Request" },
   addFields: null,
   target: null,
 };
 
-/** The BASE-normalized target (shared's normalizePath), or null when it must be refused (`%00`: 400). */
-export function normalizedTarget(target: string): NormalizedPath | null {
+/**
+ * The target normalized with the mesh's option (shared's normalizePath), or null when it must be
+ * refused with 400 (`%00`, `#`, an absolute-form target without authority or with userinfo).
+ */
+export function normalizedTarget(target: string, option: PathNormalization): NormalizedPath | null {
   try {
-    return normalizePath(target);
+    return normalizePath(target, option);
   } catch (e) {
     if (!(e instanceof PathError)) throw e;
     return null;
@@ -292,15 +327,17 @@ export function normalizedTarget(target: string): NormalizedPath | null {
 }
 
 /**
- * Whether BASE normalization could change the target's path: it holds `%`, `\` or a segment starting
- * with `.` before any `?`. A byte scan, so the common request allocates nothing here.
+ * Whether some option's normalization could change the target or refuse it: an absolute-form target,
+ * or a path holding `%`, `\`, `//` or a segment starting with `.` before any `?`. A byte scan, so
+ * the common request allocates nothing here.
  */
 function mayNeedNormalization(h: HttpHead): boolean {
   const b = h.buf;
-  for (let i = h.targetStart; i < h.targetEnd; i++) {
+  if (b[h.targetStart] !== 0x2f) return b[h.targetStart] !== 0x2a;
+  for (let i = h.targetStart + 1; i < h.targetEnd; i++) {
     const c = b[i];
     if (c === 0x3f) return false;
-    if (c === 0x25 || c === 0x5c || (c === 0x2e && i > h.targetStart && b[i - 1] === 0x2f)) return true;
+    if (c === 0x25 || c === 0x5c || ((c === 0x2e || c === 0x2f) && b[i - 1] === 0x2f)) return true;
   }
   return false;
 }
