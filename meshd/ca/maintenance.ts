@@ -32,12 +32,16 @@ export function startRootRotation(
     try {
       const outcome = await ca.checkRoot(settings);
       const b = ca.bundle;
+      const roots = (b.rootCertPem.match(/-----BEGIN CERTIFICATE-----/g) ?? []).length;
       if (outcome === "rotated") {
         log.info(
           `rotated the self-signed root: new root valid until ${b.rootNotAfter.toISOString()} ` +
-            `(fingerprint ${b.rootFingerprint}); earlier roots stay in the trust bundle until they expire`,
+            `(fingerprint ${b.rootFingerprint}); the trust bundle holds ${roots} roots, the earlier ones ` +
+            "until they expire",
         );
-      } else if (outcome === "pruned") log.info("an earlier root expired and left the trust bundle");
+      } else if (outcome === "pruned") {
+        log.info(`an earlier root expired and left the trust bundle, which holds ${roots} roots`);
+      }
     } catch (e) {
       log.error(`self-signed root rotation failed: ${(e as Error).message}; the current root stays in force`);
     }
