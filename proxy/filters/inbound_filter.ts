@@ -6,14 +6,20 @@
  *
  * - a path containing `%00`: 400;
  * - an invalid token: 401, body the reason (`Jwt is expired`, ...), `www-authenticate: Bearer
- *   realm="http://<host><path>", error="invalid_token"`;
+ *   realm="http://<host><path>", error="invalid_token"`. Every token in every configured location
+ *   is verified (each value of a repeated header on its own), and one invalid token is enough
+ *   (shared/policy/jwt, after Envoy's jwt_authn);
  * - a denial: 403, body `RBAC: access denied`, logged (warning, logger `inbound`) with the deciding
- *   policy and rule; with the request header `x-mesh-authz-debug: 1` (or `true`) the reply also
- *   carries `x-mesh-authz-reason: <reason>`, the same text as the log's `reason` field, e.g.
+ *   policy and rule; with the request header `x-mesh-authz-debug: 1` (or `true`) from a source that
+ *   the mesh config's `denialExplanation` lists (nobody by default) the reply also carries
+ *   `x-mesh-authz-reason: <reason>`, the same text as the log's `reason` field, e.g.
  *   `denied by DENY policy foo/deny-admin rule 0` or `denied: no rule of ALLOW policies foo/a matched`;
- * - otherwise the request is forwarded with the normalized path (query kept), the token header removed
- *   unless forwardOriginalToken, and the payload and claim headers set (any such header the client
- *   sent is removed first).
+ * - X-Forwarded-For (./forwarded_for.ts): a gateway appends the peer and takes the trusted client
+ *   address `numTrustedProxies` entries from the right; a sidecar forwards it untouched and takes the
+ *   last entry. That address is `remoteIpBlocks` and `remote.ip`;
+ * - otherwise the request is forwarded with the normalized path (query kept), each verified token
+ *   removed from its header (every value) or query parameter unless forwardOriginalToken, and the
+ *   payload and claim headers set (any such header the client sent is removed first).
  *
  * @module
  */
@@ -23,12 +29,15 @@ import {
   type NormalizedPath,
   normalizePath,
   PathError,
+  withoutParams,
   wwwAuthenticate,
 } from "../../shared/mod.ts";
 import { ascii } from "../http/chars.ts";
 import type { HttpHead } from "../http/head.ts";
 import type { FilterReply, FilterVerdict, Log, RequestFilter } from "../http/session.ts";
-import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
+import { explanationAudienceOf } from "./explanation.ts";
+import { gatewayForwardedFor, sidecarRemoteIp } from "./forwarded_for.ts";
 import { AUTHZ_DEBUG_HEADER, type InboundPolicies, inboundPoliciesOf } from "./policies.ts";
 
 /** What the filter knows of the connection. */
@@ -45,25 +54,38 @@ export interface ConnectionAttributes {
   sni: string | undefined;
   /** `ip:port` of the peer, for logs. */
   peer: string;
+  /**
+   * A gateway (Envoy's use_remote_address, as Istio sets on gateways): X-Forwarded-For gets the peer
+   * appended and numTrustedProxies applies. Default false (a sidecar).
+   */
+  gateway?: boolean;
+  /** Whether the downstream connection is TLS (a gateway's X-Forwarded-Proto). */
+  tls?: boolean;
 }
 
 const DENIED: FilterReply = { status: 403, headers: "", body: "RBAC: access denied" };
 
-/** Reads the named headers of a head: lower-case name to value, repeated ones joined with `,`. */
+/** Reads the named headers of a head: lower-case name to each received value, in order. */
 function readHeaders(
   h: HttpHead,
   names: ReadonlySet<string>,
   lengths: ReadonlySet<number>,
-): Record<string, string> {
-  const out: Record<string, string> = {};
+): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
   const f = h.fields;
   for (let i = 0; i < h.count; i++) {
     if (!lengths.has(f[i * 4 + 1] - f[i * 4])) continue;
     const name = h.name(i).toLowerCase();
     if (!names.has(name)) continue;
-    const v = h.value(i);
-    out[name] = out[name] === undefined ? v : `${out[name]},${v}`;
+    (out[name] ??= []).push(h.value(i));
   }
+  return out;
+}
+
+/** Repeated headers joined with `,`, as authorization matches them. */
+function joined(values: Record<string, string[]>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name in values) out[name] = values[name].join(",");
   return out;
 }
 
@@ -108,7 +130,20 @@ export class InboundPolicyFilter implements RequestFilter {
   }
 
   check(h: HttpHead): FilterVerdict | null | Promise<FilterVerdict | null> {
-    const policies = inboundPoliciesOf(this.#snapshot());
+    const snapshot = this.#snapshot();
+    if (this.#conn.gateway !== true) return this.#check(h, snapshot, undefined);
+    const fwd = gatewayForwardedFor(h, this.#conn, settingsInForce(snapshot).numTrustedProxies);
+    const v = this.#check(h, snapshot, fwd);
+    const line = ascii(fwd.line);
+    return v instanceof Promise ? v.then((x) => withField(x, line)) : withField(v, line);
+  }
+
+  #check(
+    h: HttpHead,
+    snapshot: RuntimeSnapshot,
+    fwd: { remoteIp: string; forwardedFor: string | null } | undefined,
+  ): FilterVerdict | null | Promise<FilterVerdict | null> {
+    const policies = inboundPoliciesOf(snapshot);
     if (!policies.active) {
       // Envoy normalizes every request, policies or not; most targets have nothing to normalize.
       if (!mayNeedNormalization(h)) return null;
@@ -116,7 +151,12 @@ export class InboundPolicyFilter implements RequestFilter {
       if (n === null) return BAD_PATH;
       return n.changed ? { reply: null, addFields: null, target: ascii(n.path + n.query) } : null;
     }
-    const headers = readHeaders(h, policies.headerNames, lengthsOf(policies.headerNames));
+    const values = readHeaders(h, policies.headerNames, lengthsOf(policies.headerNames));
+    const headers = joined(values);
+    // Policies see the X-Forwarded-For that is forwarded, as Envoy's RBAC runs after the connection manager.
+    if (fwd !== undefined && policies.headerNames.has("x-forwarded-for")) {
+      headers["x-forwarded-for"] = fwd.forwardedFor!;
+    }
     const targetText = h.targetText();
     const normalized = normalizedTarget(targetText);
     if (normalized === null) return BAD_PATH;
@@ -127,24 +167,28 @@ export class InboundPolicyFilter implements RequestFilter {
     const authn = policies.authn;
     if (authn !== null) {
       dropFields(h, authn.outputHeaders);
-      const found = authn.findToken({ headers, path: targetText });
-      if (found !== undefined) {
-        return authn.verifyToken(found).then((o) =>
-          this.#afterAuthn(h, policies, headers, normalized.path, target, o)
+      // Each value of a repeated header is its own token (Envoy's extractor), so values, not joined.
+      const found = authn.findTokens({ headers: values, path: targetText });
+      if (found.length > 0) {
+        return authn.verifyTokens(found).then((o) =>
+          this.#afterAuthn(h, policies, headers, normalized, target, o, fwd?.remoteIp)
         );
       }
     }
-    return this.#afterAuthn(h, policies, headers, normalized.path, target, { status: "none" });
+    return this.#afterAuthn(h, policies, headers, normalized, target, { status: "none" }, fwd?.remoteIp);
   }
 
   #afterAuthn(
     h: HttpHead,
     policies: InboundPolicies,
     headers: Record<string, string>,
-    path: string,
-    target: Uint8Array | null,
+    normalized: NormalizedPath,
+    normalizedTarget: Uint8Array | null,
     outcome: JwtOutcome,
+    remoteIp: string | undefined,
   ): FilterVerdict | null {
+    const path = normalized.path;
+    let target = normalizedTarget;
     if (outcome.status === "invalid") {
       this.#log.info("request refused: invalid JWT", {
         peer: this.#conn.peer,
@@ -160,7 +204,13 @@ export class InboundPolicyFilter implements RequestFilter {
       };
     }
     const valid = outcome.status === "valid" ? outcome : undefined;
-    if (valid?.removeHeader !== undefined) dropFields(h, [valid.removeHeader]);
+    if (valid !== undefined) {
+      dropFields(h, valid.removeHeaders);
+      if (valid.removeParams.length > 0) {
+        const query = withoutParams(normalized.query, valid.removeParams);
+        if (query !== normalized.query) target = ascii(path + query);
+      }
+    }
     if (policies.authz !== null) {
       const d = policies.authz.evaluate({
         method: h.methodText(),
@@ -171,6 +221,7 @@ export class InboundPolicyFilter implements RequestFilter {
         headers,
         sourcePrincipal: this.#conn.principal,
         sourceIp: this.#conn.peerIp,
+        remoteIp: remoteIp ?? sidecarRemoteIp(h, this.#conn),
         destinationIp: this.#conn.localIp,
         sni: this.#conn.sni,
         requestPrincipal: valid?.principal,
@@ -203,11 +254,24 @@ export class InboundPolicyFilter implements RequestFilter {
       path,
     });
     const debug = headers[AUTHZ_DEBUG_HEADER];
-    const reply = debug === "1" || debug === "true"
+    const explain = (debug === "1" || debug === "true") &&
+      explanationAudienceOf(settingsInForce(this.#snapshot()))(this.#conn);
+    const reply = explain
       ? { ...DENIED, headers: `x-mesh-authz-reason: ${d.reason.replace(/[\r\n]/g, " ")}\r\n` }
       : DENIED;
     return { reply, addFields: null, target: null };
   }
+}
+
+/** A verdict with one more header line for the forwarded request (a reply is left as it is). */
+function withField(v: FilterVerdict | null, line: Uint8Array): FilterVerdict {
+  if (v === null) return { reply: null, addFields: line, target: null };
+  if (v.reply !== null) return v;
+  if (v.addFields === null) return { ...v, addFields: line };
+  const both = new Uint8Array(v.addFields.length + line.length);
+  both.set(v.addFields, 0);
+  both.set(line, v.addFields.length);
+  return { ...v, addFields: both };
 }
 
 /** Istio's answer to a target BASE normalization refuses (`%00`). */

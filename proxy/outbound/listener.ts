@@ -438,6 +438,8 @@ export class OutboundListener {
       port: this.#port,
       sni: gateway.sni,
       peer,
+      gateway: true,
+      tls: socket !== raw,
     }, this.#log);
     const session = new Http1Session(down, {
       upstream: down.upstream,
