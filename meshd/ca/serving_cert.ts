@@ -17,7 +17,11 @@
  * @module
  */
 import type * as grpc from "@grpc/grpc-js";
-import { meshServerCredentials, StaticCertificateProvider } from "./server_credentials.ts";
+import {
+  meshServerCredentials,
+  type ServingMaterial,
+  StaticCertificateProvider,
+} from "./server_credentials.ts";
 
 /** Share of a serving certificate's lifetime after which it is renewed. */
 export const DEFAULT_RENEW_RATIO = 0.5;
@@ -66,7 +70,9 @@ export class ServingCertificateRenewer {
   readonly #options: ServingCertificateOptions;
   readonly #provider: StaticCertificateProvider;
   readonly #credentials: grpc.ServerCredentials;
+  readonly #listeners = new Set<(material: ServingMaterial) => void>();
   #current: IssuedServingCertificate;
+  #material: ServingMaterial;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #retryMs = FIRST_RETRY_MS;
   #renewing: Promise<void> | undefined;
@@ -75,7 +81,8 @@ export class ServingCertificateRenewer {
   private constructor(options: ServingCertificateOptions, first: IssuedServingCertificate) {
     this.#options = options;
     this.#current = first;
-    this.#provider = new StaticCertificateProvider({ ...first, trustBundlePem: options.trustBundlePem() });
+    this.#material = this.#materialOf(first);
+    this.#provider = new StaticCertificateProvider(this.#material);
     this.#credentials = meshServerCredentials(this.#provider);
   }
 
@@ -102,6 +109,28 @@ export class ServingCertificateRenewer {
     return this.#current;
   }
 
+  /** The certificate in force, its key and the client roots, as TLS servers other than grpc-js's need them. */
+  get material(): ServingMaterial {
+    return this.#material;
+  }
+
+  /**
+   * Calls `listener` with the new material after every renewal (for a TLS server that is not fed by
+   * {@link credentials}, such as one in another process); returns the unsubscribe function.
+   */
+  onUpdate(listener: (material: ServingMaterial) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #materialOf(cert: IssuedServingCertificate): ServingMaterial {
+    return {
+      certChainPem: cert.certChainPem,
+      privateKeyPem: cert.privateKeyPem,
+      trustBundlePem: this.#options.trustBundlePem(),
+    };
+  }
+
   /** Issues a new certificate now (after a root rotation); waits for one under way instead of starting another. */
   renewNow(): Promise<void> {
     if (this.#stopped) return Promise.resolve();
@@ -121,7 +150,9 @@ export class ServingCertificateRenewer {
       const cert = await this.#options.issue();
       if (this.#stopped) return;
       this.#current = cert;
-      this.#provider.update({ ...cert, trustBundlePem: this.#options.trustBundlePem() });
+      this.#material = this.#materialOf(cert);
+      this.#provider.update(this.#material);
+      for (const l of this.#listeners) l(this.#material);
       this.#retryMs = FIRST_RETRY_MS;
       this.#schedule(servingRenewAt(Date.now(), cert.notAfter.getTime(), this.#options.renewRatio));
       this.#options.onRenewed?.(cert);

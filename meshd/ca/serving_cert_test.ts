@@ -166,11 +166,16 @@ Deno.test({
     const serving = await startServingCertificate(ca, { dnsNames: [SERVER_NAME], ipAddresses: [] }, log);
     try {
       const first = serving.renewer.certificate;
+      const updates: string[] = [];
+      serving.renewer.onUpdate((m) => updates.push(m.trustBundlePem));
       await ca.rotateRoot(HOUR);
       const deadline = Date.now() + 3000;
       while (serving.renewer.certificate === first && Date.now() < deadline) await sleep(20);
       assert.notEqual(serving.renewer.certificate, first, "renewed right after the rotation, not at 30 s");
       assert.match(serving.renewer.certificate.certChainPem, /BEGIN CERTIFICATE/);
+      assert.deepEqual(updates, [ca.trustBundlePem], "listeners get the new material with both roots");
+      assert.equal((updates[0].match(/BEGIN CERTIFICATE/g) ?? []).length, 2);
+      assert.equal(serving.renewer.material.certChainPem, serving.renewer.certificate.certChainPem);
 
       const kept = serving.renewer.certificate;
       await ca.stop(); // every issue fails from now on
