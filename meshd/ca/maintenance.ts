@@ -49,7 +49,14 @@ export function startRootRotation(
   const delay = rotator.start();
   if (delay === undefined) {
     log.info("CA_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL is not positive: the self-signed root is not rotated");
-  } else if (settings.jitter) log.info(`root cert rotator: first check after a jitter of ${delay / 1000} s`);
+  } else {
+    log.info(
+      `self-signed root checked every ${settings.checkIntervalMs / 1000} s after a jitter of ${
+        delay / 1000
+      } s; ` +
+        `rotated within ${settings.gracePeriodPercentile} % of its lifetime`,
+    );
+  }
   return rotator;
 }
 
