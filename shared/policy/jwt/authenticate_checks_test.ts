@@ -159,6 +159,21 @@ const CASES: [string, JwtProvider[], (valid: string) => Promise<Source> | Source
     VALID,
   ],
   [
+    "a parameter after the fragment is not read",
+    [provider()],
+    (t) => ({ headers: {}, path: `/x?a=1#&access_token=${t}` }),
+    "none",
+  ],
+  [
+    "the same token at a second location, read only by another issuer's provider",
+    [
+      provider({ fromHeaders: [{ name: "x-a" }] }),
+      provider({ issuer: "https://other.example.com", fromHeaders: [{ name: "x-b" }] }),
+    ],
+    (t) => ({ headers: { "x-a": t, "x-b": t }, path: "/" }),
+    "invalid: Jwt issuer is not configured",
+  ],
+  [
     "a cookie whose name ends with the configured one is not read",
     [provider({ fromCookies: ["session"] })],
     async (t) => ({
@@ -182,35 +197,36 @@ for (const [name, providers, request, want] of CASES) {
   });
 }
 
-/** Where the token was decides what is removed from the forwarded request. */
-const REMOVED: [string, JwtProvider, (t: string) => Source, string | undefined][] = [
-  ["the Authorization header", provider(), bearer, "authorization"],
-  ["the header, forwardOriginalToken", provider({ forwardOriginalToken: true }), bearer, undefined],
+/** Where the token was decides what is removed from the forwarded request: [headers, parameters]. */
+const REMOVED: [string, JwtProvider, (t: string) => Source, [string[], string[]]][] = [
+  ["the Authorization header", provider(), bearer, [["authorization"], []]],
+  ["the header, forwardOriginalToken", provider({ forwardOriginalToken: true }), bearer, [[], []]],
   [
     "a custom header",
     provider({ fromHeaders: [{ name: "X-Token" }] }),
     (t) => ({ headers: { "x-token": t }, path: "/" }),
-    "x-token",
+    [["x-token"], []],
   ],
+  ["a parameter", provider(), (t) => ({ headers: {}, path: `/?access_token=${t}` }), [[], ["access_token"]]],
   [
-    "a parameter (left in place)",
-    provider(),
+    "a parameter, forwardOriginalToken",
+    provider({ forwardOriginalToken: true }),
     (t) => ({ headers: {}, path: `/?access_token=${t}` }),
-    undefined,
+    [[], []],
   ],
   [
-    "a cookie (left in place)",
+    "a cookie (left in place, as in Envoy)",
     provider({ fromCookies: ["s"] }),
     (t) => ({ headers: { cookie: `s=${t}` }, path: "/" }),
-    undefined,
+    [[], []],
   ],
 ];
 
 for (const [name, p, request, want] of REMOVED) {
-  Deno.test(`JwtAuthenticator removes the token from ${name}: ${want ?? "nothing"}`, async () => {
+  Deno.test(`JwtAuthenticator removes the token from ${name}: ${want.flat().join(", ") || "nothing"}`, async () => {
     const o = await new JwtAuthenticator([p]).authenticate(request(await sign({})), NOW);
     assert.equal(o.status, "valid");
-    assert.equal(o.status === "valid" ? o.removeHeader : "", want);
+    assert.deepEqual(o.status === "valid" ? [o.removeHeaders, o.removeParams] : o, want);
   });
 }
 
