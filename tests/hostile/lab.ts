@@ -1,8 +1,8 @@
 /**
- * The lab of the hostile corpus: httpbin (gunicorn, access log on) with a sidecar in foo, a proxied
- * client (foo/sleep), an unproxied one (legacy/sleep) and an ingress gateway routing
- * httpbin.example.com to httpbin.foo; the policies the cases attack; and the three entries through
- * which every case is sent.
+ * The lab of the hostile corpus: httpbin (gunicorn, access log on) with a sidecar in foo and in bar, a
+ * proxied client (foo/sleep), an unproxied one (legacy/sleep) and an ingress gateway routing
+ * httpbin.example.com to httpbin.bar; the policies the cases attack (on foo's httpbin and on the
+ * gateway, none on bar's); and the three entries through which every case is sent.
  *
  * @module
  */
@@ -13,15 +13,30 @@ import type { RawBatch, RawRequest, RawResult } from "./raw_client.ts";
 import type { EntryName } from "./corpus.ts";
 import { ISSUER, JWT_PATH, SUBJECT } from "./token_cases.ts";
 
+/** httpbin under gunicorn with its access log on stdout (the lab's log file of the workload). */
+const HTTPBIN =
+  "[/usr/bin/gunicorn, -b, '$(BIND_IP):8080', -k, gthread, --threads, '8', --access-logfile, '-', httpbin:app]";
+
+/**
+ * foo/httpbin is what the sidecar entries reach; bar/httpbin, without policies of its own, is the
+ * gateway's backend, so that the gateway's entry tests the gateway's own enforcement.
+ */
 const TOPOLOGY = `namespaces:
   - {name: foo, injection: enabled}
+  - {name: bar, injection: enabled}
   - {name: legacy, injection: disabled}
   - {name: istio-system, injection: disabled}
 workloads:
   - name: httpbin
     namespace: foo
     serviceAccount: httpbin
-    command: [/usr/bin/gunicorn, -b, '$(BIND_IP):8080', -k, gthread, --threads, '8', --access-logfile, '-', httpbin:app]
+    command: ${HTTPBIN}
+    containerPorts: [8080]
+    services: [{name: httpbin, ports: [{name: http, port: 8000, targetPort: 8080}]}]
+  - name: httpbin
+    namespace: bar
+    serviceAccount: httpbin
+    command: ${HTTPBIN}
     containerPorts: [8080]
     services: [{name: httpbin, ports: [{name: http, port: 8000, targetPort: 8080}]}]
   - {name: sleep, namespace: foo, serviceAccount: sleep, command: [sleep, infinity]}
@@ -42,59 +57,59 @@ export const GATEWAY_HOST = "httpbin.example.com";
 export const SIDECAR_MARK = "/anything/smuggled/";
 export const GATEWAY_MARK = "/anything/gwsmuggled/";
 
-function policies(jwks: string): Record<string, string> {
-  return {
-    "deny.yaml": `apiVersion: security.istio.io/v1
-kind: AuthorizationPolicy
-metadata: {name: deny-hostile, namespace: foo}
+/**
+ * The policies the cases attack, for the workloads `selector` selects in `namespace`: a DENY on
+ * /headers, on DELETE and on the marker prefix; a RequestAuthentication with an ALLOW that admits
+ * the token path only for the right principal.
+ */
+function enforcement(namespace: string, selector: string, mark: string, jwks: string): string {
+  const meta = (name: string) =>
+    `metadata: {name: ${name}, namespace: ${namespace}}
 spec:
-  selector: {matchLabels: {app: httpbin}}
+  selector: {matchLabels: ${selector}}`;
+  return `apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+${meta("deny-hostile")}
   action: DENY
   rules:
   - to: [{operation: {paths: ["/headers"]}}]
   - to: [{operation: {methods: ["DELETE"]}}]
-  - to: [{operation: {paths: ["${SIDECAR_MARK}*"]}}]
-`,
-    "jwt.yaml": `apiVersion: security.istio.io/v1
+  - to: [{operation: {paths: ["${mark}*"]}}]
+---
+apiVersion: security.istio.io/v1
 kind: RequestAuthentication
-metadata: {name: jwt-hostile, namespace: foo}
-spec:
-  selector: {matchLabels: {app: httpbin}}
+${meta("jwt-hostile")}
   jwtRules: [{issuer: "${ISSUER}", jwks: '${jwks}'}]
 ---
 apiVersion: security.istio.io/v1
 kind: AuthorizationPolicy
-metadata: {name: allow-hostile, namespace: foo}
-spec:
-  selector: {matchLabels: {app: httpbin}}
+${meta("allow-hostile")}
   action: ALLOW
   rules:
   - from: [{source: {requestPrincipals: ["${ISSUER}/${SUBJECT}"]}}]
     to: [{operation: {paths: ["${JWT_PATH}"]}}]
   - to: [{operation: {notPaths: ["${JWT_PATH}"]}}]
-`,
+`;
+}
+
+function policies(jwks: string): Record<string, string> {
+  return {
+    "sidecar.yaml": enforcement("foo", "{app: httpbin}", SIDECAR_MARK, jwks),
+    "gateway-policies.yaml": enforcement("istio-system", "{istio: ingressgateway}", GATEWAY_MARK, jwks),
     "gateway.yaml": `apiVersion: networking.istio.io/v1
 kind: Gateway
-metadata: {name: httpbin-gateway, namespace: foo}
+metadata: {name: httpbin-gateway, namespace: bar}
 spec:
   selector: {istio: ingressgateway}
   servers: [{port: {number: 80, name: http, protocol: HTTP}, hosts: ["${GATEWAY_HOST}"]}]
 ---
 apiVersion: networking.istio.io/v1
 kind: VirtualService
-metadata: {name: httpbin, namespace: foo}
+metadata: {name: httpbin, namespace: bar}
 spec:
   hosts: ["${GATEWAY_HOST}"]
   gateways: [httpbin-gateway]
-  http: [{route: [{destination: {host: httpbin.foo.svc.cluster.local, port: {number: 8000}}}]}]
----
-apiVersion: security.istio.io/v1
-kind: AuthorizationPolicy
-metadata: {name: deny-smuggled, namespace: istio-system}
-spec:
-  selector: {matchLabels: {istio: ingressgateway}}
-  action: DENY
-  rules: [{to: [{operation: {paths: ["${GATEWAY_MARK}*"]}}]}]
+  http: [{route: [{destination: {host: httpbin.bar.svc.cluster.local, port: {number: 8000}}}]}]
 `,
   };
 }
@@ -117,7 +132,7 @@ export interface HostileLab {
   name: string;
   state: LabState;
   entries: Entry[];
-  /** The app's access log so far. */
+  /** Both apps' access logs so far. */
   appLog(): Promise<string>;
   /** The proxies (role → alive). */
   proxiesAlive(): Promise<Record<string, boolean>>;
@@ -174,7 +189,11 @@ export async function startHostileLab(dir: string, jwks: string): Promise<Hostil
     name,
     state,
     entries,
-    appLog: () => Deno.readTextFile(join(labPaths(name).logs, "foo.httpbin.log")),
+    appLog: async () => {
+      const logs = labPaths(name).logs;
+      return (await Deno.readTextFile(join(logs, "foo.httpbin.log"))) +
+        (await Deno.readTextFile(join(logs, "bar.httpbin.log")));
+    },
     async proxiesAlive() {
       const out: Record<string, boolean> = {};
       for (const p of state.processes) {

@@ -99,10 +99,15 @@ const OTHER_TARGETS: [string, string, string][] = [
   ["asterisk", "*", "400 for GET (OPTIONS only)"],
 ];
 
+/** `s` with control and non-ASCII bytes as `\xNN`. */
+function printable(s: string): string {
+  return s.replace(/[^\x20-\x7e]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}
+
 const pathCase = (id: string, target: string, envoy: string): HostileCase => ({
   id,
   group: "path",
-  what: `GET ${JSON.stringify(target).slice(1, -1)}`,
+  what: `GET ${printable(target)}`,
   envoy,
   bytes: (c) => get(c, target),
   never: HEADERS_BODY,
@@ -112,7 +117,7 @@ const pathCase = (id: string, target: string, envoy: string): HostileCase => ({
 const methodCase = (id: string, method: string, envoy: string, path = "/anything"): HostileCase => ({
   id,
   group: "method",
-  what: `${JSON.stringify(method).slice(1, -1)} ${path}`,
+  what: `${printable(method)} ${path}`,
   envoy,
   bytes: (c) => get(c, path, method),
   never: new RegExp(`${DELETE_REACHED.source}|${HEADERS_BODY.source}`),

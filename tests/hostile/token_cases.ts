@@ -89,7 +89,8 @@ const tokenCase = (
   envoy: string,
   bytes: (c: CaseContext) => string,
   want?: number[],
-): HostileCase => ({ id, group: "token", what, envoy, bytes, want, never: want ? undefined : JWT_REACHED });
+  never: RegExp | undefined = want ? undefined : JWT_REACHED,
+): HostileCase => ({ id, group: "token", what, envoy, bytes, want, never });
 
 const bearer = (name: string) => (c: CaseContext) => request(c, [`Bearer ${c.tokens[name]}`]);
 const REJECTED = "401 Jwt verification fails";
@@ -172,5 +173,15 @@ export const TOKEN_CASES: HostileCase[] = [
     "one Authorization header holding 'Bearer <valid>, Bearer <forged>'",
     REJECTED,
     (c) => request(c, [`Bearer ${c.tokens.valid}, Bearer ${c.tokens.kidSwap}`]),
+  ),
+  tokenCase(
+    "jwt-pipelined-no-token",
+    "a valid token's request, then on the same connection one without a token",
+    "200, then 403: each request is authenticated on its own",
+    (c) =>
+      `GET ${JWT_PATH} HTTP/1.1\r\nHost: ${c.host}\r\nAuthorization: Bearer ${c.tokens.valid}\r\n\r\n` +
+      request(c, [], "?second=1"),
+    [200],
+    /"url"\s*:\s*"[^"]*\/anything\/jwt\?second=1/,
   ),
 ];
