@@ -36,7 +36,7 @@ const unavailable = labUnavailable() ??
 if (unavailable) console.log(`tests/hostile/hostile_test.ts: skipped: ${unavailable}`);
 
 /** Every case, in report order. */
-export const CASES: HostileCase[] = [
+const CASES: HostileCase[] = [
   ...TARGET_CASES.filter((c) => c.group === "control"),
   ...SMUGGLING_CASES,
   ...STREAM_CASES,
