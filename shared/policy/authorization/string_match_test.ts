@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { wildcardMatcher, type WildcardOptions } from "./string_match.ts";
+import { escapeRegExp, wildcardMatcher, type WildcardOptions } from "./string_match.ts";
 
 const cases: [string, string, WildcardOptions, boolean][] = [
   ["*", "x", {}, true],
@@ -7,8 +7,10 @@ const cases: [string, string, WildcardOptions, boolean][] = [
   ["*", "", { star: "any" }, true],
   ["*.example.com", "api.example.com", {}, true],
   ["*.example.com", "example.com", {}, false],
+  ["*.example.com", "api.example.com.evil.net", {}, false],
   ["/admin*", "/admin/x", {}, true],
   ["/admin*", "/public", {}, false],
+  ["/admin*", "/public/admin", {}, false],
   ["GET", "GET", {}, true],
   ["GET", "get", {}, false],
   ["Example.COM", "example.com", { ignoreCase: true }, true],
@@ -20,3 +22,12 @@ for (const [pattern, text, options, want] of cases) {
     assert.equal(wildcardMatcher(pattern, options)(text), want);
   });
 }
+
+Deno.test("escapeRegExp makes every regular expression character literal", () => {
+  const literal = "a.b*c+d?e^f$g{h}i(j)k|l[m]n\\o/p";
+  const re = new RegExp(`^${escapeRegExp(literal)}$`);
+  assert.ok(re.test(literal));
+  for (const other of ["axb*c+d?e^f$g{h}i(j)k|l[m]n\\o/p", "a.bbc+d?e^f$g{h}i(j)k|l[m]n\\o/p"]) {
+    assert.equal(re.test(other), false, other);
+  }
+});
