@@ -40,7 +40,7 @@ export async function makeTokenKeys(): Promise<TokenKeys> {
   const sign = (
     claims: Record<string, unknown>,
     header: Record<string, unknown>,
-    key: CryptoKey | Uint8Array,
+    key: Parameters<SignJWT["sign"]>[0],
   ) => {
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ sub: SUBJECT, ...claims })
