@@ -72,6 +72,7 @@ const BOOTSTRAP: BootstrapInfo = {
   adminPort: 15000,
   concurrency: 2,
   inbound: [{ address: "10.1.0.2", port: 8080, appAddress: "127.0.0.1", appPort: 18080 }],
+  connectionLimits: { requestHeadersTimeoutMs: 2500, idleTimeoutMs: 300_000, maxConnections: 64 },
   startedAt: 0,
 };
 
@@ -119,6 +120,12 @@ Deno.test("config_dump: Envoy's types with version_info; the certificate chain w
   assert.equal(boot["@type"], "type.googleapis.com/envoy.admin.v3.BootstrapConfigDump");
   assert.equal(listeners.version_info, "w1");
   assert.equal(listeners.dynamic_listeners[0].active_state.listener.mtls.mode, "STRICT");
+  // The limits of --requestHeadersTimeout, --idleTimeout and --maxConnections, under Envoy's names.
+  const limits = listeners.dynamic_listeners[0].active_state.listener;
+  assert.deepEqual(limits.connection_limit, { max_connections: 64 });
+  assert.equal(limits.http_connection_manager.request_headers_timeout, "2.5s");
+  assert.equal(limits.http_connection_manager.common_http_protocol_options.idle_timeout, "300s");
+  assert.equal(limits.http_connection_manager.max_request_headers_kb, 60);
   assert.equal(clusters.version_info, "s1");
   assert.equal(clusters.static_clusters[0].cluster.name, "inbound|8080||");
   assert.equal(

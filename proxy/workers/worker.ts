@@ -14,6 +14,7 @@ import { InboundStats } from "../inbound/observer.ts";
 import { OutboundListener, OutboundStats } from "../outbound/listener.ts";
 import { ProxyLogger } from "../logging/logger.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { DEFAULT_LISTENER_LIMITS, type ListenerLimits } from "../http/conn_limits.ts";
 import { type FromWorker, listenerKey, type ToWorker, type WorkerListener } from "./protocol.ts";
 
 const scope = self as unknown as {
@@ -30,6 +31,7 @@ interface Running {
 
 let snapshot: RuntimeSnapshot = EMPTY_SNAPSHOT;
 let logger: ProxyLogger | undefined;
+let connectionLimits: ListenerLimits = DEFAULT_LISTENER_LIMITS;
 let running: Running[] = [];
 // Listener changes run one after another, so that two updates never bind the same port at once.
 let changes: Promise<unknown> = Promise.resolve();
@@ -45,6 +47,8 @@ async function open(l: WorkerListener, log: ProxyLogger): Promise<Running> {
       log: log.scope(l.direction === "gateway" ? "gateway" : "outbound"),
       observer: stats,
       routeNames: l.routeNames,
+      connectionLimits,
+      connectionCounter: l.connectionCounter,
     });
     await listener.start();
     return { key: listenerKey(l), port: l.port, listener, stats };
@@ -60,6 +64,8 @@ async function open(l: WorkerListener, log: ProxyLogger): Promise<Running> {
     snapshot: () => snapshot,
     log: log.scope("inbound"),
     observer: stats,
+    connectionLimits,
+    connectionCounter: l.connectionCounter,
   });
   await listener.start();
   return { key: listenerKey(l), port: l.port, listener, stats };
@@ -85,6 +91,7 @@ async function apply(wanted: WorkerListener[]): Promise<string[]> {
 
 async function start(m: Extract<ToWorker, { type: "start" }>): Promise<void> {
   snapshot = m.snapshot;
+  connectionLimits = m.connectionLimits;
   logger = new ProxyLogger(m.levels, undefined, m.worker);
   const errors = await apply(m.listeners);
   if (errors.length === 0) {
