@@ -139,8 +139,11 @@ export class ConnectionClock {
     limits: ListenerLimits,
   ): number {
     const headers = limits.requestHeadersTimeoutMs;
+    const idle = limits.idleTimeoutMs;
     if (io === null || session === null) {
-      return headers > 0 && now - this.acceptedAt >= headers ? HEADERS_TIMED_OUT : KEEP;
+      // Nothing is sent before the session starts: the idle timeout runs from the accept too.
+      if (headers > 0 && now - this.acceptedAt >= headers) return HEADERS_TIMED_OUT;
+      return idle > 0 && now - this.acceptedAt >= idle ? IDLE_TIMED_OUT : KEEP;
     }
     const bytes = io.bytesIn + io.socket.bytesWritten;
     if (bytes !== this.#bytes) {
@@ -151,7 +154,6 @@ export class ConnectionClock {
       const start = session.heads === 0 ? this.acceptedAt : io.dataAt;
       if (start !== 0 && now - start >= headers) return HEADERS_TIMED_OUT;
     }
-    const idle = limits.idleTimeoutMs;
     return idle > 0 && now - this.#activeAt >= idle ? IDLE_TIMED_OUT : KEEP;
   }
 }
@@ -161,6 +163,11 @@ export function sweepIntervalMs(limits: ListenerLimits): number {
   const timeouts = [limits.requestHeadersTimeoutMs, limits.idleTimeoutMs].filter((t) => t > 0);
   if (timeouts.length === 0) return 1000;
   return Math.min(1000, Math.max(100, Math.floor(Math.min(...timeouts) / 4)));
+}
+
+/** The counter of a timeout verdict of {@link ConnectionClock.check}. */
+export function limitKindOf(verdict: number): LimitKind {
+  return verdict === HEADERS_TIMED_OUT ? "header_timeout" : "idle_timeout";
 }
 
 const HEADER_TIMEOUT_REPLY = encodeLocalReply(408, "request header timeout", true);
@@ -178,15 +185,14 @@ export function closeForLimit(
   session: SessionClock,
   observer: LimitObserver & SessionObserver,
 ): void {
+  observer.limitHit(limitKindOf(verdict));
   if (verdict === HEADERS_TIMED_OUT) {
-    observer.limitHit("header_timeout");
     if (io.dataAt !== 0) {
       observer.response(408, true);
       io.lingerClose(HEADER_TIMEOUT_REPLY);
     } else io.lingerClose(null);
     return;
   }
-  observer.limitHit("idle_timeout");
   if (session.waitingSince !== 0) io.lingerClose(null);
   else io.destroy();
 }

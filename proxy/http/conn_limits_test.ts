@@ -274,6 +274,10 @@ Deno.test("the connection clock: first head from the accept, later heads from th
   io.dataAt = 1121;
   assert.equal(clock.check(1121, io, { waitingSince: 1020, heads: 1 }, limits), KEEP);
   assert.equal(clock.check(1131, io, { waitingSince: 1020, heads: 1 }, limits), HEADERS_TIMED_OUT);
+  // Before the session starts with the headers timeout off, the idle timeout runs from the accept.
+  const noHeaders = { ...limits, requestHeadersTimeoutMs: 0 };
+  assert.equal(new ConnectionClock(1000).check(1099, null, null, noHeaders), KEEP);
+  assert.equal(new ConnectionClock(1000).check(1100, null, null, noHeaders), IDLE_TIMED_OUT);
   // Disabled timeouts never fire.
   const off = { requestHeadersTimeoutMs: 0, idleTimeoutMs: 0, maxConnections: 0 };
   assert.equal(clock.check(1e9, io, { waitingSince: 1, heads: 0 }, off), KEEP);

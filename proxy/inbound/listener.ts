@@ -32,6 +32,7 @@ import {
   DEFAULT_LISTENER_LIMITS,
   HEADERS_TIMED_OUT,
   KEEP,
+  limitKindOf,
   type ListenerLimits,
   sweepIntervalMs,
 } from "../http/conn_limits.ts";
@@ -358,9 +359,11 @@ export class InboundListener {
           this.observer.connectionRefused("timeout");
           this.#log.debug("connection closed: no request or handshake in time", { peer: c.peer });
           c.raw.destroy();
-        } else if (c.clock.check(now, null, null, limits) !== KEEP) {
-          this.observer.limitHit("header_timeout");
-          this.#log.debug("connection closed: request headers timeout", { peer: c.peer });
+        } else {
+          const verdict = c.clock.check(now, null, null, limits);
+          if (verdict === KEEP) continue;
+          this.observer.limitHit(limitKindOf(verdict));
+          this.#log.debug("connection closed: no request head in time", { peer: c.peer });
           c.raw.destroy();
         }
         continue;

@@ -38,6 +38,7 @@ import {
   DEFAULT_LISTENER_LIMITS,
   HEADERS_TIMED_OUT,
   KEEP,
+  limitKindOf,
   type LimitObserver,
   type ListenerLimits,
   sweepIntervalMs,
@@ -585,9 +586,10 @@ export class OutboundListener {
     const now = Date.now();
     const limits = this.#connLimits;
     for (const [raw, clock] of this.#handshaking) {
-      if (clock.check(now, null, null, limits) === KEEP) continue;
+      const verdict = clock.check(now, null, null, limits);
+      if (verdict === KEEP) continue;
       // No request head in time: the TLS handshake (or the ClientHello) has not even completed.
-      this.observer.limitHit("header_timeout");
+      this.observer.limitHit(limitKindOf(verdict));
       raw.destroy();
     }
     for (const c of this.#conns) {
