@@ -8,7 +8,7 @@
  */
 import { RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
 import type { RouteConfiguration, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
-import { inboundModeOf } from "../runtime/snapshot.ts";
+import { inboundModeOf, settingsInForce } from "../runtime/snapshot.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
 import { DEFAULT_HEAD_LIMITS } from "../http/head.ts";
 
@@ -57,14 +57,16 @@ function duration(ms: number): string {
 }
 
 /**
- * The limits every listener applies, under Envoy's field names: the listener connection limit (Envoy
- * sets it by runtime key; shown here on the listener), and the HTTP connection manager's timeouts and
- * head limits (0s: disabled; max_connections 0: no limit).
+ * The connection limit and HTTP settings of a listener: the listener connection limit (Envoy sets it by
+ * runtime key; shown here on the listener), and the HTTP connection manager's settings
+ * ({@link httpConnectionManager}) with its timeouts and head limits (0s: disabled; max_connections 0:
+ * no limit), set by `--requestHeadersTimeout`, `--idleTimeout` and `--maxConnections`.
  */
-function listenerLimits(l: ListenerLimits) {
+function listenerSettings(snapshot: RuntimeSnapshot, gateway: boolean, l: ListenerLimits) {
   return {
     connection_limit: { max_connections: l.maxConnections },
     http_connection_manager: {
+      ...httpConnectionManager(snapshot, gateway),
       request_headers_timeout: duration(l.requestHeadersTimeoutMs),
       stream_idle_timeout: duration(l.idleTimeoutMs),
       common_http_protocol_options: {
@@ -72,6 +74,31 @@ function listenerLimits(l: ListenerLimits) {
         max_headers_count: DEFAULT_HEAD_LIMITS.maxHeaders,
       },
       max_request_headers_kb: DEFAULT_HEAD_LIMITS.maxHeadBytes / 1024,
+    },
+  };
+}
+
+/**
+ * The HTTP settings a listener applies, under Envoy's HttpConnectionManager field names, as Istio
+ * renders `meshConfig.pathNormalization` and `gatewayTopology.numTrustedProxies` (the settings meshd
+ * pushed in this proxy's Workload): `use_remote_address` and the trusted hops on gateways only, as
+ * Istio sets them. `denial_explanation` (this mesh's own) lists who may read `x-mesh-authz-reason`.
+ */
+function httpConnectionManager(snapshot: RuntimeSnapshot, gateway: boolean): Record<string, unknown> {
+  const settings = settingsInForce(snapshot);
+  const path = settings.pathNormalization;
+  return {
+    path_normalization: path,
+    normalize_path: path !== "NONE",
+    merge_slashes: path === "MERGE_SLASHES" || path === "DECODE_AND_MERGE_SLASHES",
+    path_with_escaped_slashes_action: path === "DECODE_AND_MERGE_SLASHES"
+      ? "UNESCAPE_AND_FORWARD"
+      : "KEEP_UNCHANGED",
+    use_remote_address: gateway,
+    xff_num_trusted_hops: gateway ? settings.numTrustedProxies : 0,
+    denial_explanation: {
+      principals: settings.denialExplanation.principals,
+      ip_blocks: settings.denialExplanation.ipBlocks,
     },
   };
 }
@@ -102,7 +129,7 @@ function gatewayListeners(
         name: `${address}_${port}`,
         address: socket(address, port),
         traffic_direction: "OUTBOUND",
-        ...listenerLimits(bootstrap.connectionLimits),
+        ...listenerSettings(snapshot, true, bootstrap.connectionLimits),
         ...(rcs.length === 1 && rcs[0].tls === undefined ? { route_config_name: rcs[0].name } : {
           filter_chains: rcs.map((rc) => ({
             filter_chain_match: { server_names: rc.tls?.sniHosts ?? [] },
@@ -207,6 +234,7 @@ export function buildConfigDump(
     last_updated: iso(bootstrap.startedAt),
   };
 
+  const settings = listenerSettings(snapshot, false, bootstrap.connectionLimits);
   const inboundListeners = bootstrap.inbound.map((l) => {
     const port = snapshot.workload?.inboundMtls.find((p) => p.port === l.port) ??
       snapshot.workload?.defaultMtls;
@@ -226,7 +254,7 @@ export function buildConfigDump(
             scope: port?.scope ?? "",
           },
           default_cluster: inboundClusterName(l.port),
-          ...listenerLimits(bootstrap.connectionLimits),
+          ...settings,
         },
       },
     };
@@ -248,7 +276,7 @@ export function buildConfigDump(
               name: `outbound|${outbound.host}_${outbound.port}`,
               address: socket(outbound.host, outbound.port),
               traffic_direction: "OUTBOUND",
-              ...listenerLimits(bootstrap.connectionLimits),
+              ...settings,
             },
           },
         }]

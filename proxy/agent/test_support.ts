@@ -71,6 +71,8 @@ export async function startMeshd(
     jwks?: DiscoveryServerOptions["jwks"];
     /** DISCO_JWT_ENABLE_REMOTE_JWKS; default `meshd`. */
     jwksFetchMode?: DiscoveryServerOptions["jwksFetchMode"];
+    /** The mesh config's data-path settings; default shared's DEFAULT_PROXY_SETTINGS. */
+    proxySettings?: DiscoveryServerOptions["proxySettings"];
   } = {},
 ): Promise<Meshd> {
   const seen: SeenStream[] = [];
@@ -94,6 +96,7 @@ export async function startMeshd(
     secure,
     jwks: options.jwks,
     jwksFetchMode: options.jwksFetchMode,
+    proxySettings: options.proxySettings,
     authorize: (
       call: grpc.ServerDuplexStream<unknown, unknown>,
       node: ProxyNode,
