@@ -1,5 +1,5 @@
 /**
- * The request-headers timeout on a gateway's HTTPS listener, where a connection spends time before
+ * The request-headers and idle timeouts on a gateway's HTTPS listener, where a connection spends time before
  * the HTTP session starts: reading the ClientHello (to choose the server by SNI) and the TLS
  * handshake. Raw sockets stall each stage; real curl keeps being served through the same listener.
  */
@@ -15,6 +15,7 @@ import { OutboundListener, type OutboundStats } from "./listener.ts";
 
 const HOST = "httpbin.example.com";
 const HEADERS_MS = 1000;
+const IDLE_MS = 2000;
 /** The sweep's interval (250 ms), a TLS handshake and a busy machine (2 shared cores). */
 const MARGIN_MS = 1500;
 
@@ -102,7 +103,7 @@ function tlsConn(port: number, ca: string): Promise<RawConn> {
   });
 }
 
-Deno.test("gateway HTTPS: a stalled ClientHello, a stalled handshake and a trickled head close within the headers timeout; curl is served", async () => {
+Deno.test("gateway HTTPS: a stalled ClientHello, handshake or head closes within the headers timeout, an idle TLS connection within the idle timeout; curl is served", async () => {
   const { ca, leaf } = await makeTestCa();
   const cert = await leaf(HOST);
   const app = new TestApp();
@@ -113,7 +114,7 @@ Deno.test("gateway HTTPS: a stalled ClientHello, a stalled handshake and a trick
     snapshot: () => snapshot,
     log: new RecordingLog(),
     routeNames: ["https.443.https.gw.foo"],
-    connectionLimits: { requestHeadersTimeoutMs: HEADERS_MS, idleTimeoutMs: 30_000 },
+    connectionLimits: { requestHeadersTimeoutMs: HEADERS_MS, idleTimeoutMs: IDLE_MS },
   });
   await listener.start();
   const caFile = await Deno.makeTempFile({ suffix: ".pem" });
@@ -130,6 +131,11 @@ Deno.test("gateway HTTPS: a stalled ClientHello, a stalled handshake and a trick
     `${HOST}:${port}:127.0.0.1`,
   ];
   try {
+    // A TLS connection idle after a request (its byte counts come from the TLS socket).
+    const idle = await tlsConn(port, ca.certPem);
+    idle.write(`GET /headers HTTP/1.1\r\nHost: ${HOST}\r\n\r\n`);
+    assert.equal((await idle.response()).status, 200);
+    const idleAt = Date.now();
     const start = Date.now();
     const partialHello = await RawConn.plain(port);
     partialHello.write(new Uint8Array([0x16, 0x03, 0x01, 0x02, 0x00, 0x01]));
@@ -158,7 +164,10 @@ Deno.test("gateway HTTPS: a stalled ClientHello, a stalled handshake and a trick
     assert.ok(Date.now() - start >= HEADERS_MS - 50);
     assert.ok(served >= 1, `curl served ${served} times`);
     assert.equal((listener.observer as OutboundStats).counters.downstream_rq_header_timeout, 3);
-    for (const c of [partialHello, stalledHandshake, trickled]) c.close();
+    assert.ok(await idle.closed(Math.max(0, idleAt + IDLE_MS + MARGIN_MS - Date.now())), "idle TLS closed");
+    assert.ok(Date.now() - idleAt >= IDLE_MS - 50, "not before the idle timeout");
+    assert.equal((listener.observer as OutboundStats).counters.downstream_cx_idle_timeout, 1);
+    for (const c of [partialHello, stalledHandshake, trickled, idle]) c.close();
   } finally {
     await listener.close();
     await Deno.remove(caFile);
