@@ -1,25 +1,31 @@
 /**
- * Slowloris against the proxy as it runs (a {@link WorkerPool} of two workers, each with the inbound
- * listener on one SO_REUSEPORT port, the limits passed as the flags pass them) in front of the real
- * httpbin (Debian's python3-httpbin under gunicorn): 1,000 connections trickle a request head, one
- * header line a second, while real curl keeps asking httpbin through the same port. Every trickling
- * connection must get 408 and be closed within the request-headers timeout (3 s here, set short so
- * that the test takes seconds) plus the sweep's margin, and every curl request must succeed.
- * Skipped when httpbin is not installed (`./dev test` installs it as root).
+ * Slowloris against the real `proxy` program (a subprocess with two workers, started by an
+ * in-process meshd and CA, with `--requestHeadersTimeout=3s`: short so that the test takes seconds)
+ * in front of the real httpbin (Debian's python3-httpbin under gunicorn): 1,000 connections trickle a
+ * request head, one header line a second, while real curl keeps asking httpbin through the same
+ * inbound port. Every trickling connection must get 408 and be closed within the timeout plus the
+ * sweep's margin, every curl request must succeed, and the proxy's /stats and /config_dump must show
+ * the timeouts and the limit. Skipped when httpbin is not installed (`./dev test` installs it as root).
  */
 import assert from "node:assert/strict";
 import net from "node:net";
-import { hasHttpbin, Httpbin, snapshotOf } from "../inbound/test_support.ts";
-import { freePort } from "../inbound/test_support.ts";
-import { ProxyLogger, uniformLevels } from "../logging/logger.ts";
-import { WorkerPool } from "./pool.ts";
+import { join } from "node:path";
+import { startCa, startMeshd } from "./agent/test_support.ts";
+import { freePort, hasHttpbin, Httpbin } from "./inbound/test_support.ts";
+import { type ProxyProcess, startProxyProcess } from "./test_support.ts";
+
+const CONFIG = `apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: httpbin-1, namespace: foo}
+spec: {address: 10.1.0.2, labels: {app: httpbin}, serviceAccount: httpbin}
+`;
 
 const SLOW = 1000;
 const HEADERS_MS = 3000;
-/** The sweep runs every 750 ms; 1,000 sockets and curl share 2 cores with the proxy. */
+/** The sweep runs every 750 ms; 1,000 sockets, meshd and curl share 2 cores with the proxy. */
 const MARGIN_MS = 2000;
-/** Sockets this process holds: the slow clients' and the proxy's own for them, and some to spare. */
-const FDS_NEEDED = 2 * SLOW + 500;
+/** Sockets each process (this one, the proxy) holds for the slow clients, and some to spare. */
+const FDS_NEEDED = SLOW + 500;
 
 /** One trickling connection: when it was opened and closed, and whether it was answered 408. */
 interface Slow {
@@ -89,22 +95,40 @@ Deno.test({
       limit >= FDS_NEEDED,
       `ulimit -n is ${limit}; this test holds ${FDS_NEEDED} sockets (raise it with ulimit -n ${FDS_NEEDED})`,
     );
+    const dir = await Deno.makeTempDir({ prefix: "proxy-slowloris-" });
+    await Deno.mkdir(join(dir, "config"));
+    await Deno.writeTextFile(join(dir, "config", "workloads.yaml"), CONFIG);
+    const ca = await startCa(join(dir, "ca"));
+    const meshd = await startMeshd(join(dir, "config"), { ca });
+    await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
     const httpbin = await Httpbin.start();
     const port = freePort();
-    const pool = new WorkerPool({
-      size: 2,
-      listeners: [{ address: "127.0.0.1", port, appAddress: "127.0.0.1", appPort: httpbin.port }],
-      levels: uniformLevels("error"),
-      log: new ProxyLogger(uniformLevels("error")).scope("workers"),
-      connectionLimits: {
-        requestHeadersTimeoutMs: HEADERS_MS,
-        idleTimeoutMs: 300_000,
-        maxConnections: 10_000,
-      },
-    });
     const slow: Slow[] = [];
+    let proxy: ProxyProcess | undefined;
     try {
-      await pool.start(snapshotOf("PERMISSIVE", undefined));
+      proxy = await startProxyProcess({
+        dir,
+        ca,
+        discoveryAddress: `127.0.0.1:${meshd.securePort}`,
+        namespace: "foo",
+        serviceAccount: "httpbin",
+        workloadEntry: "httpbin-1",
+        address: "10.1.0.2",
+        concurrency: 2,
+        args: [
+          "--inboundBindAddress=127.0.0.1",
+          `--inbound=${port}=127.0.0.1:${httpbin.port}`,
+          `--requestHeadersTimeout=${HEADERS_MS / 1000}s`,
+          "--maxConnections=5000",
+        ],
+      });
+      const admin = async (path: string) =>
+        await (await fetch(`http://127.0.0.1:${proxy!.adminPort}${path}`)).text();
+      const listener =
+        JSON.parse(await admin("/config_dump")).configs[1].dynamic_listeners[0].active_state.listener;
+      assert.equal(listener.http_connection_manager.request_headers_timeout, "3s");
+      assert.equal(listener.http_connection_manager.common_http_protocol_options.idle_timeout, "300s");
+      assert.deepEqual(listener.connection_limit, { max_connections: 5000 });
       const url = `http://127.0.0.1:${port}/get`;
       assert.equal((await curlGet(url)).status, "200");
 
@@ -135,8 +159,11 @@ Deno.test({
         a - b
       );
       const latencies = served.map((r) => r.ms).sort((a, b) => a - b);
-      const counters = await pool.counters();
-      const timeouts = counters.reduce((n, w) => n + w.listeners[0].counters.downstream_rq_header_timeout, 0);
+      const stat = new RegExp(
+        `^listener\\.127\\.0\\.0\\.1_${port}\\.downstream_rq_header_timeout: (\\d+)$`,
+        "m",
+      );
+      const timeouts = Number(stat.exec(await admin("/stats"))?.[1]);
       console.log(
         `slowloris: ${SLOW} connections opened in ${opened} ms; closed ${after[0]}/${
           percentile(after, 0.5)
@@ -162,8 +189,11 @@ Deno.test({
       assert.ok(served.length >= 5, `curl ran ${served.length} times during the attack`);
       assert.deepEqual(served.filter((r) => r.status !== "200"), [], "every curl request succeeded");
     } finally {
-      await pool.close();
+      await proxy?.stop();
       await httpbin.stop();
+      await meshd.stop();
+      await ca.stop();
+      await Deno.remove(dir, { recursive: true });
     }
   },
 });
