@@ -52,20 +52,44 @@ export const LIMIT_COUNTERS = {
   idle_timeout: "downstream_cx_idle_timeout",
 } as const;
 
-/** A counter of open connections that several workers can share (4 bytes). */
-export function newConnectionCounter(): SharedArrayBuffer {
-  return new SharedArrayBuffer(4);
+/**
+ * A counter of open connections that `workers` workers share: the listener's total, then each
+ * worker's own share, so that the connections of a worker that died can be taken off the total
+ * ({@link releaseWorker}).
+ */
+export function newConnectionCounter(workers = 1): SharedArrayBuffer {
+  return new SharedArrayBuffer(4 * (1 + workers));
+}
+
+/** Takes the connections a dead worker held off the listener's total (they closed with it). */
+export function releaseWorker(shared: SharedArrayBuffer, worker: number): void {
+  const c = new Int32Array(shared);
+  Atomics.sub(c, 0, Atomics.exchange(c, 1 + worker, 0));
+}
+
+/** A listener's counter shared by the workers that run it, and which of them this copy is. */
+export interface SharedConnectionCounter {
+  /** From {@link newConnectionCounter}. */
+  buffer: SharedArrayBuffer;
+  /** This worker's index in it. */
+  worker: number;
 }
 
 /** The open connections of one listener, bounded by `max` (0: unbounded, still counted). */
 export class ConnectionSlots {
   readonly max: number;
   readonly #count: Int32Array;
+  readonly #mine: number;
 
-  /** @param shared from {@link newConnectionCounter}; a private counter when absent */
-  constructor(max: number, shared?: SharedArrayBuffer) {
+  /**
+   * @param shared the counter the listener's copies in other workers share; a private one when absent
+   * @throws RangeError when the counter has no place for `shared.worker`
+   */
+  constructor(max: number, shared?: SharedConnectionCounter) {
     this.max = max;
-    this.#count = new Int32Array(shared ?? newConnectionCounter());
+    this.#count = new Int32Array(shared?.buffer ?? newConnectionCounter());
+    this.#mine = 1 + (shared?.worker ?? 0);
+    if (this.#mine >= this.#count.length) throw new RangeError(`no counter for worker ${shared?.worker}`);
   }
 
   /** Takes a slot for a new connection; false when the listener is full (close the connection). */
@@ -75,11 +99,13 @@ export class ConnectionSlots {
       Atomics.sub(this.#count, 0, 1);
       return false;
     }
+    Atomics.add(this.#count, this.#mine, 1);
     return true;
   }
 
   /** Gives back the slot of a closed connection. */
   release(): void {
+    Atomics.sub(this.#count, this.#mine, 1);
     Atomics.sub(this.#count, 0, 1);
   }
 

@@ -19,6 +19,8 @@ import {
   KEEP,
   type ListenerLimits,
   newConnectionCounter,
+  releaseWorker,
+  type SharedConnectionCounter,
   sweepIntervalMs,
 } from "./conn_limits.ts";
 
@@ -59,7 +61,7 @@ function outboundSnapshot(appPort: number): RuntimeSnapshot {
 function inboundListener(
   app: TestApp,
   limits: Partial<ListenerLimits>,
-  bind: { port: number; reusePort?: boolean; connectionCounter?: SharedArrayBuffer } = { port: 0 },
+  bind: { port: number; reusePort?: boolean; connectionCounter?: SharedConnectionCounter } = { port: 0 },
 ): InboundListener {
   const snapshot = snapshotOf("PERMISSIVE", undefined);
   return new InboundListener({
@@ -230,10 +232,14 @@ for (const kind of ["inbound", "outbound"] as const) {
 
 Deno.test("maxConnections bounds a listener across its copies: two listeners on one port share a counter", async () => {
   const app = new TestApp();
-  const counter = newConnectionCounter();
+  const counter = newConnectionCounter(2);
   const port = freePort();
-  const copies = [0, 1].map(() =>
-    inboundListener(app, { maxConnections: 4 }, { port, reusePort: true, connectionCounter: counter })
+  const copies = [0, 1].map((worker) =>
+    inboundListener(app, { maxConnections: 4 }, {
+      port,
+      reusePort: true,
+      connectionCounter: { buffer: counter, worker },
+    })
   );
   await Promise.all(copies.map((l) => l.start()));
   try {
@@ -249,12 +255,29 @@ Deno.test("maxConnections bounds a listener across its copies: two listeners on 
     assert.equal(statuses.filter((s) => s === 200).length, 4, `statuses ${statuses}`);
     const overflow = copies.map((l) => (l.observer as InboundStats).counters.downstream_cx_overflow);
     assert.equal(overflow[0] + overflow[1], 8);
-    assert.equal(new ConnectionSlots(4, counter).count, 4);
+    assert.equal(new ConnectionSlots(4, { buffer: counter, worker: 0 }).count, 4);
     for (const c of open) c.close();
   } finally {
     await Promise.all(copies.map((l) => l.close()));
     await app.stop();
   }
+});
+
+Deno.test("connection slots: one total for the workers, and a dead worker's share taken off it", () => {
+  const buffer = newConnectionCounter(2);
+  const w0 = new ConnectionSlots(3, { buffer, worker: 0 });
+  const w1 = new ConnectionSlots(3, { buffer, worker: 1 });
+  assert.deepEqual([w0.acquire(), w0.acquire(), w1.acquire(), w1.acquire()], [true, true, true, false]);
+  assert.equal(w0.count, 3);
+  releaseWorker(buffer, 0);
+  assert.equal(w1.count, 1, "worker 0 died with its 2 connections");
+  assert.deepEqual([w1.acquire(), w1.acquire(), w1.acquire()], [true, true, false]);
+  w1.release();
+  assert.equal(w1.count, 2);
+  assert.throws(() => new ConnectionSlots(3, { buffer, worker: 2 }), RangeError);
+  const unlimited = new ConnectionSlots(0);
+  for (let i = 0; i < 100; i++) assert.equal(unlimited.acquire(), true);
+  assert.equal(unlimited.count, 100);
 });
 
 Deno.test("the connection clock: first head from the accept, later heads from their first byte, idle from the last byte", () => {

@@ -34,6 +34,7 @@ import {
   KEEP,
   limitKindOf,
   type ListenerLimits,
+  type SharedConnectionCounter,
   sweepIntervalMs,
 } from "../http/conn_limits.ts";
 import { Http1Session, type Log } from "../http/session.ts";
@@ -70,8 +71,8 @@ export interface InboundListenerOptions {
   limits?: Partial<HeadLimits>;
   /** Request-headers timeout, idle timeout, connection limit ({@link DEFAULT_LISTENER_LIMITS}). */
   connectionLimits?: Partial<ListenerLimits>;
-  /** The listener's open-connection counter, shared by every worker's copy of it (SharedArrayBuffer). */
-  connectionCounter?: SharedArrayBuffer;
+  /** The listener's open-connection counter, shared by every worker's copy of it. */
+  connectionCounter?: SharedConnectionCounter;
   /** Time for the first byte and the TLS handshake. Default 10 s (and at most the headers timeout). */
   handshakeTimeoutMs?: number;
   /** Upstream pool settings. */

@@ -42,6 +42,7 @@ import {
   limitKindOf,
   type LimitObserver,
   type ListenerLimits,
+  type SharedConnectionCounter,
   sweepIntervalMs,
 } from "../http/conn_limits.ts";
 import { SocketIo } from "../http/socket_io.ts";
@@ -175,8 +176,8 @@ export interface OutboundListenerOptions {
   limits?: Partial<HeadLimits>;
   /** Request-headers timeout, idle timeout, connection limit ({@link DEFAULT_LISTENER_LIMITS}). */
   connectionLimits?: Partial<ListenerLimits>;
-  /** The listener's open-connection counter, shared by every worker's copy of it (SharedArrayBuffer). */
-  connectionCounter?: SharedArrayBuffer;
+  /** The listener's open-connection counter, shared by every worker's copy of it. */
+  connectionCounter?: SharedConnectionCounter;
   /** Upstream pools, one per endpoint. */
   upstream?: { maxIdle?: number; idleTimeoutMs?: number; connectTimeoutMs?: number };
   /**

@@ -11,7 +11,12 @@ import type { LogLevels, ScopedLog } from "../logging/logger.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { listenerKey } from "./protocol.ts";
 import type { FromWorker, ListenerCounters, ToWorker, WorkerListener } from "./protocol.ts";
-import { DEFAULT_LISTENER_LIMITS, type ListenerLimits, newConnectionCounter } from "../http/conn_limits.ts";
+import {
+  DEFAULT_LISTENER_LIMITS,
+  type ListenerLimits,
+  newConnectionCounter,
+  releaseWorker,
+} from "../http/conn_limits.ts";
 
 /** Settings of a {@link WorkerPool}. */
 export interface WorkerPoolOptions {
@@ -98,6 +103,8 @@ export class WorkerPool {
         e.preventDefault();
         slot.alive = false;
         this.#o.log.error("worker failed", { worker: index, error: e.message });
+        // Its connections closed with it: their slots go back to the listeners' limits.
+        for (const counter of this.#counters.values()) releaseWorker(counter, index);
         for (const w of slot.waiters.values()) w({ type: "failed", error: e.message });
         slot.waiters.clear();
       };
@@ -184,7 +191,7 @@ export class WorkerPool {
     const counters = new Map<string, SharedArrayBuffer>();
     const out = listeners.map((l) => {
       const key = listenerKey(l);
-      const counter = this.#counters.get(key) ?? counters.get(key) ?? newConnectionCounter();
+      const counter = this.#counters.get(key) ?? counters.get(key) ?? newConnectionCounter(this.#o.size);
       counters.set(key, counter);
       return { ...l, connectionCounter: counter };
     });

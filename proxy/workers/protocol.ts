@@ -27,7 +27,8 @@ export interface WorkerListener {
   routeNames?: string[];
   /**
    * The listener's open-connection counter, one for all workers (set by the pool; a SharedArrayBuffer
-   * is shared, not copied, by postMessage), so that `maxConnections` bounds the listener as a whole.
+   * is shared, not copied, by postMessage), so that `maxConnections` bounds the listener as a whole;
+   * each worker also counts its own share in it (http/conn_limits.ts, `newConnectionCounter`).
    */
   connectionCounter?: SharedArrayBuffer;
 }
