@@ -167,3 +167,49 @@ Deno.test("proxy: an unknown flag is a usage error (exit 2)", async () => {
   assert.equal(r.code, 2);
   assert.match(r.err, /unknown option '--nope'/);
 });
+
+Deno.test("proxy: the limit flags: defaults, --help, values, and each bad value named", async () => {
+  const help = await run(["--help"]);
+  for (
+    const [flag, dflt] of [["requestHeadersTimeout", "10s"], ["idleTimeout", "5m0s"], [
+      "maxConnections",
+      "10000",
+    ]]
+  ) {
+    assert.match(help.out, new RegExp(`--${flag} <[a-z]+>[\\s\\S]*?\\(default: "${dflt}"\\)`), flag);
+  }
+  const defaults = await run(BASE);
+  assert.deepEqual(defaults.options?.connectionLimits, {
+    requestHeadersTimeoutMs: 10_000,
+    idleTimeoutMs: 300_000,
+    maxConnections: 10_000,
+  });
+  const given = await run([
+    ...BASE,
+    "--requestHeadersTimeout",
+    "2.5s",
+    "--idleTimeout",
+    "0s",
+    "--maxConnections",
+    "0",
+  ]);
+  assert.equal(given.code, 0, given.err);
+  assert.deepEqual(given.options?.connectionLimits, {
+    requestHeadersTimeoutMs: 2500,
+    idleTimeoutMs: 0,
+    maxConnections: 0,
+  });
+  const bad = await run([
+    ...BASE,
+    "--requestHeadersTimeout",
+    "10",
+    "--idleTimeout",
+    "-1s",
+    "--maxConnections",
+    "-5",
+  ]);
+  assert.equal(bad.code, 1);
+  assert.match(bad.err, /--requestHeadersTimeout: 10 is not a duration/);
+  assert.match(bad.err, /--idleTimeout: -1s is out of range 1ms\.\.24h/);
+  assert.match(bad.err, /--maxConnections: -5 is not a whole number 0\.\.10000000/);
+});

@@ -165,6 +165,7 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
     inbound: o.inbound.map((p) => ({ address: o.inboundBindAddress, ...p })),
     outbound: o.outbound,
     ...(o.type === "router" ? { gatewayAddress: o.inboundBindAddress } : {}),
+    connectionLimits: o.connectionLimits,
     startedAt,
   };
   const staticListeners: WorkerListener[] = [
@@ -240,6 +241,7 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
         listeners: initial,
         levels: logger.levels(),
         log: logger.scope("workers"),
+        connectionLimits: o.connectionLimits,
       });
       try {
         await pool.start(agent.snapshot());

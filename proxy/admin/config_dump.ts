@@ -9,6 +9,8 @@
 import { RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
 import type { RouteConfiguration, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { inboundModeOf, settingsInForce } from "../runtime/snapshot.ts";
+import type { ListenerLimits } from "../http/conn_limits.ts";
+import { DEFAULT_HEAD_LIMITS } from "../http/head.ts";
 
 /** Envoy's admin type URLs. */
 export const DUMP_TYPES = {
@@ -43,8 +45,37 @@ export interface BootstrapInfo {
   outbound?: { host: string; port: number };
   /** Gateway mode (`--type router`): the address gateway listeners bind, one per route configuration. */
   gatewayAddress?: string;
+  /** Timeouts and connection limit of every listener (--requestHeadersTimeout and the like). */
+  connectionLimits: ListenerLimits;
   /** ms since the epoch. */
   startedAt: number;
+}
+
+/** A protobuf JSON Duration (`10s`, `0.5s`). */
+function duration(ms: number): string {
+  return `${ms / 1000}s`;
+}
+
+/**
+ * The connection limit and HTTP settings of a listener: the listener connection limit (Envoy sets it by
+ * runtime key; shown here on the listener), and the HTTP connection manager's settings
+ * ({@link httpConnectionManager}) with its timeouts and head limits (0s: disabled; max_connections 0:
+ * no limit), set by `--requestHeadersTimeout`, `--idleTimeout` and `--maxConnections`.
+ */
+function listenerSettings(snapshot: RuntimeSnapshot, gateway: boolean, l: ListenerLimits) {
+  return {
+    connection_limit: { max_connections: l.maxConnections },
+    http_connection_manager: {
+      ...httpConnectionManager(snapshot, gateway),
+      request_headers_timeout: duration(l.requestHeadersTimeoutMs),
+      stream_idle_timeout: duration(l.idleTimeoutMs),
+      common_http_protocol_options: {
+        idle_timeout: duration(l.idleTimeoutMs),
+        max_headers_count: DEFAULT_HEAD_LIMITS.maxHeaders,
+      },
+      max_request_headers_kb: DEFAULT_HEAD_LIMITS.maxHeadBytes / 1024,
+    },
+  };
 }
 
 /**
@@ -98,7 +129,7 @@ function gatewayListeners(
         name: `${address}_${port}`,
         address: socket(address, port),
         traffic_direction: "OUTBOUND",
-        http_connection_manager: httpConnectionManager(snapshot, true),
+        ...listenerSettings(snapshot, true, bootstrap.connectionLimits),
         ...(rcs.length === 1 && rcs[0].tls === undefined ? { route_config_name: rcs[0].name } : {
           filter_chains: rcs.map((rc) => ({
             filter_chain_match: { server_names: rc.tls?.sniHosts ?? [] },
@@ -203,7 +234,7 @@ export function buildConfigDump(
     last_updated: iso(bootstrap.startedAt),
   };
 
-  const hcm = httpConnectionManager(snapshot, false);
+  const settings = listenerSettings(snapshot, false, bootstrap.connectionLimits);
   const inboundListeners = bootstrap.inbound.map((l) => {
     const port = snapshot.workload?.inboundMtls.find((p) => p.port === l.port) ??
       snapshot.workload?.defaultMtls;
@@ -223,7 +254,7 @@ export function buildConfigDump(
             scope: port?.scope ?? "",
           },
           default_cluster: inboundClusterName(l.port),
-          http_connection_manager: hcm,
+          ...settings,
         },
       },
     };
@@ -245,7 +276,7 @@ export function buildConfigDump(
               name: `outbound|${outbound.host}_${outbound.port}`,
               address: socket(outbound.host, outbound.port),
               traffic_direction: "OUTBOUND",
-              http_connection_manager: hcm,
+              ...settings,
             },
           },
         }]

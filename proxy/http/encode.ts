@@ -304,6 +304,8 @@ export function reasonPhrase(status: number): string {
       return "Unauthorized";
     case 403:
       return "Forbidden";
+    case 408:
+      return "Request Timeout";
     case 417:
       return "Expectation Failed";
     case 431:

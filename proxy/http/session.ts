@@ -151,6 +151,8 @@ const RESET_BEFORE_HEADERS = "upstream connect error or disconnect/reset before 
 export class Http1Session {
   /** When the session started waiting for a request head (ms since the epoch), 0 while busy. */
   waitingSince = 0;
+  /** Request heads completed so far (a listener's request-headers timeout needs the first). */
+  heads = 0;
   readonly #down: SocketIo;
   readonly #o: SessionOptions;
   readonly #req: HeadParser;
@@ -190,6 +192,7 @@ export class Http1Session {
     const down = this.#down, o = this.#o, p = this.#req;
     p.reset();
     this.waitingSince = Date.now();
+    down.dataAt = down.pending > 0 ? this.waitingSince : 0;
     let chunk: Uint8Array | null | undefined;
     let off = -1;
     for (;;) {
@@ -213,6 +216,7 @@ export class Http1Session {
       if (off >= 0) break;
     }
     this.waitingSince = 0;
+    this.heads++;
     if (off < chunk.length) down.unread(chunk.subarray(off));
     const h = p.head;
     if (h.method === M_CONNECT) {

@@ -6,6 +6,7 @@
  * @module
  */
 import type { SessionObserver, UpstreamErrorKind } from "./session.ts";
+import { LIMIT_COUNTERS, type LimitKind, type LimitObserver } from "./conn_limits.ts";
 
 /** The counters {@link SessionStats} keeps for every listener. */
 export const SESSION_COUNTERS = [
@@ -21,6 +22,7 @@ export const SESSION_COUNTERS = [
   "upstream_rq_protocol_error",
   "upstream_rq_retry",
   "downstream_cx_upgrades_total",
+  ...Object.values(LIMIT_COUNTERS),
 ] as const;
 
 /** One counter of {@link SESSION_COUNTERS}. */
@@ -34,7 +36,7 @@ const UPSTREAM_ERROR_COUNTERS: Record<UpstreamErrorKind, SessionCounter> = {
 };
 
 /** Session counters, plus the listener's own `N` (plain numbers; read them any time). */
-export class SessionStats<N extends string> implements SessionObserver {
+export class SessionStats<N extends string> implements SessionObserver, LimitObserver {
   readonly counters: Record<N | SessionCounter, number>;
 
   /** @param names the listener's counters; the session counters are added to them */
@@ -66,5 +68,9 @@ export class SessionStats<N extends string> implements SessionObserver {
 
   upgrade(): void {
     this.counters.downstream_cx_upgrades_total++;
+  }
+
+  limitHit(kind: LimitKind): void {
+    this.counters[LIMIT_COUNTERS[kind]]++;
   }
 }

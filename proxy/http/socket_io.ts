@@ -25,6 +25,11 @@ export class SocketIo {
   error: Error | null = null;
   /** Bytes received so far. */
   bytesIn = 0;
+  /**
+   * When data first arrived since this was last set to 0 (ms since the epoch), 0 if none has: the
+   * session clears it when it starts waiting for a request head, so it tells when the head began.
+   */
+  dataAt = 0;
   /** Destroyed when this socket closes: the other side of an exchange or a tunnel. */
   peer: SocketIo | null = null;
   /** Called once when the socket closes (connection tracking, pool eviction). */
@@ -54,6 +59,7 @@ export class SocketIo {
 
   #onData = (chunk: Uint8Array): void => {
     this.bytesIn += chunk.length;
+    if (this.dataAt === 0) this.dataAt = Date.now();
     if (this.#discard) return;
     this.#queue.push(chunk);
     this.#queued += chunk.length;

@@ -25,6 +25,18 @@ import { listen } from "../http/listen.ts";
 import type tls from "node:tls";
 import { ascii } from "../http/chars.ts";
 import { DEFAULT_HEAD_LIMITS, type HeadLimits } from "../http/head.ts";
+import {
+  closeForLimit,
+  ConnectionClock,
+  ConnectionSlots,
+  DEFAULT_LISTENER_LIMITS,
+  HEADERS_TIMED_OUT,
+  KEEP,
+  limitKindOf,
+  type ListenerLimits,
+  type SharedConnectionCounter,
+  sweepIntervalMs,
+} from "../http/conn_limits.ts";
 import { Http1Session, type Log } from "../http/session.ts";
 import { SocketIo } from "../http/socket_io.ts";
 import { tryParseSpiffeId } from "../../shared/identity/mod.ts";
@@ -57,9 +69,11 @@ export interface InboundListenerOptions {
   mtlsPort?: number;
   /** Head limits; Envoy's defaults (60 KiB, 100 fields). */
   limits?: Partial<HeadLimits>;
-  /** A connection with no complete request head for this long is closed. Default 300 s. */
-  idleTimeoutMs?: number;
-  /** Time for the first byte and the TLS handshake. Default 10 s. */
+  /** Request-headers timeout, idle timeout, connection limit ({@link DEFAULT_LISTENER_LIMITS}). */
+  connectionLimits?: Partial<ListenerLimits>;
+  /** The listener's open-connection counter, shared by every worker's copy of it. */
+  connectionCounter?: SharedConnectionCounter;
+  /** Time for the first byte and the TLS handshake. Default 10 s (and at most the headers timeout). */
   handshakeTimeoutMs?: number;
   /** Upstream pool settings. */
   upstream?: { maxIdle?: number; idleTimeoutMs?: number; connectTimeoutMs?: number };
@@ -76,7 +90,10 @@ class Conn {
   io: SocketIo | null = null;
   trustDomains: string[] = [];
   closing = false;
-  constructor(readonly raw: net.Socket, readonly peer: string, readonly since: number) {}
+  readonly clock: ConnectionClock;
+  constructor(readonly raw: net.Socket, readonly peer: string, readonly since: number) {
+    this.clock = new ConnectionClock(since);
+  }
 }
 
 const ignore = () => {};
@@ -95,7 +112,8 @@ export class InboundListener {
   readonly #limits: HeadLimits;
   readonly #defaultHost: Uint8Array;
   readonly #mtlsPort: number;
-  readonly #idleTimeoutMs: number;
+  readonly #connLimits: ListenerLimits;
+  readonly #slots: ConnectionSlots;
   readonly #handshakeTimeoutMs: number;
   #timer: ReturnType<typeof setInterval> | undefined;
   #port = 0;
@@ -108,7 +126,8 @@ export class InboundListener {
     this.#limits = { ...DEFAULT_HEAD_LIMITS, ...options.limits };
     this.#defaultHost = ascii(`${options.appAddress}:${options.appPort}`);
     this.#mtlsPort = options.mtlsPort ?? options.appPort;
-    this.#idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
+    this.#connLimits = { ...DEFAULT_LISTENER_LIMITS, ...options.connectionLimits };
+    this.#slots = new ConnectionSlots(this.#connLimits.maxConnections, options.connectionCounter);
     this.#handshakeTimeoutMs = options.handshakeTimeoutMs ?? 10_000;
     const observer = this.observer;
     this.#pool = new UpstreamPool({
@@ -148,7 +167,10 @@ export class InboundListener {
       this.#o,
       (err: Error) => this.#log.error("inbound listener error", { error: err.message }),
     );
-    const timer = setInterval(() => this.#guard(undefined, "sweep", () => this.#sweep()), 1000);
+    const timer = setInterval(
+      () => this.#guard(undefined, "sweep", () => this.#sweep()),
+      sweepIntervalMs(this.#connLimits),
+    );
     Deno.unrefTimer(timer);
     this.#timer = timer;
     this.#log.info("inbound listener started", {
@@ -172,12 +194,19 @@ export class InboundListener {
   }
 
   #onConnection(raw: net.Socket): void {
+    raw.on("error", ignore);
+    if (!this.#slots.acquire()) {
+      // Envoy's listener connection limit: closed at once, counted as downstream_cx_overflow.
+      this.observer.limitHit("overflow");
+      raw.destroy();
+      return;
+    }
     const conn = new Conn(raw, `${raw.remoteAddress}:${raw.remotePort}`, Date.now());
     this.observer.connectionOpened();
     this.#conns.add(conn);
     this.#byRaw.set(raw, conn);
-    raw.on("error", ignore);
     raw.once("close", () => {
+      this.#slots.release();
       this.#conns.delete(conn);
       this.observer.connectionClosed();
     });
@@ -323,19 +352,31 @@ export class InboundListener {
 
   #sweep(): void {
     const now = Date.now();
+    const limits = this.#connLimits;
     for (const c of this.#conns) {
+      if (c.closing) continue;
       if (c.state !== SERVING) {
         if (now - c.since > this.#handshakeTimeoutMs) {
           this.observer.connectionRefused("timeout");
           this.#log.debug("connection closed: no request or handshake in time", { peer: c.peer });
           c.raw.destroy();
+        } else {
+          const verdict = c.clock.check(now, null, null, limits);
+          if (verdict === KEEP) continue;
+          this.observer.limitHit(limitKindOf(verdict));
+          this.#log.debug("connection closed: no request head in time", { peer: c.peer });
+          c.raw.destroy();
         }
         continue;
       }
-      const waiting = c.session!.waitingSince;
-      if (!c.closing && waiting !== 0 && now - waiting > this.#idleTimeoutMs) {
+      const verdict = c.clock.check(now, c.io, c.session, limits);
+      if (verdict !== KEEP) {
         c.closing = true;
-        c.io!.lingerClose(null);
+        this.#log.debug("connection closed: timeout", {
+          peer: c.peer,
+          timeout: verdict === HEADERS_TIMED_OUT ? "request headers" : "idle",
+        });
+        closeForLimit(verdict, c.io!, c.session!, this.observer);
       }
     }
     this.#pool.sweep(now);

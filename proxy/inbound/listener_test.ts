@@ -75,7 +75,7 @@ async function withProxy(
     appPort: port,
     snapshot: () => snapshot,
     log,
-    idleTimeoutMs: opts.idleTimeoutMs,
+    connectionLimits: { idleTimeoutMs: opts.idleTimeoutMs },
     handshakeTimeoutMs: opts.handshakeTimeoutMs,
   });
   await listener.start();

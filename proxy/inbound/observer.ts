@@ -6,6 +6,7 @@
  * @module
  */
 import type { SessionObserver } from "../http/session.ts";
+import type { LimitObserver } from "../http/conn_limits.ts";
 import { SESSION_COUNTERS, SessionStats } from "../http/session_stats.ts";
 
 /** Why a connection was refused before any request. */
@@ -22,7 +23,7 @@ export type RefusalReason =
   | "timeout";
 
 /** Events of an inbound listener. Calls are synchronous and must be cheap. */
-export interface InboundObserver extends SessionObserver {
+export interface InboundObserver extends SessionObserver, LimitObserver {
   /** A TCP connection was accepted. */
   connectionOpened(): void;
   /** An accepted TCP connection closed (whatever happened to it). */

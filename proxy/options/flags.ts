@@ -18,20 +18,11 @@ import {
   type LogLevels,
   uniformLevels,
 } from "../logging/logger.ts";
+import type { ProxyFlag } from "./flag.ts";
+import { LIMIT_FLAGS, validateLimitFlags } from "./limit_flags.ts";
+import type { ListenerLimits } from "../http/conn_limits.ts";
 
-/** One flag. */
-export interface ProxyFlag {
-  readonly name: string;
-  readonly value: string;
-  readonly description: string;
-  readonly default?: string;
-  /** Repeatable: every occurrence is kept. */
-  readonly repeatable?: boolean;
-  /** When the flag is not given, this environment variable (when set) supplies it. */
-  readonly env?: string;
-  /** Accepted but without effect in this release; `--help` says so and a warning is printed. */
-  readonly noEffect?: string;
-}
+export type { ProxyFlag } from "./flag.ts";
 
 /** The flags, in `--help` order. */
 export const PROXY_FLAGS: readonly ProxyFlag[] = [
@@ -159,6 +150,7 @@ export const PROXY_FLAGS: readonly ProxyFlag[] = [
     description: `per-logger levels; loggers: ${LOGGERS.join(", ")}`,
     default: "",
   },
+  ...LIMIT_FLAGS,
 ];
 
 /** `port=host:port` of `--inbound`. */
@@ -193,6 +185,8 @@ export interface ProxyOptions {
   /** Resolved: at least 1. */
   concurrency: number;
   logLevels: LogLevels;
+  /** Timeouts and connection limit of every listener (inbound, outbound, gateway). */
+  connectionLimits: ListenerLimits;
 }
 
 /** The result of {@link validateProxyFlags}. */
@@ -444,6 +438,8 @@ export function validateProxyFlags(raw: RawProxyFlags, context: ProxyFlagsContex
     } else logLevels[logger] = level;
   }
 
+  const connectionLimits = validateLimitFlags(text, err);
+
   const options: ProxyOptions = {
     discoveryAddress,
     plaintext: policy === "NONE",
@@ -460,6 +456,7 @@ export function validateProxyFlags(raw: RawProxyFlags, context: ProxyFlagsContex
     adminPort,
     concurrency,
     logLevels,
+    connectionLimits,
   };
   if (discoveryServerName !== undefined) options.discoveryServerName = discoveryServerName;
   if (caAddress !== undefined) options.caAddress = caAddress;

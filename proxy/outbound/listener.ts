@@ -32,6 +32,19 @@ import {
   REQUEST,
 } from "../http/head.ts";
 import { Http1Session, type Log, type SessionObserver, type Upstream } from "../http/session.ts";
+import {
+  closeForLimit,
+  ConnectionClock,
+  ConnectionSlots,
+  DEFAULT_LISTENER_LIMITS,
+  HEADERS_TIMED_OUT,
+  KEEP,
+  limitKindOf,
+  type LimitObserver,
+  type ListenerLimits,
+  type SharedConnectionCounter,
+  sweepIntervalMs,
+} from "../http/conn_limits.ts";
 import { SocketIo } from "../http/socket_io.ts";
 import { SESSION_COUNTERS, SessionStats } from "../http/session_stats.ts";
 import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
@@ -46,7 +59,7 @@ import { type Resolution, resolveHost, resolveService } from "./resolve.ts";
 import { type RoutedTarget, routedTarget } from "./target.ts";
 
 /** Events of an outbound listener. Calls are synchronous and must be cheap. */
-export interface OutboundObserver extends SessionObserver {
+export interface OutboundObserver extends SessionObserver, LimitObserver {
   connectionOpened(): void;
   connectionClosed(): void;
   /** A new upstream connection, over mutual TLS or plain text. */
@@ -161,8 +174,10 @@ export interface OutboundListenerOptions {
   observer?: OutboundObserver;
   /** Head limits; Envoy's defaults (60 KiB, 100 fields). */
   limits?: Partial<HeadLimits>;
-  /** A connection with no complete request head for this long is closed. Default 300 s. */
-  idleTimeoutMs?: number;
+  /** Request-headers timeout, idle timeout, connection limit ({@link DEFAULT_LISTENER_LIMITS}). */
+  connectionLimits?: Partial<ListenerLimits>;
+  /** The listener's open-connection counter, shared by every worker's copy of it. */
+  connectionCounter?: SharedConnectionCounter;
   /** Upstream pools, one per endpoint. */
   upstream?: { maxIdle?: number; idleTimeoutMs?: number; connectTimeoutMs?: number };
   /**
@@ -205,14 +220,15 @@ export class OutboundListener {
   readonly #log: Log;
   readonly #server: net.Server;
   readonly #limits: HeadLimits;
-  readonly #idleTimeoutMs: number;
+  readonly #connLimits: ListenerLimits;
+  readonly #slots: ConnectionSlots;
   readonly #connectTimeoutMs: number;
   readonly #rr = new RoundRobin();
   readonly #weighted = new WeightedRoundRobin();
   readonly #pools = new Map<string, EndpointPool>();
   readonly #conns = new Set<RoutingDownstream>();
   /** Gateway HTTPS connections between accept and handshake. */
-  readonly #handshaking = new Set<net.Socket>();
+  readonly #handshaking = new Map<net.Socket, ConnectionClock>();
   readonly #gatewayTls: GatewayTls | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   #port = 0;
@@ -223,7 +239,8 @@ export class OutboundListener {
     this.#log = options.log;
     this.observer = options.observer ?? new OutboundStats();
     this.#limits = { ...DEFAULT_HEAD_LIMITS, ...options.limits };
-    this.#idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
+    this.#connLimits = { ...DEFAULT_LISTENER_LIMITS, ...options.connectionLimits };
+    this.#slots = new ConnectionSlots(this.#connLimits.maxConnections, options.connectionCounter);
     this.#connectTimeoutMs = options.upstream?.connectTimeoutMs ?? 10_000;
     if (options.routeNames?.some((n) => n.startsWith("https."))) {
       this.#gatewayTls = new GatewayTls({
@@ -267,7 +284,7 @@ export class OutboundListener {
       } catch (e) {
         this.#log.error("outbound sweep failed", { error: String(e) });
       }
-    }, 1000);
+    }, sweepIntervalMs(this.#connLimits));
     Deno.unrefTimer(timer);
     this.#timer = timer;
     this.#log.info("outbound listener started", { address: `${this.#o.address}:${this.#port}` });
@@ -279,7 +296,7 @@ export class OutboundListener {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     for (const c of this.#conns) c.destroy();
-    for (const raw of this.#handshaking) raw.destroy();
+    for (const raw of this.#handshaking.keys()) raw.destroy();
     for (const p of this.#pools.values()) p.close();
     this.#pools.clear();
     await closed;
@@ -287,10 +304,18 @@ export class OutboundListener {
 
   #onConnection(raw: net.Socket): void {
     raw.on("error", () => {});
+    if (!this.#slots.acquire()) {
+      // Envoy's listener connection limit: closed at once, counted as downstream_cx_overflow.
+      this.observer.limitHit("overflow");
+      raw.destroy();
+      return;
+    }
+    raw.once("close", () => this.#slots.release());
     raw.setNoDelay(true);
     this.observer.connectionOpened();
+    const clock = new ConnectionClock(Date.now());
     if (this.#gatewayTls !== undefined) {
-      this.#handshaking.add(raw);
+      this.#handshaking.set(raw, clock);
       raw.once("close", () => {
         if (this.#handshaking.delete(raw)) this.observer.connectionClosed();
       });
@@ -298,7 +323,7 @@ export class OutboundListener {
       return;
     }
     raw.once("close", () => this.observer.connectionClosed());
-    this.#serveHttp(raw, raw, {
+    this.#serveHttp(raw, raw, clock, {
       routeName: this.#o.routeNames?.[0],
       principal: undefined,
       sni: undefined,
@@ -368,7 +393,8 @@ export class OutboundListener {
   #onSecure(socket: tls.TLSSocket, ctx: GatewayTlsContext): void {
     socket.on("error", () => {});
     const raw = (socket as unknown as { _parent?: net.Socket })._parent;
-    if (raw === undefined || !this.#handshaking.delete(raw) || this.#closed) {
+    const clock = raw === undefined ? undefined : this.#handshaking.get(raw);
+    if (raw === undefined || clock === undefined || !this.#handshaking.delete(raw) || this.#closed) {
       socket.destroy();
       raw?.destroy();
       return;
@@ -412,7 +438,7 @@ export class OutboundListener {
       }));
     }
     this.observer.downstreamTls("handshake");
-    this.#serveHttp(socket, raw, { routeName: ctx.routeName, principal, sni, xfcc });
+    this.#serveHttp(socket, raw, clock, { routeName: ctx.routeName, principal, sni, xfcc });
   }
 
   #onTlsError(err: Error, socket: tls.TLSSocket): void {
@@ -429,13 +455,14 @@ export class OutboundListener {
   }
 
   /** Serves HTTP/1.1 on a connection (plain text, or the TLS socket over `raw`). */
-  #serveHttp(socket: net.Socket, raw: net.Socket, gateway: GatewayConnection): void {
+  #serveHttp(socket: net.Socket, raw: net.Socket, clock: ConnectionClock, gateway: GatewayConnection): void {
     const peer = `${raw.remoteAddress}:${raw.remotePort}`;
     const upstream = new RouteUpstream((kind, reason, target) => {
       this.observer.localReply(kind);
       this.#log.warn("outbound upstream connection failed", { peer, target, kind, reason });
     });
     const down = new RoutingDownstream(socket, this.#limits, upstream, (h) => this.#route(h, peer, gateway));
+    down.clock = clock;
     this.#conns.add(down);
     raw.once("close", () => this.#conns.delete(down));
     // A gateway enforces the RequestAuthentications and AuthorizationPolicies that select its workload
@@ -596,12 +623,24 @@ export class OutboundListener {
 
   #sweep(): void {
     const now = Date.now();
+    const limits = this.#connLimits;
+    for (const [raw, clock] of this.#handshaking) {
+      const verdict = clock.check(now, null, null, limits);
+      if (verdict === KEEP) continue;
+      // No request head in time: the TLS handshake (or the ClientHello) has not even completed.
+      this.observer.limitHit(limitKindOf(verdict));
+      raw.destroy();
+    }
     for (const c of this.#conns) {
-      const waiting = c.session?.waitingSince ?? 0;
-      if (!c.closing && waiting !== 0 && now - waiting > this.#idleTimeoutMs) {
-        c.closing = true;
-        c.lingerClose(null);
-      }
+      const session = c.session;
+      if (c.closing || session === null) continue;
+      const verdict = c.clock.check(now, c, session, limits);
+      if (verdict === KEEP) continue;
+      c.closing = true;
+      this.#log.debug("connection closed: timeout", {
+        timeout: verdict === HEADERS_TIMED_OUT ? "request headers" : "idle",
+      });
+      closeForLimit(verdict, c, session, this.observer);
     }
     for (const [key, pool] of this.#pools) {
       pool.sweep(now);
@@ -628,6 +667,7 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
 class RoutingDownstream extends SocketIo {
   session: Http1Session | null = null;
   closing = false;
+  clock = new ConnectionClock(Date.now());
   readonly upstream: RouteUpstream;
   readonly #parser: HeadParser;
   readonly #route: (h: HttpHead) => Routed;

@@ -9,7 +9,14 @@
  */
 import type { LogLevels, ScopedLog } from "../logging/logger.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { listenerKey } from "./protocol.ts";
 import type { FromWorker, ListenerCounters, ToWorker, WorkerListener } from "./protocol.ts";
+import {
+  DEFAULT_LISTENER_LIMITS,
+  type ListenerLimits,
+  newConnectionCounter,
+  releaseWorker,
+} from "../http/conn_limits.ts";
 
 /** Settings of a {@link WorkerPool}. */
 export interface WorkerPoolOptions {
@@ -19,6 +26,8 @@ export interface WorkerPoolOptions {
   log: ScopedLog;
   /** How long to wait for a worker to start its listeners. Default 10 s. */
   startTimeoutMs?: number;
+  /** Timeouts and connection limit of every listener. Default {@link DEFAULT_LISTENER_LIMITS}. */
+  connectionLimits?: ListenerLimits;
 }
 
 /** The counters of one worker. */
@@ -40,6 +49,8 @@ interface Slot {
 export class WorkerPool {
   readonly #o: WorkerPoolOptions;
   readonly #slots: Slot[] = [];
+  /** One open-connection counter per listener, shared by its copies in every worker. */
+  #counters = new Map<string, SharedArrayBuffer>();
   #nextId = 1;
   #started = false;
   #closed = false;
@@ -92,6 +103,8 @@ export class WorkerPool {
         e.preventDefault();
         slot.alive = false;
         this.#o.log.error("worker failed", { worker: index, error: e.message });
+        // Its connections closed with it: their slots go back to the listeners' limits.
+        for (const counter of this.#counters.values()) releaseWorker(counter, index);
         for (const w of slot.waiters.values()) w({ type: "failed", error: e.message });
         slot.waiters.clear();
       };
@@ -103,9 +116,10 @@ export class WorkerPool {
       this.#post(slot, {
         type: "start",
         worker: slot.index,
-        listeners: this.#o.listeners,
+        listeners: this.#withCounters(this.#o.listeners),
         snapshot,
         levels: this.#o.levels,
+        connectionLimits: this.#o.connectionLimits ?? DEFAULT_LISTENER_LIMITS,
       });
       return reply;
     }));
@@ -129,7 +143,8 @@ export class WorkerPool {
    *
    * @returns the bind failures, one per listener and worker (`worker <n>: <address>:<port>: <reason>`)
    */
-  async setListeners(listeners: WorkerListener[], timeoutMs = 10_000): Promise<string[]> {
+  async setListeners(wanted: WorkerListener[], timeoutMs = 10_000): Promise<string[]> {
+    const listeners = this.#withCounters(wanted);
     const replies = await Promise.all(this.#slots.map(async (slot) => {
       const id = this.#nextId++;
       const reply = this.#await(slot, ["listeners"], timeoutMs, id);
@@ -169,6 +184,19 @@ export class WorkerPool {
       slot.worker.terminate();
       slot.alive = false;
     }));
+  }
+
+  /** The listeners with their shared connection counters (kept for listeners that stay). */
+  #withCounters(listeners: WorkerListener[]): WorkerListener[] {
+    const counters = new Map<string, SharedArrayBuffer>();
+    const out = listeners.map((l) => {
+      const key = listenerKey(l);
+      const counter = this.#counters.get(key) ?? counters.get(key) ?? newConnectionCounter(this.#o.size);
+      counters.set(key, counter);
+      return { ...l, connectionCounter: counter };
+    });
+    this.#counters = counters;
+    return out;
   }
 
   #post(slot: Slot, m: ToWorker): void {

@@ -4,6 +4,7 @@
  * @module
  */
 import type { LogLevels } from "../logging/logger.ts";
+import type { ListenerLimits } from "../http/conn_limits.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 
 /** One inbound listener a worker runs. */
@@ -24,6 +25,12 @@ export interface WorkerListener {
    * HTTPS ones (`https.<port>.<port name>.<gateway>.<namespace>`) chosen by SNI.
    */
   routeNames?: string[];
+  /**
+   * The listener's open-connection counter, one for all workers (set by the pool; a SharedArrayBuffer
+   * is shared, not copied, by postMessage), so that `maxConnections` bounds the listener as a whole;
+   * each worker also counts its own share in it (http/conn_limits.ts, `newConnectionCounter`).
+   */
+  connectionCounter?: SharedArrayBuffer;
 }
 
 /** The identity of a listener across updates: a listener whose key stays is kept, not rebound. */
@@ -41,6 +48,8 @@ export type ToWorker =
     listeners: WorkerListener[];
     snapshot: RuntimeSnapshot;
     levels: LogLevels;
+    /** Timeouts and connection limit of every listener (the proxy's flags). */
+    connectionLimits: ListenerLimits;
   }
   | { type: "snapshot"; snapshot: RuntimeSnapshot }
   /** The full listener set from now on: new ones are bound, missing ones closed (LDS). */

@@ -14,6 +14,11 @@ import { InboundStats } from "../inbound/observer.ts";
 import { OutboundListener, OutboundStats } from "../outbound/listener.ts";
 import { ProxyLogger } from "../logging/logger.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot } from "../runtime/snapshot.ts";
+import {
+  DEFAULT_LISTENER_LIMITS,
+  type ListenerLimits,
+  type SharedConnectionCounter,
+} from "../http/conn_limits.ts";
 import { type FromWorker, listenerKey, type ToWorker, type WorkerListener } from "./protocol.ts";
 
 const scope = self as unknown as {
@@ -30,9 +35,15 @@ interface Running {
 
 let snapshot: RuntimeSnapshot = EMPTY_SNAPSHOT;
 let logger: ProxyLogger | undefined;
+let connectionLimits: ListenerLimits = DEFAULT_LISTENER_LIMITS;
+let workerIndex = 0;
 let running: Running[] = [];
 // Listener changes run one after another, so that two updates never bind the same port at once.
 let changes: Promise<unknown> = Promise.resolve();
+
+function counterOf(l: WorkerListener): SharedConnectionCounter | undefined {
+  return l.connectionCounter && { buffer: l.connectionCounter, worker: workerIndex };
+}
 
 async function open(l: WorkerListener, log: ProxyLogger): Promise<Running> {
   if (l.direction === "outbound" || l.direction === "gateway") {
@@ -45,6 +56,8 @@ async function open(l: WorkerListener, log: ProxyLogger): Promise<Running> {
       log: log.scope(l.direction === "gateway" ? "gateway" : "outbound"),
       observer: stats,
       routeNames: l.routeNames,
+      connectionLimits,
+      connectionCounter: counterOf(l),
     });
     await listener.start();
     return { key: listenerKey(l), port: l.port, listener, stats };
@@ -60,6 +73,8 @@ async function open(l: WorkerListener, log: ProxyLogger): Promise<Running> {
     snapshot: () => snapshot,
     log: log.scope("inbound"),
     observer: stats,
+    connectionLimits,
+    connectionCounter: counterOf(l),
   });
   await listener.start();
   return { key: listenerKey(l), port: l.port, listener, stats };
@@ -85,6 +100,8 @@ async function apply(wanted: WorkerListener[]): Promise<string[]> {
 
 async function start(m: Extract<ToWorker, { type: "start" }>): Promise<void> {
   snapshot = m.snapshot;
+  connectionLimits = m.connectionLimits;
+  workerIndex = m.worker;
   logger = new ProxyLogger(m.levels, undefined, m.worker);
   const errors = await apply(m.listeners);
   if (errors.length === 0) {
