@@ -2,15 +2,17 @@
  * `meshd discovery` (meshd seed, "What the service does"): the config store on --configDir, the
  * push context and ADS on --grpcAddr (plain) and --secureGRPCAddr (mutual TLS, with the CA
  * service; both also answer debug requests over xDS), metrics on --monitoringAddr, the debug
- * interface on --httpAddr, ctrlz, and a shutdown that closes the listeners and exits without a GOAWAY
- * to proxies (denoland/deno#36788; --shutdownDuration has no effect yet). Not yet: Kubernetes as a config source, the injection and
- * validation webhooks (--httpsAddr).
+ * interface on --httpAddr, ctrlz. The gRPC ports are served by --servingChildren child processes
+ * that can die and be replaced (server/serving/README.md, denoland/deno#36788); shutdown stops
+ * accepting, waits up to --shutdownDuration for certificate requests in flight, and exits without a
+ * GOAWAY to proxies. Not yet: Kubernetes as a config source, the injection and validation webhooks
+ * (--httpsAddr).
  *
  * @module
  */
 import type * as grpc from "@grpc/grpc-js";
 import { CertificateAuthority } from "./ca/mod.ts";
-import { meshServerCredentials, StaticCertificateProvider } from "./ca/server_credentials.ts";
+import { StaticCertificateProvider } from "./ca/server_credentials.ts";
 import type { Logger } from "./logging/mod.ts";
 import { serveCtrlz } from "./monitoring/ctrlz.ts";
 import { type DebugHandlers, serveDebug, serveMonitoring } from "./monitoring/http_servers.ts";
@@ -56,7 +58,7 @@ function optionFields(options: DiscoveryOptions): Record<string, unknown> {
 async function secureCredentials(
   options: DiscoveryOptions,
   ca: CertificateAuthority,
-): Promise<grpc.ServerCredentials> {
+): Promise<grpc.experimental.CertificateProvider> {
   const trustBundlePem = options.caCertFile
     ? await readFlagFile("--caCertFile", options.caCertFile)
     : ca.trustBundlePem;
@@ -73,13 +75,11 @@ async function secureCredentials(
       ],
       ipAddresses: ["127.0.0.1"],
     });
-  return meshServerCredentials(
-    new StaticCertificateProvider({
-      certChainPem: serving.certChainPem,
-      privateKeyPem: serving.privateKeyPem,
-      trustBundlePem,
-    }),
-  );
+  return new StaticCertificateProvider({
+    certChainPem: serving.certChainPem,
+    privateKeyPem: serving.privateKeyPem,
+    trustBundlePem,
+  });
 }
 
 async function readFlagFile(flag: string, path: string): Promise<string> {
@@ -172,7 +172,7 @@ export async function startDiscovery(
   const secure = ca
     ? {
       addr: addressText(options.secureGRPCAddr),
-      credentials: await secureCredentials(options, ca),
+      certificates: await secureCredentials(options, ca),
       register: (server: Parameters<CertificateAuthority["register"]>[0]) => ca!.register(server),
     }
     : undefined;
@@ -200,6 +200,9 @@ export async function startDiscovery(
     keepaliveIntervalMs: options.keepaliveIntervalMs,
     keepaliveTimeoutMs: options.keepaliveTimeoutMs,
     maxConnectionAgeMs: options.keepaliveMaxServerConnectionAgeMs,
+    servingChildren: options.servingChildren,
+    // The pool logs each death itself.
+    onChildDeath: () => metrics.servingChildDeaths.inc(),
     logger: logger.scope("file"),
     onRejected: observers.onRejected,
     onPushContext: (ctx, ms, reasons) => {
@@ -298,7 +301,10 @@ export async function startDiscovery(
   const stop = () =>
     stopping ??= (async () => {
       ready = false;
-      log.info("shutting down: listeners closed, connections left to the kernel (no GOAWAY)");
+      log.info(
+        `shutting down: not accepting; up to ${options.shutdownDurationMs} ms for certificate requests in ` +
+          "flight, then connections are left to the kernel (no GOAWAY)",
+      );
       for (const s of stops) await s().catch((e) => log.error(`shutdown: ${(e as Error).message}`));
       resolveDone();
     })();
