@@ -48,10 +48,12 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
       const r = await ctl(["proxy-config", "listener", "httpbin-1.foo"]);
       assert.equal(r.code, 0, r.err);
       const lines = r.out.trim().split("\n");
-      assert.match(lines[0], /^ADDRESSES\s+PORT\s+DIRECTION\s+MTLS\s+DESTINATION$/);
+      assert.match(lines[0], /^ADDRESSES\s+PORT\s+DIRECTION\s+MTLS\s+PATH NORMALIZATION\s+DESTINATION$/);
       assert.ok(
         lines.some((l) =>
-          new RegExp(`^127\\.0\\.0\\.1\\s+${HTTP_PORT}\\s+INBOUND\\s+STRICT\\s+inbound\\|${HTTP_PORT}\\|\\|$`)
+          new RegExp(
+            `^127\\.0\\.0\\.1\\s+${HTTP_PORT}\\s+INBOUND\\s+STRICT\\s+DECODE_AND_MERGE_SLASHES\\s+inbound\\|${HTTP_PORT}\\|\\|$`,
+          )
             .test(l)
         ),
         r.out,

@@ -165,15 +165,20 @@ export interface LiveMeshd {
   stop(): Promise<void>;
 }
 
-/** Starts the real meshd program (subprocess) with `config` in its --configDir, and `env` added. */
+/**
+ * Starts the real meshd program (subprocess) with `config` in its --configDir, `env` added, and
+ * `meshConfig` (YAML) as its --meshConfig file (none by default).
+ */
 export async function startLiveMeshd(
   config: string,
-  options: { env?: Record<string, string> } = {},
+  options: { env?: Record<string, string>; meshConfig?: string } = {},
 ): Promise<LiveMeshd> {
   const dir = await Deno.makeTempDir({ prefix: "meshctl-live-" });
   const configDir = join(dir, "config");
   await Deno.mkdir(configDir);
   await Deno.writeTextFile(join(configDir, "config.yaml"), config);
+  const meshConfig = join(dir, options.meshConfig === undefined ? "no-mesh-config" : "mesh-config.yaml");
+  if (options.meshConfig !== undefined) await Deno.writeTextFile(meshConfig, options.meshConfig);
   const ports = {
     grpc: freePort(),
     secure: freePort(),
@@ -192,7 +197,7 @@ export async function startLiveMeshd(
     join(ROOT, "meshd/main.ts"),
     "discovery",
     `--configDir=${configDir}`,
-    `--meshConfig=${join(dir, "no-mesh-config")}`,
+    `--meshConfig=${meshConfig}`,
     `--grpcAddr=127.0.0.1:${ports.grpc}`,
     `--secureGRPCAddr=127.0.0.1:${ports.secure}`,
     `--httpAddr=127.0.0.1:${ports.http}`,
@@ -245,6 +250,7 @@ export interface LiveProxy {
  * root certificate that meshctl's own `x workload entry configure` would fetch (meshd's debug port).
  * With `ca`, the proxy gets its certificate (and so its ROOTCA) from that other meshd, and keeps its
  * ADS stream to `meshd` in plain text (`--controlPlaneAuthPolicy NONE`): a proxy of a foreign CA.
+ * Inbound ports forward to the application at 127.0.0.1:`app` (default 1: no application).
  */
 export async function startLiveProxy(
   meshd: LiveMeshd,
@@ -255,6 +261,7 @@ export async function startLiveProxy(
     ip: string;
     inbound: number[];
     ca?: LiveMeshd;
+    app?: number;
   },
 ): Promise<LiveProxy> {
   const ca = who.ca ?? meshd;
@@ -288,7 +295,7 @@ export async function startLiveProxy(
     "--inboundBindAddress=127.0.0.1",
     `--tokenFile=${tokenFile}`,
     `--rootCertFile=${rootFile}`,
-    ...who.inbound.map((p) => `--inbound=${p}=127.0.0.1:1`),
+    ...who.inbound.map((p) => `--inbound=${p}=127.0.0.1:${who.app ?? 1}`),
     `--outbound=127.0.0.1:${freePort()}`,
     `--proxy-admin-port=${adminPort}`,
     "--concurrency=1",

@@ -25,6 +25,7 @@ import type { PushContext } from "./push_context/push_context.ts";
 import { DiscoveryServer } from "./server/discovery_server.ts";
 import { xdsAuthorizer } from "./server/xds_auth.ts";
 import { parseJwksFetchMode } from "../shared/mod.ts";
+import { keptAfterFailure } from "../shared/jwks/refresher.ts";
 
 /** `host:port` text of a listen address; an empty host is every address. */
 export function addressText(a: ListenAddress): string {
@@ -191,6 +192,7 @@ export async function startDiscovery(
     grpcAddr: addressText(options.grpcAddr),
     rootNamespace: mesh.config.rootNamespace,
     trustDomain: mesh.config.trustDomain,
+    proxySettings: mesh.config.proxySettings,
     scopeGatewayToNamespace: env.DISCO_SCOPE_GATEWAY_TO_NAMESPACE,
     debounceAfterMs: env.DISCO_DEBOUNCE_AFTER,
     debounceMaxMs: env.DISCO_DEBOUNCE_MAX,
@@ -237,7 +239,7 @@ export async function startDiscovery(
         } else {
           metrics.discoJwksResolverNetworkFetchFailTotal.inc();
           jwksLog.warn(
-            `JWKS ${e.source}: fetch failed (${e.error}); keeping the last good key set, retry in ${e.retryInMs} ms`,
+            `JWKS ${e.source}: fetch failed (${e.error}); ${keptAfterFailure(e)}, retry in ${e.retryInMs} ms`,
           );
         }
       },

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { keptAfterFailure } from "../shared/jwks/refresher.ts";
 import { ProxyAgent } from "./agent/agent.ts";
 import { nodeId, nodeMetadata, type NodeOptions } from "./agent/node.ts";
 import type { LastUpdated } from "./admin/config_dump.ts";
@@ -119,7 +120,7 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
       jwks: {
         onFetch: (e) => {
           if (!e.ok) {
-            jwtScope.warn("JWKS fetch failed; keeping the last good key set", {
+            jwtScope.warn(`JWKS fetch failed; ${keptAfterFailure(e)}`, {
               uri: e.source,
               error: e.error,
               retry_in_ms: e.retryInMs,

@@ -12,6 +12,8 @@
  * - {@link compileAuthorization} and {@link authorize}: AuthorizationPolicy decisions (DENY, then ALLOW),
  *   naming the deciding policy and rule; {@link applicableAuthorizationPolicies}: a workload's policies,
  *   merged by action.
+ * - {@link proxySettingsOf}: the mesh-wide data-path settings (path normalization, trusted hops, who may read
+ *   denial explanations) pushed to proxies; {@link forwardedFor}: X-Forwarded-For and the trusted client address.
  * - {@link JwtAuthenticator}: RequestAuthentication's JWT verification (npm:jose), request principal
  *   `<iss>/<sub>`, claims and header edits; {@link applicableRequestAuthentications}.
  *
@@ -32,3 +34,4 @@ export * from "./routing/mod.ts";
 export * from "./credentials/mod.ts";
 export { type BuildInfo, buildInfo } from "./build_info.ts";
 export * from "./proto/mod.ts";
+export * from "./proxy_settings/mod.ts";

@@ -52,6 +52,8 @@ export interface LabPlan {
   serviceRange: string;
   workloads: PlannedWorkload[];
   services: PlannedService[];
+  /** The topology's meshConfig, meshd's `--meshConfig` file; absent: none. */
+  meshConfig?: Record<string, unknown>;
 }
 
 /** Plans the lab for a validated topology. */
@@ -83,6 +85,7 @@ export function planLab(lab: LabNames, topology: Topology): LabPlan {
     serviceRange: serviceRange(lab),
     workloads,
     services,
+    ...(topology.meshConfig === undefined ? {} : { meshConfig: topology.meshConfig }),
   };
 }
 

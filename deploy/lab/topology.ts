@@ -49,6 +49,8 @@ export interface Workload {
 export interface Topology {
   namespaces: { name: string; injection: boolean }[];
   workloads: Workload[];
+  /** meshd's mesh config (`--meshConfig`), as written; absent: meshd's default mesh. meshd checks it. */
+  meshConfig?: Record<string, unknown>;
 }
 
 /** Ports the sidecar itself uses in a proxied workload's namespace (admin, outbound). */
@@ -126,7 +128,8 @@ export function parseTopology(text: string, file: string): Topology {
     throw new InputError(doc.syntaxErrors.map((e) => `${file}:${e.line}: invalid YAML: ${e.message}`));
   }
   const r = new Reader(file, doc);
-  const top = r.object(doc.value, [], ["namespaces", "workloads"]);
+  const top = r.object(doc.value, [], ["namespaces", "workloads", "meshConfig"]);
+  const meshConfig = meshConfigOf(r, top?.meshConfig);
   const namespaces = new Map<string, boolean>();
   for (const [i, ns] of (r.array(top?.namespaces, ["namespaces"]) ?? []).entries()) {
     const path = ["namespaces", i];
@@ -162,7 +165,18 @@ export function parseTopology(text: string, file: string): Topology {
     workloads.push(workload);
   }
   if (r.problems.length > 0) throw new InputError(r.problems);
-  return { namespaces: [...namespaces].map(([name, injection]) => ({ name, injection })), workloads };
+  return {
+    namespaces: [...namespaces].map(([name, injection]) => ({ name, injection })),
+    workloads,
+    ...(meshConfig === undefined ? {} : { meshConfig }),
+  };
+}
+
+/** The topology's meshConfig: any map (meshd checks its fields when it starts). */
+function meshConfigOf(r: Reader, v: unknown): Record<string, unknown> | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return r.fail(["meshConfig"], "must be a map");
+  return v as Record<string, unknown>;
 }
 
 const WORKLOAD_KEYS = [

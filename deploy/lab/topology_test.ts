@@ -148,3 +148,14 @@ Deno.test("parseTopology: the quickstart topology is valid", async () => {
     "legacy/sleep:false",
   ]);
 });
+
+Deno.test("meshConfig: any map, passed to meshd as written; anything else is a problem", () => {
+  const base = "namespaces: [{name: foo, injection: enabled}]\nworkloads: []\n";
+  const t = parseTopology(base + "meshConfig: {denialExplanation: {ipBlocks: [127.0.0.1]}}\n", "t.yaml");
+  assert.deepEqual(t.meshConfig, { denialExplanation: { ipBlocks: ["127.0.0.1"] } });
+  assert.equal(parseTopology(base, "t.yaml").meshConfig, undefined);
+  assert.throws(
+    () => parseTopology(base + "meshConfig: [a]\n", "t.yaml"),
+    /t\.yaml:3: meshConfig: must be a map/,
+  );
+});

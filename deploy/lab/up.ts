@@ -7,6 +7,7 @@
  * @module
  */
 import { join } from "node:path";
+import { stringify } from "yaml";
 import { BootstrapTokenIssuer } from "../../meshd/ca/bootstrap_tokens.ts";
 import { SELF_SIGNED_CERT_FILE } from "../../meshd/ca/root_ca.ts";
 import { containerEnv, expandCommand } from "./container_env.ts";
@@ -169,6 +170,13 @@ function start(
   return p;
 }
 
+/** Writes the topology's meshConfig beside the lab's state; returns the file's path. */
+async function writeMeshConfig(paths: LabPaths, meshConfig: Record<string, unknown>): Promise<string> {
+  const file = join(paths.dir, "mesh-config.yaml");
+  await Deno.writeTextFile(file, stringify(meshConfig));
+  return file;
+}
+
 async function startMeshd(
   plan: LabPlan,
   paths: LabPaths,
@@ -192,6 +200,9 @@ async function startMeshd(
     `--grpcAddr=${a}:15010`,
     `--secureGRPCAddr=${a}:15012`,
     `--monitoringAddr=${MESHD_MONITORING}`,
+    ...(plan.meshConfig === undefined
+      ? []
+      : [`--meshConfig=${await writeMeshConfig(paths, plan.meshConfig)}`]),
   ], { ROOT_CA_DIR: paths.caDir, POD_NAMESPACE: "mesh-system" });
   await saveState(paths, state);
   await waitInNetns(plan.meshd.netns, httpStatus(`http://${MESHD_MONITORING}/ready`), {

@@ -78,9 +78,13 @@ export function listeners(dump: ConfigDump, f: Filters): Json[] {
   });
 }
 
-/** The listener table: address, port, direction, the inbound mutual TLS mode and the deciding policy. */
+/**
+ * The listener table: address, port, direction, the inbound mutual TLS mode, the path normalization
+ * in force (the mesh's `pathNormalization`, from the listener's `http_connection_manager`) and, verbose,
+ * the deciding mutual TLS policy.
+ */
 export function listenersTable(list: Json[], verbose: boolean): string {
-  const headers = ["ADDRESSES", "PORT", "DIRECTION", "MTLS", "DESTINATION"];
+  const headers = ["ADDRESSES", "PORT", "DIRECTION", "MTLS", "PATH NORMALIZATION", "DESTINATION"];
   return table(
     verbose ? [...headers, "POLICY", "SCOPE"] : headers,
     list.map((l) => {
@@ -90,6 +94,7 @@ export function listenersTable(list: Json[], verbose: boolean): string {
         String(a.port_value),
         l.traffic_direction,
         l.mtls?.mode ?? "-",
+        l.http_connection_manager?.path_normalization ?? "-",
         l.default_cluster ?? "outbound clusters by Host",
       ];
       return verbose ? [...row, l.mtls?.policy || "-", l.mtls?.scope || "-"] : row;

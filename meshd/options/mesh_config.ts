@@ -1,11 +1,18 @@
 /**
  * The mesh configuration file (--meshConfig; Istio's MeshConfig): the fields meshd uses today,
- * `rootNamespace` and `trustDomain`. A missing file means the default mesh, as the seed says; a file
+ * `rootNamespace`, `trustDomain`, and the data-path settings pushed to proxies
+ * (`pathNormalization.normalization`, `defaultConfig.gatewayTopology.numTrustedProxies`, and this
+ * mesh's own `denialExplanation: {principals, ipBlocks}`: shared's ProxySettings). A missing file means the default mesh, as the seed says; a file
  * that exists but is invalid is an error naming the file and field, never silently the default.
  *
  * @module
  */
 import { parse } from "yaml";
+import {
+  DEFAULT_PROXY_SETTINGS,
+  type ProxySettings,
+  proxySettingsOf,
+} from "../../shared/proxy_settings/mod.ts";
 
 /** The mesh config fields meshd reads. */
 export interface MeshConfig {
@@ -13,10 +20,16 @@ export interface MeshConfig {
   rootNamespace: string;
   /** The trust domain of workload identities; default cluster.local. */
   trustDomain: string;
+  /** What every proxy applies to its data path. */
+  proxySettings: ProxySettings;
 }
 
 /** The default mesh. */
-export const DEFAULT_MESH_CONFIG: MeshConfig = { rootNamespace: "mesh-system", trustDomain: "cluster.local" };
+export const DEFAULT_MESH_CONFIG: MeshConfig = {
+  rootNamespace: "mesh-system",
+  trustDomain: "cluster.local",
+  proxySettings: DEFAULT_PROXY_SETTINGS,
+};
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const TRUST_DOMAIN = /^[a-z0-9._-]{1,255}$/;
@@ -47,6 +60,7 @@ export async function loadMeshConfig(path: string): Promise<{ config: MeshConfig
   const fields = doc as Record<string, unknown>;
   const config = { ...DEFAULT_MESH_CONFIG };
   const warnings: string[] = [];
+  const settings: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(fields)) {
     if (key === "rootNamespace" || key === "trustDomain") {
       const ok = typeof value === "string" &&
@@ -55,9 +69,61 @@ export async function loadMeshConfig(path: string): Promise<{ config: MeshConfig
         throw new Error(`--meshConfig ${path}: ${key}: ${JSON.stringify(value)} is not a valid ${key}`);
       }
       config[key] = value as string;
+    } else if (key === "pathNormalization") {
+      settings.pathNormalization = mapField(value, key, path, warnings).normalization;
+    } else if (key === "defaultConfig") {
+      const topology = mapField(
+        mapField(value, key, path, warnings).gatewayTopology,
+        `${key}.gatewayTopology`,
+        path,
+        warnings,
+      );
+      settings.numTrustedProxies = topology.numTrustedProxies;
+    } else if (key === "denialExplanation") {
+      settings.denialExplanation = mapField(value, key, path, warnings);
     } else {
       warnings.push(`--meshConfig ${path}: field ${key} has no effect yet`);
     }
   }
+  try {
+    config.proxySettings = proxySettingsOf(settings, "");
+  } catch (e) {
+    throw new Error(`--meshConfig ${path}: ${settingsField((e as Error).message)}`);
+  }
   return { config, warnings };
 }
+
+/** Where each ProxySettings field is written in a mesh config. */
+const SETTINGS_FIELDS: Record<string, string> = {
+  pathNormalization: "pathNormalization.normalization",
+  numTrustedProxies: "defaultConfig.gatewayTopology.numTrustedProxies",
+};
+
+function settingsField(message: string): string {
+  return message.replace(/^\.(\w+)/, (_, f: string) => SETTINGS_FIELDS[f] ?? f);
+}
+
+/**
+ * A nested map of the mesh config; absent is empty. Fields of it that meshd does not read warn.
+ *
+ * @throws Error naming the file and field when the value is not a map
+ */
+function mapField(value: unknown, at: string, path: string, warnings: string[]): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw new Error(`--meshConfig ${path}: ${at}: expected a map`);
+  }
+  const known = MAP_FIELDS[at] ?? [];
+  for (const k of Object.keys(value)) {
+    if (!known.includes(k)) warnings.push(`--meshConfig ${path}: field ${at}.${k} has no effect yet`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** The fields meshd reads inside each nested map. */
+const MAP_FIELDS: Record<string, string[]> = {
+  pathNormalization: ["normalization"],
+  defaultConfig: ["gatewayTopology"],
+  "defaultConfig.gatewayTopology": ["numTrustedProxies"],
+  denialExplanation: ["principals", "ipBlocks"],
+};

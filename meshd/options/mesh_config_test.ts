@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { DEFAULT_MESH_CONFIG, loadMeshConfig } from "./mesh_config.ts";
+import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
 
 async function withFile(text: string | undefined, fn: (path: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir();
@@ -24,7 +25,11 @@ Deno.test("rootNamespace and trustDomain are read; other fields warn", async () 
     "rootNamespace: istio-system\ntrustDomain: example.org\nenableTracing: true\n",
     async (p) => {
       const r = await loadMeshConfig(p);
-      assert.deepEqual(r.config, { rootNamespace: "istio-system", trustDomain: "example.org" });
+      assert.deepEqual(r.config, {
+        rootNamespace: "istio-system",
+        trustDomain: "example.org",
+        proxySettings: DEFAULT_PROXY_SETTINGS,
+      });
       assert.deepEqual(r.warnings, [`--meshConfig ${p}: field enableTracing has no effect yet`]);
     },
   );
@@ -35,7 +40,61 @@ const bad: [string, RegExp][] = [
   ["trustDomain: 42\n", /trustDomain: 42 is not a valid trustDomain/],
   ["- a\n", /expected a map/],
   ["a: [\n", /invalid YAML/],
+  ["pathNormalization: BASE\n", /pathNormalization: expected a map/],
+  [
+    "pathNormalization: {normalization: merge}\n",
+    /: pathNormalization\.normalization: "merge" is not one of NONE, BASE, MERGE_SLASHES, DECODE_AND_MERGE_SLASHES$/,
+  ],
+  [
+    "defaultConfig: {gatewayTopology: {numTrustedProxies: -2}}\n",
+    /: defaultConfig\.gatewayTopology\.numTrustedProxies: -2 is not a whole number from 0 to 255$/,
+  ],
+  ["denialExplanation: [a]\n", /: denialExplanation: expected a map$/],
+  [
+    "denialExplanation: {principals: [spiffe://cluster.local/ns/a/sa/b]}\n",
+    /: denialExplanation\.principals\[0\]: "spiffe:\/\/cluster.local\/ns\/a\/sa\/b" is not a principal/,
+  ],
+  [
+    "denialExplanation: {ipBlocks: [localhost]}\n",
+    /: denialExplanation\.ipBlocks\[0\]: "localhost" is not an IP/,
+  ],
 ];
+
+Deno.test("denialExplanation: who may read a denial's reason; nobody by default; other fields warn", async () => {
+  await withFile(
+    "denialExplanation:\n  principals: [cluster.local/ns/mesh-system/*]\n  ipBlocks: [127.0.0.1/32]\n  namespaces: [x]\n",
+    async (p) => {
+      const r = await loadMeshConfig(p);
+      assert.deepEqual(r.config.proxySettings.denialExplanation, {
+        principals: ["cluster.local/ns/mesh-system/*"],
+        ipBlocks: ["127.0.0.1/32"],
+      });
+      assert.deepEqual(r.warnings, [
+        `--meshConfig ${p}: field denialExplanation.namespaces has no effect yet`,
+      ]);
+    },
+  );
+  assert.deepEqual(DEFAULT_PROXY_SETTINGS.denialExplanation, { principals: [], ipBlocks: [] });
+});
+
+Deno.test("the proxy settings are read from Istio's fields; their unread neighbours warn", async () => {
+  await withFile(
+    "pathNormalization:\n  normalization: MERGE_SLASHES\ndefaultConfig:\n  gatewayTopology:\n" +
+      "    numTrustedProxies: 2\n    forwardClientCertDetails: SANITIZE\n  concurrency: 2\n",
+    async (p) => {
+      const r = await loadMeshConfig(p);
+      assert.deepEqual(r.config.proxySettings, {
+        ...DEFAULT_PROXY_SETTINGS,
+        pathNormalization: "MERGE_SLASHES",
+        numTrustedProxies: 2,
+      });
+      assert.deepEqual(r.warnings, [
+        `--meshConfig ${p}: field defaultConfig.concurrency has no effect yet`,
+        `--meshConfig ${p}: field defaultConfig.gatewayTopology.forwardClientCertDetails has no effect yet`,
+      ]);
+    },
+  );
+});
 for (const [text, message] of bad) {
   Deno.test(`an invalid mesh config is an error, not the default: ${JSON.stringify(text)}`, async () => {
     await withFile(text, async (p) => {

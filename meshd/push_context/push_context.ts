@@ -7,6 +7,12 @@
  * @module
  */
 import {
+  DEFAULT_PROXY_SETTINGS,
+  type ProxyConfigOverrides,
+  proxyConfigOverrides,
+  type ProxySettings,
+} from "../../shared/proxy_settings/mod.ts";
+import {
   effectivePeerAuthentication,
   endpointPort,
   formatSpiffeId,
@@ -66,6 +72,11 @@ export interface WorkloadView {
   network: string;
   locality: string;
   weight: number;
+  /**
+   * The workload's `proxy.istio.io/config` annotation (gatewayTopology.numTrustedProxies), over the
+   * mesh config's settings; absent or empty: none.
+   */
+  proxyConfig?: ProxyConfigOverrides;
 }
 
 /** A service endpoint. */
@@ -134,6 +145,8 @@ export interface PushContext {
   gatewayRoutes: ReadonlyMap<string, readonly RouteConfiguration[]>;
   /** Gateway servers that are not served, one sentence each (meshd logs them as warnings). */
   gatewayWarnings: readonly string[];
+  /** The mesh config's data-path settings, sent to every proxy in its Workload. */
+  proxySettings: ProxySettings;
 }
 
 /** Inputs beyond the config. */
@@ -154,6 +167,8 @@ export interface PushContextOptions {
   jwksFetchMode?: JwksFetchMode;
   /** DISCO_JWT_PUB_KEY_REFRESH_INTERVAL, ms; default 20 minutes. */
   jwksRefreshIntervalMs?: number;
+  /** The mesh config's data-path settings; default shared's DEFAULT_PROXY_SETTINGS. */
+  proxySettings?: ProxySettings;
 }
 
 const TLS_MODE_LABELS: Record<string, string> = {
@@ -212,6 +227,7 @@ export function buildPushContext(
   }
 
   const workloads = new Map<string, WorkloadView>();
+  const annotationWarnings: string[] = [];
   for (const we of entries) {
     const spec = asSpec(we);
     const labels = { ...(spec.labels ?? {}) as Record<string, string> };
@@ -245,6 +261,7 @@ export function buildPushContext(
       network: (spec.network as string | undefined) ?? "",
       locality: (spec.locality as string | undefined) ?? "",
       weight: (spec.weight as number | undefined) ?? 0,
+      proxyConfig: workloadProxyConfig(we, annotationWarnings),
     });
   }
 
@@ -313,7 +330,7 @@ export function buildPushContext(
   }));
   const scopeGatewayToNamespace = options.scopeGatewayToNamespace ?? false;
   const gatewayRoutes = new Map<string, RouteConfiguration[]>();
-  const gatewayWarnings: string[] = [];
+  const gatewayWarnings: string[] = [...annotationWarnings];
   for (const w of workloads.values()) {
     if (gatewaysSelecting(gateways, w, { scopeToNamespace: scopeGatewayToNamespace }).length === 0) continue;
     gatewayRoutes.set(
@@ -353,6 +370,7 @@ export function buildPushContext(
     credentials,
     gatewayRoutes,
     gatewayWarnings,
+    proxySettings: { ...(options.proxySettings ?? DEFAULT_PROXY_SETTINGS) },
   });
 }
 
@@ -396,6 +414,22 @@ function gatewayRoutesOf(
           `${workload.key}: ${s.reason}`,
       ),
   });
+}
+
+/**
+ * A WorkloadEntry's `proxy.istio.io/config` overrides. An invalid annotation is a warning and no
+ * override (the mesh-wide settings apply), so it never removes the workload.
+ */
+function workloadProxyConfig(we: ConfigResource, warnings: string[]): ProxyConfigOverrides {
+  const annotations = we.resource.metadata.annotations as Record<string, unknown> | undefined;
+  try {
+    const r = proxyConfigOverrides(annotations, `WorkloadEntry ${keyOf(we)}`);
+    warnings.push(...r.warnings);
+    return r.overrides;
+  } catch (e) {
+    warnings.push(`${(e as Error).message}; the mesh-wide settings apply`);
+    return {};
+  }
 }
 
 function portMap(ports: ServicePortSpec[] | undefined, endpoint: Spec): Record<number, number> {

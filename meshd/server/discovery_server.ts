@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { ProxySettings } from "../../shared/proxy_settings/mod.ts";
 import * as grpc from "@grpc/grpc-js";
 import { ConfigStore } from "../config_store/mod.ts";
 import { jwksFetcherOf, type JwksFetchMode, type ValidationIssue } from "../../shared/mod.ts";
@@ -38,6 +39,8 @@ export interface DiscoveryServerOptions {
   rootNamespace?: string;
   /** Trust domain; default cluster.local. */
   trustDomain?: string;
+  /** The mesh config's data-path settings for every proxy; default shared's DEFAULT_PROXY_SETTINGS. */
+  proxySettings?: ProxySettings;
   /** DISCO_SCOPE_GATEWAY_TO_NAMESPACE: a gateway workload is selected only by Gateways of its namespace. */
   scopeGatewayToNamespace?: boolean;
   /** DISCO_DEBOUNCE_AFTER in ms; default 100. */
@@ -445,6 +448,7 @@ export class DiscoveryServer {
       version: `${snapshot.revision}.${++this.#builds}`,
       rootNamespace: this.#options.rootNamespace,
       trustDomain: this.#options.trustDomain,
+      proxySettings: this.#options.proxySettings,
       scopeGatewayToNamespace: this.#options.scopeGatewayToNamespace,
       connected: new Set(this.#connected.keys()),
       jwks: this.#jwks.keys(),

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { ProxySettings } from "../../shared/proxy_settings/mod.ts";
 import { createHash } from "node:crypto";
 import {
   CA_SECRET_SUFFIX,
@@ -107,7 +108,10 @@ export class PushContextGenerator implements ResourceGenerator {
         return this.#memo(
           `w\u0000${workload.key}`,
           () =>
-            listOf([this.#encode(RESOURCE_TYPES.workload, workload.key, () => workloadMessage(workload))]),
+            listOf([
+              this.#encode(RESOURCE_TYPES.workload, workload.key, () =>
+                workloadMessage(workload, ctx.proxySettings)),
+            ]),
         );
       case TYPE_URLS.service:
         return this.#services ??= listOf(
@@ -249,7 +253,7 @@ function listOf(resources: GeneratedResource[]): GeneratedList {
   return { resources, version: h.digest("hex").slice(0, 16) };
 }
 
-function workloadMessage(w: WorkloadView): Record<string, unknown> {
+function workloadMessage(w: WorkloadView, settings: ProxySettings): Record<string, unknown> {
   return {
     name: w.name,
     namespace: w.namespace,
@@ -264,6 +268,7 @@ function workloadMessage(w: WorkloadView): Record<string, unknown> {
     network: w.network,
     locality: w.locality,
     weight: w.weight,
+    settings: { ...settings, ...w.proxyConfig },
   };
 }
 

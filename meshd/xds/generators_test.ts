@@ -3,6 +3,7 @@ import { decodeResource, RESOURCE_TYPES } from "../../shared/mod.ts";
 import { buildPushContext, type ConfigResource } from "../push_context/push_context.ts";
 import { PushContextGenerator, TYPE_URLS, workloadKeyOf } from "./generators.ts";
 import { b64, makeTestCa } from "../../shared/credentials/_test_support.ts";
+import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
 
 const res = (kind: string, namespace: string, name: string, spec: unknown): ConfigResource => ({
   kind,
@@ -278,4 +279,48 @@ Deno.test("TLS credentials: a gateway gets only those its HTTPS servers name, fr
     )!.resources,
     [],
   );
+});
+
+Deno.test("every Workload carries the mesh config's proxy settings", () => {
+  const proxySettings = {
+    ...DEFAULT_PROXY_SETTINGS,
+    pathNormalization: "MERGE_SLASHES" as const,
+    numTrustedProxies: 2,
+  };
+  const gen = new PushContextGenerator(buildPushContext(config, { version: "1", proxySettings }));
+  for (const name of ["httpbin-1", "sleep-1"]) {
+    const [w] = gen.generate(node("foo", name), TYPE_URLS.workload)!.resources;
+    assert.deepEqual(decodeResource(RESOURCE_TYPES.workload, w.body).settings, proxySettings);
+  }
+});
+
+Deno.test("a workload's proxy.istio.io/config annotation overrides numTrustedProxies for it alone", () => {
+  const proxySettings = { ...DEFAULT_PROXY_SETTINGS, numTrustedProxies: 1 };
+  const gw = (name: string, annotation: string): ConfigResource => ({
+    kind: "WorkloadEntry",
+    namespace: "istio-system",
+    name,
+    resource: {
+      metadata: { name, namespace: "istio-system", annotations: { "proxy.istio.io/config": annotation } },
+      spec: { address: "10.1.0.9", labels: { istio: "ingressgateway" } },
+    },
+  });
+  const ctx = buildPushContext([
+    ...config,
+    gw("gw-1", "gatewayTopology:\n  numTrustedProxies: 2\n"),
+    gw("gw-2", "gatewayTopology: {numTrustedProxies: -1}"),
+  ], { version: "1", proxySettings });
+  const gen = new PushContextGenerator(ctx);
+  const hops = (ns: string, name: string) => {
+    const [w] = gen.generate(node(ns, name), TYPE_URLS.workload)!.resources;
+    return (decodeResource(RESOURCE_TYPES.workload, w.body).settings as { numTrustedProxies: number })
+      .numTrustedProxies;
+  };
+  assert.equal(hops("istio-system", "gw-1"), 2);
+  assert.equal(hops("foo", "httpbin-1"), 1, "others keep the mesh-wide value");
+  assert.equal(hops("istio-system", "gw-2"), 1, "an invalid annotation: the mesh-wide value, and a warning");
+  assert.deepEqual(ctx.gatewayWarnings, [
+    "WorkloadEntry istio-system/gw-2 annotation proxy.istio.io/config: gatewayTopology.numTrustedProxies: " +
+    "-1 is not a whole number from 0 to 255; the mesh-wide settings apply",
+  ]);
 });

@@ -26,6 +26,11 @@ const SNAPSHOT: RuntimeSnapshot = {
     ports: {},
     inboundMtls: [{ port: 8080, mode: "STRICT", policy: "foo/default", scope: "namespace" }],
     defaultMtls: { port: 0, mode: "PERMISSIVE", policy: "", scope: "" },
+    settings: {
+      pathNormalization: "MERGE_SLASHES",
+      numTrustedProxies: 1,
+      denialExplanation: { principals: ["cluster.local/ns/mesh-system/*"], ipBlocks: ["127.0.0.1/32"] },
+    },
   },
   services: {
     "foo/httpbin": {
@@ -119,6 +124,17 @@ Deno.test("config_dump: Envoy's types with version_info; the certificate chain w
   assert.equal(boot["@type"], "type.googleapis.com/envoy.admin.v3.BootstrapConfigDump");
   assert.equal(listeners.version_info, "w1");
   assert.equal(listeners.dynamic_listeners[0].active_state.listener.mtls.mode, "STRICT");
+  // The settings meshd pushed in the Workload, under Envoy's HttpConnectionManager names.
+  assert.deepEqual(listeners.dynamic_listeners[0].active_state.listener.http_connection_manager, {
+    path_normalization: "MERGE_SLASHES",
+    normalize_path: true,
+    merge_slashes: true,
+    path_with_escaped_slashes_action: "KEEP_UNCHANGED",
+    // A sidecar: Istio sets use_remote_address and the trusted hops on gateways only.
+    use_remote_address: false,
+    xff_num_trusted_hops: 0,
+    denial_explanation: { principals: ["cluster.local/ns/mesh-system/*"], ip_blocks: ["127.0.0.1/32"] },
+  });
   assert.equal(clusters.version_info, "s1");
   assert.equal(clusters.static_clusters[0].cluster.name, "inbound|8080||");
   assert.equal(

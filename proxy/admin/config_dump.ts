@@ -8,7 +8,7 @@
  */
 import { RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
 import type { RouteConfiguration, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
-import { inboundModeOf } from "../runtime/snapshot.ts";
+import { inboundModeOf, settingsInForce } from "../runtime/snapshot.ts";
 
 /** Envoy's admin type URLs. */
 export const DUMP_TYPES = {
@@ -48,6 +48,31 @@ export interface BootstrapInfo {
 }
 
 /**
+ * The HTTP settings a listener applies, under Envoy's HttpConnectionManager field names, as Istio
+ * renders `meshConfig.pathNormalization` and `gatewayTopology.numTrustedProxies` (the settings meshd
+ * pushed in this proxy's Workload): `use_remote_address` and the trusted hops on gateways only, as
+ * Istio sets them. `denial_explanation` (this mesh's own) lists who may read `x-mesh-authz-reason`.
+ */
+function httpConnectionManager(snapshot: RuntimeSnapshot, gateway: boolean): Record<string, unknown> {
+  const settings = settingsInForce(snapshot);
+  const path = settings.pathNormalization;
+  return {
+    path_normalization: path,
+    normalize_path: path !== "NONE",
+    merge_slashes: path === "MERGE_SLASHES" || path === "DECODE_AND_MERGE_SLASHES",
+    path_with_escaped_slashes_action: path === "DECODE_AND_MERGE_SLASHES"
+      ? "UNESCAPE_AND_FORWARD"
+      : "KEEP_UNCHANGED",
+    use_remote_address: gateway,
+    xff_num_trusted_hops: gateway ? settings.numTrustedProxies : 0,
+    denial_explanation: {
+      principals: settings.denialExplanation.principals,
+      ip_blocks: settings.denialExplanation.ipBlocks,
+    },
+  };
+}
+
+/**
  * A gateway's listeners, one per bind port (named as Istio's gateway listeners): a plain-text port's
  * route configuration, or one filter chain per HTTPS server with its SNI names and SDS secret names.
  */
@@ -73,6 +98,7 @@ function gatewayListeners(
         name: `${address}_${port}`,
         address: socket(address, port),
         traffic_direction: "OUTBOUND",
+        http_connection_manager: httpConnectionManager(snapshot, true),
         ...(rcs.length === 1 && rcs[0].tls === undefined ? { route_config_name: rcs[0].name } : {
           filter_chains: rcs.map((rc) => ({
             filter_chain_match: { server_names: rc.tls?.sniHosts ?? [] },
@@ -177,6 +203,7 @@ export function buildConfigDump(
     last_updated: iso(bootstrap.startedAt),
   };
 
+  const hcm = httpConnectionManager(snapshot, false);
   const inboundListeners = bootstrap.inbound.map((l) => {
     const port = snapshot.workload?.inboundMtls.find((p) => p.port === l.port) ??
       snapshot.workload?.defaultMtls;
@@ -196,6 +223,7 @@ export function buildConfigDump(
             scope: port?.scope ?? "",
           },
           default_cluster: inboundClusterName(l.port),
+          http_connection_manager: hcm,
         },
       },
     };
@@ -217,6 +245,7 @@ export function buildConfigDump(
               name: `outbound|${outbound.host}_${outbound.port}`,
               address: socket(outbound.host, outbound.port),
               traffic_direction: "OUTBOUND",
+              http_connection_manager: hcm,
             },
           },
         }]

@@ -6,7 +6,8 @@
  * the last snapshot stays in force; a rotated certificate is published at once and the ADS stream
  * moves to it without a gap. JWT providers meshd leaves to the proxy get their keys from the
  * {@link ProxyJwksFetcher} (DISCO_JWT_ENABLE_REMOTE_JWKS), once per process: a new key set is a new
- * snapshot.
+ * snapshot. Whoever fetched a provider's keys, the last good set stays in force until a newer good
+ * one arrives ({@link KeptKeySets}): a push from a restarted meshd without keys does not remove them.
  *
  * @example
  * ```ts
@@ -24,6 +25,7 @@
  */
 import type { KeySetFetchEvent } from "../../shared/jwks/refresher.ts";
 import { ProxyJwksFetcher } from "../jwks/fetcher.ts";
+import { type KeptKeySet, KeptKeySets } from "../jwks/kept_keys.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { AdsClient, type AdsClientHooks, type AdsClientStatus, type AdsConfig } from "./ads_client.ts";
 import type { BackoffOptions } from "./backoff.ts";
@@ -78,6 +80,9 @@ export class ProxyAgent {
   #ads: AdsClient | undefined;
   #certs: CertificateManager | undefined;
   readonly #jwks: ProxyJwksFetcher;
+  readonly #keptKeys = new KeptKeySets();
+  /** The providers verified with older keys than the config's, as last logged. */
+  #kept: KeptKeySet[] = [];
   #started = false;
 
   /**
@@ -122,13 +127,22 @@ export class ProxyAgent {
     return new Promise((resolve) => this.#readyWaiters.push(resolve));
   }
 
-  /** ADS, certificate and JWKS fetch status, for a status page. */
+  /**
+   * ADS, certificate and JWKS status, for a status page: the proxy's own fetches, the sources whose
+   * key set is in force (`inForce`, whoever fetched), and the providers verified with an older set
+   * because the config brought none usable (`keptOverConfig`).
+   */
   status(): {
     ads?: AdsClientStatus;
     certificate?: CertificateStatus;
-    jwks: ReturnType<ProxyJwksFetcher["status"]>;
+    jwks: ReturnType<ProxyJwksFetcher["status"]> & { inForce: string[]; keptOverConfig: KeptKeySet[] };
   } {
-    return { ads: this.#ads?.status(), certificate: this.#certs?.status(), jwks: this.#jwks.status() };
+    const jwks = {
+      ...this.#jwks.status(),
+      inForce: Object.keys(this.#snapshot.jwks ?? {}).sort(),
+      keptOverConfig: this.#kept,
+    };
+    return { ads: this.#ads?.status(), certificate: this.#certs?.status(), jwks };
   }
 
   /**
@@ -193,6 +207,19 @@ export class ProxyAgent {
     this.#ads = ads;
   }
 
+  #logKept(kept: KeptKeySet[]): void {
+    const textOf = (list: KeptKeySet[]) =>
+      list.map((k) => `issuer ${k.issuer} (${k.source}): ${k.reason}`).join("; ");
+    const text = textOf(kept);
+    if (text === textOf(this.#kept)) return;
+    this.#kept = kept;
+    if (text !== "") {
+      this.#options.logger?.warn(
+        `JWKS: no usable key set in the config; keeping the last good one for ${text}`,
+      );
+    } else this.#options.logger?.info("JWKS: the config's key sets are usable again");
+  }
+
   #isReady(s: RuntimeSnapshot): boolean {
     if (this.#options.ca && !s.certificate) return false;
     return SUBSCRIBED.every((t) => t.typeUrl in s.versions);
@@ -210,8 +237,9 @@ export class ProxyAgent {
       routes: config.routes,
       credentials: config.credentials,
     };
-    const jwks = this.#jwks.keys();
-    if (jwks.size > 0) next.jwks = Object.fromEntries(jwks);
+    const { keys, kept } = this.#keptKeys.update(config.jwtPolicies, this.#jwks.keys());
+    if (Object.keys(keys).length > 0) next.jwks = keys;
+    this.#logKept(kept);
     if (config.workload) next.workload = config.workload;
     if (certificate) next.certificate = certificate;
     this.#snapshot = Object.freeze(next);

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { type ProxySettings, proxySettingsOf } from "../../shared/proxy_settings/mod.ts";
 import { isIP } from "node:net";
 import { decodeResource, RESOURCE_TYPES, tryParseSpiffeId, typeUrlOf } from "../../shared/mod.ts";
 import type { EndpointInfo, PortMtls, ServiceInfo, WorkloadInfo } from "../runtime/snapshot.ts";
@@ -197,7 +198,16 @@ function workload(d: Decoded, fail: (r: string) => never): WorkloadInfo {
     ports,
     inboundMtls: (d.inboundMtls as Decoded[]).map((m, i) => mtls(m, `inboundMtls[${i}]`, fail, false)),
     defaultMtls: mtls(d.defaultMtls, "defaultMtls", fail, true),
+    settings: settings(d.settings as Decoded | null | undefined, fail),
   };
+}
+
+function settings(d: Decoded | null | undefined, fail: (r: string) => never): ProxySettings {
+  try {
+    return proxySettingsOf(d ?? {}, "settings");
+  } catch (e) {
+    return fail((e as Error).message);
+  }
 }
 
 function service(d: Decoded, fail: (r: string) => never): ServiceInfo {

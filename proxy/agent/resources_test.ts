@@ -66,8 +66,23 @@ Deno.test("workload: decoded into WorkloadInfo, only the contract's fields", () 
     ports: { http: 8080 },
     inboundMtls: [{ port: 8080, mode: "PERMISSIVE", policy: "foo/p", scope: "port" }],
     defaultMtls: { port: 0, mode: "STRICT", policy: "foo/default", scope: "namespace" },
+    settings: {
+      pathNormalization: "DECODE_AND_MERGE_SLASHES",
+      numTrustedProxies: 0,
+      denialExplanation: { principals: [], ipBlocks: [] },
+    },
   });
   assert.deepEqual(structuredClone(w), w, "structured-cloneable");
+});
+
+Deno.test("workload: the settings meshd sent are decoded; absent ones are the defaults", () => {
+  const settings = {
+    pathNormalization: "DECODE_AND_MERGE_SLASHES",
+    numTrustedProxies: 2,
+    denialExplanation: { principals: ["cluster.local/ns/mesh-system/*"], ipBlocks: ["::1"] },
+  };
+  const w = decodeXdsResource("workload", "foo/sleep-1", any("workload", { ...WORKLOAD, settings }));
+  assert.deepEqual(w.settings, settings);
 });
 
 Deno.test("service: decoded into ServiceInfo; endpoint ports keyed by the service port as a string", () => {
@@ -153,6 +168,20 @@ const bad: {
     resource: "foo/sleep-1",
     any: any("workload", { ...WORKLOAD, defaultMtls: { mode: "MTLS_MODE_UNSPECIFIED" } }),
     error: /defaultMtls\.mode "MTLS_MODE_UNSPECIFIED" is not DISABLE, PERMISSIVE or STRICT/,
+  },
+  {
+    name: "unknown path normalization",
+    kind: "workload",
+    resource: "foo/sleep-1",
+    any: any("workload", { ...WORKLOAD, settings: { pathNormalization: "SOMETIMES" } }),
+    error: /settings\.pathNormalization: "SOMETIMES" is not one of NONE, BASE/,
+  },
+  {
+    name: "denial explanation block that is not one",
+    kind: "workload",
+    resource: "foo/sleep-1",
+    any: any("workload", { ...WORKLOAD, settings: { denialExplanation: { ipBlocks: ["10.0.0.0/99"] } } }),
+    error: /settings\.denialExplanation\.ipBlocks\[0\]: "10\.0\.0\.0\/99" is not an IP address or CIDR block/,
   },
   {
     name: "bad workload address",

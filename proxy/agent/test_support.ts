@@ -73,6 +73,8 @@ export async function startMeshd(
     jwksFetchMode?: DiscoveryServerOptions["jwksFetchMode"];
     /** Serving child processes (meshd/server/serving); default 0, served in this process. */
     servingChildren?: number;
+    /** The mesh config's data-path settings; default shared's DEFAULT_PROXY_SETTINGS. */
+    proxySettings?: DiscoveryServerOptions["proxySettings"];
   } = {},
 ): Promise<Meshd> {
   const seen: SeenStream[] = [];
@@ -97,6 +99,7 @@ export async function startMeshd(
     jwks: options.jwks,
     jwksFetchMode: options.jwksFetchMode,
     servingChildren: options.servingChildren,
+    proxySettings: options.proxySettings,
     authorize: (
       call: grpc.ServerDuplexStream<unknown, unknown>,
       node: ProxyNode,

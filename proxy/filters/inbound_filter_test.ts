@@ -8,6 +8,7 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { InboundListener } from "../inbound/listener.ts";
 import { curl, hasHttpbin, Httpbin, mtlsFixture, RecordingLog, snapshotOf } from "../inbound/test_support.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { DEFAULT_PROXY_SETTINGS, type ProxySettings } from "../../shared/proxy_settings/mod.ts";
 
 const ISS = "testing@secure.istio.io";
 const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/httpbin";
@@ -63,9 +64,12 @@ Deno.test({
     const httpbin = await Httpbin.start();
     let revision = 1;
     let snapshot: RuntimeSnapshot = snapshotOf("PERMISSIVE", cert);
+    let settings: ProxySettings = DEFAULT_PROXY_SETTINGS;
     const apply = (authz: Record<string, unknown>[], jwt: Record<string, unknown>[] = []) => {
+      const base = snapshotOf("PERMISSIVE", cert, [], ++revision);
       snapshot = {
-        ...snapshotOf("PERMISSIVE", cert, [], ++revision),
+        ...base,
+        workload: { ...base.workload!, settings },
         authorizations: Object.fromEntries(authz.map((a) => [`foo/${a.name}`, a])),
         jwtPolicies: Object.fromEntries(jwt.map((j) => [`foo/${j.name}`, j])),
       };
@@ -177,10 +181,61 @@ Deno.test({
         },
       );
 
-      await t.step("x-mesh-authz-debug: 1 returns the deciding policy and rule", async () => {
+      await t.step(
+        "x-mesh-authz-debug: 1 from an unlisted source: no explanation (the default)",
+        async () => {
+          for (const args of [[`${http}/headers`], [...mtls, `${https}/headers`]]) {
+            const r = await get(["-H", "x-mesh-authz-debug: 1", ...args]);
+            assert.equal(r.status, 403);
+            assert.equal(r.body, "RBAC: access denied");
+            assert.equal(r.headers["x-mesh-authz-reason"], undefined, args.join(" "));
+          }
+          const entry = log.entries.findLast((e) => e.msg === "request denied");
+          assert.equal(
+            entry?.fields?.reason,
+            "denied by DENY policy foo/require-jwt rule 0",
+            "the log says it",
+          );
+        },
+      );
+
+      await t.step(
+        "denialExplanation principals: the listed peer over mutual TLS, not plain text",
+        async () => {
+          settings = {
+            ...DEFAULT_PROXY_SETTINGS,
+            denialExplanation: { principals: ["cluster.local/ns/foo/*"], ipBlocks: [] },
+          };
+          apply([TOKEN_ON_HEADERS], [provider()]);
+          const r = await get(["-H", "x-mesh-authz-debug: 1", ...mtls, `${https}/headers`]);
+          assert.equal(r.status, 403);
+          assert.equal(r.headers["x-mesh-authz-reason"], "denied by DENY policy foo/require-jwt rule 0");
+          const plain = await get(["-H", "x-mesh-authz-debug: 1", `${http}/headers`]);
+          assert.equal(plain.headers["x-mesh-authz-reason"], undefined);
+          const noAsk = await get([...mtls, `${https}/headers`]);
+          assert.equal(noAsk.headers["x-mesh-authz-reason"], undefined, "only when asked");
+        },
+      );
+
+      await t.step("denialExplanation ipBlocks (loopback): the deciding policy and rule", async () => {
+        settings = {
+          ...DEFAULT_PROXY_SETTINGS,
+          denialExplanation: { principals: [], ipBlocks: ["127.0.0.1/32"] },
+        };
+        apply([TOKEN_ON_HEADERS], [provider()]);
         const r = await get(["-H", "x-mesh-authz-debug: 1", `${http}/headers`]);
         assert.equal(r.status, 403);
         assert.equal(r.headers["x-mesh-authz-reason"], "denied by DENY policy foo/require-jwt rule 0");
+        const spoof = await get(["-H", "x-mesh-authz-debug: 1", "-H", "x-forwarded-for: 127.0.0.1", ...[
+          "--interface",
+          "127.0.0.3",
+        ], `${http}/headers`]);
+        assert.equal(spoof.status, 403);
+        assert.equal(
+          spoof.headers["x-mesh-authz-reason"],
+          undefined,
+          "X-Forwarded-For does not make a source listed",
+        );
         apply([policy("allow-ip", "ALLOW", [{ to: [{ operation: { paths: ["/ip"] } }] }])]);
         const n = await get(["-H", "x-mesh-authz-debug: true", `${http}/headers`]);
         assert.equal(
@@ -252,6 +307,31 @@ Deno.test({
           );
           apply([]);
           assert.equal((await get([`${http}/ip`])).status, 200);
+        },
+      );
+
+      await t.step(
+        "sidecar: remoteIpBlocks and remote.ip read the last X-Forwarded-For entry (Istio), XFF untouched",
+        async () => {
+          apply([
+            policy("deny-remote", "DENY", [{ from: [{ source: { remoteIpBlocks: ["6.6.6.0/24"] } }] }]),
+            policy("deny-cond", "DENY", [{ when: [{ key: "remote.ip", values: ["7.7.7.7"] }] }]),
+          ]);
+          const status = async (...xff: string[]) =>
+            (await get([...xff.flatMap((v) => ["-H", `x-forwarded-for: ${v}`]), `${http}/ip`])).status;
+          assert.equal(await status(), 200, "no XFF: the peer");
+          assert.equal(await status("6.6.6.6"), 403);
+          assert.equal(await status("7.7.7.7"), 403);
+          assert.equal(await status("6.6.6.6, 10.0.0.1"), 200, "only the last entry counts");
+          assert.equal(
+            await status("10.0.0.1", "6.6.6.6"),
+            403,
+            "two fields are joined: the last one's entry",
+          );
+          assert.equal(await status("6.6.6.6, garbage"), 200, "not an address: the peer");
+          assert.equal(await status("6.6.6.6,"), 200, "an empty last entry: the peer");
+          const r = await get(["-H", "x-forwarded-for: 1.2.3.4", `${http}/headers?show_env=1`]);
+          assert.equal(JSON.parse(r.body).headers["X-Forwarded-For"], "1.2.3.4", "a sidecar appends nothing");
         },
       );
     } finally {

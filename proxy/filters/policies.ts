@@ -1,6 +1,6 @@
 /**
  * The inbound policies of one runtime snapshot, compiled once (not per request): the JWT providers
- * of every RequestAuthentication (with the keys the proxy fetched for those it fetches itself) and
+ * of every RequestAuthentication (with the last good keys the proxy holds, proxy/jwks/kept_keys.ts) and
  * the AuthorizationPolicies that meshd sent for this workload,
  * as the shared evaluator's compiled forms. Cached by snapshot object, so each config push (and
  * each worker's copy of it) is compiled once.
@@ -13,7 +13,9 @@ import {
   type CompiledAuthorization,
   JwtAuthenticator,
   type JwtProvider,
+  keySetProblem,
 } from "../../shared/mod.ts";
+import { keySetSourceOf } from "../jwks/kept_keys.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 
 /** The request header that asks the proxy to say in a 403 which policy denied it. */
@@ -43,17 +45,20 @@ function sortedValues(record: Record<string, Record<string, unknown>>): Record<s
 }
 
 /**
- * The providers of every JwtPolicy, those that the proxy fetches itself (`jwksFetcher: PROXY`) with
- * the keys of its last good fetch (empty before the first: their tokens get 401).
+ * The providers of every JwtPolicy with their keys: those that the proxy fetches itself
+ * (`jwksFetcher: PROXY`) with the last good set it holds (empty before the first: their tokens get
+ * 401); those meshd fetched with the set meshd sent when it is usable, else with the last good one
+ * the proxy holds (meshd restarted and has no fetch yet), else as sent (401).
  */
 function providersOf(snapshot: RuntimeSnapshot): JwtProvider[] {
-  const fetched = snapshot.jwks ?? {};
+  const held = snapshot.jwks ?? {};
   return sortedValues(snapshot.jwtPolicies).flatMap((p) =>
-    ((p.providers ?? []) as JwtProvider[]).map((provider) =>
-      provider.jwksFetcher === "PROXY"
-        ? { ...provider, jwks: fetched[provider.jwksUri ?? ""] ?? "" }
-        : provider
-    )
+    ((p.providers ?? []) as JwtProvider[]).map((provider) => {
+      const kept = held[keySetSourceOf(provider)];
+      if (provider.jwksFetcher === "PROXY") return { ...provider, jwks: kept ?? "" };
+      if (kept === undefined || keySetProblem(provider.jwks) === undefined) return provider;
+      return { ...provider, jwks: kept };
+    })
   );
 }
 

@@ -9,7 +9,10 @@
 export const TOKEN: Uint8Array = new Uint8Array(256);
 /** `field-vchar / SP / HTAB / obs-text`: what a header value may contain. */
 export const FIELD_VALUE: Uint8Array = new Uint8Array(256);
-/** Visible ASCII (0x21-0x7E): what a request target may contain. */
+/**
+ * Visible ASCII (0x21-0x7E) but `#`: what a request target may contain. A fragment is not part of a
+ * request target (RFC 9112 section 3.2); Envoy answers it 400 (CVE-2021-32779).
+ */
 export const TARGET: Uint8Array = new Uint8Array(256);
 /** `qdtext` of a quoted string: HTAB, SP, 0x21, 0x23-0x5B, 0x5D-0x7E, obs-text. */
 export const QDTEXT: Uint8Array = new Uint8Array(256);
@@ -21,7 +24,7 @@ for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL
 }
 for (let c = 0; c < 256; c++) {
   FIELD_VALUE[c] = c === 0x09 || (c >= 0x20 && c !== 0x7f) ? 1 : 0;
-  TARGET[c] = c > 0x20 && c < 0x7f ? 1 : 0;
+  TARGET[c] = c > 0x20 && c < 0x7f && c !== 0x23 ? 1 : 0;
   QDTEXT[c] = c === 0x09 || c === 0x20 || c === 0x21 || (c >= 0x23 && c <= 0x5b) ||
       (c >= 0x5d && c <= 0x7e) || c >= 0x80
     ? 1

@@ -7,7 +7,7 @@
  * @module
  */
 import { ascii, CR, LF } from "./chars.ts";
-import { H_CONTENT_LENGTH, H_TRANSFER_ENCODING, H_XFCC, HttpHead } from "./head.ts";
+import { H_CONTENT_LENGTH, H_HOST, H_TRANSFER_ENCODING, H_XFCC, HttpHead } from "./head.ts";
 
 const CRLF = ascii("\r\n");
 const HTTP11 = ascii("HTTP/1.1");
@@ -56,6 +56,11 @@ export interface RequestHeadOptions {
   extraFields?: Uint8Array | null;
   /** A request target replacing the received one (a normalized path); null or absent: as received. */
   target?: Uint8Array | null;
+  /**
+   * A Host value replacing every received Host field (an absolute-form target's authority, RFC 9112
+   * section 3.2.2); null or absent: as received.
+   */
+  host?: Uint8Array | null;
 }
 
 /**
@@ -90,8 +95,10 @@ export function encodeRequestHead(h: HttpHead, opts: RequestHeadOptions): HeadBy
     clText = ascii(String(h.contentLength));
     extra += CONTENT_LENGTH_PREFIX.length + clText.length + 2;
   }
-  const addHost = h.hostCount === 0;
-  if (addHost) extra += HOST_PREFIX.length + opts.defaultHost.length + 2;
+  const replaceHost = opts.host ?? null;
+  if (replaceHost !== null) dropped = true;
+  const host = replaceHost ?? (h.hostCount === 0 ? opts.defaultHost : null);
+  if (host !== null) extra += HOST_PREFIX.length + host.length + 2;
   const up = opts.upgrade ? h.upgradeField : -1;
   if (up >= 0) extra += CONNECTION_UPGRADE.length + (f[up * 4 + 3] - f[up * 4]) + 2;
   const fields = opts.extraFields ?? null;
@@ -102,7 +109,7 @@ export function encodeRequestHead(h: HttpHead, opts: RequestHeadOptions): HeadBy
     // The received head unchanged up to its final CRLF, then the additions and the final CRLF.
     if (extra === 0) return { first: b.subarray(h.start, h.end), second: null };
     const tail = new Uint8Array(extra + 2);
-    let o = putAdditions(tail, 0, h, xfcc, clText, addHost ? opts.defaultHost : null, up);
+    let o = putAdditions(tail, 0, h, xfcc, clText, host, up);
     if (fields !== null) o = putAll(tail, o, fields);
     tail[o] = CR;
     tail[o + 1] = LF;
@@ -113,7 +120,7 @@ export function encodeRequestHead(h: HttpHead, opts: RequestHeadOptions): HeadBy
   const lineEnd = target === null ? h.targetEnd - h.start : h.targetStart - h.start + target.length;
   let size = lineEnd + 1 + HTTP11.length + 2 + extra + 2;
   for (let j = 0; j < h.count; j++) {
-    if (keep(h, j)) size += f[j * 4 + 3] - f[j * 4] + 2;
+    if (keep(h, j, replaceHost !== null)) size += f[j * 4 + 3] - f[j * 4] + 2;
   }
   const out = new Uint8Array(size);
   let o = target === null ? put(out, 0, b, h.start, h.targetEnd) : put(out, 0, b, h.start, h.targetStart);
@@ -122,22 +129,22 @@ export function encodeRequestHead(h: HttpHead, opts: RequestHeadOptions): HeadBy
   o = putAll(out, o, HTTP11);
   o = putAll(out, o, CRLF);
   for (let j = 0; j < h.count; j++) {
-    if (!keep(h, j)) continue;
+    if (!keep(h, j, replaceHost !== null)) continue;
     o = put(out, o, b, f[j * 4], f[j * 4 + 3]);
     out[o++] = CR;
     out[o++] = LF;
   }
-  o = putAdditions(out, o, h, xfcc, clText, addHost ? opts.defaultHost : null, up);
+  o = putAdditions(out, o, h, xfcc, clText, host, up);
   if (fields !== null) o = putAll(out, o, fields);
   out[o++] = CR;
   out[o++] = LF;
   return { first: out, second: null };
 }
 
-function keep(h: HttpHead, j: number): boolean {
+function keep(h: HttpHead, j: number, replaceHost: boolean): boolean {
   if (h.drop[j] === 1) return false;
   const k = h.kinds[j];
-  return k !== H_XFCC;
+  return k !== H_XFCC && !(replaceHost && k === H_HOST);
 }
 
 function putAdditions(

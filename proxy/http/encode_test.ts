@@ -168,3 +168,25 @@ Deno.test("local replies", () => {
       "connection: close\r\n\r\nRequest Header Fields Too Large",
   );
 });
+
+Deno.test("host: replaces every received Host (absolute form), and the default Host of HTTP/1.0", () => {
+  const encode = (raw: string) => {
+    const p = new HeadParser(REQUEST);
+    assert.equal(p.feed(ascii(raw)), raw.length);
+    return text(encodeRequestHead(p.head, {
+      xfccElement: null,
+      upgrade: false,
+      defaultHost: ascii("127.0.0.1:8080"),
+      target: ascii("/p"),
+      host: ascii("h.example:81"),
+    }));
+  };
+  assert.equal(
+    encode("GET http://h.example:81/p HTTP/1.1\r\nHost: evil\r\nA: b\r\n\r\n"),
+    "GET /p HTTP/1.1\r\nA: b\r\nhost: h.example:81\r\n\r\n",
+  );
+  assert.equal(
+    encode("GET http://h.example:81/p HTTP/1.0\r\n\r\n"),
+    "GET /p HTTP/1.1\r\nhost: h.example:81\r\n\r\n",
+  );
+});

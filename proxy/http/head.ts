@@ -27,6 +27,7 @@ import {
   TARGET,
   TOKEN,
 } from "./chars.ts";
+import { wrongCaseMethod } from "./method.ts";
 
 /** A parse error, with the status a server answers it with (400, 431, 501, 505; 502 for responses). */
 export class HttpError extends Error {
@@ -345,9 +346,17 @@ export class HeadParser {
     if (i === s || b[i] !== SP) throw new HttpError(400, "invalid method");
     h.methodEnd = i;
     h.method = methodKind(b, s, i);
+    const wrongCase = h.method === M_OTHER ? wrongCaseMethod(b, s, i) : null;
+    if (wrongCase !== null) throw new HttpError(400, wrongCase);
     const ts = ++i;
     while (TARGET[b[i]] === 1) i++;
-    if (i === ts || b[i] !== SP) throw new HttpError(400, "invalid request target");
+    if (i === ts || b[i] !== SP) {
+      // `#` is not in TARGET: Envoy rejects a fragment (CVE-2021-32779, http_reject_path_with_fragment).
+      throw new HttpError(
+        400,
+        b[i] === 0x23 ? "request target with a fragment (#)" : "invalid request target",
+      );
+    }
     h.targetStart = ts;
     h.targetEnd = i;
     i++;

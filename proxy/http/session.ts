@@ -100,6 +100,8 @@ export interface FilterVerdict {
   addFields: Uint8Array | null;
   /** A request target to forward instead of the received one (normalized path), or null. */
   target: Uint8Array | null;
+  /** A Host value to forward instead of the received Host (absolute-form authority); absent or null: as is. */
+  host?: Uint8Array | null;
 }
 
 /**
@@ -240,6 +242,7 @@ export class Http1Session {
       defaultHost: o.defaultHost,
       extraFields: verdict?.addFields,
       target: verdict?.target,
+      host: verdict?.host,
     });
     if (h.expect === EXPECT_CONTINUE && bodyKind !== B_EMPTY && clientMinor === 1) down.write(CONTINUE_100);
 

@@ -14,7 +14,7 @@
  * the mesh's trust domain; the request then carries X-Forwarded-Client-Cert (see ./xfcc.ts). A
  * failed handshake or refused identity is logged (warn) with the peer address and the reason.
  *
- * Every request then passes the filter chain of ../filters (BASE path normalization, JWT
+ * Every request then passes the filter chain of ../filters (path normalization with the mesh's option, JWT
  * authentication, authorization) with the connection's attributes: the peer's SPIFFE ID (mutual
  * TLS), the peer and local addresses, the container port and the SNI.
  *

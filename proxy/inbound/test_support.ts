@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
 import * as x509 from "@peculiar/x509";
 import { Buffer } from "node:buffer";
 import net from "node:net";
@@ -135,6 +136,7 @@ export function snapshotOf(
       ports: { http: 8000 },
       inboundMtls: ports.map((p) => ({ port: p.port, mode: p.mode, policy: "foo/p", scope: "port" })),
       defaultMtls: { port: 0, mode, policy: "foo/default", scope: "namespace" },
+      settings: DEFAULT_PROXY_SETTINGS,
     },
   };
 }

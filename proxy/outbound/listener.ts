@@ -8,8 +8,10 @@
  *
  * The forwarding is ../http's {@link Http1Session}. Its {@link Upstream} has no view of the request,
  * so the downstream socket is a {@link SocketIo} subclass that reads each request head itself first
- * (while the session waits for a head), resolves the route, rewrites an absolute-form request line
- * to origin form (Host from the target, RFC 9112 3.2.2), and hands the session the head to parse.
+ * (while the session waits for a head), normalizes its target once with the mesh's
+ * `pathNormalization` (./target.ts), resolves the route on that path, rewrites the head with it (an
+ * absolute-form target in origin form, Host from its authority, RFC 9112 3.2.2), and hands the session
+ * that head to parse: a gateway's policies then see the path that was routed and is forwarded.
  * The proxy's own answers (404 unknown host, 503 no endpoint, 502 upstream failure with the reason)
  * are served by the {@link Upstream} as a canned response on an in-memory connection, since the
  * session answers a failed connect only with its own 503.
@@ -20,10 +22,9 @@ import net from "node:net";
 import type tls from "node:tls";
 import { listen } from "../http/listen.ts";
 import { Duplex } from "node:stream";
-import { ascii, latin1 } from "../http/chars.ts";
+import { ascii } from "../http/chars.ts";
 import {
   DEFAULT_HEAD_LIMITS,
-  H_HOST,
   type HeadLimits,
   HeadParser,
   HttpError,
@@ -33,15 +34,16 @@ import {
 import { Http1Session, type Log, type SessionObserver, type Upstream } from "../http/session.ts";
 import { SocketIo } from "../http/socket_io.ts";
 import { SESSION_COUNTERS, SessionStats } from "../http/session_stats.ts";
-import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
 import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
-import { InboundPolicyFilter, normalizedTarget } from "../filters/mod.ts";
+import { InboundPolicyFilter } from "../filters/mod.ts";
 import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
 import { clientHelloSni, MAX_RECORD_BYTES } from "./client_hello.ts";
 import { GatewayTls, type GatewayTlsContext, peerSans } from "./gateway_tls.ts";
 import { certificateFields, certificateHash, formatXfccElement } from "../inbound/xfcc.ts";
 import { type Resolution, resolveHost, resolveService } from "./resolve.ts";
+import { type RoutedTarget, routedTarget } from "./target.ts";
 
 /** Events of an outbound listener. Calls are synchronous and must be cheap. */
 export interface OutboundObserver extends SessionObserver {
@@ -57,6 +59,7 @@ export interface OutboundObserver extends SessionObserver {
 
 /** Why the proxy answered itself. */
 export type LocalReplyKind =
+  | "bad_request"
   | "bad_authority"
   | "no_route"
   | "no_healthy_upstream"
@@ -186,6 +189,12 @@ interface GatewayConnection {
 type Route =
   | { local: false; pool: EndpointPool; target: string }
   | { local: true; status: number; body: string; location?: string };
+
+/** A request's route, and the head to forward instead of the received one (null: unchanged). */
+interface Routed {
+  route: Route;
+  head: Uint8Array | null;
+}
 
 const NO_ROUTE: Route = { local: true, status: 404, body: "no request yet" };
 
@@ -431,14 +440,22 @@ export class OutboundListener {
     raw.once("close", () => this.#conns.delete(down));
     // A gateway enforces the RequestAuthentications and AuthorizationPolicies that select its workload
     // (policies seed: "applies to all services bound to that gateway"), as a sidecar does inbound.
-    const filter = this.#o.routeNames === undefined ? undefined : new InboundPolicyFilter(this.#o.snapshot, {
-      principal: gateway.principal,
-      peerIp: raw.remoteAddress ?? "",
-      localIp: raw.localAddress ?? "",
-      port: this.#port,
-      sni: gateway.sni,
-      peer,
-    }, this.#log);
+    // The router normalized the target already: the filter's policies see the routed, forwarded path.
+    const filter = this.#o.routeNames === undefined ? undefined : new InboundPolicyFilter(
+      this.#o.snapshot,
+      {
+        principal: gateway.principal,
+        peerIp: raw.remoteAddress ?? "",
+        localIp: raw.localAddress ?? "",
+        port: this.#port,
+        sni: gateway.sni,
+        peer,
+        gateway: true,
+        tls: socket !== raw,
+      },
+      this.#log,
+      { targetNormalized: true },
+    );
     const session = new Http1Session(down, {
       upstream: down.upstream,
       observer: this.observer,
@@ -453,19 +470,37 @@ export class OutboundListener {
     session.run();
   }
 
-  /** The route of one request head (never throws: a failure becomes a local reply). */
-  #route(h: HttpHead, peer: string, gateway: GatewayConnection): Route {
+  /**
+   * The route of one request head, with its target normalized once with the mesh's option (never
+   * throws: a failure becomes a local reply).
+   */
+  #route(h: HttpHead, peer: string, gateway: GatewayConnection): Routed {
     try {
-      return this.#routeOf(h, peer, gateway.routeName);
+      const snapshot = this.#o.snapshot();
+      const target = routedTarget(h, settingsInForce(snapshot).pathNormalization);
+      if (!target.ok) {
+        return {
+          route: this.#local("bad_request", 400, `invalid request target: ${target.reason}`, peer),
+          head: null,
+        };
+      }
+      return { route: this.#routeOf(target, snapshot, peer, gateway.routeName), head: target.head };
     } catch (e) {
       this.#log.error("outbound routing failed", { peer, error: String(e) });
-      return { local: true, status: 500, body: "internal error while routing the request" };
+      return {
+        route: { local: true, status: 500, body: "internal error while routing the request" },
+        head: null,
+      };
     }
   }
 
-  #routeOf(h: HttpHead, peer: string, routeName: string | undefined): Route {
-    const authority = authorityOf(h);
-    if (authority === null) {
+  #routeOf(
+    t: RoutedTarget & { ok: true },
+    snapshot: RuntimeSnapshot,
+    peer: string,
+    routeName: string | undefined,
+  ): Route {
+    if (t.authority === null) {
       return this.#local(
         "bad_authority",
         400,
@@ -473,24 +508,27 @@ export class OutboundListener {
         peer,
       );
     }
-    if (authority.scheme !== "" && authority.scheme !== "http") {
-      return this.#local("bad_authority", 400, `unsupported scheme ${authority.scheme}`, peer);
+    if (t.scheme !== "" && t.scheme !== "http") {
+      return this.#local("bad_authority", 400, `unsupported scheme ${t.scheme}`, peer);
     }
-    const snapshot = this.#o.snapshot();
     const namespace = snapshot.workload?.namespace;
     let r: Resolution;
     if (this.#o.routeNames !== undefined) {
-      const path = authority.path ?? pathOf(h);
-      const picked = this.#gatewayDestination(snapshot, routeName, authority.authority, path);
+      const picked = this.#gatewayDestination(snapshot, routeName, t.authority, t.path);
       if ("reason" in picked) return this.#local("no_route", 404, picked.reason, peer);
       if ("redirect" in picked) {
         // Envoy's require_tls: 301 to https, dropping an explicit :80.
-        const host = authority.authority.replace(/:80$/, "");
-        return { local: true, status: 301, body: "", location: `https://${host}${path}` };
+        const host = t.authority.replace(/:80$/, "");
+        return {
+          local: true,
+          status: 301,
+          body: "",
+          location: `https://${host}${t.path}${t.query}`,
+        };
       }
       r = resolveService(picked, namespace, snapshot);
     } else {
-      r = resolveHost(authority.authority, namespace, snapshot);
+      r = resolveHost(t.authority, namespace, snapshot);
     }
     if (!r.ok) return this.#local(r.status === 400 ? "bad_authority" : "no_route", r.status, r.reason, peer);
     const choice = this.#rr.pickEndpoint(r.key, r.service.endpoints, r.port.number);
@@ -544,7 +582,7 @@ export class OutboundListener {
   ): { host: string; port: number } | { reason: string } | { redirect: true } {
     const rc = routeName === undefined ? undefined : snapshot.routes[routeName];
     if (rc === undefined) return { reason: `no route configuration ${routeName}` };
-    const s = selectRoute(rc, authority, routingPath(path));
+    const s = selectRoute(rc, authority, path);
     if (!s.ok) return { reason: s.reason };
     if (s.virtualHost.httpsRedirect) return { redirect: true };
     return this.#weighted.pick(s.route.name, s.route.destinations);
@@ -572,40 +610,6 @@ export class OutboundListener {
   }
 }
 
-/** The authority of a request: the absolute-form target's, else the Host header. */
-function authorityOf(h: HttpHead): { scheme: string; authority: string; path: string | null } | null {
-  const b = h.buf;
-  const first = b[h.targetStart];
-  if (first !== 0x2f && first !== 0x2a) {
-    // Absolute form (the parser checked `scheme://`).
-    const target = latin1(b, h.targetStart, h.targetEnd);
-    const sep = target.indexOf("://");
-    const scheme = target.slice(0, sep).toLowerCase();
-    const rest = target.slice(sep + 3);
-    const end = rest.search(/[/?#]/);
-    const authority = end < 0 ? rest : rest.slice(0, end);
-    let path = end < 0 ? "/" : rest.slice(end);
-    if (path.startsWith("?")) path = "/" + path;
-    const hash = path.indexOf("#");
-    if (hash >= 0) path = path.slice(0, hash);
-    return { scheme, authority, path };
-  }
-  if (h.hostCount === 0) return null;
-  for (let i = 0; i < h.count; i++) {
-    if (h.kinds[i] === H_HOST) return { scheme: "", authority: h.value(i), path: null };
-  }
-  return null;
-}
-
-/**
- * The path a gateway routes on: BASE-normalized first, as Envoy normalizes before route matching, so
- * `/status/../headers` takes the `/headers` route that the filter chain's policies will see.
- */
-function routingPath(target: string): string {
-  // `%00`: the filter chain answers 400 before this route is used.
-  return normalizedTarget(target)?.path ?? target;
-}
-
 function concat(chunks: Uint8Array[], size: number): Uint8Array {
   if (chunks.length === 1) return chunks[0];
   const out = new Uint8Array(size);
@@ -614,24 +618,6 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
     out.set(c, o);
     o += c.length;
   }
-  return out;
-}
-
-/** The request target of an origin-form head (its path and query). */
-function pathOf(h: HttpHead): string {
-  return latin1(h.buf, h.targetStart, h.targetEnd);
-}
-
-/** The head in origin form, with Host from the absolute-form target (RFC 9112 3.2.2). */
-function originFormHead(h: HttpHead, authority: string, path: string): Uint8Array {
-  let text = `${h.methodText()} ${path} HTTP/1.${h.minor}\r\nhost: ${authority}\r\n`;
-  for (let i = 0; i < h.count; i++) {
-    if (h.kinds[i] === H_HOST) continue;
-    text += `${h.name(i)}: ${h.value(i)}\r\n`;
-  }
-  text += "\r\n";
-  const out = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
   return out;
 }
 
@@ -644,10 +630,10 @@ class RoutingDownstream extends SocketIo {
   closing = false;
   readonly upstream: RouteUpstream;
   readonly #parser: HeadParser;
-  readonly #route: (h: HttpHead) => Route;
+  readonly #route: (h: HttpHead) => Routed;
   #held: Uint8Array[] = [];
 
-  constructor(raw: net.Socket, limits: HeadLimits, upstream: RouteUpstream, route: (h: HttpHead) => Route) {
+  constructor(raw: net.Socket, limits: HeadLimits, upstream: RouteUpstream, route: (h: HttpHead) => Routed) {
     super(raw);
     this.#parser = new HeadParser(REQUEST, limits);
     this.#route = route;
@@ -678,12 +664,9 @@ class RoutingDownstream extends SocketIo {
       if (off < 0) continue;
       if (off < c.length) this.unread(c.subarray(off));
       const h = p.head;
-      const route = this.#route(h);
-      this.upstream.route = route;
-      let head: Uint8Array;
-      const a = route.local ? null : absolutePath(h);
-      if (a !== null) head = originFormHead(h, a.authority, a.path);
-      else head = h.shared ? h.buf.slice(h.start, h.end) : h.buf.subarray(h.start, h.end);
+      const routed = this.#route(h);
+      this.upstream.route = routed.route;
+      const head = routed.head ?? (h.shared ? h.buf.slice(h.start, h.end) : h.buf.subarray(h.start, h.end));
       this.#held = [];
       p.reset();
       return head;
@@ -696,13 +679,6 @@ class RoutingDownstream extends SocketIo {
     this.#parser.reset();
     return concat(held, held.reduce((n, c) => n + c.length, 0));
   }
-}
-
-function absolutePath(h: HttpHead): { authority: string; path: string } | null {
-  const first = h.buf[h.targetStart];
-  if (first === 0x2f || first === 0x2a) return null;
-  const a = authorityOf(h);
-  return a === null || a.path === null ? null : { authority: a.authority, path: a.path };
 }
 
 /** The session's upstream for the current request of one connection. */

@@ -16,6 +16,8 @@ export interface PortMtls {
   scope: string;
 }
 
+import { DEFAULT_PROXY_SETTINGS, type ProxySettings } from "../../shared/proxy_settings/mod.ts";
+
 /** This proxy's own workload (mesh.v1.Workload, decoded). */
 export interface WorkloadInfo {
   name: string;
@@ -28,6 +30,8 @@ export interface WorkloadInfo {
   ports: Record<string, number>;
   inboundMtls: PortMtls[];
   defaultMtls: PortMtls;
+  /** The mesh's data-path settings for this proxy (mesh.v1.ProxySettings); defaults when meshd sent none. */
+  settings: ProxySettings;
 }
 
 /** A service endpoint (mesh.v1.Endpoint). */
@@ -101,8 +105,10 @@ export interface RuntimeSnapshot {
   /** mesh.v1.JwtPolicy, decoded, as meshd sent it (providers with `jwksFetcher: PROXY` have no keys). */
   jwtPolicies: Record<string, Record<string, unknown>>;
   /**
-   * The key sets this proxy fetched itself (proxy/jwks), JSON text by `jwksUri`: the keys of the
-   * providers marked `jwksFetcher: PROXY`. Absent or missing a URI: no good fetch yet.
+   * The last good key set the proxy holds for each JWT provider's source, whoever fetched it (this
+   * proxy for `jwksFetcher: PROXY`, else meshd), JSON text by source (`keySetSourceOf` in
+   * proxy/jwks/kept_keys.ts: the `jwksUri`, or `issuer:<iss>`). It stays when a push brings no usable
+   * set. Absent or missing a source: no good set yet.
    */
   jwks?: Record<string, string>;
   /** Gateway mode: route configurations by name (`http.<port>`); empty for a sidecar. */
@@ -122,6 +128,11 @@ export const EMPTY_SNAPSHOT: RuntimeSnapshot = Object.freeze({
   routes: {},
   credentials: {},
 });
+
+/** The data-path settings in force: the workload's, else the defaults (no workload known yet). */
+export function settingsInForce(snapshot: RuntimeSnapshot): ProxySettings {
+  return snapshot.workload?.settings ?? DEFAULT_PROXY_SETTINGS;
+}
 
 /**
  * The mode in force on a container port: its port-level entry, else the workload default, else

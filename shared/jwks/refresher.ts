@@ -31,6 +31,8 @@ export interface KeySetFetchEvent {
   error?: string;
   /** A good fetch brought a key set different from the last one. */
   changed?: boolean;
+  /** Whether a good key set is in force after this fetch (after a failure: an earlier one, or none). */
+  hasKeys: boolean;
   /** After a failure: ms until the next try. */
   retryInMs?: number;
 }
@@ -53,6 +55,14 @@ export interface KeySetStatus {
   consecutiveFailures: number;
   /** ISO time of the next fetch. */
   nextFetch?: string;
+}
+
+/**
+ * What a failed fetch leaves in force, for logs: "keeping the last good key set" only when there is
+ * one, else "no good key set yet" (none was fetched since this process started).
+ */
+export function keptAfterFailure(e: Pick<KeySetFetchEvent, "hasKeys">): string {
+  return e.hasKeys ? "keeping the last good key set" : "no good key set yet";
 }
 
 /** Options of {@link KeySetRefresher}. */
@@ -184,7 +194,13 @@ export class KeySetRefresher {
       s.lastFailure = Date.now();
       s.lastError = (e as Error).message;
       const retryInMs = Math.min((this.#o.retryInitialMs ?? 1000) * 2 ** (s.failures - 1), interval);
-      this.#o.onFetch?.({ source: s.key, ok: false, error: s.lastError, retryInMs });
+      this.#o.onFetch?.({
+        source: s.key,
+        ok: false,
+        error: s.lastError,
+        retryInMs,
+        hasKeys: s.lastGood !== undefined,
+      });
       this.#schedule(s, retryInMs);
       return;
     }
@@ -194,7 +210,7 @@ export class KeySetRefresher {
     const changed = set.text !== s.lastGood;
     s.lastGood = set.text;
     s.keyCount = set.keyCount;
-    this.#o.onFetch?.({ source: s.key, ok: true, changed });
+    this.#o.onFetch?.({ source: s.key, ok: true, changed, hasKeys: true });
     this.#schedule(s, interval);
     if (changed) this.#o.onChange();
   }

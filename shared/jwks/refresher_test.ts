@@ -1,7 +1,7 @@
 /** The key set refresher against a real JWKS server on loopback, fetching with httpGet. */
 import assert from "node:assert/strict";
 import { httpGet } from "./http_get.ts";
-import { type KeySetFetchEvent, KeySetRefresher, parseKeySet } from "./refresher.ts";
+import { keptAfterFailure, type KeySetFetchEvent, KeySetRefresher, parseKeySet } from "./refresher.ts";
 import { keySetText, startJwksServer, until } from "./test_support.ts";
 
 function recorder(refreshIntervalMs: number) {
@@ -92,6 +92,28 @@ Deno.test("KeySetRefresher: a per-source refresh interval, and sources no longer
     const count = srv.state.userAgents.length;
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(srv.state.userAgents.length, count, "no fetch after the source was dropped");
+  } finally {
+    r.refresher.stop();
+    await srv.stop();
+  }
+});
+
+Deno.test("KeySetRefresher: a failure says it keeps keys only when it has some (meshd restarted, server down)", async () => {
+  const srv = startJwksServer();
+  srv.state.status = 503;
+  const r = recorder(200);
+  try {
+    r.refresher.sync([{ key: srv.url, timeoutMs: 1000 }]);
+    await until(() => r.events.length >= 1, "the first failed fetch");
+    assert.deepEqual([r.events[0].ok, r.events[0].hasKeys], [false, false]);
+    assert.equal(keptAfterFailure(r.events[0]), "no good key set yet");
+    srv.state.status = 200;
+    srv.state.body = await keySetText("k1");
+    await until(() => r.changes() === 1, "a good fetch");
+    srv.state.status = 503;
+    await until(() => r.events.at(-1)?.ok === false, "a failure after the good fetch");
+    assert.equal(r.events.at(-1)!.hasKeys, true);
+    assert.equal(keptAfterFailure(r.events.at(-1)!), "keeping the last good key set");
   } finally {
     r.refresher.stop();
     await srv.stop();

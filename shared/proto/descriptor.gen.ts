@@ -223,6 +223,20 @@ export const MESH_PROTO_DESCRIPTOR: Record<string, unknown> = {
                 "network": { "type": "string", "id": 11 },
                 "locality": { "type": "string", "id": 12 },
                 "weight": { "type": "uint32", "id": 13 },
+                "settings": { "type": "ProxySettings", "id": 14 },
+              },
+            },
+            "ProxySettings": {
+              "fields": {
+                "pathNormalization": { "type": "string", "id": 1 },
+                "numTrustedProxies": { "type": "uint32", "id": 2 },
+                "denialExplanation": { "type": "DenialExplanation", "id": 3 },
+              },
+            },
+            "DenialExplanation": {
+              "fields": {
+                "principals": { "rule": "repeated", "type": "string", "id": 1 },
+                "ipBlocks": { "rule": "repeated", "type": "string", "id": 2 },
               },
             },
             "MtlsMode": {

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import type { JwksFetchEvent } from "../../meshd/jwks/resolver.ts";
 import { startCa, startMeshd } from "../../proxy/agent/test_support.ts";
+import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
 import { curl, freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess as ProxyProc, startProxyProcess } from "../../proxy/test_support.ts";
 
@@ -132,6 +133,11 @@ Deno.test({
     const ca = await startCa(join(dir, "ca"));
     const meshd = await startMeshd(config, {
       ca,
+      // The debug header's explanation is for listed sources only: curl connects from loopback.
+      proxySettings: {
+        ...DEFAULT_PROXY_SETTINGS,
+        denialExplanation: { principals: [], ipBlocks: ["127.0.0.1"] },
+      },
       jwks: {
         refreshIntervalMs: 300,
         insecureSkipVerify: false,

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { type Meshd, startCa, startMeshd, waitFor } from "../../proxy/agent/test_support.ts";
 import { Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
+import type { ProxySettings } from "../../shared/proxy_settings/mod.ts";
 
 /**
  * Polls `check` every 50 ms until it returns undefined (success) or `timeoutMs` passes.
@@ -50,19 +51,24 @@ export interface GatewayMesh {
  * Starts a {@link GatewayMesh} with `files` (name → YAML) in meshd's config directory.
  *
  * @param ips where httpbin's sidecar and the gateway listen (loopback addresses)
- * @param options meshd's serving child processes (default 0: served in the test process)
+ * @param options meshd's mesh config data-path settings (default shared's defaults), and its serving
+ *   child processes (default 0: served in the test process)
  */
 export async function startGatewayMesh(
   files: Record<string, string>,
   ips: { httpbin: string; gateway: string },
-  options: { servingChildren?: number } = {},
+  options: { proxySettings?: ProxySettings; servingChildren?: number } = {},
 ): Promise<GatewayMesh> {
   const dir = await Deno.makeTempDir({ prefix: "gateway-e2e-" });
   const config = join(dir, "config");
   await Deno.mkdir(config);
   for (const [name, text] of Object.entries(files)) await Deno.writeTextFile(join(config, name), text);
   const ca = await startCa(join(dir, "ca"));
-  const meshd = await startMeshd(config, { ca, servingChildren: options.servingChildren });
+  const meshd = await startMeshd(config, {
+    ca,
+    proxySettings: options.proxySettings,
+    servingChildren: options.servingChildren,
+  });
   await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
   const app = await Httpbin.start();
   const procs: ProxyProcess[] = [];

@@ -17,7 +17,8 @@
  * unproxied `python3 -m http.server` workload (`jwks.legacy`), holding Istio's sample key
  * (tests/fixtures/istio_jwt) and a key made here for the expiring token; the tests' copies of Istio's
  * YAML point jwksUri there instead of raw.githubusercontent.com. `x-mesh-authz-debug: 1` makes every
- * 403 name the policy and rule that denied it.
+ * 403 name the policy and rule that denied it: the topology's meshConfig lists the lab's subnet and
+ * sleep.foo's principal in `denialExplanation` (nobody may read it by default).
  *
  * The gateway's Gateway and VirtualService (Istio's samples/httpbin/httpbin-gateway.yaml) are applied
  * in namespace bar, not foo as in the task, so that the gateway's backend (httpbin.bar) is untouched by
@@ -55,6 +56,7 @@ const GROUPS_JWT = fixture("../istio_jwt/groups-scope.jwt").trim();
 /** A token with a valid shape whose signature no key verifies. */
 const INVALID_JWT = DEMO_JWT.slice(0, -8) + "AAAAAAAA";
 
+const SUBNET = "10.247.0.0/24";
 const HTTPBIN = (port: number) =>
   `[/usr/bin/gunicorn, -b, '$(BIND_IP):${port}', -k, gthread, --threads, '4', httpbin:app]`;
 function topology(jwksDir: string): string {
@@ -90,6 +92,10 @@ workloads:
     gateway: true
     containerPorts: [8080]
     services: [{name: istio-ingressgateway, ports: [{name: http2, port: 80, targetPort: 8080}]}]
+meshConfig:
+  denialExplanation:
+    principals: [cluster.local/ns/foo/sa/sleep]
+    ipBlocks: [${SUBNET}]
 `;
 }
 
@@ -308,7 +314,7 @@ Deno.test({
     const started = Date.now();
     let late: Promise<{ ranAt: number; result: Reply }[]> | undefined;
     try {
-      const state = await labUp(join(dir, "topology.yaml"), { name: lab, subnet: "10.247.0.0/24" });
+      const state = await labUp(join(dir, "topology.yaml"), { name: lab, subnet: SUBNET });
       const env: Env = { lab, dir, state, applied: new Set() };
       note("lab up (meshd, 6 workloads, 3 sidecars, 1 gateway ready)", Date.now() - started);
 

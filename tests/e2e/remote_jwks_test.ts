@@ -8,11 +8,15 @@
  *   keeps the last keys (config_dump says FAILING, /stats counts failures); rotated keys picked up.
  * - `hybrid`: a jwksUri on a registry host (a ServiceEntry whose endpoint is the JWKS server) is
  *   fetched by the proxy, an external one (an IP) by meshd.
+ * - `meshd`: meshd restarts while the JWKS server is down and pushes the provider without keys; the
+ *   proxy keeps its last good keys (valid token 200), and meshd says it has no key set yet. Through
+ *   the same proxy, a forged second token (`?access_token`, a second `Authorization`) is 401.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import type { JwksFetchEvent } from "../../meshd/jwks/resolver.ts";
+import { keptAfterFailure } from "../../shared/jwks/refresher.ts";
 import { serveDebug } from "../../meshd/monitoring/http_servers.ts";
 import { type MeshdProxyDump, syncDiff } from "../../meshctl/proxy_status/diff.ts";
 import type { ConfigDump } from "../../meshctl/proxy_admin.ts";
@@ -70,8 +74,12 @@ class JwksServer {
   }
 }
 
-async function status(path: string, token?: string): Promise<{ status: number; body: string }> {
-  const args = ["-s", "--max-time", "3", "-o", "-", "-w", "\n%{http_code}"];
+async function status(
+  path: string,
+  token?: string,
+  more: string[] = [],
+): Promise<{ status: number; body: string }> {
+  const args = ["-s", "--max-time", "3", "-o", "-", "-w", "\n%{http_code}", ...more];
   if (token) args.push("-H", `authorization: Bearer ${token}`);
   const r = await curl([...args, `http://${HTTPBIN_IP}:${PORT}${path}`]);
   const cut = r.stdout.lastIndexOf("\n");
@@ -98,6 +106,8 @@ interface JwksDump {
     lastError?: string;
   }[];
   counters: { success: number; failed: number };
+  inForce: string[];
+  keptOverConfig: { source: string; issuer: string; reason: string }[];
 }
 
 async function jwksDump(proxy: ProxyProcess): Promise<JwksDump> {
@@ -132,13 +142,18 @@ async function until(cond: () => Promise<boolean> | boolean, what: string, ms = 
 
 /** meshd, httpbin and its proxy, for one mode; `fn` runs with them and everything is torn down. */
 async function withMesh(
-  jwksFetchMode: "hybrid" | "proxy",
+  jwksFetchMode: "meshd" | "hybrid" | "proxy",
   fn: (m: {
     config: string;
     proxy: ProxyProcess;
     meshdFetches: JwksFetchEvent[];
     /** meshd's /debug/config_dump for the proxy (what meshctl proxy-status compares). */
     meshdDump(): Promise<MeshdProxyDump>;
+    /**
+     * Stops meshd and starts a new one on the same port and config (its JWKS resolver starts empty);
+     * `meshdDump` stays the first meshd's.
+     */
+    restartMeshd(): Promise<void>;
   }) => Promise<void>,
 ): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "remote-jwks-e2e-" });
@@ -147,19 +162,24 @@ async function withMesh(
   await Deno.writeTextFile(join(config, "workload.yaml"), WORKLOAD);
   const meshdFetches: JwksFetchEvent[] = [];
   const ca = await startCa(join(dir, "ca"));
-  const meshd = await startMeshd(config, {
+  const meshdOptions = {
     ca,
     jwksFetchMode,
     jwks: {
       refreshIntervalMs: 300,
       insecureSkipVerify: false,
       retryInitialMs: 100,
-      onFetch: (e) => meshdFetches.push(e),
+      onFetch: (e: JwksFetchEvent) => meshdFetches.push(e),
     },
-  });
+  };
+  let meshd = await startMeshd(config, meshdOptions);
   await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
   const app = await Httpbin.start();
   const debug = serveDebug(meshd.server.debugPages, { host: "127.0.0.1", port: 0 });
+  const restartMeshd = async () => {
+    await meshd.stop();
+    meshd = await startMeshd(config, { ...meshdOptions, securePort: meshd.securePort });
+  };
   const meshdDump = async () =>
     await (await fetch(`http://127.0.0.1:${debug.addr.port}/debug/config_dump?proxyID=foo/httpbin-1`))
       .json() as MeshdProxyDump;
@@ -177,7 +197,7 @@ async function withMesh(
       concurrency: 2,
       args: [`--inbound=${PORT}=127.0.0.1:${app.port}`],
     });
-    await fn({ config, proxy, meshdFetches, meshdDump });
+    await fn({ config, proxy, meshdFetches, meshdDump, restartMeshd });
   } finally {
     await proxy?.stop();
     await debug.shutdown();
@@ -348,6 +368,79 @@ spec:
     } finally {
       await meshJwks.stop();
       await externalJwks.stop();
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "e2e: DISCO_JWT_ENABLE_REMOTE_JWKS=meshd: meshd restarts while the JWKS server is down, the proxy keeps its keys; every token is verified",
+  ignore: !hasHttpbin(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const ISS = "meshd-fetched@mesh.test";
+    const key = await keyPair(ISS, "k1");
+    const forger = await keyPair(ISS, "k1");
+    const jwks = new JwksServer(freePort());
+    jwks.start([key.jwk]);
+    try {
+      await withMesh("meshd", async ({ config, proxy, meshdFetches, restartMeshd }) => {
+        await Deno.writeTextFile(
+          join(config, "ra.yaml"),
+          requestAuthentication([{ issuer: ISS, jwksUri: `http://127.0.0.1:${jwks.port}/keys` }]),
+        );
+        // The policy is in force (a bad token is refused), then meshd's keys arrive.
+        await expectStatus(401, "bad.token.here");
+        await expectStatus(200, await key.sign());
+        const valid = await key.sign();
+        const forged = await forger.sign();
+
+        await t.step("a forged second token through the proxy: 401 (curl)", async () => {
+          const viaQuery = await status(`/ip?access_token=${forged}`, valid);
+          assert.deepEqual([viaQuery.status, viaQuery.body], [401, "Jwt verification fails"]);
+          const twoHeaders = await status("/ip", valid, ["-H", `authorization: Bearer ${forged}`]);
+          assert.deepEqual([twoHeaders.status, twoHeaders.body], [401, "Jwt verification fails"]);
+          assert.equal((await status(`/ip?access_token=${valid}`, valid)).status, 200);
+        });
+
+        await t.step(
+          "meshd restarts while the JWKS server is down: a valid token still gets 200",
+          async () => {
+            await jwks.stop();
+            const before = meshdFetches.length;
+            await restartMeshd();
+            // The new meshd has no key set and pushes the provider without one.
+            await until(() => meshdFetches.slice(before).some((e) => !e.ok), "the new meshd's failed fetch");
+            const failed = meshdFetches.slice(before).find((e) => !e.ok)!;
+            assert.equal(failed.hasKeys, false);
+            assert.equal(keptAfterFailure(failed), "no good key set yet");
+            await until(async () => (await dumpedProviders(proxy))[0]?.jwks === "", "the key-less push");
+            assert.equal((await status("/ip", await key.sign())).status, 200);
+            assert.equal((await status("/ip", await forger.sign())).status, 401);
+            const uri = `http://127.0.0.1:${jwks.port}/keys`;
+            const dump = await jwksDump(proxy);
+            assert.deepEqual(dump.inForce, [uri]);
+            assert.deepEqual(dump.keptOverConfig, [{
+              source: uri,
+              issuer: ISS,
+              reason: "Jwks is not available yet",
+            }]);
+            assert.match(
+              proxy.stderr(),
+              /JWKS: no usable key set in the config; keeping the last good one for issuer meshd-fetched@mesh\.test/,
+            );
+          },
+        );
+
+        await t.step("the JWKS server returns: meshd's new fetch is pushed and used", async () => {
+          jwks.start([key.jwk]);
+          await until(async () => (await dumpedProviders(proxy))[0]?.jwks !== "", "the push with keys");
+          assert.equal((await status("/ip", await key.sign())).status, 200);
+        });
+      });
+    } finally {
+      await jwks.stop();
     }
   },
 });

@@ -187,9 +187,11 @@ Deno.test({
           const r = await httpsCurl("httpbin.example.com", "/status/418", { caFile });
           return r.status === "418" ? undefined : `${r.status} ${r.body.slice(0, 300)}`;
         }, 10_000);
-        const r = await httpsCurl("httpbin.example.com", "/headers", { caFile });
+        const r = await httpsCurl("httpbin.example.com", "/headers?show_env=1", { caFile });
         assert.equal(r.status, "200");
         assert.equal(JSON.parse(r.body).headers.Host, `httpbin.example.com:${HTTPS_PORT}`);
+        // Envoy's use_remote_address at a gateway: the connection's scheme, whatever the client says.
+        assert.equal(JSON.parse(r.body).headers["X-Forwarded-Proto"], "https");
       });
 
       await t.step("an impostor naming the gateway's node gets no private key", async () => {

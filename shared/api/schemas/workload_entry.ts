@@ -20,6 +20,7 @@ import {
   unixAddressProblem,
 } from "./networking_rules.ts";
 import { isIp } from "./ip.ts";
+import { checkProxyConfigAnnotation } from "./proxy_config_rules.ts";
 
 /** The prefix of a Unix domain socket address. */
 export const UNIX_ADDRESS_PREFIX = "unix://";
@@ -144,6 +145,12 @@ export const workloadEntry = defineKind({
     "A single non-Kubernetes workload, such as a VM, registered in the mesh like a pod",
   ),
   rules(we): Finding[] {
-    return checkWorkloadEntry(asObject(we)?.spec, ["spec"], { address: "any" });
+    return [
+      ...checkWorkloadEntry(asObject(we)?.spec, ["spec"], { address: "any" }),
+      ...checkProxyConfigAnnotation(asObject(asObject(we)?.metadata)?.annotations, [
+        "metadata",
+        "annotations",
+      ]),
+    ];
   },
 });

@@ -21,6 +21,7 @@ import {
   type Obj,
 } from "./networking_rules.ts";
 import { UNIX_ADDRESS_PREFIX, WorkloadEntrySpec } from "./workload_entry.ts";
+import { checkProxyConfigAnnotation } from "./proxy_config_rules.ts";
 
 const ProbePort = Type.Integer({
   minimum: 1,
@@ -183,6 +184,9 @@ export function workloadGroupRules(resource: unknown): Finding[] {
   const spec = asObject(asObject(resource)?.spec);
   if (!spec) return [];
   const out = checkLabels(asObject(spec.metadata)?.labels, ["spec", "metadata", "labels"]);
+  out.push(
+    ...checkProxyConfigAnnotation(asObject(spec.metadata)?.annotations, ["spec", "metadata", "annotations"]),
+  );
   const template = asObject(spec.template);
   if (template) out.push(...checkTemplate(template));
   const probe = asObject(spec.probe);

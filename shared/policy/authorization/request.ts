@@ -10,8 +10,9 @@ export interface AuthorizationRequest {
   /** HTTP method as received, e.g. `GET` (`methods`). */
   method: string;
   /**
-   * The request target as received (path and optional query). It is normalized (BASE) and the
-   * query dropped before `paths` match, unless `pathNormalized` says that was done already.
+   * The request target as received (path and optional query). It is normalized (DEFAULT_PROXY_SETTINGS'
+   * option) and the query dropped before `paths` match, unless `pathNormalized` says that was done
+   * already (the proxy normalizes with the mesh's option).
    */
   path: string;
   /** The target is already a normalized path without query (the proxy normalizes once). */

@@ -3,25 +3,33 @@
  * (JWT)", "Errors") with Envoy's jwt_authn behaviour as Istio configures it. Crypto is npm:jose.
  *
  * - No token in any location: the request passes without a principal.
- * - A token is verified by the providers whose issuer is its `iss` and that read the location it
- *   was found in; if none verifies it (or no provider has that issuer) the answer is 401 with
- *   `WWW-Authenticate: Bearer realm="<url>", error="invalid_token"`.
+ * - Every token in every configured location is verified (token_location.ts says which are read),
+ *   each by the providers whose issuer is its `iss` and that read the location it was found in. One
+ *   token that none of them verifies (or whose issuer no provider has) fails the request: 401 with
+ *   `WWW-Authenticate: Bearer realm="<url>", error="invalid_token"`, whatever the other tokens are.
+ *   Envoy: "If a request has multiple tokens, all of them must be valid" (`doneWithStatus` in
+ *   source/extensions/filters/http/jwt_authn/authenticator.cc), so a forged second token never
+ *   rides along with a good one to an application that reads the other location.
  * - Algorithms: RS256/384/512, PS256/384/512, ES256/384 and EdDSA. `none` and HMAC are refused;
  *   symmetric (`oct`) keys in a key set are ignored, and private members of keys dropped.
  * - `nbf` and `exp` have 60 s of clock skew; `aud` is checked when the provider lists audiences.
- * - A valid token gives the request principal `<iss>/<sub>`, the claims (with `scope`,
- *   `permission` and the provider's `spaceDelimitedClaims` split into lists) and the header edits
- *   (`outputPayloadToHeader`, `outputClaimToHeaders`, and the token header removed unless
- *   `forwardOriginalToken`; a token from a parameter or cookie is left in place, as in Envoy).
+ * - All valid: the first token (headers, then parameters, then cookies) gives the request principal
+ *   `<iss>/<sub>` and the claims (with `scope`, `permission` and the provider's
+ *   `spaceDelimitedClaims` split into lists). Every token gives its header edits
+ *   (`outputPayloadToHeader`, `outputClaimToHeaders`; the first token to set a header wins), and
+ *   unless its provider has `forwardOriginalToken` it is removed from where it was taken: the whole
+ *   header, or the query parameter (Envoy's `removeJwt` of JwtHeaderLocation and JwtParamLocation).
+ *   A token from a cookie stays in place, as in Envoy (its JwtCookieLocation removes nothing).
  *
  * @module
  */
 import { createLocalJWKSet, decodeJwt, errors, type JSONWebKeySet, type JWTPayload, jwtVerify } from "jose";
 import type { JwtProvider } from "./provider.ts";
 import {
+  findTokens,
   type FoundToken,
+  type MergedLocation,
   mergedLocations,
-  readLocation,
   type TokenLocation,
   type TokenSource,
 } from "./token_location.ts";
@@ -52,27 +60,34 @@ export type JwtOutcome =
     status: "none";
   }
   | {
-    /** A token that no provider accepts: answer 401. */
+    /** A token (of possibly several) that no provider accepts: answer 401. */
     status: "invalid";
     /** Envoy's text, e.g. `Jwt is expired`, `Jwt verification fails`, `Jwt issuer is not configured`. */
     reason: string;
-    /** Where the token was. */
+    /** Where the refused token was. */
     location: TokenLocation;
   }
   | {
-    /** A verified token. */
+    /** Every token found verified. */
     status: "valid";
-    /** `<iss>/<sub>`. */
+    /** `<iss>/<sub>` of the first token. */
     principal: string;
-    /** The payload, space-delimited claims split into lists (what authorization matches). */
+    /** The first token's payload, space-delimited claims split into lists (what authorization matches). */
     claims: Record<string, unknown>;
-    /** Where the token was. */
+    /** Where the first token was. */
     location: TokenLocation;
+    /** How many distinct tokens were verified. */
+    tokens: number;
     /** Headers to set on the forwarded request (lower-case names), replacing any received. */
     setHeaders: [string, string][];
-    /** Header (lower-case) to remove from the forwarded request, or undefined. */
-    removeHeader: string | undefined;
+    /** Headers (lower-case) to remove from the forwarded request: every value of each. */
+    removeHeaders: string[];
+    /** Query parameters to remove from the forwarded target (every pair of each name). */
+    removeParams: string[];
   };
+
+/** One token's verification. */
+type TokenResult = { ok: true; payload: JWTPayload; c: CompiledProvider } | { ok: false; reason: string };
 
 interface CompiledProvider {
   p: JwtProvider;
@@ -80,6 +95,16 @@ interface CompiledProvider {
   /** Why there are no keys. */
   noKeys: string;
   spaceDelimited: ReadonlySet<string>;
+}
+
+/**
+ * Why a key set text cannot verify tokens, or undefined when it can (it holds a public RSA, EC or
+ * OKP key). The texts are the 401 reasons: `Jwks is not available yet` (empty), `Jwks is not valid
+ * JSON`, `Jwks has no keys`, `Jwks has no public RSA, EC or OKP key`.
+ */
+export function keySetProblem(text: string): string | undefined {
+  const set = publicKeySet(text);
+  return typeof set === "string" ? set : undefined;
 }
 
 function publicKeySet(text: string): JSONWebKeySet | string {
@@ -154,7 +179,7 @@ function headerValue(v: unknown): string | undefined {
  */
 export class JwtAuthenticator {
   readonly #providers: CompiledProvider[];
-  readonly #locations: { location: TokenLocation; providers: number[] }[];
+  readonly #locations: MergedLocation[];
   /** Lower-case header names the token locations read (`cookie` when a provider reads cookies). */
   readonly headerNames: readonly string[];
   /** Headers set from verified tokens: stripped from every request first, so a client cannot forge them. */
@@ -188,51 +213,57 @@ export class JwtAuthenticator {
   }
 
   /**
-   * Finds the request's token (synchronous: a request without one costs no promise).
+   * Finds every token of the request in the providers' locations (synchronous: a request without
+   * one costs no promise).
    *
    * @param source the headers the token locations read ({@link headerNames}) and the target
-   * @returns the token and where it was, or undefined when no location holds one
+   * @returns each token with where it was and the providers that read it; empty when there is none
    */
-  findToken(source: TokenSource): FoundToken | undefined {
-    for (const { location, providers } of this.#locations) {
-      const token = readLocation(location, source);
-      if (token !== undefined) return { token, location, providers };
-    }
-    return undefined;
+  findTokens(source: TokenSource): FoundToken[] {
+    return findTokens(this.#locations, source);
   }
 
   /**
-   * Verifies a token found by {@link findToken}.
+   * Verifies the tokens found by {@link findTokens}: valid only when every one is, invalid at the
+   * first that is not (the others are then not verified), `none` for an empty list.
    *
-   * @param found the token, its location and the providers that read it
+   * @param found the tokens, their locations and the providers that read them
    * @param now the time, seconds since the epoch; default the clock (tests pass their own)
    */
-  verifyToken(found: FoundToken, now?: number): Promise<JwtOutcome> {
-    return this.#verify(found.token, found.location, found.providers, now);
+  async verifyTokens(found: readonly FoundToken[], now?: number): Promise<JwtOutcome> {
+    if (found.length === 0) return { status: "none" };
+    const verified: { found: FoundToken; payload: JWTPayload; c: CompiledProvider }[] = [];
+    const done = new Map<string, TokenResult>();
+    for (const f of found) {
+      const key = `${f.providers.join(",")} ${f.token}`;
+      let r = done.get(key);
+      if (r === undefined) {
+        r = await this.#verify(f.token, f.providers, now);
+        done.set(key, r);
+      }
+      if (!r.ok) return { status: "invalid", reason: r.reason, location: f.location };
+      verified.push({ found: f, payload: r.payload, c: r.c });
+    }
+    return this.#accepted(verified, done.size);
   }
 
   /**
-   * Finds and verifies the request's token: {@link findToken}, then {@link verifyToken}.
+   * Finds and verifies the request's tokens: {@link findTokens}, then {@link verifyTokens}.
    *
    * @param source the headers the token locations read ({@link headerNames}) and the target
    * @param now the time, seconds since the epoch; default the clock (tests pass their own)
    */
   authenticate(source: TokenSource, now?: number): Promise<JwtOutcome> {
-    const found = this.findToken(source);
-    return found === undefined ? Promise.resolve({ status: "none" }) : this.verifyToken(found, now);
+    const found = this.findTokens(source);
+    return found.length === 0 ? Promise.resolve({ status: "none" }) : this.verifyTokens(found, now);
   }
 
-  async #verify(
-    token: string,
-    location: TokenLocation,
-    candidates: number[],
-    now: number | undefined,
-  ): Promise<JwtOutcome> {
+  async #verify(token: string, candidates: number[], now: number | undefined): Promise<TokenResult> {
     let iss: unknown;
     try {
       iss = decodeJwt(token).iss;
     } catch (e) {
-      return { status: "invalid", reason: reasonOf(e), location };
+      return { ok: false, reason: reasonOf(e) };
     }
     let reason = "Jwt issuer is not configured";
     for (const i of candidates) {
@@ -250,35 +281,49 @@ export class JwtAuthenticator {
           clockTolerance: JWT_CLOCK_SKEW_SECONDS,
           currentDate: now === undefined ? undefined : new Date(now * 1000),
         });
-        return this.#accepted(token, payload, c, location);
+        return { ok: true, payload, c };
       } catch (e) {
         reason = reasonOf(e);
       }
     }
-    return { status: "invalid", reason, location };
+    return { ok: false, reason };
   }
 
-  #accepted(token: string, payload: JWTPayload, c: CompiledProvider, location: TokenLocation): JwtOutcome {
-    const claims: Record<string, unknown> = { ...payload };
-    for (const name of c.spaceDelimited) {
+  #accepted(
+    verified: readonly { found: FoundToken; payload: JWTPayload; c: CompiledProvider }[],
+    tokens: number,
+  ): JwtOutcome {
+    const first = verified[0];
+    const claims: Record<string, unknown> = { ...first.payload };
+    for (const name of first.c.spaceDelimited) {
       const v = claims[name];
       if (typeof v === "string") claims[name] = v.split(/\s+/).filter((s) => s !== "");
     }
     const setHeaders: [string, string][] = [];
-    if (c.p.outputPayloadToHeader) {
-      setHeaders.push([c.p.outputPayloadToHeader.toLowerCase(), token.split(".")[1]]);
-    }
-    for (const { header, claim } of c.p.outputClaimToHeaders ?? []) {
-      const v = headerValue(claimAt(payload as Record<string, unknown>, claim));
-      if (v !== undefined) setHeaders.push([header.toLowerCase(), v]);
+    const set = (name: string, value: string) => {
+      if (!setHeaders.some(([n]) => n === name)) setHeaders.push([name, value]);
+    };
+    const removeHeaders = new Set<string>();
+    const removeParams = new Set<string>();
+    for (const { found, payload, c } of verified) {
+      if (c.p.outputPayloadToHeader) set(c.p.outputPayloadToHeader.toLowerCase(), found.token.split(".")[1]);
+      for (const { header, claim } of c.p.outputClaimToHeaders ?? []) {
+        const v = headerValue(claimAt(payload as Record<string, unknown>, claim));
+        if (v !== undefined) set(header.toLowerCase(), v);
+      }
+      if (c.p.forwardOriginalToken) continue;
+      if (found.location.kind === "header") removeHeaders.add(found.location.name);
+      else if (found.location.kind === "param") removeParams.add(found.location.name);
     }
     return {
       status: "valid",
-      principal: `${payload.iss}/${payload.sub ?? ""}`,
+      principal: `${first.payload.iss}/${first.payload.sub ?? ""}`,
       claims,
-      location,
+      location: first.found.location,
+      tokens,
       setHeaders,
-      removeHeader: location.kind === "header" && !c.p.forwardOriginalToken ? location.name : undefined,
+      removeHeaders: [...removeHeaders],
+      removeParams: [...removeParams],
     };
   }
 }

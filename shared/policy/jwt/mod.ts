@@ -10,6 +10,7 @@ export {
   JWT_CLOCK_SKEW_SECONDS,
   JwtAuthenticator,
   type JwtOutcome,
+  keySetProblem,
   wwwAuthenticate,
 } from "./authenticate.ts";
 export {
@@ -31,4 +32,10 @@ export {
   type JwtHeaderLocation,
   type JwtProvider,
 } from "./provider.ts";
-export { type FoundToken, locationsOf, type TokenLocation, type TokenSource } from "./token_location.ts";
+export {
+  type FoundToken,
+  locationsOf,
+  type TokenLocation,
+  type TokenSource,
+  withoutParams,
+} from "./token_location.ts";

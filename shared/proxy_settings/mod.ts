@@ -1,0 +1,83 @@
+/**
+ * Proxy settings: the mesh-wide data-path choices that meshd reads from the mesh config
+ * (`--meshConfig`, Istio's MeshConfig) and pushes to every proxy inside its `mesh.v1.Workload`
+ * (`settings`), so that sidecars and gateways apply one choice. Parsed and checked here, once, for
+ * meshd's mesh config reader and the proxy's resource decoder alike.
+ *
+ * Source: Istio's MeshConfig (`pathNormalization`, `defaultConfig.gatewayTopology`); `denialExplanation`
+ * is this mesh's own (see ./denial_explanation.ts).
+ *
+ * @module
+ */
+import { type DenialExplanation, denialExplanationOf, NO_DENIAL_EXPLANATION } from "./denial_explanation.ts";
+import { trustedHopsOf } from "./forwarded_for.ts";
+
+export * from "./denial_explanation.ts";
+export * from "./forwarded_for.ts";
+export * from "./proxy_config_annotation.ts";
+
+/**
+ * How a request path is normalized before authorization and routing (Istio's
+ * `meshConfig.pathNormalization.normalization`, Envoy's HCM `normalize_path`, `merge_slashes` and
+ * `path_with_escaped_slashes_action`).
+ */
+export type PathNormalization = "NONE" | "BASE" | "MERGE_SLASHES" | "DECODE_AND_MERGE_SLASHES";
+
+/** The path normalization options, in Istio's order. */
+export const PATH_NORMALIZATIONS: readonly PathNormalization[] = [
+  "NONE",
+  "BASE",
+  "MERGE_SLASHES",
+  "DECODE_AND_MERGE_SLASHES",
+];
+
+/** The settings a proxy applies to its data path. */
+export interface ProxySettings {
+  /** meshConfig.pathNormalization.normalization. */
+  pathNormalization: PathNormalization;
+  /**
+   * Trusted proxies in front of a gateway (meshConfig.defaultConfig.gatewayTopology.numTrustedProxies):
+   * how many X-Forwarded-For entries, counted from the right, were appended by hops the mesh trusts.
+   */
+  numTrustedProxies: number;
+  /** Who may read a denial's explanation (`x-mesh-authz-reason`); nobody by default. */
+  denialExplanation: DenialExplanation;
+}
+
+/**
+ * The settings of a mesh config that sets none. Path normalization is DECODE_AND_MERGE_SLASHES, not
+ * Istio's BASE: BASE leaves `//p`, `/%2Fp` and `/\p` reaching `/p` past a DENY on `/p`, and Istio's
+ * own best practices recommend DECODE_AND_MERGE_SLASHES (see the root README, "Security").
+ */
+export const DEFAULT_PROXY_SETTINGS: Readonly<ProxySettings> = Object.freeze({
+  pathNormalization: "DECODE_AND_MERGE_SLASHES",
+  numTrustedProxies: 0,
+  denialExplanation: NO_DENIAL_EXPLANATION,
+});
+
+/**
+ * Checks settings as they arrive (from YAML or decoded from a resource) and fills defaults.
+ *
+ * @param value the settings object; absent fields take DEFAULT_PROXY_SETTINGS
+ * @param at the field path of `value` in error messages, e.g. `settings`
+ * @throws Error `<at>.<field>: <value> is not ...` for a field of the wrong type or value
+ */
+export function proxySettingsOf(value: Record<string, unknown>, at: string): ProxySettings {
+  const settings: ProxySettings = { ...DEFAULT_PROXY_SETTINGS };
+  const path = value.pathNormalization;
+  if (path !== undefined && path !== "") {
+    if (!PATH_NORMALIZATIONS.includes(path as PathNormalization)) {
+      throw new Error(
+        `${at}.pathNormalization: ${JSON.stringify(path)} is not one of ${PATH_NORMALIZATIONS.join(", ")}`,
+      );
+    }
+    settings.pathNormalization = path as PathNormalization;
+  }
+  if (value.numTrustedProxies !== undefined) {
+    settings.numTrustedProxies = trustedHopsOf(value.numTrustedProxies, `${at}.numTrustedProxies`);
+  }
+  if (value.denialExplanation !== undefined) {
+    settings.denialExplanation = denialExplanationOf(value.denialExplanation, `${at}.denialExplanation`);
+  }
+  return settings;
+}
