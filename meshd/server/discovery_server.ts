@@ -318,6 +318,11 @@ export class DiscoveryServer {
     return this.#pool?.status() ?? [];
   }
 
+  /** Serving children that died since the start (each replaced); 0 when serving in this process. */
+  get servingChildDeaths(): number {
+    return this.#pool?.deaths ?? 0;
+  }
+
   async #startPool(children: number): Promise<{ grpcPort: number; securePort: number }> {
     const o = this.#options;
     const servers = { plaintext: new BridgeServer(), tls: new BridgeServer() };

@@ -115,6 +115,11 @@ Deno.test("through serving children (real child processes): config, pushes and t
       5000,
     );
     assert.equal(server.servingChildren.length, 2);
+    const servingz = JSON.parse(
+      server.debugPages.render({ name: "servingz", query: new URLSearchParams() }).body,
+    );
+    assert.equal(servingz.children.length, 2);
+    assert.equal(servingz.deaths, 0);
     assert.ok(server.ads.streams().every((s) => /^127\.0\.0\.1:\d+$/.test(s.peer)), "the clients' addresses");
   }, { servingChildren: 2 });
 });
