@@ -52,6 +52,7 @@ function servers(seen: Seen): { plaintext: BridgeServer; tls: BridgeServer } {
       seen.peer = call.getPeer();
       seen.san = call.getAuthContext().sslPeerCertificate?.subjectaltname;
       if (call.request === "fail") return cb({ code: grpc.status.PERMISSION_DENIED, details: "no" });
+      if (call.request === "slow") return void setTimeout(() => cb(null, "echo slow"), 400);
       cb(null, `echo ${call.request}`);
     },
     Chat: (call: grpc.ServerDuplexStream<string, string>) => {
@@ -204,6 +205,34 @@ Deno.test({
       await pool.stop(0);
       await ca.stop();
       await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "pool: stop waits up to its grace for unary calls in flight (a CSR), then ends the children",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const pool = new ServingPool({
+      children: 1,
+      listen: { plaintext: { hostname: "127.0.0.1", port: 0 } },
+      servers: servers({ peer: "", cancelled: 0 }),
+      serverOptions: OPTIONS,
+    });
+    const ports = await pool.start();
+    const client = new Client(`127.0.0.1:${ports.plaintext}`, grpc.credentials.createInsecure());
+    try {
+      const answer = echo(client, "slow");
+      await new Promise((r) => setTimeout(r, 100));
+      const started = performance.now();
+      await pool.stop(5000);
+      const took = performance.now() - started;
+      assert.equal(await answer, "echo slow", "the call in flight is answered");
+      assert.ok(took >= 200 && took < 3000, `stop took ${took.toFixed(0)} ms`);
+      await assert.rejects(() => echo(client, "after"), "nothing is accepted after the stop");
+    } finally {
+      client.close();
     }
   },
 });
