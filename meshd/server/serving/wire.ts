@@ -101,30 +101,44 @@ const MAX_FRAME = 1 << 30;
 export async function* readFrames<T>(
   stream: ReadableStream<Uint8Array>,
 ): AsyncGenerator<{ header: T; body: Uint8Array }> {
-  let buf: Uint8Array = new Uint8Array(0);
+  // Chunks are joined only once a whole frame has arrived: a large message comes in many chunks.
+  let chunks: Uint8Array[] = [];
+  let total = 0;
+  let need = 8;
   for await (const chunk of stream) {
-    buf = buf.length === 0 ? chunk : concat(buf, chunk);
+    chunks.push(chunk);
+    total += chunk.length;
+    if (total < need) continue;
+    const buf = chunks.length === 1 ? chunks[0] : concat(chunks, total);
     let at = 0;
+    need = 8;
     while (buf.length - at >= 8) {
       const view = new DataView(buf.buffer, buf.byteOffset + at, 8);
       const headLen = view.getUint32(0);
       const bodyLen = view.getUint32(4);
       if (headLen + bodyLen > MAX_FRAME) throw new Error(`serving pipe: frame of ${headLen + bodyLen} bytes`);
-      if (buf.length - at < 8 + headLen + bodyLen) break;
+      if (buf.length - at < 8 + headLen + bodyLen) {
+        need = 8 + headLen + bodyLen;
+        break;
+      }
       const head = buf.subarray(at + 8, at + 8 + headLen);
       const header = JSON.parse(new TextDecoder().decode(head)) as T;
       const body = buf.slice(at + 8 + headLen, at + 8 + headLen + bodyLen);
       at += 8 + headLen + bodyLen;
       yield { header, body };
     }
-    buf = at === buf.length ? new Uint8Array(0) : buf.subarray(at);
+    chunks = at === buf.length ? [] : [buf.subarray(at)];
+    total = buf.length - at;
   }
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
+function concat(chunks: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
   return out;
 }
 
