@@ -11,13 +11,14 @@
  * @module
  */
 import type * as grpc from "@grpc/grpc-js";
+import { startRootRotation, startServingCertificate } from "./ca/maintenance.ts";
 import { CertificateAuthority } from "./ca/mod.ts";
 import { StaticCertificateProvider } from "./ca/server_credentials.ts";
 import type { Logger } from "./logging/mod.ts";
 import { serveCtrlz } from "./monitoring/ctrlz.ts";
 import { type DebugHandlers, serveDebug, serveMonitoring } from "./monitoring/http_servers.ts";
 import { discoveryObservers } from "./monitoring/instrument.ts";
-import { createMetrics } from "./monitoring/metrics.ts";
+import { createMetrics, recordCaExpiry } from "./monitoring/metrics.ts";
 import type { DiscoveryOptions, ListenAddress } from "./options/discovery_flags.ts";
 import { ENV_VARS_IN_EFFECT, type MeshdEnvironment } from "./options/environment.ts";
 import { loadMeshConfig } from "./options/mesh_config.ts";
@@ -51,35 +52,39 @@ function optionFields(options: DiscoveryOptions): Record<string, unknown> {
 }
 
 /**
- * Credentials of the mutual-TLS listener: --tlsCertFile/--tlsKeyFile when given (a certificate from
- * another issuer), else one the mesh CA issues for meshd's service names; client certificates are
- * verified against --caCertFile when given, else the mesh trust bundle. Client certificates are
- * requested but optional, because a proxy's first CSR carries only its bootstrap token.
+ * The certificate provider of the mutual-TLS listener: --tlsCertFile/--tlsKeyFile when given (a certificate from
+ * another issuer, read once), else one the mesh CA issues for meshd's service names and renews
+ * (ca/serving_cert.ts); client certificates are verified against --caCertFile when given, else the
+ * live mesh trust bundle. Client certificates are requested but optional, because a proxy's first
+ * CSR carries only its bootstrap token. `stops` gets what ends the renewal.
  */
 async function secureCredentials(
   options: DiscoveryOptions,
   ca: CertificateAuthority,
+  log: Parameters<typeof startServingCertificate>[2],
+  stops: (() => Promise<void>)[],
 ): Promise<grpc.experimental.CertificateProvider> {
-  const trustBundlePem = options.caCertFile
-    ? await readFlagFile("--caCertFile", options.caCertFile)
-    : ca.trustBundlePem;
-  const serving = options.tlsCertFile
-    ? {
-      certChainPem: await readFlagFile("--tlsCertFile", options.tlsCertFile),
-      privateKeyPem: await readFlagFile("--tlsKeyFile", options.tlsKeyFile),
-    }
-    : await ca.issueServingCertificate({
+  const caCertPem = options.caCertFile ? await readFlagFile("--caCertFile", options.caCertFile) : undefined;
+  if (!options.tlsCertFile) {
+    const serving = await startServingCertificate(ca, {
       dnsNames: [
         `meshd.${options.namespace}.svc`,
         `meshd.${options.namespace}.svc.${options.domain}`,
         "localhost",
       ],
       ipAddresses: ["127.0.0.1"],
-    });
+      trustBundlePem: caCertPem,
+    }, log);
+    stops.unshift(() => Promise.resolve(serving.stop())); // before the CA stops
+    // A provider that follows every renewal: the serving children (server/serving) take its updates.
+    const provider = new StaticCertificateProvider(serving.renewer.material);
+    serving.renewer.onUpdate((material) => provider.update(material));
+    return provider;
+  }
   return new StaticCertificateProvider({
-    certChainPem: serving.certChainPem,
-    privateKeyPem: serving.privateKeyPem,
-    trustBundlePem,
+    certChainPem: await readFlagFile("--tlsCertFile", options.tlsCertFile),
+    privateKeyPem: await readFlagFile("--tlsKeyFile", options.tlsKeyFile),
+    trustBundlePem: caCertPem ?? ca.trustBundlePem,
   });
 }
 
@@ -162,18 +167,24 @@ export async function startDiscovery(
       },
     });
     for (const w of ca.warnings) caLog.warn(w);
-    metrics.caServerRootCertExpiryTimestamp.set(bundle.rootNotAfter.getTime() / 1000);
-    metrics.caServerRootCertExpirySeconds.set((bundle.rootNotAfter.getTime() - Date.now()) / 1000);
+    recordCaExpiry(metrics, bundle);
+    ca.onBundleChange((b) => recordCaExpiry(metrics, b));
     caLog.info(
       `CA ${ca.createdRoot ? "created a self-signed root" : "loaded its root"} in ${env.ROOT_CA_DIR}`,
     );
-    stops.push(() => ca!.stop());
+    const rotator = startRootRotation(ca, {
+      checkIntervalMs: env.CA_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL,
+      gracePeriodPercentile: env.CA_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE,
+      jitter: env.CA_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR,
+      rootTtlMs: env.CA_SELF_SIGNED_CA_CERT_TTL,
+    }, caLog);
+    stops.push(() => rotator.stop(), () => ca!.stop());
   }
 
   const secure = ca
     ? {
       addr: addressText(options.secureGRPCAddr),
-      certificates: await secureCredentials(options, ca),
+      certificates: await secureCredentials(options, ca, logger.scope("ca"), stops),
       register: (server: Parameters<CertificateAuthority["register"]>[0]) => ca!.register(server),
     }
     : undefined;

@@ -21,7 +21,8 @@ export interface ProxyProcess {
 export interface ProxyProcessOptions {
   /** Holds the token file; must contain meshd's root as `root-cert.pem`. */
   dir: string;
-  ca: CertificateAuthority;
+  /** Mints the bootstrap token: the test's CA, or a token issuer on a meshd process's ROOT_CA_DIR. */
+  ca: Pick<CertificateAuthority, "issueBootstrapToken">;
   discoveryAddress: string;
   namespace: string;
   serviceAccount: string;

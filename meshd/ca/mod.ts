@@ -23,6 +23,9 @@ import { type BootstrapToken, BootstrapTokenIssuer, DEFAULT_TOKEN_ISSUER } from 
 import { type CaServiceHooks, effectiveTtlSeconds, registerCertificateService } from "./ca_service.ts";
 import { toPem } from "./pem.ts";
 import { type CaBundle, ensureRootCa } from "./root_ca.ts";
+import { writeSelfSignedRoots } from "./root_renewal.ts";
+import { shouldRotateRoot } from "./root_rotator.ts";
+import { pemCertificates } from "./pem.ts";
 import { meshServerCredentials, StaticCertificateProvider } from "./server_credentials.ts";
 import { type ProbeResult, type SandboxProbe, SignerClient } from "./signer_client.ts";
 import { bootstrapTokenHandler } from "./token_endpoint.ts";
@@ -52,6 +55,14 @@ export {
   SELF_SIGNED_CERT_FILE,
   SELF_SIGNED_KEY_FILE,
 } from "./root_ca.ts";
+export { MAX_PREVIOUS_ROOTS } from "./root_renewal.ts";
+export {
+  RootCertRotator,
+  type RootRotationSettings,
+  rootRotationWaitMs,
+  rotatorStartDelayMs,
+  shouldRotateRoot,
+} from "./root_rotator.ts";
 export { type ServingMaterial, StaticCertificateProvider } from "./server_credentials.ts";
 export type { ProbeResult, SandboxProbe } from "./signer_client.ts";
 export { BOOTSTRAP_TOKEN_PATH, isLoopback } from "./token_endpoint.ts";
@@ -99,11 +110,26 @@ export function parseTokenAudiences(value: string | string[]): string[] {
   return list.length > 0 ? [...new Set(list)] : [DEFAULT_TOKEN_AUDIENCE];
 }
 
+/** What {@link CertificateAuthority.checkRoot} did. */
+export type RootCheckOutcome =
+  | "rotated" // a new root from the same key; the old one stays in the bundle until it expires
+  | "pruned" // an earlier root expired and left the bundle
+  | "unchanged"
+  | "plugged-in"; // plugged-in roots are the operator's to rotate
+
+/** Whether any certificate of the PEM bundle has expired at `now`. */
+function holdsExpired(pem: string, now: Date): boolean {
+  return pemCertificates(pem).some((b) =>
+    new x509.X509Certificate(b.der as Uint8Array<ArrayBuffer>).notAfter.getTime() <= now.getTime()
+  );
+}
+
 interface Running {
   options: CertificateAuthorityOptions;
   signer: SignerClient;
   tokens: BootstrapTokenIssuer;
   authenticator: Authenticator;
+  listeners: Set<(bundle: CaBundle) => void>;
   audiences: string[];
   created: boolean;
   warnings: string[];
@@ -145,6 +171,7 @@ export class CertificateAuthority {
         signer,
         tokens,
         authenticator,
+        listeners: new Set(),
         audiences,
         created: ensured.created,
         warnings: [...ensured.warnings, ...signer.bundle.warnings],
@@ -314,6 +341,60 @@ export class CertificateAuthority {
       trustBundlePem: this.trustBundlePem,
     });
     return { credentials: meshServerCredentials(provider), provider, notAfter: cert.notAfter };
+  }
+
+  /** Calls `listener` with the new bundle after every root rotation or pruning; returns the unsubscribe function. */
+  onBundleChange(listener: (bundle: CaBundle) => void): () => void {
+    const s = this.#state();
+    s.listeners.add(listener);
+    return () => s.listeners.delete(listener);
+  }
+
+  /**
+   * One check of the self-signed root rotator (root_rotator.ts): rotates the root when it has entered
+   * its grace period, else drops earlier roots that have expired from the bundle.
+   *
+   * @param settings CA_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE and CA_SELF_SIGNED_CA_CERT_TTL (ms)
+   * @throws {RootCaError} when the new root cannot be written or loaded (the old CA stays in force)
+   */
+  async checkRoot(
+    settings: { gracePeriodPercentile: number; rootTtlMs: number },
+    now: Date = new Date(),
+  ): Promise<RootCheckOutcome> {
+    const b = this.bundle;
+    if (b.source !== "self-signed") return "plugged-in";
+    const root = { notBefore: b.rootNotBefore, notAfter: b.rootNotAfter };
+    if (shouldRotateRoot(root, now, settings.gracePeriodPercentile)) {
+      await this.rotateRoot(settings.rootTtlMs);
+      return "rotated";
+    }
+    if (!holdsExpired(b.rootCertPem, now)) return "unchanged";
+    await this.#reload();
+    return "pruned";
+  }
+
+  /**
+   * Rotates the self-signed root now: the Worker signs a new root with the current key, the main
+   * thread writes it to `self-signed-ca-cert.pem` ahead of the current roots, and the Worker loads
+   * the file again. Certificates issued from then on chain to the new root.
+   *
+   * @param ttlMs the new root's lifetime (CA_SELF_SIGNED_CA_CERT_TTL)
+   * @returns the new bundle (new root first, then the earlier roots that are still valid)
+   * @throws {RootCaError} for a plugged-in CA, or when the file cannot be written or loaded
+   */
+  async rotateRoot(ttlMs: number): Promise<CaBundle> {
+    const s = this.#state();
+    const rootPem = await s.signer.renewRoot(ttlMs);
+    await writeSelfSignedRoots(s.options.rootCaDir, rootPem, s.signer.bundle.rootCertPem);
+    return await this.#reload();
+  }
+
+  async #reload(): Promise<CaBundle> {
+    const s = this.#state();
+    const bundle = await s.signer.reload();
+    s.authenticator = this.#authenticator(s.options, bundle, s.tokens, s.audiences);
+    for (const l of s.listeners) l(bundle);
+    return bundle;
   }
 
   /** Has the signer Worker attempt a forbidden operation; for diagnostics and the sandbox tests. */

@@ -82,6 +82,8 @@ export interface CaBundle {
   rootCertPem: string;
   /** SHA-256 fingerprint of the first root certificate, lower-case hex. */
   rootFingerprint: string;
+  /** NotBefore of the first root (the self-signed root rotator's grace period is a share of its lifetime). */
+  rootNotBefore: Date;
   /** NotAfter of the first root (ca_server_root_cert_expiry_*). */
   rootNotAfter: Date;
   /** The earliest NotAfter of the signing certificate and the intermediates (ca_server_cert_chain_expiry_*). */
@@ -280,6 +282,7 @@ async function loadPluggedIn(dir: string, now: Date): Promise<LoadedCa> {
       intermediatePems: intermediates.map((c) => c.toString("pem") + "\n"),
       rootCertPem,
       rootFingerprint: await fingerprint(roots[0]),
+      rootNotBefore: roots[0].notBefore,
       rootNotAfter: roots[0].notAfter,
       chainNotAfter: new Date(Math.min(...intermediates.map((c) => c.notAfter.getTime()))),
       keyDescription: signingKey.description,
@@ -291,11 +294,37 @@ async function loadPluggedIn(dir: string, now: Date): Promise<LoadedCa> {
   };
 }
 
+/**
+ * The roots that follow the signing root in `self-signed-ca-cert.pem`: earlier roots of the same key
+ * that the rotator keeps in the trust bundle until they expire (see root_renewal.ts). Each must be a
+ * self-signed CA of the signing root's key; expired ones are left out.
+ */
+async function previousRoots(
+  certFile: string,
+  root: x509.X509Certificate,
+  previous: x509.X509Certificate[],
+  now: Date,
+): Promise<x509.X509Certificate[]> {
+  const spki = new Uint8Array(root.publicKey.rawData).join();
+  const kept = [];
+  for (const [i, p] of previous.entries()) {
+    const what = `certificate ${i + 2}`;
+    if (new Uint8Array(p.publicKey.rawData).join() !== spki || !(await issuedBy(p, p)) || caProblem(p)) {
+      throw new RootCaError(
+        certFile,
+        `${what} ${describe(p)} is not an earlier self-signed root of the same key; only the rotator's ` +
+          "earlier roots may follow the root",
+      );
+    }
+    if (p.notAfter.getTime() > now.getTime()) kept.push(p);
+  }
+  return kept;
+}
+
 async function loadSelfSigned(dir: string, now: Date): Promise<LoadedCa> {
   const certFile = join(dir, SELF_SIGNED_CERT_FILE);
   const keyFile = join(dir, SELF_SIGNED_KEY_FILE);
   const [root, ...extra] = await readCertificates(certFile);
-  if (extra.length > 0) throw new RootCaError(certFile, "holds more than one certificate");
   const notCa = caProblem(root);
   if (notCa) throw new RootCaError(certFile, `the root ${describe(root)} ${notCa}`);
   if (!(await issuedBy(root, root))) throw new RootCaError(certFile, "is not a self-signed certificate");
@@ -307,6 +336,7 @@ async function loadSelfSigned(dir: string, now: Date): Promise<LoadedCa> {
         "to create a new one (workloads then need new certificates)",
     );
   }
+  const previous = await previousRoots(certFile, root, extra, now);
   const signingKey = await loadKey(keyFile, root, SELF_SIGNED_CERT_FILE);
   const warnings = [await modeWarning(keyFile)].filter((w): w is string => w !== undefined);
   const pem = root.toString("pem") + "\n";
@@ -316,8 +346,9 @@ async function loadSelfSigned(dir: string, now: Date): Promise<LoadedCa> {
       dir,
       signingCertPem: pem,
       intermediatePems: [],
-      rootCertPem: pem,
+      rootCertPem: pem + previous.map((p) => p.toString("pem") + "\n").join(""),
       rootFingerprint: await fingerprint(root),
+      rootNotBefore: root.notBefore,
       rootNotAfter: root.notAfter,
       chainNotAfter: root.notAfter,
       keyDescription: signingKey.description,

@@ -123,6 +123,20 @@ export class SignerClient {
     return reply.chain;
   }
 
+  /**
+   * Has the Worker sign a new self-signed root with the current root's key (root_renewal.ts); the
+   * caller writes it to ROOT_CA_DIR and then calls {@link reload}.
+   *
+   * @param ttlMs the new root's lifetime (CA_SELF_SIGNED_CA_CERT_TTL)
+   * @returns the new root, PEM
+   * @throws {RootCaError} for a plugged-in CA or a non-positive TTL
+   */
+  async renewRoot(ttlMs: number): Promise<string> {
+    const reply = await this.#call({ op: "renewRoot", ttlMs });
+    if (!("rootPem" in reply)) throw new Error("unexpected reply from the signer Worker");
+    return reply.rootPem;
+  }
+
   /** Asks the Worker to attempt an operation its sandbox should forbid, and reports the outcome. */
   async probe(probe: SandboxProbe): Promise<ProbeResult> {
     const reply = await this.#call({ op: "probe", probe });

@@ -33,6 +33,7 @@ export interface ProbeResult {
 export type SignerRequest =
   | { id: number; op: "load"; rootCaDir: string }
   | { id: number; op: "sign"; request: Omit<LeafRequest, "now"> }
+  | { id: number; op: "renewRoot"; ttlMs: number }
   | { id: number; op: "probe"; probe: SandboxProbe };
 
 /** An error as it crosses postMessage. */
@@ -50,5 +51,6 @@ export interface WireError {
 export type SignerReply =
   | { id: number; ok: true; bundle: CaBundle }
   | { id: number; ok: true; chain: string[] }
+  | { id: number; ok: true; rootPem: string }
   | { id: number; ok: true; probe: ProbeResult }
   | { id: number; ok: false; error: WireError };

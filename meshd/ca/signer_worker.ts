@@ -8,6 +8,7 @@
  */
 import { issueLeaf, SignError } from "./leaf_cert.ts";
 import { type LoadedCa, loadRootCa, RootCaError } from "./root_ca.ts";
+import { renewSelfSignedRoot } from "./root_renewal.ts";
 import type { ProbeResult, SandboxProbe, SignerReply, SignerRequest, WireError } from "./signer_protocol.ts";
 
 let ca: LoadedCa | undefined;
@@ -58,6 +59,9 @@ async function handle(msg: SignerRequest): Promise<SignerReply> {
       case "sign":
         if (!ca) throw new SignError("sign", "the CA is not loaded");
         return { id: msg.id, ok: true, chain: await issueLeaf(ca, msg.request) };
+      case "renewRoot":
+        if (!ca) throw new SignError("sign", "the CA is not loaded");
+        return { id: msg.id, ok: true, rootPem: await renewSelfSignedRoot(ca, { ttlMs: msg.ttlMs }) };
       case "probe":
         return { id: msg.id, ok: true, probe: await probe(msg.probe) };
       default:

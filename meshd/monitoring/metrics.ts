@@ -33,6 +33,8 @@ export interface MeshdMetrics {
   caServerSuccessCertIssuanceCount: client.Counter;
   caServerRootCertExpiryTimestamp: client.Gauge;
   caServerRootCertExpirySeconds: client.Gauge;
+  caServerCertChainExpiryTimestamp: client.Gauge;
+  caServerCertChainExpirySeconds: client.Gauge;
   meshdUptimeSeconds: client.Gauge;
   servingChildDeaths: client.Counter;
   autoRegistrationSuccessTotal: client.Counter;
@@ -57,6 +59,20 @@ export function createMetrics(): MeshdMetrics {
   const histogram = <L extends string>(name: string, help: string, labelNames: L[] = [], buckets = SECONDS) =>
     new client.Histogram<L>({ name, help, labelNames, buckets, registers });
   const started = Date.now();
+  /** A `*_seconds` gauge computed on scrape from its `*_timestamp` gauge (0 while that is unset), so it is live without a timer. */
+  const secondsUntil = (name: string, help: string, timestamp: client.Gauge) =>
+    new client.Gauge({
+      name,
+      help,
+      registers,
+      async collect() {
+        // An unlabelled gauge reads 0 until set: then there is nothing to count down to.
+        const at = (await timestamp.get()).values[0]?.value ?? 0;
+        this.set(at === 0 ? 0 : at - Date.now() / 1000);
+      },
+    });
+  const rootExpiry = gauge("ca_server_root_cert_expiry_timestamp", "Unix time of root expiry");
+  const chainExpiry = gauge("ca_server_cert_chain_expiry_timestamp", "Unix time of chain expiry");
   const m: MeshdMetrics = {
     registry,
     discoXds: gauge("disco_xds", "Endpoints connected over xDS"),
@@ -95,13 +111,17 @@ export function createMetrics(): MeshdMetrics {
       "ca_server_success_cert_issuance_count",
       "Successful issuances",
     ),
-    caServerRootCertExpiryTimestamp: gauge(
-      "ca_server_root_cert_expiry_timestamp",
-      "Unix time of root expiry",
-    ),
-    caServerRootCertExpirySeconds: gauge(
+    caServerRootCertExpiryTimestamp: rootExpiry,
+    caServerRootCertExpirySeconds: secondsUntil(
       "ca_server_root_cert_expiry_seconds",
       "Seconds until root cert expiry; negative if expired",
+      rootExpiry,
+    ),
+    caServerCertChainExpiryTimestamp: chainExpiry,
+    caServerCertChainExpirySeconds: secondsUntil(
+      "ca_server_cert_chain_expiry_seconds",
+      "Seconds until the generated cert chain expires; negative if expired",
+      chainExpiry,
     ),
     meshdUptimeSeconds: new client.Gauge({
       name: "meshd_uptime_seconds",
@@ -138,4 +158,20 @@ export function createMetrics(): MeshdMetrics {
   };
   m.meshBuild.set({ component: "meshd", tag: buildInfo().version }, 1);
   return m;
+}
+
+/**
+ * Sets the CA expiry gauges from the CA's bundle, at start and after every root rotation:
+ * ca_server_root_cert_expiry_* from the root, ca_server_cert_chain_expiry_* from the signing chain
+ * of a plugged-in CA (Istio records the chain only when there is one; a self-signed root has none).
+ * The `*_seconds` gauges count down on every scrape.
+ */
+export function recordCaExpiry(
+  m: MeshdMetrics,
+  bundle: { source: string; rootNotAfter: Date; chainNotAfter: Date },
+): void {
+  m.caServerRootCertExpiryTimestamp.set(bundle.rootNotAfter.getTime() / 1000);
+  if (bundle.source === "plugged-in") {
+    m.caServerCertChainExpiryTimestamp.set(bundle.chainNotAfter.getTime() / 1000);
+  } else m.caServerCertChainExpiryTimestamp.reset();
 }

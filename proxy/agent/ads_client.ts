@@ -26,7 +26,7 @@ import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { AgentLogger } from "./certificate_manager.ts";
 import { type NodeOptions, workloadKey, xdsNode } from "./node.ts";
 import { decodeXdsResource, deepFreeze, kindOf, type ResourceKind, SUBSCRIBED } from "./resources.ts";
-import { secureChannel } from "./tls.ts";
+import { meshdRoots, secureChannel } from "./tls.ts";
 
 /** The part of the runtime snapshot that comes from ADS. */
 export type AdsConfig = Omit<RuntimeSnapshot, "revision" | "certificate">;
@@ -45,6 +45,8 @@ export const EMPTY_ADS_CONFIG: AdsConfig = deepFreeze({
 export interface ClientCertificate {
   certChainPem: string;
   privateKeyPem: string;
+  /** The trust bundle meshd sent with it: trusted for meshd's certificate too (after a root rotation). */
+  rootsPem?: string;
 }
 
 /** Observers, for logs and tests; all optional. */
@@ -271,7 +273,7 @@ export class AdsClient {
     if (this.#options.plaintext) return { credentials: grpc.credentials.createInsecure(), options: {} };
     if (!this.#certificate) return undefined;
     return secureChannel(this.#options.address, {
-      rootsPem: this.#options.rootsPem!,
+      rootsPem: meshdRoots(this.#options.rootsPem!, this.#certificate.rootsPem),
       serverName: this.#options.serverName,
       clientCertificate: this.#certificate,
     });

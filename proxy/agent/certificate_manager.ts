@@ -17,6 +17,7 @@ import * as x509 from "@peculiar/x509";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { CertificateInfo } from "../runtime/snapshot.ts";
 import { type CsrClient, type CsrCredentials, CsrError, GrpcCsrClient } from "./csr_client.ts";
+import { meshdRoots } from "./tls.ts";
 import { formatSpiffeId, parseSpiffeId } from "../../shared/mod.ts";
 
 /** Where the agent logs. */
@@ -230,9 +231,11 @@ export class CertificateManager {
       if (!options.address || !options.rootsPem) {
         throw new Error("the certificate manager needs meshd's secure address and the roots to verify it");
       }
+      const configured = options.rootsPem;
       this.#client = new GrpcCsrClient({
         address: options.address,
-        rootsPem: options.rootsPem,
+        // The bundle of the certificate in force too: it holds meshd's rotated root.
+        rootsPem: () => meshdRoots(configured, this.#current?.rootsPem),
         serverName: options.serverName,
       });
     }

@@ -71,8 +71,8 @@ export function certificateServiceClient(): grpc.ServiceClientConstructor {
 export interface GrpcCsrClientOptions {
   /** meshd's secure address, `host:port`. */
   address: string;
-  /** Roots of meshd's serving certificate, and the name it must carry. */
-  rootsPem: string;
+  /** Roots of meshd's serving certificate (read at every request when a function), and the name it must carry. */
+  rootsPem: string | (() => string);
   serverName?: string;
   /** Deadline of one request, ms; default 10,000. */
   timeoutMs?: number;
@@ -89,7 +89,9 @@ export class GrpcCsrClient implements CsrClient {
 
   createCertificate(request: CsrRequest, credentials: CsrCredentials): Promise<string[]> {
     const security: ChannelSecurity = {
-      rootsPem: this.#options.rootsPem,
+      rootsPem: typeof this.#options.rootsPem === "function"
+        ? this.#options.rootsPem()
+        : this.#options.rootsPem,
       serverName: this.#options.serverName,
       clientCertificate: credentials.clientCertificate,
     };

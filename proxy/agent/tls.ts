@@ -45,6 +45,20 @@ export function hostOf(address: string): string {
   return address;
 }
 
+/**
+ * The roots to verify meshd with: the configured ones (root-cert.pem) and those meshd sent with the
+ * workload certificate, each certificate once. The received bundle came over a connection verified
+ * with roots already trusted, and after meshd rotates its self-signed root it holds the new root,
+ * which the configured file may lack (istiod's roots reach pilot-agent the same way, through the CA's
+ * answer and the istio-ca-root-cert ConfigMap).
+ */
+export function meshdRoots(configuredPem: string, receivedPem?: string): string {
+  const blocks = `${configuredPem}\n${receivedPem ?? ""}`.match(
+    /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g,
+  ) ?? [];
+  return [...new Set(blocks.map((b) => b.replace(/\r/g, "")))].map((b) => b + "\n").join("");
+}
+
 /** Secure channel credentials for `address`. */
 export function secureChannel(address: string, security: ChannelSecurity): SecureChannel {
   if (!security.rootsPem.includes("-----BEGIN CERTIFICATE-----")) {

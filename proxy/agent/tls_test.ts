@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { hostOf, IP_TARGET_SNI, secureChannel } from "./tls.ts";
+import { hostOf, IP_TARGET_SNI, meshdRoots, secureChannel } from "./tls.ts";
 
 const PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 
@@ -23,4 +23,13 @@ Deno.test("secureChannel: a server name overrides the target name; an IP target 
 
 Deno.test("secureChannel: roots are required and must be PEM (never the process-wide default bundle)", () => {
   assert.throws(() => secureChannel("127.0.0.1:1", { rootsPem: "" }), /roots to verify meshd must be PEM/);
+});
+
+Deno.test("meshdRoots: the configured roots and the received bundle, each certificate once", () => {
+  const a = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+  const b = "-----BEGIN CERTIFICATE-----\nBBBB\n-----END CERTIFICATE-----\n";
+  assert.equal(meshdRoots(a), a, "nothing received yet");
+  assert.equal(meshdRoots(a, b + a), a + b, "a rotated bundle: the new root is added, the old one kept once");
+  assert.equal(meshdRoots(a.replace(/\n/g, "\r\n"), a), a, "CRLF files count as the same certificate");
+  assert.equal(meshdRoots(a, ""), a);
 });
