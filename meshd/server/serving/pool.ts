@@ -281,7 +281,8 @@ export class ServingPool {
     const lived = Date.now() - child.startedAt;
     this.#quickDeaths = lived < CRASH_LOOP_MS ? this.#quickDeaths + 1 : 0;
     const delay = this.#quickDeaths === 0 ? 0 : Math.min(5_000, 100 * 2 ** this.#quickDeaths);
-    this.#o.logger?.error(
+    // A warning, not an error: the design expects it and recovers by itself (README.md).
+    this.#o.logger?.warn(
       `serving child ${child.proc.pid} died (${how}) with ${calls} calls; its clients reconnect to the ` +
         `others; starting another${delay ? ` in ${delay} ms` : ""}`,
     );
