@@ -193,6 +193,7 @@ export async function startLiveMeshd(
     "--allow-net",
     "--allow-env",
     "--allow-sys",
+    `--allow-run=${Deno.execPath()}`,
     join(ROOT, "meshd/main.ts"),
     "discovery",
     `--configDir=${configDir}`,

@@ -63,6 +63,7 @@ async function discovery(
       "--allow-env",
       "--allow-net",
       "--allow-sys",
+      `--allow-run=${Deno.execPath()}`,
       ...(options.writable === false ? [] : [`--allow-write=${dir}/ca`]),
       ...(options.extra ?? []),
       MAIN,
@@ -153,7 +154,7 @@ Deno.test("discovery: valid flags and environment log the effective configuratio
   assert.match(r.out, /\tinfo\tmeshd ready in \d+ ms$/m);
   assert.match(
     r.out,
-    /\tinfo\tshutting down: listeners closed, connections left to the kernel \(no GOAWAY\)$/m,
+    /\tinfo\tshutting down: not accepting; up to 10000 ms for certificate requests in flight, then connections are left to the kernel \(no GOAWAY\)$/m,
   );
 });
 

@@ -2,16 +2,18 @@
  * `meshd discovery` (meshd seed, "What the service does"): the config store on --configDir, the
  * push context and ADS on --grpcAddr (plain) and --secureGRPCAddr (mutual TLS, with the CA
  * service; both also answer debug requests over xDS), metrics on --monitoringAddr, the debug
- * interface on --httpAddr, ctrlz, and a shutdown that closes the listeners and exits without a GOAWAY
- * to proxies (denoland/deno#36788; --shutdownDuration has no effect yet). Not yet: Kubernetes as a config source, the injection and
- * validation webhooks (--httpsAddr).
+ * interface on --httpAddr, ctrlz. The gRPC ports are served by --servingChildren child processes
+ * that can die and be replaced (server/serving/README.md, denoland/deno#36788); shutdown stops
+ * accepting, waits up to --shutdownDuration for certificate requests in flight, and exits without a
+ * GOAWAY to proxies. Not yet: Kubernetes as a config source, the injection and validation webhooks
+ * (--httpsAddr).
  *
  * @module
  */
 import type * as grpc from "@grpc/grpc-js";
 import { startRootRotation, startServingCertificate } from "./ca/maintenance.ts";
 import { CertificateAuthority } from "./ca/mod.ts";
-import { meshServerCredentials, StaticCertificateProvider } from "./ca/server_credentials.ts";
+import { StaticCertificateProvider } from "./ca/server_credentials.ts";
 import type { Logger } from "./logging/mod.ts";
 import { serveCtrlz } from "./monitoring/ctrlz.ts";
 import { type DebugHandlers, serveDebug, serveMonitoring } from "./monitoring/http_servers.ts";
@@ -50,7 +52,7 @@ function optionFields(options: DiscoveryOptions): Record<string, unknown> {
 }
 
 /**
- * Credentials of the mutual-TLS listener: --tlsCertFile/--tlsKeyFile when given (a certificate from
+ * The certificate provider of the mutual-TLS listener: --tlsCertFile/--tlsKeyFile when given (a certificate from
  * another issuer, read once), else one the mesh CA issues for meshd's service names and renews
  * (ca/serving_cert.ts); client certificates are verified against --caCertFile when given, else the
  * live mesh trust bundle. Client certificates are requested but optional, because a proxy's first
@@ -61,7 +63,7 @@ async function secureCredentials(
   ca: CertificateAuthority,
   log: Parameters<typeof startServingCertificate>[2],
   stops: (() => Promise<void>)[],
-): Promise<grpc.ServerCredentials> {
+): Promise<grpc.experimental.CertificateProvider> {
   const caCertPem = options.caCertFile ? await readFlagFile("--caCertFile", options.caCertFile) : undefined;
   if (!options.tlsCertFile) {
     const serving = await startServingCertificate(ca, {
@@ -74,15 +76,16 @@ async function secureCredentials(
       trustBundlePem: caCertPem,
     }, log);
     stops.unshift(() => Promise.resolve(serving.stop())); // before the CA stops
-    return serving.renewer.credentials;
+    // A provider that follows every renewal: the serving children (server/serving) take its updates.
+    const provider = new StaticCertificateProvider(serving.renewer.material);
+    serving.renewer.onUpdate((material) => provider.update(material));
+    return provider;
   }
-  return meshServerCredentials(
-    new StaticCertificateProvider({
-      certChainPem: await readFlagFile("--tlsCertFile", options.tlsCertFile),
-      privateKeyPem: await readFlagFile("--tlsKeyFile", options.tlsKeyFile),
-      trustBundlePem: caCertPem ?? ca.trustBundlePem,
-    }),
-  );
+  return new StaticCertificateProvider({
+    certChainPem: await readFlagFile("--tlsCertFile", options.tlsCertFile),
+    privateKeyPem: await readFlagFile("--tlsKeyFile", options.tlsKeyFile),
+    trustBundlePem: caCertPem ?? ca.trustBundlePem,
+  });
 }
 
 async function readFlagFile(flag: string, path: string): Promise<string> {
@@ -181,7 +184,7 @@ export async function startDiscovery(
   const secure = ca
     ? {
       addr: addressText(options.secureGRPCAddr),
-      credentials: await secureCredentials(options, ca, logger.scope("ca"), stops),
+      certificates: await secureCredentials(options, ca, logger.scope("ca"), stops),
       register: (server: Parameters<CertificateAuthority["register"]>[0]) => ca!.register(server),
     }
     : undefined;
@@ -210,6 +213,9 @@ export async function startDiscovery(
     keepaliveIntervalMs: options.keepaliveIntervalMs,
     keepaliveTimeoutMs: options.keepaliveTimeoutMs,
     maxConnectionAgeMs: options.keepaliveMaxServerConnectionAgeMs,
+    servingChildren: options.servingChildren,
+    // The pool logs each death itself.
+    onChildDeath: () => metrics.servingChildDeaths.inc(),
     logger: logger.scope("file"),
     onRejected: observers.onRejected,
     onPushContext: (ctx, ms, reasons) => {
@@ -308,7 +314,10 @@ export async function startDiscovery(
   const stop = () =>
     stopping ??= (async () => {
       ready = false;
-      log.info("shutting down: listeners closed, connections left to the kernel (no GOAWAY)");
+      log.info(
+        `shutting down: not accepting; up to ${options.shutdownDurationMs} ms for certificate requests in ` +
+          "flight, then connections are left to the kernel (no GOAWAY)",
+      );
       for (const s of stops) await s().catch((e) => log.error(`shutdown: ${(e as Error).message}`));
       resolveDone();
     })();

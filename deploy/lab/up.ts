@@ -192,6 +192,8 @@ async function startMeshd(
     "--allow-net",
     "--allow-env",
     "--allow-sys",
+    // meshd runs its serving children (meshd/server/serving) with its own Deno.
+    `--allow-run=${DENO}`,
     join(repoRoot(), "meshd/main.ts"),
     "discovery",
     `--configDir=${paths.configDir}`,

@@ -184,6 +184,9 @@ export function createCertificateHandler(deps: CaServiceDeps): grpc.handleUnaryC
 }
 
 /** Adds mesh.v1.CertificateService to a gRPC server. */
-export function registerCertificateService(server: grpc.Server, deps: CaServiceDeps): void {
+export function registerCertificateService(
+  server: Pick<grpc.Server, "addService">,
+  deps: CaServiceDeps,
+): void {
   server.addService(certificateProtocol().service, { createCertificate: createCertificateHandler(deps) });
 }

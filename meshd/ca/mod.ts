@@ -280,7 +280,7 @@ export class CertificateAuthority {
   }
 
   /** Adds mesh.v1.CertificateService to `server`; `hooks` default to the ones given to start. */
-  register(server: grpc.Server, hooks?: CaServiceHooks): void {
+  register(server: Pick<grpc.Server, "addService">, hooks?: CaServiceHooks): void {
     const s = this.#state();
     registerCertificateService(server, {
       authenticate: (cred) => this.authenticate(cred),

@@ -36,6 +36,7 @@ export interface MeshdMetrics {
   caServerCertChainExpiryTimestamp: client.Gauge;
   caServerCertChainExpirySeconds: client.Gauge;
   meshdUptimeSeconds: client.Gauge;
+  servingChildDeaths: client.Counter;
   autoRegistrationSuccessTotal: client.Counter;
   autoRegistrationUpdatesTotal: client.Counter;
   autoRegistrationUnregisterTotal: client.Counter;
@@ -148,6 +149,11 @@ export function createMetrics(): MeshdMetrics {
     discoJwksResolverNetworkFetchFailTotal: counter(
       "disco_jwks_resolver_network_fetch_fail_total",
       "Failed JWKS network fetches",
+    ),
+    // Not in the seed: serving children that died and were replaced (server/serving/README.md).
+    servingChildDeaths: counter(
+      "meshd_serving_child_deaths_total",
+      "Serving child processes that died (denoland/deno#36788 aborts, kills) and were replaced",
     ),
   };
   m.meshBuild.set({ component: "meshd", tag: buildInfo().version }, 1);

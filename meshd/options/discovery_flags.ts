@@ -286,12 +286,21 @@ export const DISCOVERY_FLAGS: readonly DiscoveryFlag[] = [
     effect: "now",
   },
   {
+    // Not in the seed: meshd's defence against denoland/deno#36788 (meshd/server/serving/README.md).
+    name: "servingChildren",
+    type: "int",
+    default: "2",
+    description:
+      "Child processes that serve the gRPC ports behind a byte relay, replaced when one dies; 0 serves in the main process (a client's GOAWAY can then abort meshd, denoland/deno#36788)",
+    effect: "now",
+  },
+  {
     name: "shutdownDuration",
     type: "duration",
     default: "10s",
-    description: "Time allowed for graceful termination",
-    effect: "no effect yet",
-    reason: "meshd closes its listeners and exits at once, without a GOAWAY to proxies (denoland/deno#36788)",
+    description:
+      "Time allowed for graceful termination: meshd stops accepting and waits up to this long for certificate requests in flight, then exits without a GOAWAY",
+    effect: "now",
   },
   {
     name: "tls-cipher-suites",
@@ -435,6 +444,8 @@ export interface DiscoveryOptions {
   registries: readonly string[];
   /** `--secureGRPCAddr`: xDS over mutual TLS. */
   secureGRPCAddr: ListenAddress;
+  /** `--servingChildren`: serving child processes; 0 serves in the main process. */
+  servingChildren: number;
   /** `--shutdownDuration`: time allowed for graceful termination. */
   shutdownDurationMs: number;
   /** `--tls-cipher-suites`: IANA names; empty for the TLS library's defaults. */
@@ -787,6 +798,7 @@ export function validateDiscoveryFlags(
     profile: r.bool("profile"),
     registries,
     secureGRPCAddr: r.address("secureGRPCAddr"),
+    servingChildren: r.int("servingChildren", 0n, 64n),
     shutdownDurationMs: r.duration("shutdownDuration", nonNegative),
     tlsCipherSuites: cipherSuites(r, "tls-cipher-suites", r.list("tls-cipher-suites")),
     tlsCertFile: r.string("tlsCertFile"),

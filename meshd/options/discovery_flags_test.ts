@@ -24,9 +24,10 @@ function discovery(args: string[], vars: Record<string, string> = {}): Discovery
   return validateDiscoveryFlags(readDiscoveryFlags(cmd), { environment: readEnvironment(vars).env });
 }
 
-Deno.test("table: every flag of the seed, each once", () => {
-  assert.equal(DISCOVERY_FLAGS.length, 35);
-  assert.equal(new Set(DISCOVERY_FLAGS.map((f) => f.name)).size, 35);
+Deno.test("table: every flag of the seed, each once, and meshd's own --servingChildren", () => {
+  assert.equal(DISCOVERY_FLAGS.length, 36);
+  assert.equal(new Set(DISCOVERY_FLAGS.map((f) => f.name)).size, 36);
+  assert.ok(DISCOVERY_FLAGS.some((f) => f.name === "servingChildren"));
   assert.deepEqual(DISCOVERY_FLAGS.filter((f) => f.global).map((f) => f.name), ["vklog"]);
   assert.deepEqual(DISCOVERY_FLAGS.filter((f) => f.short).map((f) => [f.short, f.name]), [[
     "n",
@@ -51,7 +52,6 @@ Deno.test("table: --help says 'no effect yet' exactly for the flags without effe
     "networksConfig",
     "profile",
     "registries",
-    "shutdownDuration",
     "tls-cipher-suites",
     "vklog",
   ]);

@@ -2,7 +2,8 @@
  * meshd's debug pages, one implementation for both ways of reading them: the debug HTTP interface
  * (--httpAddr, `/debug/<name>`) and debug requests over xDS (type URL `istio.io/debug/<name>`,
  * Istio's pilot/pkg/xds/debuggen.go and statusgen.go). Pages: syncz, configz, registryz,
- * connections, config_dump?proxyID=, mesh, version, and rootCert when meshd runs a CA.
+ * connections, config_dump?proxyID=, mesh, version, servingz (meshd's serving child processes), and
+ * rootCert when meshd runs a CA.
  *
  * A page can be limited to the proxies of one namespace (`namespace`): Istio's
  * ENABLE_DEBUG_ENDPOINT_AUTH lets a caller outside the system namespace see only its own proxies.
@@ -71,6 +72,15 @@ export class DebugPages {
       configz: () => jsonPage(this.#configz()),
       registryz: () => jsonPage(this.#registryz()),
       connections: () => jsonPage(this.#connections()),
+      // meshd's own page (serving/README.md): the child processes that serve gRPC.
+      servingz: () =>
+        jsonPage({
+          children: discovery.servingChildren.map((c) => ({
+            ...c,
+            startedAt: new Date(c.startedAt).toISOString(),
+          })),
+          deaths: discovery.servingChildDeaths,
+        }),
       config_dump: (r) => this.#configDump(r.query.get("proxyID"), r.namespace),
       mesh: () =>
         jsonPage({

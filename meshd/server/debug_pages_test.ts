@@ -15,10 +15,15 @@ Deno.test("debug pages: index, unknown page, rootCert only with a CA, namespace 
       "configz",
       "registryz",
       "connections",
+      "servingz",
       "config_dump",
       "mesh",
       "version",
     ]);
+    assert.deepEqual(JSON.parse(pages.render({ name: "servingz", query: q() }).body), {
+      children: [],
+      deaths: 0,
+    });
     const unknown = pages.render({ name: "rootCert", query: q() });
     assert.equal(unknown.status, 404, "no rootCert page without a CA");
     assert.match(JSON.parse(unknown.body).error, /no debug page "rootCert"; pages: syncz, configz/);

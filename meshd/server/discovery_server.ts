@@ -19,6 +19,8 @@ import { JwksResolver, type JwksResolverOptions, type JwksRule } from "../jwks/r
 import type { ConfigResource } from "../push_context/push_context.ts";
 import { DebugPages } from "./debug_pages.ts";
 import { debugResponder, type DebugXdsOptions } from "./debug_xds.ts";
+import { BridgeServer, type ServiceRegistrar } from "./serving/bridge.ts";
+import { type ChildStatus, ServingPool } from "./serving/pool.ts";
 
 /** Where the server logs; matches meshd/logging's scope loggers. */
 export interface DiscoveryLogger {
@@ -70,9 +72,24 @@ export interface DiscoveryServerOptions {
    */
   secure?: {
     addr: string;
-    credentials: grpc.ServerCredentials;
-    register?(server: grpc.Server): void;
+    /** meshd's certificate and the client roots; updates take effect for new connections. */
+    certificates: grpc.experimental.CertificateProvider;
+    register?(server: ServiceRegistrar): void;
   };
+  /**
+   * Serving children (serving/README.md): N > 0 serves gRPC from N supervised child processes behind
+   * a byte relay, so that Deno's abort on a client's GOAWAY (denoland/deno#36788) takes down only a
+   * child; 0 or absent serves in this process (tests, which do not need it).
+   */
+  servingChildren?: number;
+  /**
+   * How long a workload stays proxied after its last stream left, ms; default {@link PROXIED_GRACE_MS}.
+   * A proxy whose connection broke (a serving child died, a network blip) reconnects within it, and
+   * its clients never see it flip to plain text and back (which STRICT servers would refuse).
+   */
+  proxiedGraceMs?: number;
+  /** A serving child died (and was replaced): its pid, how, and the calls it took. */
+  onChildDeath?(pid: number, how: string, calls: number): void;
   /**
    * Debug over xDS (debug_xds.ts): who may read which page; the root namespace defaults to
    * `rootNamespace`. Absent: debug requests are refused as authentication required, as by Istio
@@ -101,6 +118,9 @@ export interface DiscoveryServerOptions {
   jwksFetchMode?: JwksFetchMode;
 }
 
+/** Default of {@link DiscoveryServerOptions.proxiedGraceMs}: 5 s, several reconnect backoffs of a proxy. */
+export const PROXIED_GRACE_MS = 5_000;
+
 /** Options of {@link DiscoveryServer.stop}. */
 export interface StopOptions {
   /**
@@ -122,6 +142,16 @@ export function grpcBindAddress(addr: string): string {
 /** `addr` as grpc-js knows it once bound, with the real port (for unbind: port 0 cannot be unbound). */
 function withPort(addr: string, port: number): string {
   return grpcBindAddress(addr).replace(/:\d+$/, `:${port}`);
+}
+
+/** `host:port`, `:port` or `[v6]:port` as Deno.listen takes it. */
+function listenAddress(addr: string): { hostname: string; port: number } {
+  const bound = grpcBindAddress(addr);
+  const colon = bound.lastIndexOf(":");
+  return {
+    hostname: bound.slice(0, colon).replace(/^\[(.*)\]$/, "$1"),
+    port: Number(bound.slice(colon + 1)),
+  };
 }
 
 function bind(
@@ -146,7 +176,10 @@ export class DiscoveryServer {
   readonly #generator: PushContextGenerator;
   readonly #ads: AdsServer;
   readonly #debouncer: Debouncer;
+  /** Workload key to its streams; 0 while it is within the proxied grace after its last one left. */
   readonly #connected = new Map<string, number>();
+  /** Workloads whose last stream left: the timer that makes them unproxied. */
+  readonly #leaving = new Map<string, ReturnType<typeof setTimeout>>();
   readonly #auto: AutoRegistry | undefined;
   /** Stream id to the auto-registered entry it holds. */
   readonly #autoKeys = new Map<string, string>();
@@ -154,6 +187,7 @@ export class DiscoveryServer {
   readonly #pages: DebugPages;
   #grpc: grpc.Server | undefined;
   #secureGrpc: grpc.Server | undefined;
+  #pool: ServingPool | undefined;
   /** The bound addresses with their real ports, for unbind. */
   readonly #bound = new Map<grpc.Server, string>();
   #builds = 0;
@@ -251,6 +285,7 @@ export class DiscoveryServer {
         ? { "grpc.max_connection_age_ms": o.maxConnectionAgeMs }
         : {}),
     };
+    if (o.servingChildren) return await this.#startPool(o.servingChildren);
     this.#grpc = new grpc.Server(serverOptions);
     this.#ads.register(this.#grpc);
     const grpcPort = await bind(
@@ -266,25 +301,94 @@ export class DiscoveryServer {
       this.#secureGrpc = new grpc.Server(serverOptions);
       this.#ads.register(this.#secureGrpc, "tls");
       o.secure.register?.(this.#secureGrpc);
-      securePort = await bind(this.#secureGrpc, o.secure.addr, o.secure.credentials, "--secureGRPCAddr");
+      const credentials = grpc.experimental.createCertificateProviderServerCredentials(
+        o.secure.certificates,
+        o.secure.certificates,
+        false,
+      );
+      securePort = await bind(this.#secureGrpc, o.secure.addr, credentials, "--secureGRPCAddr");
       this.#bound.set(this.#secureGrpc, withPort(o.secure.addr, securePort));
       o.logger?.info(`ADS and CA listening with mutual TLS on ${o.secure.addr} (port ${securePort})`);
     }
     return { grpcPort, securePort };
   }
 
+  /** The serving children, for debug pages; empty when serving in this process. */
+  get servingChildren(): ChildStatus[] {
+    return this.#pool?.status() ?? [];
+  }
+
+  /** Serving children that died since the start (each replaced); 0 when serving in this process. */
+  get servingChildDeaths(): number {
+    return this.#pool?.deaths ?? 0;
+  }
+
+  async #startPool(children: number): Promise<{ grpcPort: number; securePort: number }> {
+    const o = this.#options;
+    const servers = { plaintext: new BridgeServer(), tls: new BridgeServer() };
+    this.#ads.register(servers.plaintext);
+    if (o.secure) {
+      this.#ads.register(servers.tls, "tls");
+      o.secure.register?.(servers.tls);
+    }
+    this.#pool = new ServingPool({
+      children,
+      listen: {
+        plaintext: listenAddress(o.grpcAddr),
+        ...(o.secure ? { tls: listenAddress(o.secure.addr) } : {}),
+      },
+      servers,
+      serverOptions: {
+        maxStreams: o.maxStreams ?? 100_000,
+        maxRecvMessageBytes: o.maxRecvMessageBytes ?? 4 * 1024 * 1024,
+        keepaliveIntervalMs: o.keepaliveIntervalMs ?? 30_000,
+        keepaliveTimeoutMs: o.keepaliveTimeoutMs ?? 10_000,
+        ...(o.maxConnectionAgeMs !== undefined && o.maxConnectionAgeMs < 2 ** 31 - 1
+          ? { maxConnectionAgeMs: o.maxConnectionAgeMs }
+          : {}),
+      },
+      certificates: o.secure?.certificates,
+      logger: o.logger,
+      onChildDeath: o.onChildDeath,
+    });
+    let ports;
+    try {
+      ports = await this.#pool.start();
+    } catch (e) {
+      await this.#pool.stop(0);
+      throw new Error(
+        `--grpcAddr ${o.grpcAddr} / --secureGRPCAddr ${o.secure?.addr}: ${(e as Error).message}`,
+      );
+    }
+    const served = `served by ${children} child processes`;
+    o.logger?.info(
+      `ADS listening on ${o.grpcAddr} (port ${ports.plaintext}), config from ${o.configDir}; ${served}`,
+    );
+    if (o.secure) {
+      o.logger?.info(
+        `ADS and CA listening with mutual TLS on ${o.secure.addr} (port ${ports.tls}); ${served}`,
+      );
+    }
+    return { grpcPort: ports.plaintext, securePort: ports.tls };
+  }
+
   /**
-   * Stops: ends every ADS stream (status OK) so proxies reconnect elsewhere, then waits up to
-   * `graceMs` (--shutdownDuration) for calls to finish before forcing; with `exiting`, only closes the
-   * listeners (see {@link StopOptions}). Never writes to the config directory.
+   * Stops. With serving children: stops accepting, waits up to `graceMs` (--shutdownDuration) for
+   * CSRs in flight, then ends the children without a GOAWAY or a stream end (serving/README.md).
+   * In process: ends every ADS stream (status OK) so proxies reconnect elsewhere, then waits up to
+   * `graceMs` for calls to finish before forcing; with `exiting`, only closes the listeners (see
+   * {@link StopOptions}). Never writes to the config directory.
    */
   async stop(graceMs = 10_000, options: StopOptions = {}): Promise<void> {
     this.#auto?.stop();
     this.#jwks.stop();
     this.#debouncer.stop();
+    for (const t of this.#leaving.values()) clearTimeout(t);
     this.#unsubscribe?.();
     const servers = [this.#grpc, this.#secureGrpc].filter((s): s is grpc.Server => s !== undefined);
-    if (options.exiting) {
+    if (this.#pool) {
+      await this.#pool.stop(graceMs);
+    } else if (options.exiting) {
       for (const s of servers) s.unbind(this.#bound.get(s)!);
     } else {
       this.#ads.closeAll();
@@ -322,10 +426,24 @@ export class DiscoveryServer {
     // A gateway (router) takes plain text from clients: its workload is not a mutual-TLS endpoint.
     if (s.node.id.startsWith("router~")) return;
     const n = (this.#connected.get(key) ?? 0) + delta;
-    if (n > 0) this.#connected.set(key, n);
-    else this.#connected.delete(key);
-    // Only the first stream of a workload and the last one to leave change its proxied flag.
-    if ((delta > 0 && n === 1) || (delta < 0 && n === 0)) this.#debouncer.trigger("proxy");
+    const leaving = this.#leaving.get(key);
+    clearTimeout(leaving);
+    this.#leaving.delete(key);
+    this.#connected.set(key, n);
+    // Only the first stream of a workload and the last one to leave change its proxied flag; one
+    // that comes back within the grace was never unproxied.
+    if (delta > 0 && n === 1 && leaving === undefined) this.#debouncer.trigger("proxy");
+    if (delta < 0 && n === 0) {
+      this.#leaving.set(
+        key,
+        setTimeout(() => {
+          this.#leaving.delete(key);
+          if (this.#connected.get(key) !== 0) return;
+          this.#connected.delete(key);
+          this.#debouncer.trigger("proxy");
+        }, this.#options.proxiedGraceMs ?? PROXIED_GRACE_MS),
+      );
+    }
   }
 
   #build(): PushContext {

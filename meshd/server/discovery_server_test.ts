@@ -82,3 +82,44 @@ spec:
     await sleep.until(() => endpoints().join() === "10.1.0.2", 3000);
   }, { autoRegistration: { gracePeriodMs: 300 } });
 });
+
+Deno.test("a workload stays proxied while its proxy reconnects within the grace, and not after", async () => {
+  await withDiscovery(async ({ connect }) => {
+    const sleep = connect("foo", "sleep-1");
+    const proxied = () => sleep.decoded(TYPE_URLS.service, "service", "foo/httpbin")?.endpoints[0].proxied;
+    let httpbin = connect("foo", "httpbin-1");
+    await sleep.until(() => proxied() === true, 3000);
+    // A broken connection (a serving child died) and a reconnect 200 ms later: never unproxied.
+    httpbin.call.cancel();
+    await new Promise((r) => setTimeout(r, 200));
+    httpbin = connect("foo", "httpbin-1");
+    await httpbin.until(() => httpbin.held.get(TYPE_URLS.workload)?.has("foo/httpbin-1") ?? false, 3000);
+    const watchUntil = Date.now() + 1200;
+    while (Date.now() < watchUntil) {
+      assert.equal(proxied(), true, "httpbin was unproxied while its proxy reconnected");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // Gone for good: unproxied once the grace has passed.
+    httpbin.call.cancel();
+    const took = await sleep.until(() => proxied() === false, 600 + 100 + 1500);
+    assert.ok(took >= 550, `unproxied after ${took} ms, before the 600 ms grace`);
+  }, { proxiedGraceMs: 600 });
+});
+
+Deno.test("through serving children (real child processes): config, pushes and the proxied flag", async () => {
+  await withDiscovery(async ({ connect, server }) => {
+    const sleep = connect("foo", "sleep-1");
+    connect("foo", "httpbin-1");
+    await sleep.until(
+      () => sleep.decoded(TYPE_URLS.service, "service", "foo/httpbin")?.endpoints[0].proxied === true,
+      5000,
+    );
+    assert.equal(server.servingChildren.length, 2);
+    const servingz = JSON.parse(
+      server.debugPages.render({ name: "servingz", query: new URLSearchParams() }).body,
+    );
+    assert.equal(servingz.children.length, 2);
+    assert.equal(servingz.deaths, 0);
+    assert.ok(server.ads.streams().every((s) => /^127\.0\.0\.1:\d+$/.test(s.peer)), "the clients' addresses");
+  }, { servingChildren: 2 });
+});

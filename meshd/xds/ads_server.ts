@@ -244,7 +244,7 @@ export class AdsServer {
   }
 
   /** Registers the ADS service on a gRPC server (plain or mutual TLS alike). */
-  register(server: grpc.Server, transport: XdsTransport = "plaintext"): void {
+  register(server: Pick<grpc.Server, "addService">, transport: XdsTransport = "plaintext"): void {
     server.addService(preEncodedDelta(adsProtocol().service), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<Message, Message>) =>
         this.#open(call, "sotw", transport),

@@ -71,6 +71,8 @@ export async function startMeshd(
     jwks?: DiscoveryServerOptions["jwks"];
     /** DISCO_JWT_ENABLE_REMOTE_JWKS; default `meshd`. */
     jwksFetchMode?: DiscoveryServerOptions["jwksFetchMode"];
+    /** Serving child processes (meshd/server/serving); default 0, served in this process. */
+    servingChildren?: number;
     /** The mesh config's data-path settings; default shared's DEFAULT_PROXY_SETTINGS. */
     proxySettings?: DiscoveryServerOptions["proxySettings"];
   } = {},
@@ -81,10 +83,10 @@ export async function startMeshd(
   const secure = ca
     ? {
       addr: `127.0.0.1:${options.securePort ?? 0}`,
-      credentials:
+      certificates:
         (await ca.serverCredentials({ dnsNames: [MESHD_NAME, "localhost"], ipAddresses: ["127.0.0.1"] }))
-          .credentials,
-      register: (s: grpc.Server) => ca.register(s),
+          .provider,
+      register: (s: Pick<grpc.Server, "addService">) => ca.register(s),
     }
     : undefined;
   const server = new DiscoveryServer({
@@ -96,6 +98,7 @@ export async function startMeshd(
     secure,
     jwks: options.jwks,
     jwksFetchMode: options.jwksFetchMode,
+    servingChildren: options.servingChildren,
     proxySettings: options.proxySettings,
     authorize: (
       call: grpc.ServerDuplexStream<unknown, unknown>,

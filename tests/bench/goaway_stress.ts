@@ -19,7 +19,11 @@
  *   `--idle` seconds, then meshd is stopped with SIGTERM (its graceful shutdown) and started again on
  *   the same port, N times; counts deaths of the client processes
  *
- * Run: ./dev deno run -A tests/bench/goaway_stress.ts [--n 1000] [--c 4] [--idle 5] [pattern...]
+ * meshd runs with `--servingChildren` from `--serving-children` (default 2; 0 is the old in-process
+ * server): a dead serving child is counted from meshd's log, a dead meshd from its exit.
+ *
+ * Run: ./dev deno run -A tests/bench/goaway_stress.ts [--n 1000] [--c 4] [--idle 5] [--serving-children 2]
+ *   [pattern...]
  *
  * @module
  */
@@ -176,7 +180,17 @@ function lineSplitter(): TransformStream<string, string> {
   });
 }
 
-async function startMeshd(dir: string, port: number): Promise<{ proc: Proc; port: number }> {
+/** `--serving-children` of the run: meshd's --servingChildren (0: the old in-process server). */
+let servingChildren = 2;
+
+interface Meshd {
+  proc: Proc;
+  port: number;
+  /** Serving children that died (meshd's log), each replaced by meshd. */
+  childDeaths: number;
+}
+
+async function startMeshd(dir: string, port: number): Promise<Meshd> {
   const proc = spawn([
     "run",
     "-A",
@@ -185,17 +199,23 @@ async function startMeshd(dir: string, port: number): Promise<{ proc: Proc; port
     ...["--configDir", `${dir}/config`, "--meshConfig", `${dir}/no-mesh-config`],
     ...["--grpcAddr", `127.0.0.1:${port}`, "--secureGRPCAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0"],
     ...["--monitoringAddr", "127.0.0.1:0", "--ctrlz_port", "0", "--shutdownDuration", "2s"],
+    ...["--servingChildren", `${servingChildren}`],
   ], { ROOT_CA_DIR: `${dir}/ca` });
   for (;;) {
     const { value, done } = await proc.lines.read();
     if (done) throw new Error(`meshd exited before serving: ${JSON.stringify(await proc.status)}`);
     const m = /ADS listening on .* \(port (\d+)\)/.exec(value);
     if (m) {
+      const meshd: Meshd = { proc, port: Number(m[1]), childDeaths: 0 };
       // meshd logs to stdout: it must be drained, or meshd blocks once the pipe is full.
       (async () => {
-        while (!(await proc.lines.read()).done);
+        for (;;) {
+          const { value, done } = await proc.lines.read();
+          if (done) return;
+          if (/serving child \d+ died/.test(value)) meshd.childDeaths++;
+        }
       })();
-      return { proc, port: Number(m[1]) };
+      return meshd;
     }
   }
 }
@@ -213,13 +233,19 @@ interface Result {
   pattern: Pattern;
   connections: number;
   meshdDeaths: string[];
+  /** Serving children that died and were replaced (meshd itself alive). */
+  childDeaths: number;
   clientDeaths: string[];
   seconds: number;
 }
 
+function emptyResult(pattern: Pattern): Result {
+  return { pattern, connections: 0, meshdDeaths: [], childDeaths: 0, clientDeaths: [], seconds: 0 };
+}
+
 async function stress(dir: string, pattern: Pattern, n: number, c: number): Promise<Result> {
   const started = performance.now();
-  const result: Result = { pattern, connections: 0, meshdDeaths: [], clientDeaths: [], seconds: 0 };
+  const result = emptyResult(pattern);
   while (result.connections < n) {
     const meshd = await startMeshd(dir, 0);
     const client = spawn([
@@ -257,6 +283,7 @@ async function stress(dir: string, pattern: Pattern, n: number, c: number): Prom
       await kill(meshd.proc);
     }
     await reading;
+    result.childDeaths += meshd.childDeaths;
     result.connections += done;
     if (which === "client" && (await client.status).success) break;
     if (result.meshdDeaths.length + result.clientDeaths.length > 50) break;
@@ -271,7 +298,7 @@ async function stress(dir: string, pattern: Pattern, n: number, c: number): Prom
  */
 async function batches(dir: string, pattern: Pattern, n: number, c: number): Promise<Result> {
   const started = performance.now();
-  const result: Result = { pattern, connections: 0, meshdDeaths: [], clientDeaths: [], seconds: 0 };
+  const result = emptyResult(pattern);
   let meshd = await startMeshd(dir, 0);
   while (result.connections < n && result.meshdDeaths.length < 50) {
     const client = spawn([
@@ -301,23 +328,19 @@ async function batches(dir: string, pattern: Pattern, n: number, c: number): Pro
     await new Promise((r) => setTimeout(r, 200));
     if (meshd.proc.exited) {
       result.meshdDeaths.push(`${describe(await meshd.proc.status)} after ${result.connections}`);
+      result.childDeaths += meshd.childDeaths;
       meshd = await startMeshd(dir, 0);
     }
   }
   await kill(meshd.proc);
+  result.childDeaths += meshd.childDeaths;
   result.seconds = (performance.now() - started) / 1000;
   return result;
 }
 
 async function restarts(dir: string, n: number, c: number, idleS: number): Promise<Result> {
   const started = performance.now();
-  const result: Result = {
-    pattern: "restart",
-    connections: 0,
-    meshdDeaths: [],
-    clientDeaths: [],
-    seconds: 0,
-  };
+  const result = emptyResult("restart");
   let meshd = await startMeshd(dir, 0);
   const port = meshd.port;
   // One process per proxy: AdsClients of one process share a connection (grpc-js's pool).
@@ -356,6 +379,7 @@ async function restarts(dir: string, n: number, c: number, idleS: number): Promi
     await new Promise((r) => setTimeout(r, idleS * 1000));
     meshd.proc.child.kill("SIGTERM");
     await meshd.proc.status;
+    result.childDeaths += meshd.childDeaths;
     result.connections++;
     await new Promise((r) => setTimeout(r, 300));
     for (const [k, client] of clients.entries()) {
@@ -386,8 +410,10 @@ if (import.meta.main) {
       c: { type: "string", default: "4" },
       idle: { type: "string", default: "5" },
       first: { type: "string", default: "0" },
+      "serving-children": { type: "string", default: "2" },
     },
   });
+  servingChildren = Number(values["serving-children"]);
   const n = Number(values.n);
   const c = Number(values.c);
   if (values.client === "restart") runIdleClients(values.address!);
@@ -413,6 +439,7 @@ if (import.meta.main) {
           `${p}: ${r.connections} ${unit} in ${
             r.seconds.toFixed(0)
           } s; meshd died ${r.meshdDeaths.length} times` +
+            `; serving children died ${r.childDeaths} times (replaced)` +
             (r.meshdDeaths.length ? ` (${r.meshdDeaths.join(", ")})` : "") +
             `; client died ${r.clientDeaths.length} times` +
             (r.clientDeaths.length ? ` (${r.clientDeaths.join(", ")})` : ""),

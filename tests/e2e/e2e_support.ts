@@ -4,7 +4,8 @@
  * @module
  */
 import { join } from "node:path";
-import { type Meshd, startCa, startMeshd } from "../../proxy/agent/test_support.ts";
+import assert from "node:assert/strict";
+import { type Meshd, startCa, startMeshd, waitFor } from "../../proxy/agent/test_support.ts";
 import { Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
 import type { ProxySettings } from "../../shared/proxy_settings/mod.ts";
@@ -50,19 +51,24 @@ export interface GatewayMesh {
  * Starts a {@link GatewayMesh} with `files` (name → YAML) in meshd's config directory.
  *
  * @param ips where httpbin's sidecar and the gateway listen (loopback addresses)
- * @param options meshd's mesh config data-path settings; default shared's defaults
+ * @param options meshd's mesh config data-path settings (default shared's defaults), and its serving
+ *   child processes (default 0: served in the test process)
  */
 export async function startGatewayMesh(
   files: Record<string, string>,
   ips: { httpbin: string; gateway: string },
-  options: { proxySettings?: ProxySettings } = {},
+  options: { proxySettings?: ProxySettings; servingChildren?: number } = {},
 ): Promise<GatewayMesh> {
   const dir = await Deno.makeTempDir({ prefix: "gateway-e2e-" });
   const config = join(dir, "config");
   await Deno.mkdir(config);
   for (const [name, text] of Object.entries(files)) await Deno.writeTextFile(join(config, name), text);
   const ca = await startCa(join(dir, "ca"));
-  const meshd = await startMeshd(config, { ca, proxySettings: options.proxySettings });
+  const meshd = await startMeshd(config, {
+    ca,
+    proxySettings: options.proxySettings,
+    servingChildren: options.servingChildren,
+  });
   await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
   const app = await Httpbin.start();
   const procs: ProxyProcess[] = [];
@@ -166,4 +172,49 @@ export async function runMeshctl(args: string[]): Promise<{ code: number; stdout
   }).output();
   const text = (b: Uint8Array) => new TextDecoder().decode(b);
   return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+}
+
+/** A `meshd discovery` process. */
+export interface MeshdProcess {
+  child: Deno.ChildProcess;
+  /** Everything it logged so far. */
+  output(): string;
+}
+
+/**
+ * `meshd discovery` as a process (`dir/config` its config directory, `dir/ca` its ROOT_CA_DIR), with
+ * plain-text ADS on `port` and every other port free; ready once it logs that ADS listens.
+ *
+ * @param extra more flags, e.g. `--servingChildren 0`
+ * @throws AssertionError when meshd exits while starting
+ */
+export async function startMeshdProcess(
+  dir: string,
+  port: number,
+  extra: string[] = [],
+): Promise<MeshdProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("../../meshd/main.ts", import.meta.url).pathname,
+      "discovery",
+      ...["--configDir", `${dir}/config`, "--meshConfig", `${dir}/no-mesh-config`],
+      ...["--grpcAddr", `127.0.0.1:${port}`, "--secureGRPCAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0"],
+      ...["--monitoringAddr", "127.0.0.1:0", "--ctrlz_port", "0", ...extra],
+    ],
+    env: { NO_COLOR: "1", ROOT_CA_DIR: `${dir}/ca` },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "";
+  const sink = () => new WritableStream<string>({ write: (chunk) => void (out += chunk) });
+  child.stdout.pipeThrough(new TextDecoderStream()).pipeTo(sink()).catch(() => {});
+  child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(sink()).catch(() => {});
+  let exited = false;
+  child.status.then(() => (exited = true));
+  await waitFor(() => exited || out.includes("ADS listening"), 20_000, "meshd to listen");
+  assert.ok(!exited, `meshd exited at start:\n${out}`);
+  return { child, output: () => out };
 }

@@ -11,40 +11,7 @@ import assert from "node:assert/strict";
 import { AdsClient } from "../../proxy/agent/ads_client.ts";
 import { freePort } from "../../proxy/inbound/test_support.ts";
 import { SERVICE, waitFor } from "../../proxy/agent/test_support.ts";
-
-interface MeshdProcess {
-  child: Deno.ChildProcess;
-  /** Everything it logged so far. */
-  output(): string;
-}
-
-/** `meshd discovery` with plain-text ADS on `port`, ready once it logs that ADS listens. */
-async function startMeshd(dir: string, port: number): Promise<MeshdProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      new URL("../../meshd/main.ts", import.meta.url).pathname,
-      "discovery",
-      ...["--configDir", `${dir}/config`, "--meshConfig", `${dir}/no-mesh-config`],
-      ...["--grpcAddr", `127.0.0.1:${port}`, "--secureGRPCAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0"],
-      ...["--monitoringAddr", "127.0.0.1:0", "--ctrlz_port", "0"],
-    ],
-    env: { NO_COLOR: "1", ROOT_CA_DIR: `${dir}/ca` },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let out = "";
-  const sink = () => new WritableStream<string>({ write: (chunk) => void (out += chunk) });
-  child.stdout.pipeThrough(new TextDecoderStream()).pipeTo(sink()).catch(() => {});
-  child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(sink()).catch(() => {});
-  let exited = false;
-  child.status.then(() => (exited = true));
-  await waitFor(() => exited || out.includes("ADS listening"), 20_000, "meshd to listen");
-  assert.ok(!exited, `meshd exited at start:\n${out}`);
-  return { child, output: () => out };
-}
+import { startMeshdProcess as startMeshd } from "./e2e_support.ts";
 
 async function withDir(f: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "goaway-test-" });

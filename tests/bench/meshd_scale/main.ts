@@ -54,9 +54,15 @@ spec:
   rules: [{to: [{operation: {paths: ["/deny-${n}"], ports: ["8080"]}}]}]
 `;
 
+/** RSS of meshd and of its serving children (MESHD_SERVING_CHILDREN), MiB. */
 function rssMiB(pid: number): number {
   const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+  const own = Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+  // Children are listed under the thread that spawned them.
+  const children = [...Deno.readDirSync(`/proc/${pid}/task`)].flatMap((t) =>
+    Deno.readTextFileSync(`/proc/${pid}/task/${t.name}/children`).trim().split(/\s+/).filter(Boolean)
+  );
+  return own + children.map(Number).reduce((sum, child) => sum + rssMiB(child), 0);
 }
 
 function percentile(values: number[], p: number): number {

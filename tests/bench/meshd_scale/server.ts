@@ -11,6 +11,8 @@ const server = new DiscoveryServer({
   configDir,
   grpcAddr: "127.0.0.1:0",
   debounceAfterMs: 100,
+  // MESHD_SERVING_CHILDREN=2 measures meshd/server/serving (gRPC in child processes behind a relay).
+  servingChildren: Number(Deno.env.get("MESHD_SERVING_CHILDREN") ?? 0),
   pushThrottle: Number(Deno.env.get("DISCO_PUSH_THROTTLE") ?? 0),
   logger: { info() {}, warn() {}, error: (m) => console.error(m) },
   onPushContext: (_ctx, buildMs) => {
