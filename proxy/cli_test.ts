@@ -171,7 +171,10 @@ Deno.test("proxy: an unknown flag is a usage error (exit 2)", async () => {
 Deno.test("proxy: the limit flags: defaults, --help, values, and each bad value named", async () => {
   const help = await run(["--help"]);
   for (
-    const [flag, dflt] of [["requestHeadersTimeout", "10s"], ["idleTimeout", "5m0s"], [
+    const [flag, dflt] of [["requestHeadersTimeout", "10s"], ["requestTimeout", "0s"], [
+      "idleTimeout",
+      "5m0s",
+    ], [
       "maxConnections",
       "10000",
     ]]
@@ -181,6 +184,7 @@ Deno.test("proxy: the limit flags: defaults, --help, values, and each bad value 
   const defaults = await run(BASE);
   assert.deepEqual(defaults.options?.connectionLimits, {
     requestHeadersTimeoutMs: 10_000,
+    requestTimeoutMs: 0,
     idleTimeoutMs: 300_000,
     maxConnections: 10_000,
   });
@@ -188,6 +192,8 @@ Deno.test("proxy: the limit flags: defaults, --help, values, and each bad value 
     ...BASE,
     "--requestHeadersTimeout",
     "2.5s",
+    "--requestTimeout",
+    "1m30s",
     "--idleTimeout",
     "0s",
     "--maxConnections",
@@ -196,6 +202,7 @@ Deno.test("proxy: the limit flags: defaults, --help, values, and each bad value 
   assert.equal(given.code, 0, given.err);
   assert.deepEqual(given.options?.connectionLimits, {
     requestHeadersTimeoutMs: 2500,
+    requestTimeoutMs: 90_000,
     idleTimeoutMs: 0,
     maxConnections: 0,
   });
@@ -203,6 +210,8 @@ Deno.test("proxy: the limit flags: defaults, --help, values, and each bad value 
     ...BASE,
     "--requestHeadersTimeout",
     "10",
+    "--requestTimeout",
+    "25h",
     "--idleTimeout",
     "-1s",
     "--maxConnections",
@@ -210,6 +219,7 @@ Deno.test("proxy: the limit flags: defaults, --help, values, and each bad value 
   ]);
   assert.equal(bad.code, 1);
   assert.match(bad.err, /--requestHeadersTimeout: 10 is not a duration/);
+  assert.match(bad.err, /--requestTimeout: 25h is out of range 1ms\.\.24h/);
   assert.match(bad.err, /--idleTimeout: -1s is out of range 1ms\.\.24h/);
   assert.match(bad.err, /--maxConnections: -5 is not a whole number 0\.\.10000000/);
 });

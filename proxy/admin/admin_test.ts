@@ -77,7 +77,12 @@ const BOOTSTRAP: BootstrapInfo = {
   adminPort: 15000,
   concurrency: 2,
   inbound: [{ address: "10.1.0.2", port: 8080, appAddress: "127.0.0.1", appPort: 18080 }],
-  connectionLimits: { requestHeadersTimeoutMs: 2500, idleTimeoutMs: 300_000, maxConnections: 64 },
+  connectionLimits: {
+    requestHeadersTimeoutMs: 2500,
+    requestTimeoutMs: 90_000,
+    idleTimeoutMs: 300_000,
+    maxConnections: 64,
+  },
   startedAt: 0,
 };
 
@@ -125,8 +130,8 @@ Deno.test("config_dump: Envoy's types with version_info; the certificate chain w
   assert.equal(boot["@type"], "type.googleapis.com/envoy.admin.v3.BootstrapConfigDump");
   assert.equal(listeners.version_info, "w1");
   assert.equal(listeners.dynamic_listeners[0].active_state.listener.mtls.mode, "STRICT");
-  // The settings meshd pushed in the Workload, and the limits of --requestHeadersTimeout, --idleTimeout and
-  // --maxConnections, under Envoy's names.
+  // The settings meshd pushed in the Workload, and the limits of --requestHeadersTimeout, --requestTimeout,
+  // --idleTimeout and --maxConnections, under Envoy's names.
   const listener = listeners.dynamic_listeners[0].active_state.listener;
   assert.deepEqual(listener.connection_limit, { max_connections: 64 });
   assert.deepEqual(listener.http_connection_manager, {
@@ -139,6 +144,7 @@ Deno.test("config_dump: Envoy's types with version_info; the certificate chain w
     xff_num_trusted_hops: 0,
     denial_explanation: { principals: ["cluster.local/ns/mesh-system/*"], ip_blocks: ["127.0.0.1/32"] },
     request_headers_timeout: "2.5s",
+    request_timeout: "90s",
     stream_idle_timeout: "300s",
     common_http_protocol_options: { idle_timeout: "300s", max_headers_count: 100 },
     max_request_headers_kb: 60,

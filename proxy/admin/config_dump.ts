@@ -60,7 +60,7 @@ function duration(ms: number): string {
  * The connection limit and HTTP settings of a listener: the listener connection limit (Envoy sets it by
  * runtime key; shown here on the listener), and the HTTP connection manager's settings
  * ({@link httpConnectionManager}) with its timeouts and head limits (0s: disabled; max_connections 0:
- * no limit), set by `--requestHeadersTimeout`, `--idleTimeout` and `--maxConnections`.
+ * no limit), set by `--requestHeadersTimeout`, `--requestTimeout`, `--idleTimeout` and `--maxConnections`.
  */
 function listenerSettings(snapshot: RuntimeSnapshot, gateway: boolean, l: ListenerLimits) {
   return {
@@ -68,6 +68,7 @@ function listenerSettings(snapshot: RuntimeSnapshot, gateway: boolean, l: Listen
     http_connection_manager: {
       ...httpConnectionManager(snapshot, gateway),
       request_headers_timeout: duration(l.requestHeadersTimeoutMs),
+      request_timeout: duration(l.requestTimeoutMs),
       stream_idle_timeout: duration(l.idleTimeoutMs),
       common_http_protocol_options: {
         idle_timeout: duration(l.idleTimeoutMs),

@@ -1,8 +1,8 @@
 /**
  * Limits of a listener against slow or greedy clients (Envoy's HTTP connection manager
- * `request_headers_timeout` and `common_http_protocol_options.idle_timeout`, and a listener
- * connection limit as Envoy's `envoy.resource_limits.listener.<name>.connection_limit`), shared by
- * the inbound, outbound and gateway listeners. See proxy/README.md ("Limits") for the defaults and
+ * `request_headers_timeout`, `request_timeout` and `common_http_protocol_options.idle_timeout`, and
+ * a listener connection limit as Envoy's `envoy.resource_limits.listener.<name>.connection_limit`),
+ * shared by the inbound, outbound and gateway listeners. See proxy/README.md ("Limits") for the defaults and
  * why they were chosen.
  *
  * - {@link ConnectionSlots}: the open connections of one listener, counted in a SharedArrayBuffer
@@ -24,6 +24,11 @@ export interface ListenerLimits {
    * TLS handshake included), and from the head's first byte for later requests on the connection.
    */
   requestHeadersTimeoutMs: number;
+  /**
+   * ms for a whole request, head and body, counted from the head's first byte until the body's last
+   * byte was received or the response began (Envoy's `request_timeout`).
+   */
+  requestTimeoutMs: number;
   /** ms without a byte received or sent on the downstream connection, between or during requests. */
   idleTimeoutMs: number;
   /** Open downstream connections of the listener (all workers together); more are closed at accept. */
@@ -33,12 +38,13 @@ export interface ListenerLimits {
 /** The defaults (proxy/README.md, "Limits", says why). */
 export const DEFAULT_LISTENER_LIMITS: Readonly<ListenerLimits> = Object.freeze({
   requestHeadersTimeoutMs: 10_000,
+  requestTimeoutMs: 0,
   idleTimeoutMs: 300_000,
   maxConnections: 10_000,
 });
 
 /** Which limit a connection met. */
-export type LimitKind = "overflow" | "header_timeout" | "idle_timeout";
+export type LimitKind = "overflow" | "header_timeout" | "request_timeout" | "idle_timeout";
 
 /** Counts what the limits did. */
 export interface LimitObserver {
@@ -49,6 +55,7 @@ export interface LimitObserver {
 export const LIMIT_COUNTERS = {
   overflow: "downstream_cx_overflow",
   header_timeout: "downstream_rq_header_timeout",
+  request_timeout: "downstream_rq_timeout",
   idle_timeout: "downstream_cx_idle_timeout",
 } as const;
 
@@ -121,6 +128,8 @@ export const KEEP = 0;
 export const HEADERS_TIMED_OUT = 1;
 /** Nothing received or sent for the idle timeout: close. */
 export const IDLE_TIMED_OUT = 2;
+/** The request (head and body) not received in time, and no response begun: 408, upstream reset. */
+export const REQUEST_TIMED_OUT = 3;
 
 /** What the sweep needs from a connection's HTTP session. */
 export interface SessionClock {
@@ -128,6 +137,17 @@ export interface SessionClock {
   readonly waitingSince: number;
   /** Request heads completed on the connection so far. */
   readonly heads: number;
+  /**
+   * When the request whose body is being received began (its head's first byte, ms since the
+   * epoch); 0 when there is none, once its body is complete, and once its response has begun.
+   */
+  readonly requestSince: number;
+}
+
+/** What {@link closeForLimit} does to a session. */
+export interface LimitedSession extends SessionClock {
+  /** The request timed out: stop forwarding it and reset its upstream exchange (the caller answers). */
+  abortRequest(): void;
 }
 
 /** What the sweep reads of a connection's socket (a {@link SocketIo} has it). */
@@ -156,7 +176,7 @@ export class ConnectionClock {
    *
    * @param io the HTTP connection, null before it is served (first byte, TLS handshake)
    * @param session its session, null before it is served
-   * @returns {@link KEEP}, {@link HEADERS_TIMED_OUT} or {@link IDLE_TIMED_OUT}
+   * @returns {@link KEEP}, {@link HEADERS_TIMED_OUT}, {@link REQUEST_TIMED_OUT} or {@link IDLE_TIMED_OUT}
    */
   check(
     now: number,
@@ -180,38 +200,60 @@ export class ConnectionClock {
       const start = session.heads === 0 ? this.acceptedAt : io.dataAt;
       if (start !== 0 && now - start >= headers) return HEADERS_TIMED_OUT;
     }
+    const request = limits.requestTimeoutMs;
+    if (request > 0) {
+      const start = session.waitingSince !== 0 ? io.dataAt : session.requestSince;
+      if (start !== 0 && now - start >= request) return REQUEST_TIMED_OUT;
+    }
     return idle > 0 && now - this.#activeAt >= idle ? IDLE_TIMED_OUT : KEEP;
   }
 }
 
 /** How often a listener sweeps: a quarter of its shortest timeout, between 100 ms and 1 s. */
 export function sweepIntervalMs(limits: ListenerLimits): number {
-  const timeouts = [limits.requestHeadersTimeoutMs, limits.idleTimeoutMs].filter((t) => t > 0);
+  const timeouts = [limits.requestHeadersTimeoutMs, limits.requestTimeoutMs, limits.idleTimeoutMs]
+    .filter((t) => t > 0);
   if (timeouts.length === 0) return 1000;
   return Math.min(1000, Math.max(100, Math.floor(Math.min(...timeouts) / 4)));
 }
 
 /** The counter of a timeout verdict of {@link ConnectionClock.check}. */
 export function limitKindOf(verdict: number): LimitKind {
-  return verdict === HEADERS_TIMED_OUT ? "header_timeout" : "idle_timeout";
+  if (verdict === HEADERS_TIMED_OUT) return "header_timeout";
+  return verdict === REQUEST_TIMED_OUT ? "request_timeout" : "idle_timeout";
+}
+
+/** Which timeout a verdict of {@link ConnectionClock.check} is, for logs. */
+export function timeoutName(verdict: number): string {
+  if (verdict === HEADERS_TIMED_OUT) return "request headers";
+  return verdict === REQUEST_TIMED_OUT ? "request" : "idle";
 }
 
 const HEADER_TIMEOUT_REPLY = encodeLocalReply(408, "request header timeout", true);
+const REQUEST_TIMEOUT_REPLY = encodeLocalReply(408, "request timeout", true);
 
 /**
  * Closes a served connection that met a timeout of {@link ConnectionClock.check}, as Envoy does: a
  * request head that began gets 408 `request header timeout` (and the connection closes); one that
- * did not begin, or an idle connection between requests, is closed with a FIN; a connection idle in
- * the middle of an exchange (no byte either way: a stalled body or upstream) is destroyed with its
+ * did not begin, or an idle connection between requests, is closed with a FIN; a request not
+ * received in time gets 408 `request timeout` (Envoy's `onRequestTimeout`) and its upstream request is
+ * reset at once, so the application stops waiting for the rest of its body; a connection idle in the
+ * middle of an exchange (no byte either way: a stalled body or upstream) is destroyed with its
  * upstream connection.
  */
 export function closeForLimit(
   verdict: number,
   io: SocketIo,
-  session: SessionClock,
+  session: LimitedSession,
   observer: LimitObserver & SessionObserver,
 ): void {
   observer.limitHit(limitKindOf(verdict));
+  if (verdict === REQUEST_TIMED_OUT) {
+    session.abortRequest();
+    observer.response(408, true);
+    io.lingerClose(REQUEST_TIMEOUT_REPLY);
+    return;
+  }
   if (verdict === HEADERS_TIMED_OUT) {
     if (io.dataAt !== 0) {
       observer.response(408, true);

@@ -6,124 +6,24 @@
  * requests; idle connections close; the connection after the limit is closed at once.
  */
 import assert from "node:assert/strict";
-import { InboundListener } from "../inbound/listener.ts";
 import type { InboundStats } from "../inbound/observer.ts";
-import { freePort, RawConn, RecordingLog, snapshotOf, TestApp } from "../inbound/test_support.ts";
-import { OutboundListener, type OutboundStats } from "../outbound/listener.ts";
-import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { freePort, RawConn, TestApp } from "../inbound/test_support.ts";
 import {
   ConnectionClock,
   ConnectionSlots,
   HEADERS_TIMED_OUT,
   IDLE_TIMED_OUT,
   KEEP,
-  type ListenerLimits,
+  LIMIT_COUNTERS,
+  limitKindOf,
   newConnectionCounter,
   releaseWorker,
-  type SharedConnectionCounter,
+  REQUEST_TIMED_OUT,
   sweepIntervalMs,
 } from "./conn_limits.ts";
-
-/** A listener of one kind in front of a TestApp, with these limits. */
-interface Proxied {
-  port: number;
-  counters: Record<string, number>;
-  /** The Host header the listener routes by. */
-  host: string;
-  close(): Promise<void>;
-}
-
-function outboundSnapshot(appPort: number): RuntimeSnapshot {
-  return {
-    ...snapshotOf("PERMISSIVE", undefined),
-    services: {
-      "foo/app": {
-        name: "app",
-        namespace: "foo",
-        hosts: ["app.foo.svc.cluster.local"],
-        addresses: [],
-        ports: [{ name: "http", number: 80, targetPort: appPort, protocol: "HTTP" }],
-        endpoints: [{
-          workload: "app-1",
-          address: "127.0.0.1",
-          ports: { "80": appPort },
-          proxied: false,
-          identity: "",
-          labels: {},
-        }],
-        location: "MESH_INTERNAL",
-        resolution: "STATIC",
-      },
-    },
-  };
-}
-
-function inboundListener(
-  app: TestApp,
-  limits: Partial<ListenerLimits>,
-  bind: { port: number; reusePort?: boolean; connectionCounter?: SharedConnectionCounter } = { port: 0 },
-): InboundListener {
-  const snapshot = snapshotOf("PERMISSIVE", undefined);
-  return new InboundListener({
-    address: "127.0.0.1",
-    ...bind,
-    appAddress: "127.0.0.1",
-    appPort: app.port,
-    snapshot: () => snapshot,
-    log: new RecordingLog(),
-    connectionLimits: limits,
-  });
-}
-
-const KINDS = {
-  async inbound(limits: Partial<ListenerLimits>, app: TestApp): Promise<Proxied> {
-    const l = inboundListener(app, limits);
-    await l.start();
-    const counters = (l.observer as InboundStats).counters;
-    return { port: l.port, counters, host: "app", close: () => l.close() };
-  },
-  async outbound(limits: Partial<ListenerLimits>, app: TestApp): Promise<Proxied> {
-    const snapshot = outboundSnapshot(app.port);
-    const l = new OutboundListener({
-      address: "127.0.0.1",
-      port: 0,
-      snapshot: () => snapshot,
-      log: new RecordingLog(),
-      connectionLimits: limits,
-    });
-    await l.start();
-    const counters = (l.observer as OutboundStats).counters;
-    return { port: l.port, counters, host: "app.foo.svc.cluster.local", close: () => l.close() };
-  },
-};
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function withListener(
-  kind: keyof typeof KINDS,
-  limits: Partial<ListenerLimits>,
-  fn: (p: Proxied) => Promise<void>,
-): Promise<void> {
-  const app = new TestApp();
-  const p = await KINDS[kind](limits, app);
-  try {
-    await fn(p);
-  } finally {
-    await p.close();
-    app.gate.resolve();
-    await app.stop();
-  }
-}
-
-/** Waits until the peer closes; the ms it took from `since`, or -1 when it did not within `maxMs`. */
-async function closedAfter(c: RawConn, since: number, maxMs: number): Promise<number> {
-  const ok = await c.closed(maxMs - (Date.now() - since));
-  return ok ? Date.now() - since : -1;
-}
+import { closedAfter, inboundListener, MARGIN_MS, sleep, withListener } from "./limits_test_support.ts";
 
 const HEADERS_MS = 1000;
-/** The sweep runs every quarter of the shortest timeout; scheduling on a busy machine adds some. */
-const MARGIN_MS = 1000;
 
 for (const kind of ["inbound", "outbound"] as const) {
   Deno.test(`${kind}: a trickled head gets 408 within the headers timeout, a silent connection is closed, a fast client is served`, async () => {
@@ -281,30 +181,56 @@ Deno.test("connection slots: one total for the workers, and a dead worker's shar
 });
 
 Deno.test("the connection clock: first head from the accept, later heads from their first byte, idle from the last byte", () => {
-  const limits = { requestHeadersTimeoutMs: 10, idleTimeoutMs: 100, maxConnections: 0 };
+  const limits = { requestHeadersTimeoutMs: 10, requestTimeoutMs: 0, idleTimeoutMs: 100, maxConnections: 0 };
   const io = { bytesIn: 0, dataAt: 0, socket: { bytesWritten: 0 } };
+  const waiting = (since: number, heads: number) => ({ waitingSince: since, heads, requestSince: 0 });
   const clock = new ConnectionClock(1000);
   // Before the connection is served (first byte, TLS handshake): the headers timeout from the accept.
   assert.equal(clock.check(1009, null, null, limits), KEEP);
   assert.equal(clock.check(1010, null, null, limits), HEADERS_TIMED_OUT);
-  assert.equal(clock.check(1010, io, { waitingSince: 1000, heads: 0 }, limits), HEADERS_TIMED_OUT);
+  assert.equal(clock.check(1010, io, waiting(1000, 0), limits), HEADERS_TIMED_OUT);
   // After a first request: waiting with no byte of the next head is idle, not a headers timeout.
   io.bytesIn = 50;
-  assert.equal(clock.check(1020, io, { waitingSince: 1020, heads: 1 }, limits), KEEP);
-  assert.equal(clock.check(1119, io, { waitingSince: 1020, heads: 1 }, limits), KEEP);
-  assert.equal(clock.check(1120, io, { waitingSince: 1020, heads: 1 }, limits), IDLE_TIMED_OUT);
+  assert.equal(clock.check(1020, io, waiting(1020, 1), limits), KEEP);
+  assert.equal(clock.check(1119, io, waiting(1020, 1), limits), KEEP);
+  assert.equal(clock.check(1120, io, waiting(1020, 1), limits), IDLE_TIMED_OUT);
   io.bytesIn = 51;
   io.dataAt = 1121;
-  assert.equal(clock.check(1121, io, { waitingSince: 1020, heads: 1 }, limits), KEEP);
-  assert.equal(clock.check(1131, io, { waitingSince: 1020, heads: 1 }, limits), HEADERS_TIMED_OUT);
+  assert.equal(clock.check(1121, io, waiting(1020, 1), limits), KEEP);
+  assert.equal(clock.check(1131, io, waiting(1020, 1), limits), HEADERS_TIMED_OUT);
   // Before the session starts with the headers timeout off, the idle timeout runs from the accept.
   const noHeaders = { ...limits, requestHeadersTimeoutMs: 0 };
   assert.equal(new ConnectionClock(1000).check(1099, null, null, noHeaders), KEEP);
   assert.equal(new ConnectionClock(1000).check(1100, null, null, noHeaders), IDLE_TIMED_OUT);
   // Disabled timeouts never fire.
-  const off = { requestHeadersTimeoutMs: 0, idleTimeoutMs: 0, maxConnections: 0 };
-  assert.equal(clock.check(1e9, io, { waitingSince: 1, heads: 0 }, off), KEEP);
+  const off = { requestHeadersTimeoutMs: 0, requestTimeoutMs: 0, idleTimeoutMs: 0, maxConnections: 0 };
+  assert.equal(clock.check(1e9, io, { waitingSince: 1, heads: 0, requestSince: 1 }, off), KEEP);
   assert.equal(sweepIntervalMs(off), 1000);
   assert.equal(sweepIntervalMs({ ...off, requestHeadersTimeoutMs: 1000 }), 250);
+  assert.equal(sweepIntervalMs({ ...off, requestTimeoutMs: 2000 }), 500);
   assert.equal(sweepIntervalMs({ ...off, idleTimeoutMs: 100 }), 100);
+});
+
+Deno.test("the connection clock: the request timeout from the head's first byte while the body comes, not after the response began", () => {
+  const limits = { requestHeadersTimeoutMs: 0, requestTimeoutMs: 50, idleTimeoutMs: 0, maxConnections: 0 };
+  const clock = new ConnectionClock(1000);
+  // A head that began at 1010 and is still coming: the request timeout covers the head as well.
+  const io = { bytesIn: 10, dataAt: 1010, socket: { bytesWritten: 0 } };
+  assert.equal(clock.check(1059, io, { waitingSince: 1000, heads: 0, requestSince: 0 }, limits), KEEP);
+  assert.equal(
+    clock.check(1060, io, { waitingSince: 1000, heads: 0, requestSince: 0 }, limits),
+    REQUEST_TIMED_OUT,
+  );
+  // Its body still coming (bytes keep flowing, so no idle timeout would ever end it).
+  const body = { waitingSince: 0, heads: 1, requestSince: 1010 };
+  io.bytesIn = 20;
+  assert.equal(clock.check(1059, io, body, limits), KEEP);
+  io.bytesIn = 30;
+  assert.equal(clock.check(1060, io, body, limits), REQUEST_TIMED_OUT);
+  // Body complete or response begun (the session clears requestSince): never.
+  assert.equal(clock.check(1e9, io, { ...body, requestSince: 0 }, limits), KEEP);
+  // Off, the default.
+  assert.equal(clock.check(1e9, io, body, { ...limits, requestTimeoutMs: 0 }), KEEP);
+  assert.equal(limitKindOf(REQUEST_TIMED_OUT), "request_timeout");
+  assert.equal(LIMIT_COUNTERS[limitKindOf(REQUEST_TIMED_OUT)], "downstream_rq_timeout");
 });

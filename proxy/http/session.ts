@@ -153,6 +153,11 @@ export class Http1Session {
   waitingSince = 0;
   /** Request heads completed so far (a listener's request-headers timeout needs the first). */
   heads = 0;
+  /**
+   * When the request whose body is being received began (its head's first byte, ms since the epoch),
+   * 0 once the body is complete or the response began: what a listener's request timeout runs on.
+   */
+  requestSince = 0;
   readonly #down: SocketIo;
   readonly #o: SessionOptions;
   readonly #req: HeadParser;
@@ -163,6 +168,8 @@ export class Http1Session {
   #pump = PUMP_NONE;
   #pumpError: HttpError | null = null;
   #cancel = false;
+  /** The listener's request timeout cut the request ({@link abortRequest}): stop without a reply. */
+  #aborted = false;
 
   constructor(down: SocketIo, options: SessionOptions) {
     this.#down = down;
@@ -175,8 +182,11 @@ export class Http1Session {
   /** Serves requests until the connection ends; never rejects. */
   async run(): Promise<void> {
     try {
-      while (await this.#exchange()) {
-        // next request on the same connection
+      let more = true;
+      while (more) {
+        more = await this.#exchange();
+        // A request that ended with a local reply (or a close) is not the request timeout's any more.
+        this.requestSince = 0;
       }
     } catch (e) {
       this.#o.log.debug("downstream connection ended with an error", {
@@ -187,10 +197,24 @@ export class Http1Session {
     }
   }
 
+  /**
+   * The listener's request timeout expired ({@link requestSince}): the upstream connection of the
+   * request is reset, so the application stops waiting for the rest of the body, and the session
+   * ends without a reply of its own (the listener answers 408 and closes the connection).
+   */
+  abortRequest(): void {
+    this.#aborted = true;
+    this.requestSince = 0;
+    const up = this.#down.peer;
+    this.#down.peer = null;
+    up?.destroy();
+  }
+
   /** One request and its response; true when the connection stays open for another. */
   async #exchange(): Promise<boolean> {
     const down = this.#down, o = this.#o, p = this.#req;
     p.reset();
+    this.requestSince = 0;
     this.waitingSince = Date.now();
     down.dataAt = down.pending > 0 ? this.waitingSince : 0;
     let chunk: Uint8Array | null | undefined;
@@ -229,6 +253,7 @@ export class Http1Session {
     }
     o.observer.request();
     const bodyKind = h.chunked ? B_CHUNKED : h.contentLength > 0 ? B_LENGTH : B_EMPTY;
+    if (bodyKind !== B_EMPTY) this.requestSince = down.dataAt || Date.now();
     const length = h.contentLength;
     const upgrade = h.upgrade && bodyKind === B_EMPTY;
     const clientMinor = h.minor;
@@ -238,6 +263,7 @@ export class Http1Session {
     if (o.filter) {
       const v = o.filter.check(h);
       verdict = v instanceof Promise ? await v : v;
+      if (this.#aborted) return false;
       if (verdict !== null && verdict.reply !== null) return this.#filtered(verdict, bodyKind, keepDown);
     }
     const head = encodeRequestHead(h, {
@@ -268,8 +294,8 @@ export class Http1Session {
           );
         }
       }
-      if (down.closed) {
-        // The client left while the connection was being made; nothing was sent on it.
+      if (down.closed || this.#aborted) {
+        // The client left (or the request timed out) while the connection was being made; nothing was sent on it.
         o.upstream.release(up, true);
         return false;
       }
@@ -334,6 +360,7 @@ export class Http1Session {
         down.peer = null;
         up.destroy();
         await this.#stopPump(pumpDone);
+        if (this.#aborted) return false;
         if (this.#pump === PUMP_BAD) {
           this.#reject(this.#pumpError!);
           return false;
@@ -361,6 +388,8 @@ export class Http1Session {
       }
 
       const st = rh.status;
+      // The response begins: the request timeout stops, as Envoy's does.
+      this.requestSince = 0;
       if (st === 101) {
         if (!upgrade) {
           down.peer = null;
@@ -505,6 +534,7 @@ export class Http1Session {
         if (!up.write(stop === c.length ? c : c.subarray(0, stop))) await up.drain();
         if (done) {
           this.#pump = PUMP_OK;
+          this.requestSince = 0;
           return;
         }
         if (this.#cancel) {

@@ -30,12 +30,12 @@ import {
   ConnectionClock,
   ConnectionSlots,
   DEFAULT_LISTENER_LIMITS,
-  HEADERS_TIMED_OUT,
   KEEP,
   limitKindOf,
   type ListenerLimits,
   type SharedConnectionCounter,
   sweepIntervalMs,
+  timeoutName,
 } from "../http/conn_limits.ts";
 import { Http1Session, type Log } from "../http/session.ts";
 import { SocketIo } from "../http/socket_io.ts";
@@ -374,7 +374,7 @@ export class InboundListener {
         c.closing = true;
         this.#log.debug("connection closed: timeout", {
           peer: c.peer,
-          timeout: verdict === HEADERS_TIMED_OUT ? "request headers" : "idle",
+          timeout: timeoutName(verdict),
         });
         closeForLimit(verdict, c.io!, c.session!, this.observer);
       }

@@ -491,6 +491,8 @@ export class TestApp {
   gate: PromiseWithResolvers<void> = Promise.withResolvers();
   /** /upload resolves this when the first body chunk arrived. */
   firstChunk: PromiseWithResolvers<void> = Promise.withResolvers();
+  /** /upload requests whose body ended early (the proxy reset the connection): the app stopped waiting. */
+  uploadsCut = 0;
   readonly server: Deno.HttpServer<Deno.NetAddr>;
 
   constructor() {
@@ -544,12 +546,17 @@ export class TestApp {
       case "/upload": {
         let n = 0;
         let first = true;
-        for await (const chunk of req.body!) {
-          n += chunk.length;
-          if (first) {
-            first = false;
-            this.firstChunk.resolve();
+        try {
+          for await (const chunk of req.body!) {
+            n += chunk.length;
+            if (first) {
+              first = false;
+              this.firstChunk.resolve();
+            }
           }
+        } catch {
+          this.uploadsCut++;
+          return new Response("body cut", { status: 500 });
         }
         return new Response(String(n));
       }

@@ -1,7 +1,7 @@
 /**
  * The flags of `proxy` that bound slow or greedy clients on every listener (inbound, outbound and
- * gateway): Envoy's `request_headers_timeout`, the HTTP `idle_timeout` and a listener connection
- * limit. Defaults and their reasons: proxy/README.md ("Limits").
+ * gateway): Envoy's `request_headers_timeout` and `request_timeout`, the HTTP `idle_timeout` and a
+ * listener connection limit. Defaults and their reasons: proxy/README.md ("Limits").
  *
  * @module
  */
@@ -25,6 +25,16 @@ export const LIMIT_FLAGS: readonly ProxyFlag[] = [
       "ones; then 408 (or a close when no byte came) and downstream_rq_header_timeout (Envoy's " +
       "request_headers_timeout); 0s disables",
     default: goDuration(DEFAULT_LISTENER_LIMITS.requestHeadersTimeoutMs),
+  },
+  {
+    name: "requestTimeout",
+    value: "<duration>",
+    description: "time for a whole request on every listener, from the first byte of its head until " +
+      "the last byte of its body was received or the response began; then 408 `request timeout`, the " +
+      "upstream request reset, and downstream_rq_timeout (Envoy's request_timeout). Bounds slow request " +
+      "bodies (R-U-Dead-Yet), but also every upload: an upload must fit in it. 0s (the default, as in " +
+      "Envoy and Istio) disables it; see proxy/README.md, Limits",
+    default: goDuration(DEFAULT_LISTENER_LIMITS.requestTimeoutMs),
   },
   {
     name: "idleTimeout",
@@ -75,6 +85,7 @@ export function validateLimitFlags(
     return ms;
   };
   limits.requestHeadersTimeoutMs = timeout("requestHeadersTimeout") ?? limits.requestHeadersTimeoutMs;
+  limits.requestTimeoutMs = timeout("requestTimeout") ?? limits.requestTimeoutMs;
   limits.idleTimeoutMs = timeout("idleTimeout") ?? limits.idleTimeoutMs;
   const max = text("maxConnections")!;
   if (!/^\d{1,8}$/.test(max) || Number(max) > MAX_CONNECTIONS) {

@@ -1,7 +1,8 @@
 /**
- * The request-headers and idle timeouts on a gateway's HTTPS listener, where a connection spends time before
- * the HTTP session starts: reading the ClientHello (to choose the server by SNI) and the TLS
- * handshake. Raw sockets stall each stage; real curl keeps being served through the same listener.
+ * The request-headers, request and idle timeouts on a gateway's HTTPS listener, where a connection
+ * spends time before the HTTP session starts: reading the ClientHello (to choose the server by SNI)
+ * and the TLS handshake. Raw sockets stall each stage, or trickle a body; real curl keeps being
+ * served through the same listener.
  */
 import assert from "node:assert/strict";
 import net from "node:net";
@@ -10,6 +11,8 @@ import tls from "node:tls";
 import { makeTestCa } from "../../shared/credentials/_test_support.ts";
 import type { RouteConfiguration } from "../../shared/routing/mod.ts";
 import { curl, RawConn, RecordingLog, snapshotOf, TestApp } from "../inbound/test_support.ts";
+import { appService } from "../http/limits_test_support.ts";
+import type { ListenerLimits } from "../http/conn_limits.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { OutboundListener, type OutboundStats } from "./listener.ts";
 
@@ -48,25 +51,7 @@ function gatewaySnapshot(appPort: number, cert: { certPem: string; keyPem: strin
   return {
     ...base,
     workload: base.workload && { ...base.workload, namespace: "foo" },
-    services: {
-      "foo/app": {
-        name: "app",
-        namespace: "foo",
-        hosts: ["app.foo.svc.cluster.local"],
-        addresses: [],
-        ports: [{ name: "http", number: 80, targetPort: appPort, protocol: "HTTP" }],
-        endpoints: [{
-          workload: "app-1",
-          address: "127.0.0.1",
-          ports: { "80": appPort },
-          proxied: false,
-          identity: "",
-          labels: {},
-        }],
-        location: "MESH_INTERNAL",
-        resolution: "STATIC",
-      },
-    },
+    services: appService(appPort),
     routes: { [rc.name]: rc },
     credentials: {
       "kubernetes://httpbin-credential": {
@@ -103,19 +88,24 @@ function tlsConn(port: number, ca: string): Promise<RawConn> {
   });
 }
 
-Deno.test("gateway HTTPS: a stalled ClientHello, handshake or head closes within the headers timeout, an idle TLS connection within the idle timeout; curl is served", async () => {
-  const { ca, leaf } = await makeTestCa();
-  const cert = await leaf(HOST);
-  const app = new TestApp();
-  const snapshot = gatewaySnapshot(app.port, cert);
-  const listener = new OutboundListener({
+/** The gateway's HTTPS listener (not started) with these limits. */
+function gatewayListener(snapshot: RuntimeSnapshot, limits: Partial<ListenerLimits>): OutboundListener {
+  return new OutboundListener({
     address: "127.0.0.1",
     port: 0,
     snapshot: () => snapshot,
     log: new RecordingLog(),
     routeNames: ["https.443.https.gw.foo"],
-    connectionLimits: { requestHeadersTimeoutMs: HEADERS_MS, idleTimeoutMs: IDLE_MS },
+    connectionLimits: limits,
   });
+}
+
+Deno.test("gateway HTTPS: a stalled ClientHello, handshake or head closes within the headers timeout, an idle TLS connection within the idle timeout; curl is served", async () => {
+  const { ca, leaf } = await makeTestCa();
+  const cert = await leaf(HOST);
+  const app = new TestApp();
+  const snapshot = gatewaySnapshot(app.port, cert);
+  const listener = gatewayListener(snapshot, { requestHeadersTimeoutMs: HEADERS_MS, idleTimeoutMs: IDLE_MS });
   await listener.start();
   const caFile = await Deno.makeTempFile({ suffix: ".pem" });
   await Deno.writeTextFile(caFile, ca.certPem);
@@ -171,6 +161,38 @@ Deno.test("gateway HTTPS: a stalled ClientHello, handshake or head closes within
   } finally {
     await listener.close();
     await Deno.remove(caFile);
+    await app.stop();
+  }
+});
+
+Deno.test("gateway HTTPS: a body trickled past the request timeout gets 408 and its upload is reset; a body in time is served", async () => {
+  const REQUEST_MS = 1500;
+  const { ca, leaf } = await makeTestCa();
+  const app = new TestApp();
+  const snapshot = gatewaySnapshot(app.port, await leaf(HOST));
+  const listener = gatewayListener(snapshot, { requestTimeoutMs: REQUEST_MS, idleTimeoutMs: 30_000 });
+  await listener.start();
+  try {
+    const slow = await tlsConn(listener.port, ca.certPem);
+    const start = Date.now();
+    slow.write(`POST /upload HTTP/1.1\r\nHost: ${HOST}\r\nContent-Length: 1000\r\n\r\n`);
+    const trickle = setInterval(() => slow.ended || slow.write("0123456789"), 100);
+    const inTime = await tlsConn(listener.port, ca.certPem);
+    inTime.write(`POST /upload HTTP/1.1\r\nHost: ${HOST}\r\nContent-Length: 10\r\n\r\n01234`);
+    await new Promise((r) => setTimeout(r, 300));
+    inTime.write("56789");
+    assert.equal((await inTime.response()).body, "10");
+    const reply = await slow.response({ timeoutMs: REQUEST_MS + MARGIN_MS });
+    clearInterval(trickle);
+    assert.equal(reply.status, 408);
+    assert.equal(reply.body, "request timeout");
+    assert.ok(Date.now() - start >= REQUEST_MS - 50, "not before the request timeout");
+    for (let i = 0; i < 40 && app.uploadsCut === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(app.uploadsCut, 1, "the application saw its upload cut");
+    assert.equal((listener.observer as OutboundStats).counters.downstream_rq_timeout, 1);
+    for (const c of [slow, inTime]) c.close();
+  } finally {
+    await listener.close();
     await app.stop();
   }
 });

@@ -37,13 +37,13 @@ import {
   ConnectionClock,
   ConnectionSlots,
   DEFAULT_LISTENER_LIMITS,
-  HEADERS_TIMED_OUT,
   KEEP,
   limitKindOf,
   type LimitObserver,
   type ListenerLimits,
   type SharedConnectionCounter,
   sweepIntervalMs,
+  timeoutName,
 } from "../http/conn_limits.ts";
 import { SocketIo } from "../http/socket_io.ts";
 import { SESSION_COUNTERS, SessionStats } from "../http/session_stats.ts";
@@ -638,7 +638,7 @@ export class OutboundListener {
       if (verdict === KEEP) continue;
       c.closing = true;
       this.#log.debug("connection closed: timeout", {
-        timeout: verdict === HEADERS_TIMED_OUT ? "request headers" : "idle",
+        timeout: timeoutName(verdict),
       });
       closeForLimit(verdict, c, session, this.observer);
     }

@@ -9,6 +9,7 @@ import { type Mutant, mutant } from "./mutant.ts";
 
 // Cheapest first (authenticate_test.ts generates nine key pairs): the first file that fails decides.
 const TESTS = [
+  "shared/policy/jwt/time_constraint_test.ts",
   "shared/policy/jwt/authenticate_checks_test.ts",
   "shared/policy/jwt/token_location_test.ts",
   "shared/policy/jwt/authenticate_every_token_test.ts",
@@ -16,6 +17,7 @@ const TESTS = [
 ];
 const a = mutant("jwt", "shared/policy/jwt/authenticate.ts", TESTS);
 const l = mutant("jwt", "shared/policy/jwt/token_location.ts", TESTS);
+const t = mutant("jwt", "shared/policy/jwt/time_constraint.ts", TESTS);
 
 /** The JWT mutants. */
 export const JWT_MUTANTS: readonly Mutant[] = [
@@ -42,21 +44,35 @@ export const JWT_MUTANTS: readonly Mutant[] = [
   ),
   a(
     "the request's time is ignored (exp and nbf read another clock)",
-    "currentDate: now === undefined ? undefined : new Date(now * 1000),",
-    "currentDate: undefined,",
+    "verifyTimeConstraint(claims, now ?? Date.now() / 1000, JWT_CLOCK_SKEW_SECONDS)",
+    "verifyTimeConstraint(claims, Date.now() / 1000, JWT_CLOCK_SKEW_SECONDS)",
   ),
+  a("time not checked", "if (late !== undefined) return { ok: false, reason: late };", ""),
   a(
-    "expired tokens accepted",
-    "      } catch (e) {\n        reason = reasonOf(e);",
-    "      } catch (e) {\n        if (e instanceof errors.JWTExpired) return { ok: true, payload: e.payload, c };\n" +
-      "        reason = reasonOf(e);",
+    "jose's own time checks on (one second stricter than Envoy at exp)",
+    "clockTolerance: JOSE_TIME_CHECKS_OFF,",
+    "clockTolerance: JWT_CLOCK_SKEW_SECONDS,\n          currentDate: now === undefined ? undefined : new Date(now * 1000),",
   ),
-  a(
-    "nbf not checked",
-    "      } catch (e) {\n        reason = reasonOf(e);",
-    '      } catch (e) {\n        if (e instanceof errors.JWTClaimValidationFailed && e.claim === "nbf") {\n' +
-      "          return { ok: true, payload: e.payload, c };\n        }\n        reason = reasonOf(e);",
+  t("expired tokens accepted", 'if (exp !== undefined && t > exp + skew) return "Jwt is expired";', ""),
+  t("nbf not checked", 'if (nbf !== undefined && t + skew < nbf) return "Jwt not yet valid";', ""),
+  t(
+    "exp edge as jose's (now - skew expired)",
+    "t > exp + skew",
+    "t >= exp + skew",
   ),
+  t(
+    "nbf edge one second stricter (now + skew not yet valid)",
+    "t + skew < nbf",
+    "t + skew <= nbf",
+  ),
+  t("exp fractions rounded up", "return Math.trunc(v);", "return Math.ceil(v);"),
+  t("negative time claims accepted", "if (!(v >= 0 && v < UINT64_LIMIT))", "if (!(v < UINT64_LIMIT))"),
+  t(
+    "non-number time claims ignored",
+    'if (typeof v !== "number") return `Jwt payload [${name}] field is not an integer`;',
+    'if (typeof v !== "number") return undefined;',
+  ),
+  t("the clock's fraction of a second kept", "const t = Math.floor(now);", "const t = now;"),
   a("algorithms not restricted", "algorithms: JWT_ALGORITHMS as string[],", ""),
   a(
     "symmetric keys kept",

@@ -12,7 +12,9 @@
  *   rides along with a good one to an application that reads the other location.
  * - Algorithms: RS256/384/512, PS256/384/512, ES256/384 and EdDSA. `none` and HMAC are refused;
  *   symmetric (`oct`) keys in a key set are ignored, and private members of keys dropped.
- * - `nbf` and `exp` have 60 s of clock skew; `aud` is checked when the provider lists audiences.
+ * - `nbf` and `exp` have 60 s of clock skew, with Envoy's exact inequalities (time_constraint.ts),
+ *   checked as Envoy does once the issuer matches and before the signature; `aud` is checked when
+ *   the provider lists audiences.
  * - All valid: the first token (headers, then parameters, then cookies) gives the request principal
  *   `<iss>/<sub>` and the claims (with `scope`, `permission` and the provider's
  *   `spaceDelimitedClaims` split into lists). Every token gives its header edits
@@ -25,6 +27,7 @@
  */
 import { createLocalJWKSet, decodeJwt, errors, type JSONWebKeySet, type JWTPayload, jwtVerify } from "jose";
 import type { JwtProvider } from "./provider.ts";
+import { verifyTimeConstraint } from "./time_constraint.ts";
 import {
   findTokens,
   type FoundToken,
@@ -49,6 +52,9 @@ export const JWT_ALGORITHMS: readonly string[] = [
 
 /** Seconds of tolerance on `nbf` and `exp` (policies seed, "Limits"). */
 export const JWT_CLOCK_SKEW_SECONDS = 60;
+
+/** jose's clock tolerance: so large that its own `nbf`/`exp` checks never fire (see time_constraint.ts). */
+const JOSE_TIME_CHECKS_OFF = Number.MAX_SAFE_INTEGER;
 
 const DEFAULT_SPACE_DELIMITED = ["scope", "permission"];
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "k", "oth"];
@@ -137,10 +143,8 @@ function compileProvider(p: JwtProvider): CompiledProvider {
 
 /** Envoy's status texts for jose's errors. */
 function reasonOf(e: unknown): string {
-  if (e instanceof errors.JWTExpired) return "Jwt is expired";
   if (e instanceof errors.JWTClaimValidationFailed) {
     if (e.claim === "aud") return "Audiences in Jwt are not allowed";
-    if (e.claim === "nbf") return "Jwt not yet valid";
     if (e.claim === "iss") return "Jwt issuer is not configured";
     return `Jwt verification fails: ${e.message}`;
   }
@@ -259,16 +263,19 @@ export class JwtAuthenticator {
   }
 
   async #verify(token: string, candidates: number[], now: number | undefined): Promise<TokenResult> {
-    let iss: unknown;
+    let claims: JWTPayload;
     try {
-      iss = decodeJwt(token).iss;
+      claims = decodeJwt(token);
     } catch (e) {
       return { ok: false, reason: reasonOf(e) };
     }
+    const iss = claims.iss;
+    const late = verifyTimeConstraint(claims, now ?? Date.now() / 1000, JWT_CLOCK_SKEW_SECONDS);
     let reason = "Jwt issuer is not configured";
     for (const i of candidates) {
       const c = this.#providers[i];
       if (c.p.issuer !== iss) continue;
+      if (late !== undefined) return { ok: false, reason: late };
       if (!c.keys) {
         reason = `Jwt verification fails: ${c.noKeys}`;
         continue;
@@ -278,8 +285,7 @@ export class JwtAuthenticator {
           algorithms: JWT_ALGORITHMS as string[],
           issuer: c.p.issuer,
           audience: c.p.audiences?.length ? [...c.p.audiences] : undefined,
-          clockTolerance: JWT_CLOCK_SKEW_SECONDS,
-          currentDate: now === undefined ? undefined : new Date(now * 1000),
+          clockTolerance: JOSE_TIME_CHECKS_OFF,
         });
         return { ok: true, payload, c };
       } catch (e) {

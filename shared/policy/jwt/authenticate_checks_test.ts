@@ -82,22 +82,38 @@ const CASES: [string, JwtProvider[], (valid: string) => Promise<Source> | Source
     bearer,
     "invalid: Audiences in Jwt are not allowed",
   ],
-  // Expiry and not-before, 60 s of skew either way.
+  // Expiry and not-before, 60 s of skew either way, at Envoy's exact edges (jwt_verify_lib's
+  // verifyTimeConstraint: expired when now > exp + 60, not yet valid when now + 60 < nbf).
   ["exp in 1 s", [provider()], async () => bearer(await sign({ exp: NOW + 1 })), VALID],
   ["exp 1 s ago (skew)", [provider()], async () => bearer(await sign({ exp: NOW - 1 })), VALID],
+  ["exp = now - 59: Envoy accepts", [provider()], async () => bearer(await sign({ exp: NOW - 59 })), VALID],
+  ["exp = now - 60: Envoy accepts", [provider()], async () => bearer(await sign({ exp: NOW - 60 })), VALID],
   [
-    "exp 90 s ago (beyond the skew)",
+    "exp = now - 61: Envoy refuses",
     [provider()],
-    async () => bearer(await sign({ exp: NOW - 90 })),
+    async () => bearer(await sign({ exp: NOW - 61 })),
     "invalid: Jwt is expired",
   ],
   ["nbf 1 hour ago", [provider()], async () => bearer(await sign({ nbf: NOW - 3600 })), VALID],
-  ["nbf in 30 s (skew)", [provider()], async () => bearer(await sign({ nbf: NOW + 30 })), VALID],
+  ["nbf = now + 59: Envoy accepts", [provider()], async () => bearer(await sign({ nbf: NOW + 59 })), VALID],
+  ["nbf = now + 60: Envoy accepts", [provider()], async () => bearer(await sign({ nbf: NOW + 60 })), VALID],
   [
-    "nbf in 90 s (beyond the skew)",
+    "nbf = now + 61: Envoy refuses",
     [provider()],
-    async () => bearer(await sign({ nbf: NOW + 90 })),
+    async () => bearer(await sign({ nbf: NOW + 61 })),
     "invalid: Jwt not yet valid",
+  ],
+  [
+    "expired and signed by a stranger: the time is checked before the signature, as in Envoy",
+    [provider()],
+    async () => bearer(await sign({ exp: NOW - 61 }, stranger.privateKey)),
+    "invalid: Jwt is expired",
+  ],
+  [
+    "expired with an unknown issuer: the issuer is checked first",
+    [provider()],
+    async () => bearer(await sign({ iss: "https://evil.example.com", exp: NOW - 61 })),
+    "invalid: Jwt issuer is not configured",
   ],
   // Keys.
   ["private members of a published key are dropped", [provider({ jwks: jwksWithPrivate })], bearer, VALID],
