@@ -154,7 +154,11 @@ Deno.test("meshctl over xDS: every live command as over HTTP, with a certificate
         "wrong.example",
       ]);
       assert.equal(r.code, 0, r.err);
-      assert.deepEqual(JSON.parse(r.out), { rootNamespace: "mesh-system", trustDomain: "cluster.local" });
+      assert.deepEqual(JSON.parse(r.out), {
+        rootNamespace: "mesh-system",
+        trustDomain: "cluster.local",
+        pathNormalization: "DECODE_AND_MERGE_SLASHES",
+      });
     });
 
     await t.step(

@@ -40,6 +40,8 @@ export interface AnalysisInput {
   target: string;
   /** Files given, for the "no issues" line. */
   files: string[];
+  /** meshd's `/debug/mesh` `pathNormalization`, unchecked (live only; absent from an older meshd). */
+  pathNormalization?: unknown;
 }
 
 function finish(
@@ -113,7 +115,7 @@ export async function inputFromMeshd(client: MeshdDebugSource): Promise<Analysis
   const [configz, registryz, mesh] = await Promise.all([
     client.json<{ resources: ConfigzEntry[] }>("/debug/configz"),
     client.json<{ workloads: RegistryzWorkload[] }>("/debug/registryz"),
-    client.json<{ rootNamespace: string }>("/debug/mesh"),
+    client.json<{ rootNamespace: string; pathNormalization?: unknown }>("/debug/mesh"),
   ]);
   const resources = configz.resources.map((e) => ({
     kind: e.kind,
@@ -135,5 +137,6 @@ export async function inputFromMeshd(client: MeshdDebugSource): Promise<Analysis
     issues: [],
     target: `meshd at ${client.address}`,
     files: [],
+    ...(mesh.pathNormalization === undefined ? {} : { pathNormalization: mesh.pathNormalization }),
   });
 }

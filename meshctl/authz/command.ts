@@ -12,6 +12,8 @@ import {
   type AuthorizationPolicy,
   compileAuthorization,
   type MergedAuthorizationPolicies,
+  PATH_NORMALIZATIONS,
+  type PathNormalization,
 } from "../../shared/mod.ts";
 import { type AnalysisInput, inputFromFiles, inputFromMeshd } from "../analyze/input.ts";
 import type { CliIo } from "../cli.ts";
@@ -21,6 +23,14 @@ import { structured } from "../output.ts";
 import { parseTarget } from "../proxy_target.ts";
 import { type DumpJwtRule, jwtRulesText, policiesFromDump, readConfigDumpFile } from "./config_dump.ts";
 import { checkText, checkValue, explainText, type Explanation, ruleSummary } from "./format.ts";
+import {
+  defaultNormalization,
+  normalizationFromDump,
+  normalizationFromMeshd,
+  type NormalizationInForce,
+  normalizationText,
+  normalizeWith,
+} from "./path_normalization.ts";
 import { type RequestFlags, requestFromFlags } from "./request.ts";
 import { type AuthzWorkload, resolveWorkload } from "./workload.ts";
 
@@ -68,12 +78,19 @@ interface Applicable {
   workload: AuthzWorkload;
   merged: MergedAuthorizationPolicies;
   jwtRules?: DumpJwtRule[];
+  /** The path normalization the evaluated proxy applies. */
+  normalization: NormalizationInForce;
+}
+
+/** `--port` when it is a number (explain; `requestFromFlags` reports a bad one). */
+function portOf(opts: Record<string, unknown>): number | undefined {
+  return typeof opts.port === "string" && /^\d+$/.test(opts.port) ? Number(opts.port) : undefined;
 }
 
 /** A single `-f` that is a proxy's config dump: the policies that proxy enforces. */
 async function fromConfigDump(
   target: string | undefined,
-  opts: SourceFlags,
+  opts: SourceFlags & Record<string, unknown>,
   globals: Globals,
 ): Promise<Applicable | undefined> {
   if (opts.file.length !== 1) return undefined;
@@ -89,7 +106,7 @@ async function fromConfigDump(
       );
     }
   }
-  return found;
+  return { ...found, normalization: normalizationFromDump(dump, portOf(opts), opts.file[0]) };
 }
 
 async function applicable(
@@ -108,6 +125,9 @@ async function applicable(
   return {
     workload,
     merged: applicableAuthorizationPolicies(policies, workload, { rootNamespace: input.rootNamespace }),
+    normalization: opts.file.length > 0
+      ? defaultNormalization("policy files carry no mesh config")
+      : normalizationFromMeshd(input.pathNormalization, input.target),
   };
 }
 
@@ -143,8 +163,11 @@ function withSource(
     );
   addDebugFlags(cmd).action(async (target, opts, command) => {
     const flags = opts as unknown as Flags;
+    const found = await applicable(target, flags, command.optsWithGlobals() as unknown as Globals);
+    const chosen = flags.pathNormalization as PathNormalization | undefined;
     const r = await report({
-      ...await applicable(target, flags, command.optsWithGlobals() as unknown as Globals),
+      ...found,
+      ...(chosen ? { normalization: { option: chosen, from: "--path-normalization" } } : {}),
       flags,
     });
     io.stdout(flags.output === "short" ? r.text : structured(r.value, flags.output as "json" | "yaml"));
@@ -162,10 +185,15 @@ function checkCommand(io: CliIo): CommandUnknownOpts {
   return withSource(
     cmd,
     io,
-    ({ workload, merged, jwtRules }) =>
+    ({ workload, merged, jwtRules, normalization }) =>
       Promise.resolve({
-        text: checkText(workload, merged) + (jwtRules ? jwtRulesText(jwtRules) : ""),
-        value: { ...checkValue(workload, merged) as object, ...(jwtRules ? { jwtRules } : {}) },
+        text: checkText(workload, merged) + (jwtRules ? jwtRulesText(jwtRules) : "") +
+          normalizationText(normalization),
+        value: {
+          ...checkValue(workload, merged) as object,
+          ...(jwtRules ? { jwtRules } : {}),
+          pathNormalization: normalization,
+        },
       }),
   );
 }
@@ -178,7 +206,18 @@ function explainCommand(io: CliIo): CommandUnknownOpts {
     )
     .argument("[target]", "[<type>/]<name>[.<namespace>]: a WorkloadEntry or registered workload")
     .option("--method <method>", "HTTP method", "GET")
-    .option("--path <path>", "request path (query allowed; normalized as the proxy does)", "/")
+    .option(
+      "--path <path>",
+      "request path (query allowed), normalized with the option the proxy applies (see --path-normalization)",
+      "/",
+    )
+    .addOption(
+      new Option(
+        "--path-normalization <option>",
+        "meshConfig.pathNormalization to normalize --path with, instead of the one in force (from the config " +
+          "dump's listener or meshd; policy files: DECODE_AND_MERGE_SLASHES)",
+      ).choices(PATH_NORMALIZATIONS),
+    )
     .option("--host <host>", "Host header")
     .option("--port <port>", "destination (container) port", "80")
     .option("-H, --header <name=value>", "request header (repeatable)", collectArray, [] as string[])
@@ -199,9 +238,14 @@ function explainCommand(io: CliIo): CommandUnknownOpts {
       "--jwt <file|json>",
       "claims JSON object, or a file holding one or a JWT (decoded, not verified)",
     );
-  return withSource(cmd, io, async ({ workload, merged, flags }) => {
+  return withSource(cmd, io, async ({ workload, merged, flags, normalization }) => {
     const { request, jwtNote } = await requestFromFlags(flags);
-    const decision = compileAuthorization(merged.all).evaluate(request);
+    const path = normalizeWith(request.path, normalization);
+    const decision = compileAuthorization(merged.all).evaluate({
+      ...request,
+      path: path.path,
+      pathNormalized: true,
+    });
     const decider = merged.all.find((p) =>
       p.namespace === decision.policy?.namespace && p.name === decision.policy?.name
     );
@@ -213,6 +257,7 @@ function explainCommand(io: CliIo): CommandUnknownOpts {
       ...(rule ? { rule: ruleSummary(rule) } : {}),
       policies: merged.all.map((p) => `${p.name}.${p.namespace}`),
       ...(jwtNote ? { jwtNote } : {}),
+      pathNormalization: path,
     };
     if (!decision.allowed) io.setExitCode(EXIT_DENIED);
     return { text: explainText(e), value: e };

@@ -182,3 +182,98 @@ Deno.test("authz: the workload from a WorkloadEntry in the files; bad input name
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("authz explain -f <config dump>: the proxy's path normalization decides //headers, /%2Fheaders, /a/../headers", async () => {
+  const dir = await Deno.makeTempDir();
+  const dumpWith = (option: string | undefined) => ({
+    configs: [
+      {
+        "@type": "type.googleapis.com/envoy.admin.v3.ListenersConfigDump",
+        dynamic_listeners: [{
+          name: "inbound|10.1.0.2_8000",
+          active_state: {
+            listener: {
+              name: "inbound|10.1.0.2_8000",
+              address: { socket_address: { address: "10.1.0.2", port_value: 8000 } },
+              traffic_direction: "INBOUND",
+              ...(option ? { http_connection_manager: { path_normalization: option } } : {}),
+            },
+          },
+        }],
+      },
+      {
+        "@type": "type.googleapis.com/mesh.admin.v1.MeshConfigDump",
+        workload: { name: "httpbin-1", namespace: "foo", labels: { app: "httpbin" } },
+        authorizations: {
+          resources: {
+            "foo/deny-headers": {
+              name: "deny-headers",
+              namespace: "foo",
+              action: "DENY",
+              scope: "WORKLOAD_SELECTOR",
+              rules: [{ to: [{ operation: { paths: ["/headers"] } }] }],
+            },
+          },
+        },
+      },
+    ],
+  });
+  // deno-fmt-ignore
+  const cases: { option?: string; path: string; code: number; line: RegExp }[] = [
+    { option: "NONE", path: "//headers", code: 0, line: /^path normalization: NONE \(from the config dump's listener inbound\|10\.1\.0\.2_8000\); path matched as \/\/headers$/m },
+    { option: "BASE", path: "//headers", code: 0, line: /^path normalization: BASE \(from .*\); path matched as \/\/headers$/m },
+    { option: "BASE", path: "/a/../headers", code: EXIT_DENIED, line: /^path normalization: BASE .*path matched as \/headers$/m },
+    { option: "MERGE_SLASHES", path: "//headers", code: EXIT_DENIED, line: /MERGE_SLASHES .*as \/headers$/m },
+    { option: "MERGE_SLASHES", path: "/%2Fheaders", code: 0, line: /MERGE_SLASHES .*as \/%2Fheaders$/m },
+    { option: "DECODE_AND_MERGE_SLASHES", path: "/%2Fheaders", code: EXIT_DENIED, line: /^path normalization: DECODE_AND_MERGE_SLASHES \(from /m },
+    { path: "//headers", code: EXIT_DENIED, line: /^path normalization: DECODE_AND_MERGE_SLASHES \(default: the config dump's listeners show no path_normalization\); path matched as \/headers$/m },
+  ];
+  try {
+    for (const c of cases) {
+      const file = `${dir}/${c.option ?? "none"}.json`;
+      await Deno.writeTextFile(file, JSON.stringify(dumpWith(c.option)));
+      const r = await meshctl(["x", "authz", "explain", "-f", file, "--port", "8000", "--path", c.path]);
+      assert.equal(r.code, c.code, `${c.option} ${c.path}: ${r.out}${r.err}`);
+      assert.match(r.out, c.line);
+      if (c.code === EXIT_DENIED) {
+        assert.match(r.out, /^DENY: denied by DENY policy foo\/deny-headers rule 0$/m);
+      }
+    }
+    const base = `${dir}/BASE.json`;
+    const json = await meshctl(["x", "authz", "explain", "-f", base, "--path", "//headers", "-o", "json"]);
+    assert.deepEqual(JSON.parse(json.out).pathNormalization, {
+      option: "BASE",
+      from: "the config dump's listener inbound|10.1.0.2_8000",
+      path: "//headers",
+    });
+    const chosen = await meshctl([
+      "x",
+      "authz",
+      "explain",
+      "-f",
+      base,
+      "--path",
+      "//headers",
+      "--path-normalization",
+      "MERGE_SLASHES",
+    ]);
+    assert.equal(chosen.code, EXIT_DENIED, chosen.out + chosen.err);
+    assert.match(chosen.out, /^path normalization: MERGE_SLASHES \(from --path-normalization\)/m);
+    const check = await meshctl(["x", "authz", "check", "-f", base]);
+    assert.match(check.out, /^path normalization: BASE \(from the config dump's listener inbound/m);
+    await Deno.writeTextFile(`${dir}/bad.json`, JSON.stringify(dumpWith("SLASHES")));
+    const bad = await meshctl(["x", "authz", "explain", "-f", `${dir}/bad.json`]);
+    assert.equal(bad.code, 1);
+    assert.match(
+      bad.err,
+      /bad\.json: listeners: dynamic_listeners\[0\]\..*path_normalization: "SLASHES" is not one of/,
+    );
+    const files = await meshctl(["x", "authz", "explain", "-f", GET_DENY, ...WORKLOAD, "--path", "//get"]);
+    assert.match(
+      files.out,
+      /^path normalization: DECODE_AND_MERGE_SLASHES \(default: policy files carry no mesh config\); path matched as \/get$/m,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

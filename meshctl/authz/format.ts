@@ -12,6 +12,7 @@ import type {
   MergedAuthorizationPolicies,
 } from "../../shared/mod.ts";
 import { table } from "../output.ts";
+import { normalizationText, type NormalizedRequestPath } from "./path_normalization.ts";
 import type { AuthzWorkload } from "./workload.ts";
 
 const list = (v: unknown): string => Array.isArray(v) ? `[${v.join(",")}]` : String(v);
@@ -78,6 +79,8 @@ export interface Explanation {
   /** Policies that applied, `name.namespace`. */
   policies: string[];
   jwtNote?: string;
+  /** The option the path was normalized with, where it came from, and the path `paths` matched. */
+  pathNormalization: NormalizedRequestPath;
 }
 
 /** The short form of `explain`: ALLOW or DENY, the reason, the rule, the policies that applied. */
@@ -93,5 +96,5 @@ export function explainText(e: Explanation): string {
     `workload ${workloadText(e.workload)}; policies applied: ${e.policies.join(", ") || "none"}`,
     ...(e.jwtNote ? [`note: ${e.jwtNote}`] : []),
   ];
-  return lines.join("\n") + "\n";
+  return lines.join("\n") + "\n" + normalizationText(e.pathNormalization);
 }

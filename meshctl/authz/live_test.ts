@@ -43,9 +43,41 @@ Deno.test("authz check and explain against a live meshd: target resolved through
     assert.match(post.out, /^ALLOW: allowed by ALLOW policy foo\/allow-path-ip rule 0$/m);
     const get = await meshctl(["x", "authz", "explain", "vm1.foo", "--path", "/ip", ...at]);
     assert.equal(get.code, EXIT_DENIED, get.out + get.err);
+    assert.match(
+      get.out,
+      /^path normalization: DECODE_AND_MERGE_SLASHES \(from meshd's mesh config\)/m,
+    );
     const missing = await meshctl(["x", "authz", "check", "nope.foo", ...at]);
     assert.equal(missing.code, 1);
     assert.match(missing.err, /workload nope\.foo not found in meshd at .*known: .*vm1\.foo/);
+  } finally {
+    await meshd.stop();
+  }
+});
+
+Deno.test("authz explain against a live meshd whose meshConfig chose BASE: //headers passes a DENY on /headers", async () => {
+  const deny = `apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: deny-headers, namespace: foo}
+spec:
+  selector: {matchLabels: {app: httpbin}}
+  action: DENY
+  rules: [{to: [{operation: {paths: [/headers]}}]}]
+`;
+  const meshd = await startLiveMeshd([WORKLOAD_ENTRY, deny].join("---\n"), {
+    meshConfig: "pathNormalization:\n  normalization: BASE\n",
+  });
+  try {
+    const explain = (path: string) =>
+      meshctl(["x", "authz", "explain", "vm1.foo", "--path", path, "--debug-address", meshd.debugAddress]);
+    const merged = await explain("//headers");
+    assert.equal(merged.code, 0, merged.out + merged.err);
+    assert.match(
+      merged.out,
+      /^path normalization: BASE \(from meshd's mesh config\); path matched as \/\/headers$/m,
+    );
+    const dots = await explain("/a/../headers");
+    assert.equal(dots.code, EXIT_DENIED, dots.out + dots.err);
   } finally {
     await meshd.stop();
   }

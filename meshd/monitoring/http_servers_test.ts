@@ -72,7 +72,11 @@ Deno.test("/metrics counts connections, pushes, rejected configs and convergence
       assert.equal(noId.status, 400);
       await noId.body?.cancel();
       const mesh = await (await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/mesh`)).json();
-      assert.deepEqual(mesh, { rootNamespace: "mesh-system", trustDomain: "cluster.local" });
+      assert.deepEqual(mesh, {
+        rootNamespace: "mesh-system",
+        trustDomain: "cluster.local",
+        pathNormalization: "DECODE_AND_MERGE_SLASHES",
+      });
       const version = await (await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/version`)).json();
       assert.equal(version.component, "meshd");
       assert.match(version.version, /^\d+\.\d+\.\d+$/);

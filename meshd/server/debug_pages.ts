@@ -86,6 +86,8 @@ export class DebugPages {
         jsonPage({
           rootNamespace: discovery.pushContext.rootNamespace,
           trustDomain: discovery.pushContext.trustDomain,
+          // What meshctl's authz explain normalizes request paths with, as the proxies do.
+          pathNormalization: discovery.pushContext.proxySettings.pathNormalization,
         }),
       version: () => jsonPage({ component: "meshd", ...buildInfo() }),
       ...(rootCert

@@ -124,7 +124,11 @@ Deno.test("debug over xDS: pages as over HTTP, Istio's two request forms, delta 
 
       const delta = await ask(port, { typeUrl: "istio.io/debug/mesh" }, { token: admin, delta: true });
       assert.equal(delta.response!.resources[0].name, "mesh");
-      assert.deepEqual(body(delta.response!), { rootNamespace: "mesh-system", trustDomain: "cluster.local" });
+      assert.deepEqual(body(delta.response!), {
+        rootNamespace: "mesh-system",
+        trustDomain: "cluster.local",
+        pathNormalization: "DECODE_AND_MERGE_SLASHES",
+      });
 
       const root = await ask(port, { typeUrl: "istio.io/debug/rootCert" }, { token: admin });
       assert.equal(new TextDecoder().decode(root.response!.resources[0].value), ca.trustBundlePem);
@@ -135,7 +139,11 @@ Deno.test("debug over xDS: pages as over HTTP, Istio's two request forms, delta 
         grpc.status.OK,
         "a client that half-closes at once gets its answer, then OK",
       );
-      assert.deepEqual(body(early.response!), { rootNamespace: "mesh-system", trustDomain: "cluster.local" });
+      assert.deepEqual(body(early.response!), {
+        rootNamespace: "mesh-system",
+        trustDomain: "cluster.local",
+        pathNormalization: "DECODE_AND_MERGE_SLASHES",
+      });
 
       const acked = await ask(port, { typeUrl: "istio.io/debug/version" }, { token: admin, ack: true });
       assert.equal(acked.more, 0, "an ACK of a debug answer is not answered");

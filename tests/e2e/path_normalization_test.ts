@@ -4,6 +4,7 @@
  * /headers, the application echoing what it received) and shown by `meshctl proxy-config listener`.
  * MERGE_SLASHES is chosen because it differs from the default (DECODE_AND_MERGE_SLASHES) on
  * `/%2Fheaders`: that request reaching the application proves the mesh's setting is in force.
+ * `meshctl x authz explain` must give the proxy's verdict, from its config dump and from meshd.
  */
 import assert from "node:assert/strict";
 import {
@@ -101,6 +102,33 @@ Deno.test("meshConfig pathNormalization MERGE_SLASHES: meshd pushes it, the prox
       table.out,
       new RegExp(`127\\.0\\.0\\.1\\s+${PORT}\\s+INBOUND\\s+PERMISSIVE\\s+MERGE_SLASHES\\s`),
     );
+
+    // meshctl's authz verdict is the proxy's, from the proxy's saved config dump and from meshd.
+    const all = await ctl(["proxy-config", "all", "httpbin-1.foo", "-o", "json"]);
+    assert.equal(all.code, 0, all.err);
+    const dump = await Deno.makeTempFile({ suffix: ".json" });
+    try {
+      await Deno.writeTextFile(dump, all.out);
+      for (const target of ["//headers", "/a/../headers", "/%2Fheaders"]) {
+        const proxyStatus = await status(target);
+        for (const source of [["-f", dump], ["httpbin-1.foo", "--debug-address", meshd.debugAddress]]) {
+          const r = await meshctl([
+            "x",
+            "authz",
+            "explain",
+            ...source,
+            "--port",
+            String(PORT),
+            "--path",
+            target,
+          ]);
+          assert.equal(r.code, proxyStatus === 403 ? 3 : 0, `${target} ${source[0]}: ${r.out}${r.err}`);
+          assert.match(r.out, /^path normalization: MERGE_SLASHES \(from /m);
+        }
+      }
+    } finally {
+      await Deno.remove(dump);
+    }
   } catch (e) {
     if (proxy) console.error(proxy.output().slice(-3000));
     if (meshd) console.error(meshd.output().slice(-3000));
