@@ -21,6 +21,7 @@ import { DebugPages } from "./debug_pages.ts";
 import { debugResponder, type DebugXdsOptions } from "./debug_xds.ts";
 import { BridgeServer, type ServiceRegistrar } from "./serving/bridge.ts";
 import { type ChildStatus, ServingPool } from "./serving/pool.ts";
+import { type ChildServerOptions, grpcServerOptions } from "./serving/wire.ts";
 
 /** Where the server logs; matches meshd/logging's scope loggers. */
 export interface DiscoveryLogger {
@@ -275,17 +276,18 @@ export class DiscoveryServer {
     this.#generator.update(this.#build());
     this.#syncJwks(this.#generator.context);
     const o = this.#options;
-    const serverOptions = {
-      "grpc.max_concurrent_streams": o.maxStreams ?? 100_000,
-      "grpc.max_receive_message_length": o.maxRecvMessageBytes ?? 4 * 1024 * 1024,
-      "grpc.keepalive_time_ms": o.keepaliveIntervalMs ?? 30_000,
-      "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs ?? 10_000,
+    const limits: ChildServerOptions = {
+      maxStreams: o.maxStreams ?? 100_000,
+      maxRecvMessageBytes: o.maxRecvMessageBytes ?? 4 * 1024 * 1024,
+      keepaliveIntervalMs: o.keepaliveIntervalMs ?? 30_000,
+      keepaliveTimeoutMs: o.keepaliveTimeoutMs ?? 10_000,
       // The default (Go's max duration) means never; timers cannot take more than 2^31-1 ms.
       ...(o.maxConnectionAgeMs !== undefined && o.maxConnectionAgeMs < 2 ** 31 - 1
-        ? { "grpc.max_connection_age_ms": o.maxConnectionAgeMs }
+        ? { maxConnectionAgeMs: o.maxConnectionAgeMs }
         : {}),
     };
-    if (o.servingChildren) return await this.#startPool(o.servingChildren);
+    if (o.servingChildren) return await this.#startPool(o.servingChildren, limits);
+    const serverOptions = grpcServerOptions(limits);
     this.#grpc = new grpc.Server(serverOptions);
     this.#ads.register(this.#grpc);
     const grpcPort = await bind(
@@ -323,7 +325,10 @@ export class DiscoveryServer {
     return this.#pool?.deaths ?? 0;
   }
 
-  async #startPool(children: number): Promise<{ grpcPort: number; securePort: number }> {
+  async #startPool(
+    children: number,
+    serverOptions: ChildServerOptions,
+  ): Promise<{ grpcPort: number; securePort: number }> {
     const o = this.#options;
     const servers = { plaintext: new BridgeServer(), tls: new BridgeServer() };
     this.#ads.register(servers.plaintext);
@@ -338,15 +343,7 @@ export class DiscoveryServer {
         ...(o.secure ? { tls: listenAddress(o.secure.addr) } : {}),
       },
       servers,
-      serverOptions: {
-        maxStreams: o.maxStreams ?? 100_000,
-        maxRecvMessageBytes: o.maxRecvMessageBytes ?? 4 * 1024 * 1024,
-        keepaliveIntervalMs: o.keepaliveIntervalMs ?? 30_000,
-        keepaliveTimeoutMs: o.keepaliveTimeoutMs ?? 10_000,
-        ...(o.maxConnectionAgeMs !== undefined && o.maxConnectionAgeMs < 2 ** 31 - 1
-          ? { maxConnectionAgeMs: o.maxConnectionAgeMs }
-          : {}),
-      },
+      serverOptions,
       certificates: o.secure?.certificates,
       logger: o.logger,
       onChildDeath: o.onChildDeath,

@@ -13,16 +13,23 @@ import type { HttpHead } from "../http/head.ts";
 const XFF = "x-forwarded-for";
 const XFP = "x-forwarded-proto";
 
-/** The values of the fields named `name` (lower case), in order; with `drop`, each is marked dropped. */
-function fieldValues(h: HttpHead, name: string, drop: boolean): string[] {
-  const out: string[] = [];
+/** The indexes of the fields named `name` (lower case), in order. */
+function fieldsNamed(h: HttpHead, name: string): number[] {
+  const out: number[] = [];
   const f = h.fields;
   for (let i = 0; i < h.count; i++) {
-    if (f[i * 4 + 1] - f[i * 4] !== name.length || h.name(i).toLowerCase() !== name) continue;
-    out.push(h.value(i));
-    if (drop) h.drop[i] = 1;
+    if (f[i * 4 + 1] - f[i * 4] === name.length && h.name(i).toLowerCase() === name) out.push(i);
   }
   return out;
+}
+
+/** The values of the fields named `name` (lower case), in order. */
+function fieldValues(h: HttpHead, name: string): string[] {
+  return fieldsNamed(h, name).map((i) => h.value(i));
+}
+
+function drop(h: HttpHead, fields: number[]): void {
+  for (const i of fields) h.drop[i] = 1;
 }
 
 /** The addresses of a connection that the computation needs. */
@@ -44,27 +51,29 @@ export function gatewayForwardedFor(
   conn: ConnectionAddresses,
   numTrustedProxies: number,
 ): ForwardedFor & { line: string } {
+  const xff = fieldsNamed(h, XFF);
+  drop(h, xff);
   const r = forwardedFor({
-    values: fieldValues(h, XFF, true),
+    values: xff.map((i) => h.value(i)),
     peerIp: conn.peerIp,
     localIp: conn.localIp,
     useRemoteAddress: true,
     numTrustedProxies,
   });
-  const protos = fieldValues(h, XFP, false);
+  const xfp = fieldsNamed(h, XFP);
   const proto = gatewayForwardedProto(
-    protos.length === 0 ? undefined : protos.join(","),
+    xfp.length === 0 ? undefined : xfp.map((i) => h.value(i)).join(","),
     conn.tls === true,
     numTrustedProxies,
   );
-  if (proto !== null) fieldValues(h, XFP, true);
+  if (proto !== null) drop(h, xfp);
   return { ...r, line: `${XFF}: ${r.forwardedFor}\r\n${proto === null ? "" : `${XFP}: ${proto}\r\n`}` };
 }
 
 /** A sidecar's trusted client address: the last X-Forwarded-For entry when it is an address, else the peer. */
 export function sidecarRemoteIp(h: HttpHead, conn: ConnectionAddresses): string {
   return forwardedFor({
-    values: fieldValues(h, XFF, false),
+    values: fieldValues(h, XFF),
     peerIp: conn.peerIp,
     localIp: conn.localIp,
     useRemoteAddress: false,

@@ -7,7 +7,6 @@
  * keep-alive connection afterwards.
  */
 import assert from "node:assert/strict";
-import * as net from "node:net";
 import { RawConn } from "../inbound/test_support.ts";
 import { closedAfter, MARGIN_MS, sleep, withListener } from "./limits_test_support.ts";
 
@@ -17,10 +16,7 @@ const LINGER_MS = 2000;
 
 /** A client that keeps its side open after the proxy's FIN (an attacker has no reason to close). */
 function halfOpen(port: number): Promise<RawConn> {
-  return new Promise((resolve, reject) => {
-    const s = net.connect({ host: "127.0.0.1", port, allowHalfOpen: true }, () => resolve(new RawConn(s)));
-    s.once("error", reject);
-  });
+  return RawConn.plain(port, { allowHalfOpen: true });
 }
 const LIMITS = { requestHeadersTimeoutMs: 10_000, requestTimeoutMs: REQUEST_MS, idleTimeoutMs: 30_000 };
 

@@ -9,9 +9,17 @@ import { Buffer } from "node:buffer";
 import net from "node:net";
 import { RawConn, type RawResponse } from "./test_support.ts";
 
-/** Sends one raw request head on its own plain-text connection and reads the response. */
-export async function sendRaw(port: number, head: string): Promise<RawResponse> {
-  const c = await RawConn.plain(port);
+/**
+ * Sends one raw request head on its own plain-text connection and reads the response.
+ *
+ * @param connect where and from where to connect (RawConn.plain's options; default 127.0.0.1)
+ */
+export async function sendRaw(
+  port: number,
+  head: string,
+  connect: Omit<net.TcpNetConnectOpts, "port"> = {},
+): Promise<RawResponse> {
+  const c = await RawConn.plain(port, connect);
   try {
     c.write(head);
     return await c.response();

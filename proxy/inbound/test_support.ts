@@ -281,9 +281,10 @@ export class RawConn {
     });
   }
 
-  static plain(port: number): Promise<RawConn> {
+  /** @param connect node's connect options besides the port: `host` (default 127.0.0.1), `localAddress`, ... */
+  static plain(port: number, connect: Omit<net.TcpNetConnectOpts, "port"> = {}): Promise<RawConn> {
     return new Promise((resolve, reject) => {
-      const s = net.connect({ host: "127.0.0.1", port }, () => resolve(new RawConn(s)));
+      const s = net.connect({ host: "127.0.0.1", ...connect, port }, () => resolve(new RawConn(s)));
       s.once("error", reject);
     });
   }

@@ -8,6 +8,7 @@
  * @module
  */
 import { normalizePath, PathError, type PathNormalization } from "../../shared/mod.ts";
+import { ascii } from "../http/chars.ts";
 import { H_HOST, type HttpHead } from "../http/head.ts";
 
 /** A target the router can use, or why it is refused (400). */
@@ -69,8 +70,5 @@ export function rewrittenHead(h: HttpHead, target: string, host: string | null):
     if (host !== null && h.kinds[i] === H_HOST) continue;
     text += `${h.name(i)}: ${h.value(i)}\r\n`;
   }
-  text += "\r\n";
-  const out = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
-  return out;
+  return ascii(text + "\r\n");
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { DEFAULT_PROXY_SETTINGS, type ProxySettings } from "../../shared/proxy_settings/mod.ts";
 
 /** The effective inbound mutual TLS of a port, as meshd computed it (mesh.v1.PortMtls). */
 export interface PortMtls {
@@ -15,8 +16,6 @@ export interface PortMtls {
   policy: string;
   scope: string;
 }
-
-import { DEFAULT_PROXY_SETTINGS, type ProxySettings } from "../../shared/proxy_settings/mod.ts";
 
 /** This proxy's own workload (mesh.v1.Workload, decoded). */
 export interface WorkloadInfo {

@@ -21,6 +21,7 @@ import { BootstrapTokenIssuer } from "../../meshd/ca/mod.ts";
 import { pemCertificates } from "../../meshd/ca/pem.ts";
 import { freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
+import { startMeshdProcess } from "./e2e_support.ts";
 
 const HOST = "httpbin.foo.svc.cluster.local:8000";
 const LOAD_MS = 5 * 60_000;
@@ -47,65 +48,6 @@ kind: PeerAuthentication
 metadata: {name: default, namespace: foo}
 spec: {mtls: {mode: STRICT}}
 `;
-
-interface MeshdProcess {
-  child: Deno.ChildProcess;
-  output(): string;
-  stop(): Promise<void>;
-}
-
-async function startMeshd(
-  dir: string,
-  ports: { secure: number; monitoring: number; http: number },
-): Promise<MeshdProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      new URL("../../meshd/main.ts", import.meta.url).pathname,
-      "discovery",
-      ...["--configDir", join(dir, "config"), "--meshConfig", join(dir, "no-mesh-config")],
-      ...["--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", `127.0.0.1:${ports.secure}`],
-      ...["--httpAddr", `127.0.0.1:${ports.http}`, "--monitoringAddr", `127.0.0.1:${ports.monitoring}`],
-      ...["--ctrlz_port", "0"],
-    ],
-    env: {
-      NO_COLOR: "1",
-      ROOT_CA_DIR: join(dir, "ca"),
-      DEFAULT_WORKLOAD_CERT_TTL: "60s",
-      CA_SELF_SIGNED_CA_CERT_TTL: "3m",
-      CA_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL: "5s",
-      CA_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: "25",
-      CA_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false",
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let out = "";
-  const sink = () => new WritableStream<string>({ write: (chunk) => void (out += chunk) });
-  const reading = Promise.all([
-    child.stdout.pipeThrough(new TextDecoderStream()).pipeTo(sink()).catch(() => {}),
-    child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(sink()).catch(() => {}),
-  ]);
-  let exited = false;
-  child.status.then(() => (exited = true));
-  const deadline = Date.now() + 30_000;
-  while (!exited && !out.includes("meshd ready")) {
-    if (Date.now() > deadline) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const stop = async () => {
-    if (!exited) child.kill("SIGKILL");
-    await child.status;
-    await reading;
-  };
-  if (!out.includes("meshd ready")) {
-    await stop();
-    throw new Error(`meshd did not start:\n${out}`);
-  }
-  return { child, output: () => out, stop };
-}
 
 /** One GET through the client proxy's outbound listener; the status, or the error's message. */
 function get(outboundPort: number, agent: http.Agent | undefined, path: string): Promise<number | string> {
@@ -147,7 +89,18 @@ Deno.test({
     const securePort = freePort();
     const monitoringPort = freePort();
     const httpPort = freePort();
-    const meshd = await startMeshd(dir, { secure: securePort, monitoring: monitoringPort, http: httpPort });
+    const meshd = await startMeshdProcess(dir, 0, [], {
+      ports: { secure: securePort, monitoring: monitoringPort, http: httpPort },
+      env: {
+        DEFAULT_WORKLOAD_CERT_TTL: "60s",
+        CA_SELF_SIGNED_CA_CERT_TTL: "3m",
+        CA_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL: "5s",
+        CA_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: "25",
+        CA_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR: "false",
+      },
+      ready: "meshd ready",
+      timeoutMs: 30_000,
+    });
     const trustBundle = async () => await (await fetch(`http://127.0.0.1:${httpPort}/debug/rootCert`)).text();
     const app = await Httpbin.start();
     const procs: ProxyProcess[] = [];

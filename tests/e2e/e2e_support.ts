@@ -179,20 +179,31 @@ export interface MeshdProcess {
   child: Deno.ChildProcess;
   /** Everything it logged so far. */
   output(): string;
+  /** Kills it (SIGKILL) unless it has exited, and waits for its end and the rest of its output. */
+  stop(): Promise<void>;
 }
 
 /**
  * `meshd discovery` as a process (`dir/config` its config directory, `dir/ca` its ROOT_CA_DIR), with
- * plain-text ADS on `port` and every other port free; ready once it logs that ADS listens.
+ * plain-text ADS on `port` and every other port free unless `options` names it; ready once it logs
+ * `options.ready` (default: that ADS listens) within `options.timeoutMs` (default 20 s).
  *
  * @param extra more flags, e.g. `--servingChildren 0`
- * @throws AssertionError when meshd exits while starting
+ * @param options fixed ports for the secure gRPC, debug HTTP and monitoring servers, and env added
+ * @throws AssertionError when meshd exits while starting; Error when it is not ready in time (then killed)
  */
 export async function startMeshdProcess(
   dir: string,
   port: number,
   extra: string[] = [],
+  options: {
+    ports?: { secure?: number; http?: number; monitoring?: number };
+    env?: Record<string, string>;
+    ready?: string;
+    timeoutMs?: number;
+  } = {},
 ): Promise<MeshdProcess> {
+  const { secure = 0, http = 0, monitoring = 0 } = options.ports ?? {};
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -200,21 +211,35 @@ export async function startMeshdProcess(
       new URL("../../meshd/main.ts", import.meta.url).pathname,
       "discovery",
       ...["--configDir", `${dir}/config`, "--meshConfig", `${dir}/no-mesh-config`],
-      ...["--grpcAddr", `127.0.0.1:${port}`, "--secureGRPCAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0"],
-      ...["--monitoringAddr", "127.0.0.1:0", "--ctrlz_port", "0", ...extra],
+      ...["--grpcAddr", `127.0.0.1:${port}`, "--secureGRPCAddr", `127.0.0.1:${secure}`],
+      ...["--httpAddr", `127.0.0.1:${http}`, "--monitoringAddr", `127.0.0.1:${monitoring}`],
+      ...["--ctrlz_port", "0", ...extra],
     ],
-    env: { NO_COLOR: "1", ROOT_CA_DIR: `${dir}/ca` },
+    env: { NO_COLOR: "1", ROOT_CA_DIR: `${dir}/ca`, ...options.env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
   let out = "";
   const sink = () => new WritableStream<string>({ write: (chunk) => void (out += chunk) });
-  child.stdout.pipeThrough(new TextDecoderStream()).pipeTo(sink()).catch(() => {});
-  child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(sink()).catch(() => {});
+  const reading = Promise.all([
+    child.stdout.pipeThrough(new TextDecoderStream()).pipeTo(sink()).catch(() => {}),
+    child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(sink()).catch(() => {}),
+  ]);
   let exited = false;
   child.status.then(() => (exited = true));
-  await waitFor(() => exited || out.includes("ADS listening"), 20_000, "meshd to listen");
+  const stop = async () => {
+    if (!exited) child.kill("SIGKILL");
+    await child.status;
+    await reading;
+  };
+  const ready = options.ready ?? "ADS listening";
+  try {
+    await waitFor(() => exited || out.includes(ready), options.timeoutMs ?? 20_000, "meshd to start");
+  } catch (e) {
+    await stop();
+    throw new Error(`${e instanceof Error ? e.message : e}:\n${out}`);
+  }
   assert.ok(!exited, `meshd exited at start:\n${out}`);
-  return { child, output: () => out };
+  return { child, output: () => out, stop };
 }

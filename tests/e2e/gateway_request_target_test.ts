@@ -6,8 +6,8 @@
  * absolute-form target routes by its authority, which httpbin receives as Host over the sidecar's mTLS.
  */
 import assert from "node:assert/strict";
-import net from "node:net";
-import { freePort, hasHttpbin, RawConn, type RawResponse } from "../../proxy/inbound/test_support.ts";
+import { freePort, hasHttpbin, type RawResponse } from "../../proxy/inbound/test_support.ts";
+import { sendRaw } from "../../proxy/inbound/target_echo.ts";
 import { eventually, gatewayMeshServices, startGatewayMesh } from "./e2e_support.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
@@ -55,20 +55,7 @@ spec:
 `,
 };
 
-async function send(head: string): Promise<RawResponse> {
-  const socket = net.connect({ host: GATEWAY_IP, port: GATEWAY_PORT });
-  await new Promise<void>((resolve, reject) => {
-    socket.once("connect", resolve);
-    socket.once("error", reject);
-  });
-  const c = new RawConn(socket);
-  try {
-    c.write(head);
-    return await c.response();
-  } finally {
-    c.close();
-  }
-}
+const send = (head: string): Promise<RawResponse> => sendRaw(GATEWAY_PORT, head, { host: GATEWAY_IP });
 
 const request = (target: string, method = "GET", host = "httpbin.example.com") =>
   `${method} ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;

@@ -14,9 +14,9 @@
  * host has a non-loopback IPv4 address, a client bound to it shows its own address appended.
  */
 import assert from "node:assert/strict";
-import net from "node:net";
 import { join } from "node:path";
-import { freePort, hasHttpbin, RawConn, type RawResponse } from "../../proxy/inbound/test_support.ts";
+import { freePort, hasHttpbin, type RawResponse } from "../../proxy/inbound/test_support.ts";
+import { sendRaw } from "../../proxy/inbound/target_echo.ts";
 import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
 import { eventually, gatewayMeshServices, startGatewayMesh } from "./e2e_support.ts";
 
@@ -82,20 +82,12 @@ spec:
 
 /** Sends one request as raw bytes from `from`; `fields` are header lines as written. */
 async function send(path: string, fields: string[], from = "127.0.0.1"): Promise<RawResponse> {
-  const socket = await new Promise<net.Socket>((resolve, reject) => {
-    const s = net.connect({ host: GATEWAY_IP, port: PORT, localAddress: from }, () => resolve(s));
-    s.once("error", reject);
-  });
-  const conn = new RawConn(socket);
-  try {
-    conn.write(
-      `GET ${path} HTTP/1.1\r\nHost: example.com\r\n${fields.map((f) => `${f}\r\n`).join("")}` +
-        "Connection: close\r\n\r\n",
-    );
-    return await conn.response({ timeoutMs: 5000 });
-  } finally {
-    conn.close();
-  }
+  return await sendRaw(
+    PORT,
+    `GET ${path} HTTP/1.1\r\nHost: example.com\r\n${fields.map((f) => `${f}\r\n`).join("")}` +
+      "Connection: close\r\n\r\n",
+    { host: GATEWAY_IP, localAddress: from },
+  );
 }
 
 const xff = (...values: string[]) => values.map((v) => `X-Forwarded-For: ${v}`);

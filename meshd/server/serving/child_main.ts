@@ -14,6 +14,7 @@ import {
   type ChildServerOptions,
   FrameWriter,
   type FromChild,
+  grpcServerOptions,
   type MethodKind,
   readFrames,
   type ToChild,
@@ -107,13 +108,7 @@ function newServer(
   transport: Transport,
   o: ChildServerOptions,
 ) {
-  const server = new grpc.Server({
-    "grpc.max_concurrent_streams": o.maxStreams,
-    "grpc.max_receive_message_length": o.maxRecvMessageBytes,
-    "grpc.keepalive_time_ms": o.keepaliveIntervalMs,
-    "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs,
-    ...(o.maxConnectionAgeMs !== undefined ? { "grpc.max_connection_age_ms": o.maxConnectionAgeMs } : {}),
-  });
+  const server = new grpc.Server(grpcServerOptions(o));
   const definition: Record<string, grpc.MethodDefinition<Buffer, Buffer>> = {};
   const handlers: grpc.UntypedServiceImplementation = {};
   for (const [i, m] of methods.entries()) {

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type * as grpc from "@grpc/grpc-js";
 
 /** What kind of gRPC method a path is, as the child registers it. */
 export type MethodKind = "unary" | "bidi";
@@ -20,7 +21,7 @@ export interface TlsMaterial {
   trustBundlePem: string;
 }
 
-/** gRPC server options the child applies to both of its servers. */
+/** gRPC server options the child applies to both of its servers (meshd's own servers when in process). */
 export interface ChildServerOptions {
   maxStreams: number;
   maxRecvMessageBytes: number;
@@ -28,6 +29,17 @@ export interface ChildServerOptions {
   keepaliveTimeoutMs: number;
   /** Absent: connections are never aged out. */
   maxConnectionAgeMs?: number;
+}
+
+/** {@link ChildServerOptions} as grpc-js's channel options. */
+export function grpcServerOptions(o: ChildServerOptions): grpc.ServerOptions {
+  return {
+    "grpc.max_concurrent_streams": o.maxStreams,
+    "grpc.max_receive_message_length": o.maxRecvMessageBytes,
+    "grpc.keepalive_time_ms": o.keepaliveIntervalMs,
+    "grpc.keepalive_timeout_ms": o.keepaliveTimeoutMs,
+    ...(o.maxConnectionAgeMs !== undefined ? { "grpc.max_connection_age_ms": o.maxConnectionAgeMs } : {}),
+  };
 }
 
 /** The verified client certificate of a TLS call: what xds_auth.ts, debug_xds.ts and the CA read. */
