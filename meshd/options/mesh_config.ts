@@ -86,22 +86,18 @@ export async function loadMeshConfig(path: string): Promise<{ config: MeshConfig
     }
   }
   try {
-    config.proxySettings = proxySettingsOf(settings, "");
+    config.proxySettings = proxySettingsOf(settings, (field) => SETTINGS_FIELDS[field] ?? field);
   } catch (e) {
-    throw new Error(`--meshConfig ${path}: ${settingsField((e as Error).message)}`);
+    throw new Error(`--meshConfig ${path}: ${(e as Error).message}`);
   }
   return { config, warnings };
 }
 
-/** Where each ProxySettings field is written in a mesh config. */
-const SETTINGS_FIELDS: Record<string, string> = {
+/** Where each ProxySettings field is written in a mesh config, where not at its own name. */
+const SETTINGS_FIELDS: Partial<Record<keyof ProxySettings, string>> = {
   pathNormalization: "pathNormalization.normalization",
   numTrustedProxies: "defaultConfig.gatewayTopology.numTrustedProxies",
 };
-
-function settingsField(message: string): string {
-  return message.replace(/^\.(\w+)/, (_, f: string) => SETTINGS_FIELDS[f] ?? f);
-}
 
 /**
  * A nested map of the mesh config; absent is empty. Fields of it that meshd does not read warn.

@@ -59,25 +59,32 @@ export const DEFAULT_PROXY_SETTINGS: Readonly<ProxySettings> = Object.freeze({
  * Checks settings as they arrive (from YAML or decoded from a resource) and fills defaults.
  *
  * @param value the settings object; absent fields take DEFAULT_PROXY_SETTINGS
- * @param at the field path of `value` in error messages, e.g. `settings`
+ * @param at the field path of `value` in error messages, e.g. `settings`; or, where the fields are
+ *   written elsewhere (a mesh config), the path of each field
  * @throws Error `<at>.<field>: <value> is not ...` for a field of the wrong type or value
  */
-export function proxySettingsOf(value: Record<string, unknown>, at: string): ProxySettings {
+export function proxySettingsOf(
+  value: Record<string, unknown>,
+  at: string | ((field: keyof ProxySettings) => string),
+): ProxySettings {
+  const fieldPath = typeof at === "string" ? (field: string) => `${at}.${field}` : at;
   const settings: ProxySettings = { ...DEFAULT_PROXY_SETTINGS };
   const path = value.pathNormalization;
   if (path !== undefined && path !== "") {
     if (!PATH_NORMALIZATIONS.includes(path as PathNormalization)) {
       throw new Error(
-        `${at}.pathNormalization: ${JSON.stringify(path)} is not one of ${PATH_NORMALIZATIONS.join(", ")}`,
+        `${fieldPath("pathNormalization")}: ${JSON.stringify(path)} is not one of ${
+          PATH_NORMALIZATIONS.join(", ")
+        }`,
       );
     }
     settings.pathNormalization = path as PathNormalization;
   }
   if (value.numTrustedProxies !== undefined) {
-    settings.numTrustedProxies = trustedHopsOf(value.numTrustedProxies, `${at}.numTrustedProxies`);
+    settings.numTrustedProxies = trustedHopsOf(value.numTrustedProxies, fieldPath("numTrustedProxies"));
   }
   if (value.denialExplanation !== undefined) {
-    settings.denialExplanation = denialExplanationOf(value.denialExplanation, `${at}.denialExplanation`);
+    settings.denialExplanation = denialExplanationOf(value.denialExplanation, fieldPath("denialExplanation"));
   }
   return settings;
 }
