@@ -18,7 +18,7 @@ import {
   PathError,
   type PathNormalization,
 } from "../../shared/mod.ts";
-import { DUMP_TYPES } from "../../proxy/admin/config_dump.ts";
+import { DUMP_TYPES } from "../proxy_config/sections.ts";
 import type { ConfigDump } from "../proxy_admin.ts";
 
 /** The option used and where it came from, e.g. `the config dump's inbound listener on port 8000`. */

@@ -3,7 +3,7 @@
  * of the port, else any), from meshd's /debug/mesh, else the default; bad values named by field.
  */
 import assert from "node:assert/strict";
-import { DUMP_TYPES } from "../../proxy/admin/config_dump.ts";
+import { DUMP_TYPES } from "../proxy_config/sections.ts";
 import type { PathNormalization } from "../../shared/mod.ts";
 import {
   normalizationFromDump,

@@ -10,10 +10,38 @@ import * as x509 from "@peculiar/x509";
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { certificateProtocol } from "./ca_service.ts";
+import { CertificateAuthority } from "./mod.ts";
 import { toPem } from "./pem.ts";
 
 /** The DNS name in meshd's serving certificate in these tests. */
 export const SERVER_NAME = "meshd.mesh-system.svc";
+
+const HOUR = 3_600_000;
+
+/** Waits until `cond()` holds, polling every 20 ms; resolves to the ms it took. */
+export async function waitFor(cond: () => boolean, timeoutMs: number, what = "condition"): Promise<number> {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`${what} not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return Date.now() - start;
+}
+
+/** A started CA on a temp ROOT_CA_DIR that allows short certificates (validity_duration from 1 s). */
+export async function startCa(rootCaDir: string): Promise<CertificateAuthority> {
+  const ca = new CertificateAuthority();
+  await ca.start({
+    rootCaDir,
+    trustDomain: "cluster.local",
+    selfSignedRsaKeySize: 2048,
+    selfSignedTtlMs: 24 * HOUR,
+    defaultTtlMs: HOUR,
+    maxTtlMs: 24 * HOUR,
+    tokenAudiences: "mesh-ca",
+  });
+  return ca;
+}
 
 /** A temporary directory removed by the returned function. */
 export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {

@@ -13,36 +13,12 @@ import { xdsAuthorizer } from "../../meshd/server/xds_auth.ts";
 import type { ProxyNode, XdsTransport } from "../../meshd/xds/ads_server.ts";
 
 export { SERVICE } from "../../meshd/server/test_support.ts";
+export { startCa, waitFor } from "../../meshd/ca/test_support.ts";
 
 /** The DNS name in meshd's serving certificate in these tests. */
 export const MESHD_NAME = "meshd.mesh-system.svc";
 
 const HOUR = 3_600_000;
-
-/** Waits until `cond()` holds, polling every 20 ms. */
-export async function waitFor(cond: () => boolean, timeoutMs: number, what = "condition"): Promise<number> {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Date.now() - start;
-}
-
-/** A started CA on a temp ROOT_CA_DIR that allows short certificates (validity_duration from 1 s). */
-export async function startCa(rootCaDir: string): Promise<CertificateAuthority> {
-  const ca = new CertificateAuthority();
-  await ca.start({
-    rootCaDir,
-    trustDomain: "cluster.local",
-    selfSignedRsaKeySize: 2048,
-    selfSignedTtlMs: 24 * HOUR,
-    defaultTtlMs: HOUR,
-    maxTtlMs: 24 * HOUR,
-    tokenAudiences: "mesh-ca",
-  });
-  return ca;
-}
 
 /** What a secure meshd saw of each ADS stream: the node and the client certificate's serial. */
 export interface SeenStream {

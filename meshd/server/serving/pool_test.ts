@@ -10,7 +10,7 @@ import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { StaticCertificateProvider } from "../../ca/server_credentials.ts";
 import { makeCsr } from "../../ca/test_support.ts";
-import { startCa, waitFor } from "../../../proxy/agent/test_support.ts";
+import { startCa, waitFor } from "../../ca/test_support.ts";
 import { BridgeServer } from "./bridge.ts";
 import { ServingPool } from "./pool.ts";
 
