@@ -55,13 +55,25 @@ function withoutFences(text: string): string[] {
   });
 }
 
-/** Inline code spans of one paragraph-joined text, and the text with them blanked out. */
-function splitCode(text: string): { code: string[]; prose: string } {
-  const code: string[] = [];
-  const prose = text.replace(/(`+)([\s\S]*?[^`])\1(?!`)/g, (_all, _ticks, inner: string) => {
-    code.push(inner.trim());
-    return " ";
-  });
+/** A piece of a markdown file and where it starts. */
+interface Located {
+  text: string;
+  offset: number;
+}
+
+/**
+ * Inline code spans, and the prose with them blanked out (offsets kept). A span may wrap onto the next line, as
+ * `deno fmt` wraps them, but never across a blank line.
+ */
+function splitCode(text: string): { code: Located[]; prose: string } {
+  const code: Located[] = [];
+  const prose = text.replace(
+    /(`+)((?:(?!\n\s*\n)[\s\S])*?[^`])\1(?!`)/g,
+    (all, ticks: string, inner: string, offset: number) => {
+      code.push({ text: inner.trim(), offset: offset + ticks.length });
+      return all.replace(/[^\n]/g, " ");
+    },
+  );
   return { code, prose };
 }
 
@@ -142,26 +154,26 @@ const UPSTREAM_COPIES = "tests/fixtures/";
 function problemsOf(file: string): string[] {
   const problems: string[] = [];
   const name = relative(ROOT, file);
-  const checkPaths = !name.startsWith(UPSTREAM_COPIES);
-  const lines = withoutFences(readFileSync(file, "utf8"));
-  lines.forEach((line, index) => {
-    const where = `${name}:${index + 1}`;
-    const { code, prose } = splitCode(line);
-    const targets = [
-      ...[...prose.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]),
-      ...[...prose.matchAll(/^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/g)].map((m) => m[1]),
-    ];
-    for (const target of targets) {
-      const why = brokenLink(file, target);
-      if (why !== undefined) problems.push(`${where}: link ${target}: ${why}`);
+  const text = withoutFences(readFileSync(file, "utf8")).join("\n");
+  const where = (offset: number): string => `${name}:${text.slice(0, offset).split("\n").length}`;
+  const { code, prose } = splitCode(text);
+  const targets = [
+    ...prose.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g),
+    ...prose.matchAll(/^\s{0,3}\[[^\]]+\]:\s*<?([^\s>]+)>?/gm),
+  ];
+  for (const m of targets) {
+    const why = brokenLink(file, m[1]);
+    if (why !== undefined) problems.push(`${where(m.index)}: link ${m[1]}: ${why}`);
+  }
+  if (name.startsWith(UPSTREAM_COPIES)) return problems;
+  for (const span of code) {
+    for (const token of span.text.split(/[\s,;()]+/)) {
+      if (!looksLikeRepoPath(token) || PENDING_PATHS.has(token) || pathResolves(file, token)) continue;
+      problems.push(
+        `${where(span.offset)}: path \`${token}\` does not exist (from this folder or any above it)`,
+      );
     }
-    for (const span of checkPaths ? code : []) {
-      for (const token of span.split(/[\s,;()]+/)) {
-        if (!looksLikeRepoPath(token) || PENDING_PATHS.has(token) || pathResolves(file, token)) continue;
-        problems.push(`${where}: path \`${token}\` does not exist (from this folder or any above it)`);
-      }
-    }
-  });
+  }
   return problems;
 }
 
@@ -192,7 +204,12 @@ Deno.test("the root README fits on about two screens", () => {
 
 Deno.test("the docs checker finds what it is meant to find", () => {
   // A checker that finds nothing would pass on any docs: pin its parts on known inputs.
-  assert.deepStrictEqual(splitCode("see `proxy/cli.ts` and [x](y)").code, ["proxy/cli.ts"]);
+  assert.deepStrictEqual(splitCode("see `proxy/cli.ts` and [x](y)").code, [{
+    text: "proxy/cli.ts",
+    offset: 5,
+  }]);
+  assert.deepStrictEqual(splitCode("a `b\nc` [x](y)").code.map((c) => c.text), ["b\nc"]);
+  assert.deepStrictEqual(splitCode("a `b\n\nc` d").code, []);
   assert.deepStrictEqual(withoutFences("a\n```sh\n[x](nope)\n```\nb"), ["a", "", "", "", "b"]);
   assert.deepStrictEqual(looksLikeRepoPath("meshd/xds/generators.ts"), true);
   assert.deepStrictEqual(looksLikeRepoPath("filters/"), true);
