@@ -8,7 +8,7 @@ import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { analyzeCommand } from "./analyze/command.ts";
 import { authzCommand } from "./authz/command.ts";
 import { adminCommand } from "./admin/command.ts";
-import { completionCommand } from "./commands/completion.ts";
+import { completionCommand } from "../shared/internal/cli/completion_command.ts";
 import { internalDebugCommand } from "./internal_debug/command.ts";
 import { addLabMode, closeLabMode } from "./lab_connector.ts";
 import { optionsCommand } from "./options_command.ts";
@@ -19,7 +19,7 @@ import { proxyStatsCommand } from "./proxy_stats/command.ts";
 import { proxyStatusCommand } from "./proxy_status/command.ts";
 import { validateCommand } from "./commands/validate.ts";
 import { versionCommand } from "./commands/version.ts";
-import { collectArray } from "./options.ts";
+import { collectArray } from "../shared/internal/cli/pflag.ts";
 
 /** Where a run's output goes, and how it reports its exit code. */
 export interface CliIo {

@@ -7,7 +7,7 @@
  */
 import { Command, type CommandUnknownOpts, InvalidArgumentError, Option } from "@commander-js/extra-typings";
 import { stringify } from "yaml";
-import { completionCommand } from "../meshctl/commands/completion.ts";
+import { completionCommand } from "../shared/internal/cli/completion_command.ts";
 import { buildInfo, parseDuration } from "../shared/mod.ts";
 import { BootstrapTokenIssuer, parseTokenAudiences } from "./ca/mod.ts";
 import { runDiscovery } from "./discovery.ts";
@@ -17,11 +17,11 @@ import {
   checkVklog,
   DISCOVERY_FLAGS,
   flagOption,
-  parseListenAddress,
   readDiscoveryFlags,
   validateDiscoveryFlags,
 } from "./options/discovery_flags.ts";
-import { parseGoBool, readEnvironment, showValue } from "./options/environment.ts";
+import { readEnvironment } from "./options/environment.ts";
+import { parseGoBool, parseListenAddress, showValue } from "../shared/internal/cli/go_values.ts";
 
 /** Where a run's output goes, and the environment it reads. */
 export interface MeshdIo {

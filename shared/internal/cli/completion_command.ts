@@ -4,7 +4,7 @@
  * @module
  */
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
-import { completionScript, SHELLS } from "../completion.ts";
+import { completionScript, SHELLS } from "./completion.ts";
 
 /** Builds the `completion` group; `root` is the program whose tree is completed. */
 export function completionCommand(
