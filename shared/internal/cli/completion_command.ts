@@ -1,5 +1,6 @@
 /**
- * `meshctl completion bash|zsh|fish|powershell [--no-descriptions]` (meshctl seed, "completion").
+ * `completion bash|zsh|fish|powershell [--no-descriptions]`, the command meshctl and meshd share
+ * (meshctl seed, "completion"; meshd seed, "Command tree").
  *
  * @module
  */
