@@ -8,8 +8,9 @@ import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { analyzeCommand } from "./analyze/command.ts";
 import { authzCommand } from "./authz/command.ts";
 import { adminCommand } from "./admin/command.ts";
-import { completionCommand } from "./commands/completion.ts";
+import { completionCommand } from "../shared/internal/cli/completion_command.ts";
 import { internalDebugCommand } from "./internal_debug/command.ts";
+import { inertFlagWarnings } from "./inert_flags.ts";
 import { addLabMode, closeLabMode } from "./lab_connector.ts";
 import { optionsCommand } from "./options_command.ts";
 import { workloadCommand } from "./workload/command.ts";
@@ -19,7 +20,7 @@ import { proxyStatsCommand } from "./proxy_stats/command.ts";
 import { proxyStatusCommand } from "./proxy_status/command.ts";
 import { validateCommand } from "./commands/validate.ts";
 import { versionCommand } from "./commands/version.ts";
-import { collectArray } from "./options.ts";
+import { collectArray } from "../shared/internal/cli/pflag.ts";
 
 /** Where a run's output goes, and how it reports its exit code. */
 export interface CliIo {
@@ -28,29 +29,38 @@ export interface CliIo {
   setExitCode(code: number): void;
 }
 
+const NO_ORCH = "no orchestrator client, issue 15";
+
 /** Builds the whole meshctl command tree. */
 export function buildProgram(io: CliIo): CommandUnknownOpts {
   const program: CommandUnknownOpts = new Command("meshctl")
     .description("Operate and debug the mesh (in the manner of istioctl)")
-    .option("--as <user>", "user to impersonate (no effect yet: no orchestrator client)")
+    .option("--as <user>", `user to impersonate (no effect yet: ${NO_ORCH})`)
     .option(
       "--as-group <group>",
-      "group to impersonate, repeatable (no effect yet)",
+      `group to impersonate, repeatable (no effect yet: ${NO_ORCH})`,
       collectArray,
       [] as string[],
     )
-    .option("--as-uid <uid>", "UID to impersonate (no effect yet)")
-    .option("--context <name>", "orchestrator configuration context (no effect yet)")
+    .option("--as-uid <uid>", `UID to impersonate (no effect yet: ${NO_ORCH})`)
+    .option("--context <name>", `orchestrator configuration context (no effect yet: ${NO_ORCH})`)
     .option(
       "-i, --meshNamespace <namespace>",
       "mesh system namespace, also the root namespace",
       "mesh-system",
     )
-    .option("-c, --orchconfig <file>", "orchestrator configuration file (no effect yet)")
+    .option("-c, --orchconfig <file>", `orchestrator configuration file (no effect yet: ${NO_ORCH})`)
     .option("-n, --namespace <namespace>", "namespace for resources that name none", "")
-    .option("--vklog <level>", "log verbosity, like -v", "0")
+    .option(
+      "--vklog <level>",
+      "log verbosity, like -v (no effect yet: meshctl writes no leveled logs)",
+      "0",
+    )
     .showHelpAfterError()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  program.hook("preAction", (_root, action) => {
+    for (const w of inertFlagWarnings(action)) io.stderr(`warning: ${w}\n`);
+  });
   addLabMode(program);
   program.addCommand(validateCommand(io.stdout, io.setExitCode));
   program.addCommand(analyzeCommand(io));

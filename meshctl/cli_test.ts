@@ -236,6 +236,29 @@ Deno.test("options: the global options with their defaults", async () => {
   );
 });
 
+Deno.test("options: the common flags without effect are marked, and each warns once when given", async () => {
+  const r = await meshctl(["options"]);
+  for (
+    const flag of [
+      "--as <user>",
+      "--as-group <group>",
+      "--as-uid <uid>",
+      "--context <name>",
+      "--vklog <level>",
+    ]
+  ) {
+    const line = r.out.split("\n").find((l) => l.includes(flag))!;
+    assert.match(line, /\(no effect yet: [^)]+\)/, flag);
+  }
+  const given = await meshctl(["--vklog", "3", "--context", "c", "options"]);
+  assert.equal(given.code, 0);
+  assert.deepEqual(given.err.trimEnd().split("\n").sort(), [
+    "warning: --context has no effect: no orchestrator client, issue 15",
+    "warning: --vklog has no effect: meshctl writes no leveled logs",
+  ]);
+  assert.equal((await meshctl(["options"])).err, "", "nothing given, nothing warned");
+});
+
 Deno.test("completion: the new commands are completed", async () => {
   const r = await meshctl(["completion", "bash"]);
   for (const c of ["analyze", "proxy-config", "proxy-status", "experimental", "admin", "options"]) {

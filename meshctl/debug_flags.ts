@@ -11,7 +11,7 @@ import { type Command, Option } from "@commander-js/extra-typings";
 import { join } from "node:path";
 import { parseDuration } from "../shared/mod.ts";
 import { DEFAULT_DEBUG_ADDRESS, MeshdClient, type MeshdDebugSource } from "./meshd_client.ts";
-import { parseBool } from "./options.ts";
+import { parseBool } from "../shared/internal/cli/pflag.ts";
 import { XdsDebugClient } from "./xds_debug_client.ts";
 
 /** The seed's default `--xds-port`: meshd's --secureGRPCAddr port. */

@@ -7,7 +7,7 @@
  */
 import { Command, type CommandUnknownOpts, InvalidArgumentError, Option } from "@commander-js/extra-typings";
 import { stringify } from "yaml";
-import { completionCommand } from "../meshctl/commands/completion.ts";
+import { completionCommand } from "../shared/internal/cli/completion_command.ts";
 import { buildInfo, parseDuration } from "../shared/mod.ts";
 import { BootstrapTokenIssuer, parseTokenAudiences } from "./ca/mod.ts";
 import { runDiscovery } from "./discovery.ts";
@@ -17,11 +17,11 @@ import {
   checkVklog,
   DISCOVERY_FLAGS,
   flagOption,
-  parseListenAddress,
   readDiscoveryFlags,
   validateDiscoveryFlags,
 } from "./options/discovery_flags.ts";
-import { parseGoBool, readEnvironment, showValue } from "./options/environment.ts";
+import { ENV_VARS, type EnvVar, readEnvironment } from "./options/environment.ts";
+import { parseGoBool, parseListenAddress, showValue } from "../shared/internal/cli/go_values.ts";
 
 /** Where a run's output goes, and the environment it reads. */
 export interface MeshdIo {
@@ -43,17 +43,42 @@ function goBool(text: string): boolean {
   return r.value;
 }
 
+/** The one line `meshd discovery` prints when it has nowhere to read config from. */
+const NO_CONFIG_SOURCE =
+  "meshd discovery needs a config source: pass --configDir <directory of config YAML " +
+  "files> (Kubernetes as a config source comes with issue 14)";
+
+/** `meshd discovery --help`'s list of the environment variables, those without effect marked. */
+function environmentHelp(): string {
+  const live = ENV_VARS.filter((v: EnvVar) => v.noEffect === undefined).map((v) => v.name);
+  const inert = ENV_VARS.filter((v: EnvVar) => v.noEffect !== undefined).map((v) => v.name);
+  const wrap = (names: string[]): string => {
+    const lines: string[] = [];
+    for (const name of names) {
+      if (lines.length > 0 && lines[lines.length - 1].length + name.length < 98) {
+        lines[lines.length - 1] += `, ${name}`;
+      } else lines.push(name);
+    }
+    return lines.map((l, i) => `  ${l}${i < lines.length - 1 ? "," : ""}\n`).join("");
+  };
+  return `\nEnvironment variables in effect:\n${wrap(live)}` +
+    `\nEnvironment variables accepted and validated, with no effect yet (each warns when set):\n` +
+    wrap(inert);
+}
+
 function discoveryCommand(io: MeshdIo, setExitCode: (code: number) => void): CommandUnknownOpts {
   const command: CommandUnknownOpts = new Command("discovery")
     .description(
       "Start the proxy discovery service: config from --configDir, ADS, the CA, metrics and debug. " +
         "PARTIAL: no Kubernetes config source and no webhooks yet",
     );
+  command.addHelpText("after", environmentHelp);
   return addDiscoveryFlags(command).action(async () => {
     const environment = readEnvironment(io.env);
     const flags = validateDiscoveryFlags(readDiscoveryFlags(command), { environment: environment.env });
-    for (const w of flags.warnings) io.stderr(`warning: ${w}\n`);
+    for (const w of [...flags.warnings, ...environment.warnings]) io.stderr(`warning: ${w}\n`);
     const errors = [...flags.errors, ...environment.errors];
+    if (errors.length === 0 && flags.options.configDir === "") errors.push(NO_CONFIG_SOURCE);
     for (const e of errors) io.stderr(`error: ${e}\n`);
     if (errors.length > 0) {
       setExitCode(1);
@@ -221,9 +246,14 @@ export function buildProgram(io: MeshdIo, setExitCode: (code: number) => void): 
     )
     .addOption(flagOption(vklog))
     .showHelpAfterError();
-  program.hook("preAction", () => {
-    const error = checkVklog(program.opts().vklog as string | undefined);
+  program.hook("preAction", (_program, action) => {
+    const given = program.opts().vklog as string | undefined;
+    const error = checkVklog(given);
     if (error) throw new UserError(error);
+    // discovery warns of every flag without effect itself, --vklog included.
+    if (given !== undefined && action.name() !== "discovery") {
+      io.stderr(`warning: --vklog has no effect yet: ${vklog.reason}\n`);
+    }
   });
   program.addCommand(discoveryCommand(io, setExitCode));
   program.addCommand(requestCommand(io, setExitCode));

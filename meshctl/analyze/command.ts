@@ -9,9 +9,9 @@
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { parse as parseYaml } from "yaml";
 import type { CliIo } from "../cli.ts";
-import { parseBool } from "../options.ts";
+import { parseBool } from "../../shared/internal/cli/pflag.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
-import { collectArray } from "../options.ts";
+import { collectArray } from "../../shared/internal/cli/pflag.ts";
 import { type AnalysisMessage, ANALYZERS } from "./analyzers.ts";
 import { type AnalysisInput, type AnalyzedResource, inputFromFiles, inputFromMeshd } from "./input.ts";
 import { atLeast, type Level, parseLevel } from "./messages.ts";

@@ -18,7 +18,7 @@ import {
 import { type AnalysisInput, inputFromFiles, inputFromMeshd } from "../analyze/input.ts";
 import type { CliIo } from "../cli.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
-import { collectArray } from "../options.ts";
+import { collectArray } from "../../shared/internal/cli/pflag.ts";
 import { structured } from "../output.ts";
 import { parseTarget } from "../proxy_target.ts";
 import { type DumpJwtRule, jwtRulesText, policiesFromDump, readConfigDumpFile } from "./config_dump.ts";

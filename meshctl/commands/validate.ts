@@ -13,7 +13,7 @@ import {
   type ValidationIssue,
   type ValidResource,
 } from "../../shared/mod.ts";
-import { collectStrings } from "../options.ts";
+import { collectStrings } from "../../shared/internal/cli/pflag.ts";
 
 /** What one run of validate found, summed over all inputs. */
 export interface ValidateSummary {

@@ -11,7 +11,7 @@ import { stringify } from "yaml";
 import { type BuildInfo, buildInfo } from "../../shared/mod.ts";
 import type { CliIo } from "../cli.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
-import { parseBool } from "../options.ts";
+import { parseBool } from "../../shared/internal/cli/pflag.ts";
 
 /** meshd's /debug/version answer. */
 type MeshdVersion = BuildInfo & { component: string };

@@ -16,7 +16,7 @@ import { validateText, type ValidResource } from "../../shared/mod.ts";
 import type { CliIo } from "../cli.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
 import type { MeshdDebugSource } from "../meshd_client.ts";
-import { parseBool } from "../options.ts";
+import { parseBool } from "../../shared/internal/cli/pflag.ts";
 
 interface Group {
   name: string;

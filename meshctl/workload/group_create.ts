@@ -8,7 +8,7 @@ import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { stringify } from "yaml";
 import { formatIssue, validateText } from "../../shared/mod.ts";
 import type { CliIo } from "../cli.ts";
-import { collectStrings } from "../options.ts";
+import { collectStrings } from "../../shared/internal/cli/pflag.ts";
 
 /**
  * Parses `key=value` items of a flag.

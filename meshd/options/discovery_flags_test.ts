@@ -7,7 +7,6 @@ import {
   flagHelp,
   flagOption,
   INSECURE_CIPHER_SUITES,
-  parseListenAddress,
   readDiscoveryFlags,
   SECURE_CIPHER_SUITES,
   validateDiscoveryFlags,
@@ -43,6 +42,7 @@ Deno.test("table: --help says 'no effect yet' exactly for the flags without effe
   const noEffect = DISCOVERY_FLAGS.filter((f) => f.effect === "no effect yet").map((f) => f.name);
   assert.deepEqual(noEffect, [
     "clusterAliases",
+    "clusterID",
     "clusterRegistriesNamespace",
     "cniNamespace",
     "httpsAddr",
@@ -280,7 +280,7 @@ Deno.test("warnings: insecure cipher suites and flags without effect, when given
   assert.deepEqual(r.errors, []);
   assert.deepEqual(r.options.tlsCipherSuites, ["TLS_RSA_WITH_RC4_128_SHA"]);
   assert.deepEqual(r.warnings.sort(), [
-    "--kubeconfig has no effect yet: no orchestrator client yet",
+    "--kubeconfig has no effect yet: no orchestrator client yet (issue 14)",
     "--profile has no effect yet: no profiling interface yet",
     "--tls-cipher-suites has no effect yet: Deno's TLS stack chooses the suites itself (TLS 1.3 and ECDHE AEAD suites only; no CBC, RC4 or 3DES)",
     "--tls-cipher-suites: TLS_RSA_WITH_RC4_128_SHA is insecure",
@@ -312,16 +312,4 @@ Deno.test({
       else assert.match(iana, /RC4|3DES/);
     }
   },
-});
-
-Deno.test("parseListenAddress: host:port, [v6]:port, :port", () => {
-  const ok = (t: string) => {
-    const r = parseListenAddress(t);
-    return r.ok ? r.value : r.reason;
-  };
-  assert.deepEqual(ok(":15010"), { host: "", port: 15010 });
-  assert.deepEqual(ok("0.0.0.0:1"), { host: "0.0.0.0", port: 1 });
-  assert.deepEqual(ok("[fe80::1%eth0]:2"), { host: "fe80::1%eth0", port: 2 });
-  assert.match(String(ok("")), /is not an address/);
-  assert.match(String(ok(":")), /a port is a number/);
 });

@@ -3,9 +3,9 @@ import {
   DEFAULT_REGISTRY,
   ENV_VARS,
   ENV_VARS_IN_EFFECT,
+  type EnvVar,
+  inertVariableWarnings,
   type MeshdEnvironment,
-  parseGoBool,
-  parseGoDuration,
   readEnvironment,
 } from "./environment.ts";
 
@@ -28,8 +28,49 @@ Deno.test("environment: the seed's 177 variables, each once, with every default 
 Deno.test("environment: the variables in effect are all in the table", () => {
   const names = new Set<string>(ENV_VARS.map((v) => v.name));
   for (const n of ENV_VARS_IN_EFFECT) assert.ok(names.has(n), n);
-  assert.equal(ENV_VARS_IN_EFFECT.length, 28);
+  assert.equal(ENV_VARS_IN_EFFECT.length, 27);
+  // Logged "in effect" before, but read by nothing (issue 13).
+  for (const n of ["CLUSTER_ID", "MESH_DELTA_XDS", "CA_TRUSTED_NODE_ACCOUNTS"]) {
+    assert.ok(!(ENV_VARS_IN_EFFECT as readonly string[]).includes(n), n);
+  }
 });
+
+Deno.test("environment: every variable without effect says why, and warns once when set", () => {
+  for (const v of ENV_VARS as readonly EnvVar[]) {
+    assert.equal(
+      v.noEffect === undefined,
+      (ENV_VARS_IN_EFFECT as readonly string[]).includes(v.name),
+      v.name,
+    );
+  }
+  const r = readEnvironment({ CLUSTER_ID: "c1", PLATFORM: "gcp", XDS_AUTH: "false", ENABLE_AUTO_SNI: "" });
+  assert.deepEqual(r.errors, []);
+  assert.deepEqual(r.warnings, [
+    "environment variable CLUSTER_ID is set but has no effect yet: Kubernetes registries and controllers " +
+    "come with issue 14; config comes from --configDir",
+    "environment variable PLATFORM is set but has no effect yet: meshd reads no platform or cloud metadata",
+  ]);
+  assert.deepEqual(inertVariableWarnings({}), []);
+});
+
+const fixedValues: [string, string, string][] = [
+  ["COMPLIANCE_POLICY", "fips-140-3", "fips-140-2"],
+  ["EXTERNAL_CA", "ISTIOD_RA_KUBERNETES_API", "MESHD_RA_ORCH_API"],
+  ["PLATFORM", "aws", "openshift, gcp"],
+  ["CLOUD_PLATFORM", "GCP", "aws, azure, gcp, none"],
+  ["INBOUND_INTERCEPTION_MODE", "redirect", "REDIRECT, TPROXY"],
+  ["MESH_ORCH_CLIENT_CONTENT_TYPE", "yaml", "protobuf, json"],
+];
+for (const [name, bad, accepted] of fixedValues) {
+  Deno.test(`environment: ${name} takes only its seed's values`, () => {
+    const spec = (ENV_VARS as readonly EnvVar[]).find((v) => v.name === name)!;
+    for (const good of spec.values!) assert.deepEqual(readEnvironment({ [name]: good }).errors, [], good);
+    assert.deepEqual(readEnvironment({ [name]: "" }).errors, [], "empty is unset");
+    assert.deepEqual(readEnvironment({ [name]: bad }).errors, [
+      `environment variable ${name}: ${bad} is not accepted; use ${accepted}`,
+    ]);
+  });
+}
 
 Deno.test("environment: typed defaults, durations in milliseconds", () => {
   const env: MeshdEnvironment = readEnvironment({}).env;
@@ -202,40 +243,4 @@ Deno.test("environment: reads Deno.env by default", () => {
   } finally {
     Deno.env.delete("DISCO_PUSH_THROTTLE");
   }
-});
-
-const bools: [string, boolean | undefined][] = [
-  ["1", true],
-  ["t", true],
-  ["T", true],
-  ["TRUE", true],
-  ["true", true],
-  ["True", true],
-  ["0", false],
-  ["f", false],
-  ["F", false],
-  ["FALSE", false],
-  ["false", false],
-  ["False", false],
-  ["yes", undefined],
-  ["", undefined],
-  ["tRUE", undefined],
-];
-Deno.test("parseGoBool: Go's strconv.ParseBool", () => {
-  for (const [text, want] of bools) {
-    const r = parseGoBool(text);
-    assert.equal(r.ok ? r.value : undefined, want, text);
-  }
-});
-
-Deno.test("parseGoDuration: milliseconds, Go's largest duration, overflow", () => {
-  const ms = (t: string) => {
-    const r = parseGoDuration(t);
-    return r.ok ? r.value : r.reason;
-  };
-  assert.equal(ms("30s"), 30_000);
-  assert.equal(ms("2562047h47m16.854775807s"), 9_223_372_036_854.775);
-  assert.match(String(ms("2562047h47m16.854775808s")), /out of range/);
-  assert.match(String(ms("5")), /missing unit/);
-  assert.match(String(ms("")), /not a duration/);
 });

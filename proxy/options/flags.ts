@@ -8,8 +8,7 @@
  */
 import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { isIP } from "node:net";
-import { parseListenAddress } from "../../meshd/options/discovery_flags.ts";
-import { showValue } from "../../meshd/options/environment.ts";
+import { parseListenAddress, showValue } from "../../shared/internal/cli/go_values.ts";
 import {
   isLoggerName,
   isLogLevel,

@@ -1,10 +1,11 @@
 /**
- * `meshctl completion bash|zsh|fish|powershell [--no-descriptions]` (meshctl seed, "completion").
+ * `completion bash|zsh|fish|powershell [--no-descriptions]`, the command meshctl and meshd share
+ * (meshctl seed, "completion"; meshd seed, "Command tree").
  *
  * @module
  */
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
-import { completionScript, SHELLS } from "../completion.ts";
+import { completionScript, SHELLS } from "./completion.ts";
 
 /** Builds the `completion` group; `root` is the program whose tree is completed. */
 export function completionCommand(
