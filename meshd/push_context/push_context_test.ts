@@ -1,18 +1,7 @@
 import assert from "node:assert/strict";
-import { buildPushContext, type ConfigResource, type OfKind } from "./push_context.ts";
-import type { SpecByKind, SpecKind } from "../config_store/mesh_resource.ts";
+import { buildPushContext, type ConfigResource } from "./push_context.ts";
+import { configResource as res } from "./test_support.ts";
 import { b64, makeTestCa } from "../../shared/credentials/_test_support.ts";
-
-/** A resource as the config store hands it over; `spec` is checked against its kind's generated type. */
-const res = <K extends SpecKind>(
-  kind: K,
-  namespace: string,
-  name: string,
-  spec: SpecByKind[K],
-  metadata = {},
-): ConfigResource =>
-  // TypeScript cannot tie a generic `kind` to its `spec` in a union; the parameters do.
-  ({ kind, namespace, name, resource: { metadata: { name, namespace, ...metadata }, spec } }) as OfKind<K>;
 
 const httpbinSe = res("ServiceEntry", "foo", "httpbin", {
   hosts: ["httpbin.foo.svc.cluster.local"],

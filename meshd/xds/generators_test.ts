@@ -1,21 +1,10 @@
 import assert from "node:assert/strict";
 import { decodeResource, RESOURCE_TYPES } from "../../shared/mod.ts";
-import { buildPushContext, type ConfigResource, type OfKind } from "../push_context/push_context.ts";
-import type { SpecByKind, SpecKind } from "../config_store/mesh_resource.ts";
+import { buildPushContext, type ConfigResource } from "../push_context/push_context.ts";
+import { configResource as res } from "../push_context/test_support.ts";
 import { PushContextGenerator, TYPE_URLS, workloadKeyOf } from "./generators.ts";
 import { b64, makeTestCa } from "../../shared/credentials/_test_support.ts";
 import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
-
-/** A resource as the config store hands it over; `spec` is checked against its kind's generated type. */
-const res = <K extends SpecKind>(
-  kind: K,
-  namespace: string,
-  name: string,
-  spec: SpecByKind[K],
-  metadata = {},
-): ConfigResource =>
-  // TypeScript cannot tie a generic `kind` to its `spec` in a union; the parameters do.
-  ({ kind, namespace, name, resource: { metadata: { name, namespace, ...metadata }, spec } }) as OfKind<K>;
 
 const config = [
   res("WorkloadEntry", "foo", "httpbin-1", { address: "10.1.0.2", labels: { app: "httpbin" } }),
