@@ -176,7 +176,11 @@ export class ConfigStore {
     }
     // Compared with the published snapshot rather than summed per file, so that a key removed by one
     // file and re-added by another in the same batch is one update (or nothing).
-    const change = { added: [] as string[], updated: [] as string[], removed: [] as string[] };
+    const change: { added: string[]; updated: string[]; removed: string[] } = {
+      added: [],
+      updated: [],
+      removed: [],
+    };
     for (const key of [...touched].sort()) {
       const was = before[key];
       const now = this.#index.get(key);

@@ -13,6 +13,7 @@
  * @module
  */
 import type { ValidationResult, ValidResource } from "../../shared/mod.ts";
+import { type MeshResource, meshResourceOf } from "./mesh_resource.ts";
 
 /** Where a resource was defined. */
 export interface ConfigSource {
@@ -24,29 +25,36 @@ export interface ConfigSource {
   readonly line: number;
 }
 
-/** A resource as parsed, frozen. */
-export type ConfigResource = DeepReadonly<ValidResource["resource"]>;
+/**
+ * A resource as validated, typed by kind, frozen (deeply, at run time). Its spec keeps the generated
+ * (mutable) types so that shared's policy functions take it as it is.
+ */
+export type ConfigResource = Readonly<MeshResource>;
 
 /** Recursively read-only, matching the deep `Object.freeze` applied to every resource. */
 export type DeepReadonly<T> = T extends (infer U)[] ? readonly DeepReadonly<U>[]
   : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
   : T;
 
-/** One resource in force (or remembered), immutable. */
-export interface ConfigEntry {
-  /** `Kind/namespace/name`: the identity of a resource; Istio's API-group aliases share a key. */
-  readonly key: string;
-  /** The resource's kind, e.g. `PeerAuthentication`. */
-  readonly kind: string;
-  /** Its namespace (`default` when the document names none). */
-  readonly namespace: string;
-  /** Its name. */
-  readonly name: string;
-  /** The resource as validated. */
-  readonly resource: ConfigResource;
-  /** Where this version came from. */
-  readonly source: ConfigSource;
-}
+/** One resource in force (or remembered), immutable; `kind` tells the type of `resource`. */
+export type ConfigEntry = EntryOf<MeshResource>;
+
+/** The entry of each member of {@link MeshResource} (distributes over the union). */
+type EntryOf<R extends MeshResource> = R extends MeshResource ? {
+    /** `Kind/namespace/name`: the identity of a resource; Istio's API-group aliases share a key. */
+    readonly key: string;
+    /** The resource's kind, e.g. `PeerAuthentication`. */
+    readonly kind: R["kind"];
+    /** Its namespace (`default` when the document names none). */
+    readonly namespace: string;
+    /** Its name. */
+    readonly name: string;
+    /** The resource as validated. */
+    readonly resource: Readonly<R>;
+    /** Where this version came from. */
+    readonly source: ConfigSource;
+  }
+  : never;
 
 /** What one {@link ResourceIndex.apply} changed among the resources in force. Keys are sorted. */
 export interface IndexChanges {
@@ -240,16 +248,17 @@ export class ResourceIndex {
 }
 
 function makeEntry(key: string, valid: ValidResource): ConfigEntry {
-  const { resource, source } = valid;
+  const { source } = valid;
+  // A copy, so that freezing never reaches into the caller's validation result.
+  const resource = deepFreeze(meshResourceOf(structuredClone(valid.resource)));
   return Object.freeze({
     key,
     kind: resource.kind,
     namespace: resource.metadata.namespace ?? FALLBACK_NAMESPACE,
     name: resource.metadata.name,
-    // A copy, so that freezing never reaches into the caller's validation result.
-    resource: deepFreeze(structuredClone(resource)) as ConfigResource,
+    resource,
     source: Object.freeze({ file: source.file, documentIndex: source.documentIndex, line: source.line }),
-  });
+  } as EntryOf<typeof resource>);
 }
 
 function sameEntry(a: ConfigEntry, b: ConfigEntry): boolean {

@@ -103,8 +103,10 @@ export async function withStore(
       path: (rel) => join(dir, rel),
       write,
       keys: () => store.snapshot().resources.map((e) => e.key),
-      mode: (key) =>
-        (store.snapshot().byKey[key]?.resource.spec as { mtls?: { mode?: string } } | undefined)?.mtls?.mode,
+      mode: (key) => {
+        const entry = store.snapshot().byKey[key];
+        return entry?.kind === "PeerAuthentication" ? entry.resource.spec.mtls?.mode : undefined;
+      },
     });
   } finally {
     await store.stop();

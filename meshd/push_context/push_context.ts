@@ -13,6 +13,7 @@ import {
   type ProxySettings,
 } from "../../shared/proxy_settings/mod.ts";
 import {
+  type AuthorizationPolicySpec,
   effectivePeerAuthentication,
   endpointPort,
   formatSpiffeId,
@@ -21,132 +22,158 @@ import {
   gatewaysSelecting,
   type JwksFetchMode,
   type NamedSpec,
+  type ObjectMeta,
   parseTlsSecret,
   type PeerAuthenticationDecision,
-  type PeerAuthenticationPolicy,
+  type RequestAuthenticationSpec,
   type RouteConfiguration,
-  type SelectingService,
   type ServicePortSpec,
   serviceSelectsWorkload,
   type TlsCredential,
   type VirtualServiceSpec,
+  type WorkloadEntrySpec,
 } from "../../shared/mod.ts";
+import type { SecretResource, SpecByKind, SpecKind } from "../config_store/mesh_resource.ts";
+import { deepFreeze, FrozenMap } from "./frozen.ts";
 
-/** A resource of the config snapshot, as the config store hands it over. */
-export interface ConfigResource {
-  kind: string;
-  namespace: string;
-  name: string;
-  resource: { metadata: Record<string, unknown>; spec?: unknown };
-}
+/**
+ * A resource of the config snapshot, as the config store hands it over (or auto-registration makes
+ * it): `kind` tells the type of `resource.spec`, as the config store's validation decoded it.
+ */
+export type ConfigResource =
+  | {
+    [K in SpecKind]: {
+      kind: K;
+      namespace: string;
+      name: string;
+      resource: { metadata: ObjectMeta; spec: SpecByKind[K] };
+    };
+  }[SpecKind]
+  | { kind: "Secret"; namespace: string; name: string; resource: SecretResource };
+
+/** The resources of one kind, typed by it: `OfKind<"WorkloadGroup">["resource"]["spec"]` is a WorkloadGroupSpec. */
+export type OfKind<K extends ConfigResource["kind"]> = Extract<ConfigResource, { kind: K }>;
 
 /** The effective inbound mutual TLS of one port, and what decided it. */
 export interface PortMtlsView {
   /** Container port; 0 for the default of unbound ports. */
-  port: number;
-  mode: "DISABLE" | "PERMISSIVE" | "STRICT";
+  readonly port: number;
+  readonly mode: "DISABLE" | "PERMISSIVE" | "STRICT";
   /** `<namespace>/<name>` of the deciding PeerAuthentication, or empty. */
-  policy: string;
-  scope: string;
+  readonly policy: string;
+  readonly scope: string;
 }
 
 /** A workload as proxies and debug endpoints see it. */
 export interface WorkloadView {
   /** `<namespace>/<name>`. */
-  key: string;
-  name: string;
-  namespace: string;
-  serviceAccount: string;
-  trustDomain: string;
+  readonly key: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly serviceAccount: string;
+  readonly trustDomain: string;
   /** spiffe://<trust domain>/ns/<namespace>/sa/<service account>. */
-  identity: string;
-  addresses: string[];
-  labels: Record<string, string>;
-  ports: Record<string, number>;
+  readonly identity: string;
+  readonly addresses: readonly string[];
+  readonly labels: Readonly<Record<string, string>>;
+  readonly ports: Readonly<Record<string, number>>;
   /** Connected proxy, or the label security.mesh.io/tlsMode: mesh (Istio's security.istio.io/tlsMode: istio). */
-  proxied: boolean;
+  readonly proxied: boolean;
   /** Ports bound to a service, with their effective mode. */
-  inboundMtls: PortMtlsView[];
+  readonly inboundMtls: readonly PortMtlsView[];
   /** Effective mode of every other port. */
-  defaultMtls: PortMtlsView;
-  network: string;
-  locality: string;
-  weight: number;
+  readonly defaultMtls: PortMtlsView;
+  readonly network: string;
+  readonly locality: string;
+  readonly weight: number;
   /**
    * The workload's `proxy.istio.io/config` annotation (gatewayTopology.numTrustedProxies), over the
    * mesh config's settings; absent or empty: none.
    */
-  proxyConfig?: ProxyConfigOverrides;
+  readonly proxyConfig?: Readonly<ProxyConfigOverrides>;
 }
 
 /** A service endpoint. */
 export interface EndpointView {
   /** `<namespace>/<name>` of the workload, or empty for an inline endpoint. */
-  workload: string;
-  address: string;
+  readonly workload: string;
+  /** Empty for an inline endpoint that names only its network (behind that network's gateway). */
+  readonly address: string;
   /** Service port number to endpoint port. */
-  ports: Record<number, number>;
-  proxied: boolean;
+  readonly ports: Readonly<Record<number, number>>;
+  readonly proxied: boolean;
   /** SPIFFE ID to verify when proxied (secure naming), else empty. */
-  identity: string;
-  labels: Record<string, string>;
+  readonly identity: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** A port of a service. */
+export interface ServicePortView {
+  readonly name: string;
+  readonly number: number;
+  readonly targetPort: number;
+  /** Upper case; TCP when the ServiceEntry names none. */
+  readonly protocol: string;
 }
 
 /** A service from a ServiceEntry. */
 export interface ServiceView {
   /** `<namespace>/<name>` of the ServiceEntry. */
-  key: string;
-  name: string;
-  namespace: string;
-  hosts: string[];
-  addresses: string[];
-  ports: { name: string; number: number; targetPort: number; protocol: string }[];
-  endpoints: EndpointView[];
-  location: string;
-  resolution: string;
+  readonly key: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly hosts: readonly string[];
+  readonly addresses: readonly string[];
+  readonly ports: readonly ServicePortView[];
+  readonly endpoints: readonly EndpointView[];
+  readonly location: string;
+  readonly resolution: string;
 }
 
-/** A policy that selects workloads (AuthorizationPolicy or RequestAuthentication), as written. */
-export interface SelectingPolicyView {
+/**
+ * A policy that selects workloads (AuthorizationPolicy or RequestAuthentication), as written. The
+ * spec is the config store's frozen object: its type is the generated one, but it never changes.
+ */
+export interface SelectingPolicyView<S> {
   /** `<namespace>/<name>`. */
-  key: string;
-  name: string;
-  namespace: string;
-  metadata: { namespace: string; name: string };
-  spec: Record<string, unknown>;
+  readonly key: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly metadata: { readonly namespace: string; readonly name: string };
+  readonly spec: S;
 }
 
-/** The immutable push context. */
+/** The immutable push context: every collection is frozen (FrozenMaps, frozen arrays and objects). */
 export interface PushContext {
   /** Changes on every build: `<revision>` of the config plus a build counter. */
-  version: string;
+  readonly version: string;
   /** When it was built, ms since the epoch. */
-  builtAt: number;
-  rootNamespace: string;
-  trustDomain: string;
-  workloads: ReadonlyMap<string, WorkloadView>;
-  services: readonly ServiceView[];
-  authorizationPolicies: readonly SelectingPolicyView[];
-  requestAuthentications: readonly SelectingPolicyView[];
+  readonly builtAt: number;
+  readonly rootNamespace: string;
+  readonly trustDomain: string;
+  readonly workloads: ReadonlyMap<string, WorkloadView>;
+  readonly services: readonly ServiceView[];
+  readonly authorizationPolicies: readonly SelectingPolicyView<AuthorizationPolicySpec>[];
+  readonly requestAuthentications: readonly SelectingPolicyView<RequestAuthenticationSpec>[];
   /** Gateways and VirtualServices, for the route configurations of gateway proxies. */
-  gateways: readonly NamedSpec<GatewaySpec>[];
-  virtualServices: readonly NamedSpec<VirtualServiceSpec>[];
+  readonly gateways: readonly NamedSpec<GatewaySpec>[];
+  readonly virtualServices: readonly NamedSpec<VirtualServiceSpec>[];
   /** DISCO_SCOPE_GATEWAY_TO_NAMESPACE. */
-  scopeGatewayToNamespace: boolean;
+  readonly scopeGatewayToNamespace: boolean;
   /** Fetched key sets by source (a jwksUri, or `oidc:<issuer>`): see meshd/jwks. */
-  jwks: ReadonlyMap<string, string>;
+  readonly jwks: ReadonlyMap<string, string>;
   /** DISCO_JWT_ENABLE_REMOTE_JWKS: who fetches each rule's keys (shared's jwksFetcherOf). */
-  jwksFetchMode: JwksFetchMode;
+  readonly jwksFetchMode: JwksFetchMode;
   /** DISCO_JWT_PUB_KEY_REFRESH_INTERVAL, ms: also the refresh interval of proxies that fetch. */
-  jwksRefreshIntervalMs: number;
+  readonly jwksRefreshIntervalMs: number;
   /** Gateway TLS credentials from the config's Secrets, by `<namespace>/<name>`. */
-  credentials: ReadonlyMap<string, TlsCredential>;
+  readonly credentials: ReadonlyMap<string, TlsCredential>;
   /** The route configurations of each workload that a Gateway selects, by workload key. */
-  gatewayRoutes: ReadonlyMap<string, readonly RouteConfiguration[]>;
+  readonly gatewayRoutes: ReadonlyMap<string, readonly RouteConfiguration[]>;
   /** Gateway servers that are not served, one sentence each (meshd logs them as warnings). */
-  gatewayWarnings: readonly string[];
+  readonly gatewayWarnings: readonly string[];
   /** The mesh config's data-path settings, sent to every proxy in its Workload. */
-  proxySettings: ProxySettings;
+  readonly proxySettings: Readonly<ProxySettings>;
 }
 
 /** Inputs beyond the config. */
@@ -176,12 +203,11 @@ const TLS_MODE_LABELS: Record<string, string> = {
   "security.istio.io/tlsMode": "istio",
 };
 
-type Spec = Record<string, unknown>;
-const asSpec = (r: ConfigResource): Spec => (r.resource.spec ?? {}) as Spec;
-const keyOf = (r: ConfigResource) => `${r.namespace}/${r.name}`;
+const keyOf = (r: { namespace: string; name: string }): string => `${r.namespace}/${r.name}`;
 
 /**
- * Builds the push context. Pure: the same inputs give an equal context.
+ * Builds the push context. Pure: the same inputs give an equal context. Everything it holds is
+ * frozen: maps are {@link FrozenMap}s, objects and arrays are frozen deeply.
  *
  * @param resources every valid resource of the config snapshot
  */
@@ -192,36 +218,34 @@ export function buildPushContext(
   const rootNamespace = options.rootNamespace ?? "mesh-system";
   const trustDomain = options.trustDomain ?? "cluster.local";
   const connected = options.connected ?? new Set<string>();
-  const byKind = (kind: string) => resources.filter((r) => r.kind === kind);
-  const peerAuthentications = byKind("PeerAuthentication").map((r) => r.resource as PeerAuthenticationPolicy);
+  const byKind = <K extends ConfigResource["kind"]>(kind: K): OfKind<K>[] =>
+    resources.filter((r): r is OfKind<K> => r.kind === kind);
+  const peerAuthentications = byKind("PeerAuthentication").map((r) => r.resource);
   const entries = byKind("WorkloadEntry");
   const serviceEntries = byKind("ServiceEntry");
 
   // A ServiceEntry selects WorkloadEntries of its own namespace only, so indexing by namespace keeps
   // the build linear in practice instead of services × workloads.
-  const entriesByNamespace = new Map<string, ConfigResource[]>();
+  const entriesByNamespace = new Map<string, OfKind<"WorkloadEntry">[]>();
   for (const we of entries) {
     const list = entriesByNamespace.get(we.namespace) ?? [];
     list.push(we);
     entriesByNamespace.set(we.namespace, list);
   }
-  const selectedEntries = (se: ConfigResource): ConfigResource[] => {
-    const service = {
-      metadata: { name: se.name, namespace: se.namespace },
-      spec: asSpec(se),
-    } as SelectingService;
+  const selectedEntries = (se: OfKind<"ServiceEntry">): OfKind<"WorkloadEntry">[] => {
+    const service = { metadata: { name: se.name, namespace: se.namespace }, spec: se.resource.spec };
     return (entriesByNamespace.get(se.namespace) ?? []).filter((we) =>
-      serviceSelectsWorkload(service, { metadata: { namespace: we.namespace }, spec: asSpec(we) })
+      serviceSelectsWorkload(service, { metadata: { namespace: we.namespace }, spec: we.resource.spec })
     );
   };
 
   // Ports of a workload that a service targets: only those get PeerAuthentication's portLevelMtls.
   const boundPorts = new Map<string, Set<number>>();
   for (const se of serviceEntries) {
-    const ports = (asSpec(se).ports ?? []) as ServicePortSpec[];
+    const ports = se.resource.spec.ports ?? [];
     for (const we of selectedEntries(se)) {
       const set = boundPorts.get(keyOf(we)) ?? new Set<number>();
-      for (const p of ports) set.add(endpointPort(p, asSpec(we).ports as Record<string, number> | undefined));
+      for (const p of ports) set.add(endpointPort(p, we.resource.spec.ports));
       boundPorts.set(keyOf(we), set);
     }
   }
@@ -229,9 +253,9 @@ export function buildPushContext(
   const workloads = new Map<string, WorkloadView>();
   const annotationWarnings: string[] = [];
   for (const we of entries) {
-    const spec = asSpec(we);
-    const labels = { ...(spec.labels ?? {}) as Record<string, string> };
-    const serviceAccount = (spec.serviceAccount as string | undefined) || "default";
+    const spec = we.resource.spec;
+    const labels = { ...spec.labels };
+    const serviceAccount = spec.serviceAccount || "default";
     const mtlsOf = (port: number, bound: boolean): PortMtlsView => {
       const e = effectivePeerAuthentication({
         namespace: we.namespace,
@@ -251,23 +275,23 @@ export function buildPushContext(
       serviceAccount,
       trustDomain,
       identity: formatSpiffeId({ trustDomain, namespace: we.namespace, serviceAccount }),
-      addresses: spec.address ? [spec.address as string] : [],
+      addresses: spec.address ? [spec.address] : [],
       labels,
-      ports: { ...(spec.ports ?? {}) as Record<string, number> },
+      ports: { ...spec.ports },
       proxied: connected.has(keyOf(we)) || Object.entries(TLS_MODE_LABELS).some(([k, v]) => labels[k] === v),
       inboundMtls: bound.map((p) => mtlsOf(p, true)),
       // Port-level settings never apply to an unbound port, so any port number gives the default.
       defaultMtls: mtlsOf(1, false),
-      network: (spec.network as string | undefined) ?? "",
-      locality: (spec.locality as string | undefined) ?? "",
-      weight: (spec.weight as number | undefined) ?? 0,
+      network: spec.network ?? "",
+      locality: spec.locality ?? "",
+      weight: spec.weight ?? 0,
       proxyConfig: workloadProxyConfig(we, annotationWarnings),
     });
   }
 
   const services: ServiceView[] = serviceEntries.map((se) => {
-    const spec = asSpec(se);
-    const ports = ((spec.ports ?? []) as ServicePortSpec[]).map((p) => ({
+    const spec = se.resource.spec;
+    const ports = (spec.ports ?? []).map((p) => ({
       name: p.name ?? "",
       number: p.number,
       targetPort: p.targetPort ?? p.number,
@@ -280,21 +304,21 @@ export function buildPushContext(
         endpoints.push({
           workload: w.key,
           address,
-          ports: portMap(spec.ports as ServicePortSpec[] | undefined, asSpec(we)),
+          ports: portMap(spec.ports, we.resource.spec),
           proxied: w.proxied,
           identity: w.proxied ? w.identity : "",
           labels: w.labels,
         });
       }
     }
-    for (const inline of (spec.endpoints ?? []) as Spec[]) {
-      const labels = (inline.labels ?? {}) as Record<string, string>;
+    for (const inline of spec.endpoints ?? []) {
+      const labels = inline.labels ?? {};
       const proxied = Object.entries(TLS_MODE_LABELS).some(([k, v]) => labels[k] === v);
-      const sa = (inline.serviceAccount as string | undefined) || "default";
+      const sa = inline.serviceAccount || "default";
       endpoints.push({
         workload: "",
-        address: inline.address as string,
-        ports: portMap(spec.ports as ServicePortSpec[] | undefined, inline),
+        address: inline.address ?? "",
+        ports: portMap(spec.ports, inline),
         proxied,
         identity: proxied ? formatSpiffeId({ trustDomain, namespace: se.namespace, serviceAccount: sa }) : "",
         labels,
@@ -304,12 +328,12 @@ export function buildPushContext(
       key: keyOf(se),
       name: se.name,
       namespace: se.namespace,
-      hosts: [...(spec.hosts ?? []) as string[]],
-      addresses: [...(spec.addresses ?? []) as string[]],
+      hosts: [...spec.hosts],
+      addresses: [...spec.addresses ?? []],
       ports,
       endpoints,
-      location: (spec.location as string | undefined) ?? "MESH_EXTERNAL",
-      resolution: (spec.resolution as string | undefined) ?? "NONE",
+      location: spec.location ?? "MESH_EXTERNAL",
+      resolution: spec.resolution ?? "NONE",
     };
   });
 
@@ -318,16 +342,13 @@ export function buildPushContext(
     const parsed = parseTlsSecret(r.resource);
     if (parsed.credential) credentials.set(keyOf(r), parsed.credential);
   }
-  const gateways = byKind("Gateway").map((r) => ({
+  const named = <S>(r: { namespace: string; name: string; resource: { spec: S } }): NamedSpec<S> => ({
     namespace: r.namespace,
     name: r.name,
-    spec: asSpec(r) as GatewaySpec,
-  }));
-  const virtualServices = byKind("VirtualService").map((r) => ({
-    namespace: r.namespace,
-    name: r.name,
-    spec: asSpec(r) as VirtualServiceSpec,
-  }));
+    spec: r.resource.spec,
+  });
+  const gateways = byKind("Gateway").map(named);
+  const virtualServices = byKind("VirtualService").map(named);
   const scopeGatewayToNamespace = options.scopeGatewayToNamespace ?? false;
   const gatewayRoutes = new Map<string, RouteConfiguration[]>();
   const gatewayWarnings: string[] = [...annotationWarnings];
@@ -343,13 +364,13 @@ export function buildPushContext(
     );
   }
 
-  const selecting = (kind: string): SelectingPolicyView[] =>
-    byKind(kind).map((r) => ({
+  const selecting = <S>(list: { namespace: string; name: string; resource: { spec: S } }[]) =>
+    list.map((r): SelectingPolicyView<S> => ({
       key: keyOf(r),
       name: r.name,
       namespace: r.namespace,
       metadata: { namespace: r.namespace, name: r.name },
-      spec: asSpec(r),
+      spec: r.resource.spec,
     }));
 
   return deepFreeze({
@@ -357,20 +378,21 @@ export function buildPushContext(
     builtAt: Date.now(),
     rootNamespace,
     trustDomain,
-    workloads,
+    workloads: new FrozenMap(workloads),
     services,
-    authorizationPolicies: selecting("AuthorizationPolicy"),
-    requestAuthentications: selecting("RequestAuthentication"),
+    authorizationPolicies: selecting(byKind("AuthorizationPolicy")),
+    requestAuthentications: selecting(byKind("RequestAuthentication")),
     gateways,
     virtualServices,
     scopeGatewayToNamespace,
-    jwks: new Map(options.jwks ?? []),
+    jwks: new FrozenMap(options.jwks ?? []),
     jwksFetchMode: options.jwksFetchMode ?? "meshd",
     jwksRefreshIntervalMs: options.jwksRefreshIntervalMs ?? 20 * 60_000,
-    credentials,
-    gatewayRoutes,
+    credentials: new FrozenMap(credentials),
+    gatewayRoutes: new FrozenMap(gatewayRoutes),
     gatewayWarnings,
-    proxySettings: { ...(options.proxySettings ?? DEFAULT_PROXY_SETTINGS) },
+    // A deep copy: shared's defaults are frozen only at the top, and deepFreeze stops at a frozen object.
+    proxySettings: structuredClone(options.proxySettings ?? DEFAULT_PROXY_SETTINGS),
   });
 }
 
@@ -420,22 +442,24 @@ function gatewayRoutesOf(
  * A WorkloadEntry's `proxy.istio.io/config` overrides. An invalid annotation is a warning and no
  * override (the mesh-wide settings apply), so it never removes the workload.
  */
-function workloadProxyConfig(we: ConfigResource, warnings: string[]): ProxyConfigOverrides {
-  const annotations = we.resource.metadata.annotations as Record<string, unknown> | undefined;
+function workloadProxyConfig(we: OfKind<"WorkloadEntry">, warnings: string[]): ProxyConfigOverrides {
   try {
-    const r = proxyConfigOverrides(annotations, `WorkloadEntry ${keyOf(we)}`);
+    const r = proxyConfigOverrides(we.resource.metadata.annotations, `WorkloadEntry ${keyOf(we)}`);
     warnings.push(...r.warnings);
     return r.overrides;
   } catch (e) {
-    warnings.push(`${(e as Error).message}; the mesh-wide settings apply`);
+    warnings.push(`${e instanceof Error ? e.message : String(e)}; the mesh-wide settings apply`);
     return {};
   }
 }
 
-function portMap(ports: ServicePortSpec[] | undefined, endpoint: Spec): Record<number, number> {
+function portMap(
+  ports: readonly ServicePortSpec[] | undefined,
+  endpoint: WorkloadEntrySpec,
+): Record<number, number> {
   const out: Record<number, number> = {};
   for (const p of ports ?? []) {
-    out[p.number] = endpointPort(p, endpoint.ports as Record<string, number> | undefined);
+    out[p.number] = endpointPort(p, endpoint.ports);
   }
   return out;
 }
@@ -444,13 +468,4 @@ function decision(d: PeerAuthenticationDecision): { policy: string; scope: strin
   return d.scope === "default"
     ? { policy: "", scope: "default" }
     : { policy: `${d.policy.namespace}/${d.policy.name}`, scope: d.scope };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === "object" && !Object.isFrozen(value)) {
-    if (value instanceof Map) { for (const v of value.values()) deepFreeze(v); }
-    else for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
 }

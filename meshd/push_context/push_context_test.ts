@@ -1,18 +1,7 @@
 import assert from "node:assert/strict";
 import { buildPushContext, type ConfigResource } from "./push_context.ts";
-
-const res = (
-  kind: string,
-  namespace: string,
-  name: string,
-  spec: unknown,
-  metadata = {},
-): ConfigResource => ({
-  kind,
-  namespace,
-  name,
-  resource: { metadata: { name, namespace, ...metadata }, spec },
-});
+import { configResource as res } from "./test_support.ts";
+import { b64, makeTestCa } from "../../shared/credentials/_test_support.ts";
 
 const httpbinSe = res("ServiceEntry", "foo", "httpbin", {
   hosts: ["httpbin.foo.svc.cluster.local"],
@@ -129,4 +118,141 @@ Deno.test("the push context is frozen", () => {
   assert.throws(() => {
     (ctx.workloads.get("foo/httpbin-1")!.labels as Record<string, string>).x = "y";
   });
+});
+
+/**
+ * Tries every way of changing `value` and everything reachable from it; returns where a change took.
+ * Visited paths go into `seen`, so that a test can check the walk reached each collection.
+ */
+function mutationsThatTook(value: unknown, path: string, seen: Set<string>): string[] {
+  if (value === null || typeof value !== "object") return [];
+  seen.add(path);
+  const took: string[] = [];
+  const attempt = (what: string, change: () => void, changed: () => boolean) => {
+    try {
+      change();
+    } catch {
+      // Refused: what the push context must do.
+    }
+    if (changed()) took.push(`${path}: ${what}`);
+  };
+  const children: [string, unknown][] = [];
+  if (typeof (value as ReadonlyMap<unknown, unknown>).get === "function" && "size" in value) {
+    const map = value as Map<unknown, unknown>;
+    const [first] = [...map.keys()];
+    const size = map.size;
+    attempt("set", () => map.set("mutated", 1), () => map.has("mutated"));
+    attempt("Map.prototype.set", () => Map.prototype.set.call(map, "mutated2", 1), () => map.has("mutated2"));
+    attempt("delete", () => map.delete(first), () => map.size !== size);
+    attempt("clear", () => map.clear(), () => map.size !== size);
+    for (const [k, v] of map) children.push([`${path}.get(${JSON.stringify(k)})`, v]);
+  } else if (Array.isArray(value)) {
+    const length = value.length;
+    attempt("push", () => value.push("mutated"), () => value.length !== length);
+    attempt("length = 0", () => (value.length = 0), () => value.length !== length);
+    if (length > 0) {
+      const before = value[0];
+      attempt("[0] =", () => (value[0] = "mutated"), () => value[0] !== before);
+    }
+    value.forEach((v, i) => children.push([`${path}[${i}]`, v]));
+  } else {
+    const record = value as Record<string, unknown>;
+    attempt("add a field", () => (record.mutated = 1), () => "mutated" in record);
+    for (const [k, v] of Object.entries(record)) {
+      attempt(`.${k} =`, () => (record[k] = "mutated"), () => record[k] !== v);
+      children.push([`${path}.${k}`, v]);
+    }
+  }
+  for (const [p, v] of children) took.push(...mutationsThatTook(v, p, seen));
+  return took;
+}
+
+Deno.test("no collection of the push context can be changed: maps, arrays and objects all refuse", async () => {
+  const { leaf } = await makeTestCa();
+  const cert = await leaf("www.example.com");
+  const secret: ConfigResource = {
+    kind: "Secret",
+    namespace: "mesh-system",
+    name: "www",
+    resource: {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "www", namespace: "mesh-system" },
+      type: "kubernetes.io/tls",
+      data: { "tls.crt": b64(cert.certPem), "tls.key": b64(cert.keyPem) },
+    },
+  };
+  const gatewayWe = res("WorkloadEntry", "mesh-system", "ingress", {
+    address: "10.0.0.9",
+    labels: { istio: "ingressgateway" },
+    ports: { https: 8443 },
+  }, { annotations: { "proxy.istio.io/config": "not: [valid" } });
+  const gateway = res("Gateway", "mesh-system", "public", {
+    selector: { istio: "ingressgateway" },
+    servers: [
+      {
+        port: { number: 443, name: "https", protocol: "HTTPS" },
+        hosts: ["*"],
+        tls: { mode: "SIMPLE", credentialName: "www" },
+      },
+      {
+        port: { number: 8443, name: "https-missing", protocol: "HTTPS" },
+        hosts: ["*"],
+        tls: { mode: "SIMPLE", credentialName: "none" },
+      },
+    ],
+  });
+  const vs = res("VirtualService", "mesh-system", "routes", {
+    hosts: ["*"],
+    gateways: ["public"],
+    http: [{ route: [{ destination: { host: "httpbin.foo.svc.cluster.local" } }] }],
+  });
+  const authz = res("AuthorizationPolicy", "foo", "deny", {
+    action: "DENY",
+    rules: [{ to: [{ operation: { paths: ["/admin"] } }] }],
+  });
+  const ra = res("RequestAuthentication", "foo", "jwt", {
+    jwtRules: [{ issuer: "iss", jwksUri: "https://keys" }],
+  });
+  const ctx = buildPushContext([
+    httpbinSe,
+    httpbinWe,
+    strictFoo,
+    portDisable,
+    secret,
+    gatewayWe,
+    gateway,
+    vs,
+    authz,
+    ra,
+  ], {
+    version: "1",
+    jwks: new Map([["https://keys", '{"keys":[]}']]),
+  });
+  // Each collection the context hands out is present and not empty, so the walk below reaches into it.
+  const collections = [
+    "workloads",
+    "services",
+    "authorizationPolicies",
+    "requestAuthentications",
+    "gateways",
+    "virtualServices",
+    "jwks",
+    "credentials",
+    "gatewayRoutes",
+    "gatewayWarnings",
+  ] as const;
+  for (const c of collections) {
+    const v = ctx[c];
+    assert.ok("size" in v ? v.size > 0 : v.length > 0, `${c} is empty: the test would not reach into it`);
+  }
+  const seen = new Set<string>();
+  assert.deepEqual(mutationsThatTook(ctx, "ctx", seen), []);
+  for (const path of [...collections.map((c) => `ctx.${c}`), "ctx.proxySettings"]) {
+    assert.ok(seen.has(path), `${path} was not tried`);
+  }
+  for (const nested of ["ctx.services[0].endpoints[0].ports", 'ctx.workloads.get("foo/httpbin-1").labels']) {
+    assert.ok(seen.has(nested), `${nested} was not tried`);
+  }
+  assert.ok([...seen].some((p) => p.startsWith('ctx.gatewayRoutes.get("mesh-system/ingress")[0].')));
 });

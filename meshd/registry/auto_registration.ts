@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { ConfigResource } from "../push_context/push_context.ts";
+import type { ConfigResource, OfKind } from "../push_context/push_context.ts";
 import type { ProxyNode } from "../xds/ads_server.ts";
 
 /** Counters of the meshd seed (auto_registration_*_total). */
@@ -26,7 +26,7 @@ export interface AutoRegistryOptions {
   /** DISCO_WORKLOAD_ENTRY_GRACE_PERIOD, ms. */
   gracePeriodMs: number;
   /** The WorkloadGroups of the current config: `<namespace>/<name>` to resource. */
-  groups(): ReadonlyMap<string, ConfigResource>;
+  groups(): ReadonlyMap<string, OfKind<"WorkloadGroup">>;
   /** The registry changed: push. */
   onChange(): void;
   hooks?: AutoRegistrationHooks;
@@ -110,14 +110,11 @@ export class AutoRegistry {
       this.#options.hooks?.onUpdate?.(key);
       return { key };
     }
-    const spec = (group.resource.spec ?? {}) as {
-      metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
-      template?: Record<string, unknown>;
-    };
-    const template = spec.template ?? {};
+    const spec = group.resource.spec;
+    const template = spec.template;
     // Labels: node metadata over WorkloadGroup.metadata over the template, as Istio merges them.
     const labels = {
-      ...(template.labels ?? {}) as Record<string, string>,
+      ...template.labels,
       ...spec.metadata?.labels,
       ...req.labels,
     };

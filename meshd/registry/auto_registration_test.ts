@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import type { ConfigResource } from "../push_context/push_context.ts";
+import type { OfKind } from "../push_context/push_context.ts";
 import { autoRegisteredName, AutoRegistry } from "./auto_registration.ts";
 
-const group: ConfigResource = {
+const group: OfKind<"WorkloadGroup"> = {
   kind: "WorkloadGroup",
   namespace: "vm",
   name: "reviews",

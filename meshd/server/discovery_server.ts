@@ -15,8 +15,8 @@ import { buildPushContext, type PushContext } from "../push_context/push_context
 import { type AdsHooks, AdsServer, type AdsServerOptions, type AdsStreamStatus } from "../xds/ads_server.ts";
 import { PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
 import { type AutoRegistrationHooks, AutoRegistry } from "../registry/auto_registration.ts";
-import { JwksResolver, type JwksResolverOptions, type JwksRule } from "../jwks/resolver.ts";
-import type { ConfigResource } from "../push_context/push_context.ts";
+import { JwksResolver, type JwksResolverOptions } from "../jwks/resolver.ts";
+import type { OfKind } from "../push_context/push_context.ts";
 import { DebugPages } from "./debug_pages.ts";
 import { debugResponder, type DebugXdsOptions } from "./debug_xds.ts";
 import { BridgeServer, type ServiceRegistrar } from "./serving/bridge.ts";
@@ -400,8 +400,8 @@ export class DiscoveryServer {
     await this.#store.stop();
   }
 
-  #workloadGroups(): Map<string, ConfigResource> {
-    const groups = new Map<string, ConfigResource>();
+  #workloadGroups(): Map<string, OfKind<"WorkloadGroup">> {
+    const groups = new Map<string, OfKind<"WorkloadGroup">>();
     for (const r of this.#store.snapshot().resources) {
       if (r.kind === "WorkloadGroup") groups.set(`${r.namespace}/${r.name}`, r);
     }
@@ -464,7 +464,7 @@ export class DiscoveryServer {
     const options = { mode: ctx.jwksFetchMode, services: ctx.services };
     this.#jwks.sync(
       ctx.requestAuthentications
-        .flatMap((p) => (p.spec.jwtRules ?? []) as JwksRule[])
+        .flatMap((p) => p.spec.jwtRules ?? [])
         .filter((r) => jwksFetcherOf(r, options) === "meshd"),
     );
   }

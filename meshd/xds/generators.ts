@@ -10,14 +10,17 @@
 import type { ProxySettings } from "../../shared/proxy_settings/mod.ts";
 import { createHash } from "node:crypto";
 import {
+  type AuthorizationPolicySpec,
   CA_SECRET_SUFFIX,
   credentialNamesOf,
   encodeResource,
   jwksFetcherOf,
   jwksSourceKey,
   policyAppliesTo,
+  type RequestAuthenticationSpec,
   RESOURCE_TYPES,
   type ResourceTypeName,
+  type SelectingPolicy,
   type TlsCredential,
   tryParseSpiffeId,
   typeUrlOf,
@@ -206,10 +209,10 @@ export class PushContextGenerator implements ResourceGenerator {
     return list;
   }
 
-  #selecting(
-    policies: readonly SelectingPolicyView[],
+  #selecting<S extends SelectingPolicy["spec"]>(
+    policies: readonly SelectingPolicyView<S>[],
     workload: WorkloadView | undefined,
-  ): SelectingPolicyView[] {
+  ): SelectingPolicyView<S>[] {
     if (!workload) return [];
     return policies.filter((p) => policyAppliesTo(p, workload, { rootNamespace: this.#ctx.rootNamespace }));
   }
@@ -272,8 +275,11 @@ function workloadMessage(w: WorkloadView, settings: ProxySettings): Record<strin
   };
 }
 
-function authorizationMessage(p: SelectingPolicyView, rootNamespace: string): Record<string, unknown> {
-  const spec = p.spec as { action?: string; rules?: unknown[]; selector?: { matchLabels?: object } };
+function authorizationMessage(
+  p: SelectingPolicyView<AuthorizationPolicySpec>,
+  rootNamespace: string,
+): Record<string, unknown> {
+  const spec = p.spec;
   const withSelector = Object.keys(spec.selector?.matchLabels ?? {}).length > 0;
   return {
     name: p.name,
@@ -285,8 +291,11 @@ function authorizationMessage(p: SelectingPolicyView, rootNamespace: string): Re
   };
 }
 
-function jwtPolicyMessage(p: SelectingPolicyView, ctx: PushContext): Record<string, unknown> {
-  const rules = (p.spec.jwtRules ?? []) as Record<string, unknown>[];
+function jwtPolicyMessage(
+  p: SelectingPolicyView<RequestAuthenticationSpec>,
+  ctx: PushContext,
+): Record<string, unknown> {
+  const rules = p.spec.jwtRules ?? [];
   return {
     name: p.name,
     namespace: p.namespace,
@@ -296,7 +305,7 @@ function jwtPolicyMessage(p: SelectingPolicyView, ctx: PushContext): Record<stri
         issuer: r.issuer,
         audiences: r.audiences ?? [],
         // Inline keys travel as they are; keys meshd fetches are its last good fetch, else empty.
-        jwks: (r.jwks as string | undefined) ?? (byProxy ? "" : ctx.jwks.get(jwksSourceKey(r) ?? "") ?? ""),
+        jwks: r.jwks ?? (byProxy ? "" : ctx.jwks.get(jwksSourceKey(r) ?? "") ?? ""),
         jwksUri: r.jwksUri ?? "",
         fromHeaders: r.fromHeaders ?? [],
         fromParams: r.fromParams ?? [],
@@ -309,7 +318,7 @@ function jwtPolicyMessage(p: SelectingPolicyView, ctx: PushContext): Record<stri
           ? {
             jwksFetcher: "PROXY",
             jwksRefreshIntervalMs: ctx.jwksRefreshIntervalMs,
-            jwksFetchTimeoutMs: jwksTimeoutMs(r as { timeout?: string }),
+            jwksFetchTimeoutMs: jwksTimeoutMs(r),
           }
           : {}),
       };

@@ -1,16 +1,10 @@
 import assert from "node:assert/strict";
 import { decodeResource, RESOURCE_TYPES } from "../../shared/mod.ts";
 import { buildPushContext, type ConfigResource } from "../push_context/push_context.ts";
+import { configResource as res } from "../push_context/test_support.ts";
 import { PushContextGenerator, TYPE_URLS, workloadKeyOf } from "./generators.ts";
 import { b64, makeTestCa } from "../../shared/credentials/_test_support.ts";
 import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
-
-const res = (kind: string, namespace: string, name: string, spec: unknown): ConfigResource => ({
-  kind,
-  namespace,
-  name,
-  resource: { metadata: { name, namespace }, spec },
-});
 
 const config = [
   res("WorkloadEntry", "foo", "httpbin-1", { address: "10.1.0.2", labels: { app: "httpbin" } }),
@@ -217,15 +211,14 @@ Deno.test("JwtPolicy says who fetches: hybrid sends mesh-host jwksUris to the pr
 Deno.test("TLS credentials: a gateway gets only those its HTTPS servers name, from its own namespace", async () => {
   const { ca, leaf } = await makeTestCa();
   const cert = await leaf("httpbin.example.com");
-  const secret = (namespace: string, name: string, data: Record<string, string>) =>
-    ({
-      kind: "Secret",
-      namespace,
-      name,
-      resource: { apiVersion: "v1", kind: "Secret", metadata: { name, namespace }, type: "Opaque", data },
-    }) as unknown as ConfigResource;
+  const secret = (namespace: string, name: string, data: Record<string, string>): ConfigResource => ({
+    kind: "Secret",
+    namespace,
+    name,
+    resource: { apiVersion: "v1", kind: "Secret", metadata: { name, namespace }, type: "Opaque", data },
+  });
   const pair = { "tls.crt": b64(cert.certPem), "tls.key": b64(cert.keyPem) };
-  const https = (name: string, credentialName: string, mode = "SIMPLE") => ({
+  const https = (name: string, credentialName: string, mode: "SIMPLE" | "MUTUAL" = "SIMPLE") => ({
     port: { number: 443, name, protocol: "HTTPS" },
     hosts: [`${name}.example.com`],
     tls: { mode, credentialName },

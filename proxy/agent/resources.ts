@@ -8,8 +8,18 @@
  */
 import { type ProxySettings, proxySettingsOf } from "../../shared/proxy_settings/mod.ts";
 import { isIP } from "node:net";
-import { decodeResource, RESOURCE_TYPES, tryParseSpiffeId, typeUrlOf } from "../../shared/mod.ts";
+import { RESOURCE_TYPES, tryParseSpiffeId, typeUrlOf } from "../../shared/mod.ts";
 import type { EndpointInfo, PortMtls, ServiceInfo, WorkloadInfo } from "../runtime/snapshot.ts";
+import {
+  decodeMessage,
+  type MessageOf,
+  type PortMtlsMessage,
+  type RouteConfigurationMessage,
+  type ServerTlsMessage,
+  type ServiceMessage,
+  type TlsCredentialMessage,
+  type WorkloadMessage,
+} from "./messages.ts";
 
 /** The resource kinds, by their RESOURCE_TYPES key. */
 export type ResourceKind = keyof typeof RESOURCE_TYPES;
@@ -38,15 +48,20 @@ export class ResourceError extends Error {
   }
 }
 
-/** A decoded, checked resource value of a kind. */
+/** A decoded, checked resource value of a kind; a plain-text route configuration has no `tls`. */
 export type ResourceValue<K extends ResourceKind> = K extends "workload" ? WorkloadInfo
   : K extends "service" ? ServiceInfo
-  : Record<string, unknown>;
+  : K extends "routeConfiguration" ? PlainOrTlsRoute
+  : MessageOf[K];
 
-// deno-lint-ignore no-explicit-any
-type Decoded = Record<string, any>;
+/** A route configuration as the runtime takes it: `tls` only when the server terminates TLS. */
+type PlainOrTlsRoute = Omit<RouteConfigurationMessage, "tls"> & { tls?: ServerTlsMessage };
 
-const MODES = new Set(["DISABLE", "PERMISSIVE", "STRICT"]);
+/** Every decoded, checked value, by kind: what {@link decodeXdsResource} returns for each. */
+type ResourceValues = { [K in ResourceKind]: ResourceValue<K> };
+
+const MODES: ReadonlySet<string> = new Set<PortMtls["mode"]>(["DISABLE", "PERMISSIVE", "STRICT"]);
+const isMode = (mode: string): mode is PortMtls["mode"] => MODES.has(mode);
 const ACTIONS = new Set(["ALLOW", "DENY", "AUDIT", "CUSTOM"]);
 
 /**
@@ -64,75 +79,95 @@ export function decodeXdsResource<K extends ResourceKind>(
     throw new ResourceError(name, reason);
   };
   const typeUrl = typeUrlOf(RESOURCE_TYPES[kind]);
-  if (!any) fail("no resource body");
-  if (any!.type_url !== typeUrl) fail(`type_url ${JSON.stringify(any!.type_url)} is not ${typeUrl}`);
-  let d: Decoded;
-  try {
-    d = decodeResource(RESOURCE_TYPES[kind], any!.value ?? new Uint8Array());
-  } catch (e) {
-    return fail(`cannot decode ${RESOURCE_TYPES[kind]}: ${(e as Error).message}`);
-  }
-  if (kind === "routeConfiguration") return routeConfiguration(d, name, fail) as ResourceValue<K>;
-  if (kind === "tlsCredential") return tlsCredential(d, name, fail) as ResourceValue<K>;
-  if (!d.name || !d.namespace) fail("name and namespace are required");
-  if (`${d.namespace}/${d.name}` !== name) fail(`its namespace/name is ${d.namespace}/${d.name}`);
-  switch (kind) {
-    case "workload":
-      return workload(d, fail) as ResourceValue<K>;
-    case "service":
-      return service(d, fail) as ResourceValue<K>;
-    case "authorization":
+  if (!any) return fail("no resource body");
+  if (any.type_url !== typeUrl) fail(`type_url ${JSON.stringify(any.type_url)} is not ${typeUrl}`);
+  const decode = <T extends ResourceKind>(k: T): MessageOf[T] => {
+    try {
+      return decodeMessage(k, any.value ?? new Uint8Array());
+    } catch (e) {
+      return fail(`cannot decode ${RESOURCE_TYPES[kind]}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+  const namespaced = <T extends { name: string; namespace: string }>(d: T): T => {
+    if (!d.name || !d.namespace) fail("name and namespace are required");
+    if (`${d.namespace}/${d.name}` !== name) fail(`its namespace/name is ${d.namespace}/${d.name}`);
+    return d;
+  };
+  // Each kind's decoder, so that the lookup by `kind` below gives ResourceValue<K> without a cast.
+  const decoders: { [T in ResourceKind]: () => ResourceValues[T] } = {
+    routeConfiguration: () => routeConfiguration(decode("routeConfiguration"), name, fail),
+    tlsCredential: () => tlsCredential(decode("tlsCredential"), name, fail),
+    workload: () => workload(namespaced(decode("workload")), fail),
+    service: () => service(namespaced(decode("service")), fail),
+    authorization: () => {
+      const d = namespaced(decode("authorization"));
       if (!ACTIONS.has(d.action)) {
         fail(`action ${JSON.stringify(d.action)} is not one of ${[...ACTIONS].join(", ")}`);
       }
-      return d as ResourceValue<K>;
-    default:
-      for (const [i, p] of (d.providers as Decoded[]).entries()) {
+      return d;
+    },
+    jwtPolicy: () => {
+      const d = namespaced(decode("jwtPolicy"));
+      for (const [i, p] of d.providers.entries()) {
         if (!p.issuer) fail(`providers[${i}].issuer is required`);
       }
-      return d as ResourceValue<K>;
-  }
+      return d;
+    },
+  };
+  return decoders[kind]();
 }
 
 /**
  * Route configurations are named `http.<port>` or `https.<port>.<port name>.<gateway>.<namespace>`
  * and carry no namespace (as Istio's RDS names). Plain-text ones have no `tls`.
  */
-function routeConfiguration(d: Decoded, name: string, fail: (r: string) => never): Decoded {
+function routeConfiguration(
+  d: RouteConfigurationMessage,
+  name: string,
+  fail: (r: string) => never,
+): PlainOrTlsRoute {
   if (d.name !== name) fail(`its name is ${JSON.stringify(d.name)}`);
   port(d.port, "port", fail);
   port(d.bindPort, "bindPort", fail);
-  if (d.tls === null) delete d.tls;
-  else {
-    if (d.tls.mode !== "SIMPLE" && d.tls.mode !== "MUTUAL") {
-      fail(`tls.mode ${JSON.stringify(d.tls.mode)} is not SIMPLE or MUTUAL`);
+  const { tls, ...plain } = d;
+  if (tls !== null) {
+    if (tls.mode !== "SIMPLE" && tls.mode !== "MUTUAL") {
+      fail(`tls.mode ${JSON.stringify(tls.mode)} is not SIMPLE or MUTUAL`);
     }
-    if (!d.tls.credentialName) fail("tls.credentialName is required");
-    if (d.tls.mode === "MUTUAL" && !d.tls.caCredentialName) {
+    if (!tls.credentialName) fail("tls.credentialName is required");
+    if (tls.mode === "MUTUAL" && !tls.caCredentialName) {
       fail("tls.caCredentialName is required for MUTUAL");
     }
-    if ((d.tls.sniHosts as string[]).length === 0) fail("tls.sniHosts is empty");
+    if (tls.sniHosts.length === 0) fail("tls.sniHosts is empty");
   }
-  for (const [i, v] of (d.virtualHosts as Decoded[]).entries()) {
-    for (const [j, r] of (v.routes as Decoded[]).entries()) {
-      for (const [k, m] of (r.matches as Decoded[]).entries()) {
+  for (const [i, v] of d.virtualHosts.entries()) {
+    for (const [j, r] of v.routes.entries()) {
+      for (const [k, m] of r.matches.entries()) {
         if (m.regex === "") continue;
         try {
           new RegExp(m.regex);
         } catch (e) {
-          fail(`virtualHosts[${i}].routes[${j}].matches[${k}].regex: ${(e as Error).message}`);
+          fail(
+            `virtualHosts[${i}].routes[${j}].matches[${k}].regex: ${
+              e instanceof Error ? e.message : String(e)
+            }`,
+          );
         }
       }
-      if ((r.destinations as Decoded[]).length === 0) {
+      if (r.destinations.length === 0) {
         fail(`virtualHosts[${i}].routes[${j}].destinations is empty`);
       }
     }
   }
-  return d;
+  return tls === null ? plain : { ...plain, tls };
 }
 
 /** A credential named as requested, with a PEM certificate and key together, or a CA, or both. */
-function tlsCredential(d: Decoded, name: string, fail: (r: string) => never): Decoded {
+function tlsCredential(
+  d: TlsCredentialMessage,
+  name: string,
+  fail: (r: string) => never,
+): TlsCredentialMessage {
   if (d.name !== name) fail(`its name is ${JSON.stringify(d.name)}`);
   const cert = d.certificateChain !== "", key = d.privateKey !== "";
   if (cert !== key) fail("certificateChain and privateKey come together");
@@ -145,15 +180,20 @@ function tlsCredential(d: Decoded, name: string, fail: (r: string) => never): De
 
 function port(n: unknown, field: string, fail: (r: string) => never, allowZero = false): number {
   if (typeof n !== "number" || !Number.isInteger(n) || n < (allowZero ? 0 : 1) || n > 65535) {
-    fail(`${field}: ${n} is not a port number`);
+    return fail(`${field}: ${n} is not a port number`);
   }
-  return n as number;
+  return n;
 }
 
-function mtls(m: Decoded | null, field: string, fail: (r: string) => never, allowZero: boolean): PortMtls {
+function mtls(
+  m: PortMtlsMessage | null,
+  field: string,
+  fail: (r: string) => never,
+  allowZero: boolean,
+): PortMtls {
   if (!m) return fail(`${field} is required`);
-  if (!MODES.has(m.mode)) {
-    fail(`${field}.mode ${JSON.stringify(m.mode)} is not DISABLE, PERMISSIVE or STRICT`);
+  if (!isMode(m.mode)) {
+    return fail(`${field}.mode ${JSON.stringify(m.mode)} is not DISABLE, PERMISSIVE or STRICT`);
   }
   return {
     port: port(m.port, `${field}.port`, fail, allowZero),
@@ -181,10 +221,10 @@ function addresses(list: string[], field: string, fail: (r: string) => never, ci
   return list;
 }
 
-function workload(d: Decoded, fail: (r: string) => never): WorkloadInfo {
+function workload(d: WorkloadMessage, fail: (r: string) => never): WorkloadInfo {
   if (!d.serviceAccount || !d.trustDomain) fail("serviceAccount and trustDomain are required");
   const ports: Record<string, number> = {};
-  for (const [k, v] of Object.entries(d.ports as Record<string, number>)) {
+  for (const [k, v] of Object.entries(d.ports)) {
     ports[k] = port(v, `ports.${k}`, fail);
   }
   return {
@@ -196,36 +236,36 @@ function workload(d: Decoded, fail: (r: string) => never): WorkloadInfo {
     labels: d.labels,
     proxied: d.proxied,
     ports,
-    inboundMtls: (d.inboundMtls as Decoded[]).map((m, i) => mtls(m, `inboundMtls[${i}]`, fail, false)),
+    inboundMtls: d.inboundMtls.map((m, i) => mtls(m, `inboundMtls[${i}]`, fail, false)),
     defaultMtls: mtls(d.defaultMtls, "defaultMtls", fail, true),
-    settings: settings(d.settings as Decoded | null | undefined, fail),
+    settings: settings(d.settings, fail),
   };
 }
 
-function settings(d: Decoded | null | undefined, fail: (r: string) => never): ProxySettings {
+function settings(d: Record<string, unknown> | null, fail: (r: string) => never): ProxySettings {
   try {
     return proxySettingsOf(d ?? {}, "settings");
   } catch (e) {
-    return fail((e as Error).message);
+    return fail(e instanceof Error ? e.message : String(e));
   }
 }
 
-function service(d: Decoded, fail: (r: string) => never): ServiceInfo {
-  if ((d.hosts as string[]).length === 0) fail("hosts: at least one host is required");
-  const ports = (d.ports as Decoded[]).map((p, i) => ({
-    name: p.name as string,
+function service(d: ServiceMessage, fail: (r: string) => never): ServiceInfo {
+  if (d.hosts.length === 0) fail("hosts: at least one host is required");
+  const ports = d.ports.map((p, i) => ({
+    name: p.name,
     number: port(p.number, `ports[${i}].number`, fail),
     targetPort: port(p.targetPort, `ports[${i}].targetPort`, fail, true),
-    protocol: p.protocol as string,
+    protocol: p.protocol,
   }));
-  const endpoints = (d.endpoints as Decoded[]).map((e, i): EndpointInfo => {
+  const endpoints = d.endpoints.map((e, i): EndpointInfo => {
     const at = `endpoints[${i}]`;
     if (!e.address) fail(`${at}.address is required`);
     if (d.resolution === "STATIC" && !isIP(e.address)) {
       fail(`${at}.address: ${JSON.stringify(e.address)} is not an IP address (resolution STATIC)`);
     }
     const epPorts: Record<string, number> = {};
-    for (const [k, v] of Object.entries(e.ports as Record<string, number>)) {
+    for (const [k, v] of Object.entries(e.ports)) {
       port(Number(k), `${at}.ports key`, fail);
       epPorts[k] = port(v, `${at}.ports.${k}`, fail);
     }
@@ -259,7 +299,7 @@ function service(d: Decoded, fail: (r: string) => never): ServiceInfo {
 export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
     Object.freeze(value);
-    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
+    for (const v of Object.values(value)) deepFreeze(v);
   }
   return value;
 }

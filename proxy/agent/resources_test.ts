@@ -273,7 +273,7 @@ Deno.test("routeConfiguration with tls, and tlsCredential: decoded; unusable one
   };
   const rc = { name: "https.443.https.gw.foo", port: 443, bindPort: 8443, tls };
   const decoded = decodeXdsResource("routeConfiguration", rc.name, any("routeConfiguration", rc));
-  assert.equal((decoded.tls as { mode: string }).mode, "MUTUAL");
+  assert.equal(decoded.tls?.mode, "MUTUAL");
   const plain = decodeXdsResource(
     "routeConfiguration",
     "http.80",

@@ -1,0 +1,26 @@
+/**
+ * Tests only: config resources written inline, as the config store would hand them to
+ * buildPushContext.
+ *
+ * @module
+ */
+import type { ObjectMeta } from "../../shared/mod.ts";
+import type { ConfigResource, OfKind } from "./push_context.ts";
+import type { SpecByKind, SpecKind } from "../config_store/mesh_resource.ts";
+
+/**
+ * A resource of `kind` in `namespace`; `spec` is checked against the kind's generated type, and
+ * `metadata` adds to the name and namespace (labels, annotations).
+ */
+export function configResource<K extends SpecKind>(
+  kind: K,
+  namespace: string,
+  name: string,
+  spec: SpecByKind[K],
+  metadata: Omit<ObjectMeta, "name" | "namespace"> = {},
+): ConfigResource {
+  // TypeScript cannot tie a generic `kind` to its `spec` in a union; the parameters do.
+  return { kind, namespace, name, resource: { metadata: { name, namespace, ...metadata }, spec } } as OfKind<
+    K
+  >;
+}
