@@ -9,7 +9,7 @@ import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-ty
 import type { CliIo } from "../cli.ts";
 import { addDebugFlags, timeoutMs } from "../debug_flags.ts";
 import { httpRequest } from "../meshd_client.ts";
-import { hostOf } from "../../proxy/agent/tls.ts";
+import { hostOf } from "../../shared/internal/tls/meshd_channel.ts";
 import { structured, table } from "../output.ts";
 
 /** meshd's log levels (meshd seed). */

@@ -5,7 +5,7 @@
  * @module
  */
 import { X509Certificate } from "node:crypto";
-import { DUMP_TYPES } from "../../proxy/admin/config_dump.ts";
+import { DUMP_TYPES } from "../../shared/internal/config_dump/types.ts";
 import type { ConfigDump } from "../proxy_admin.ts";
 import { table } from "../output.ts";
 

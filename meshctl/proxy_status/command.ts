@@ -6,7 +6,7 @@
  * @module
  */
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
-import type { TypeSyncStatus } from "../../meshd/xds/ads_server.ts";
+import type { TypeSyncStatus } from "../../shared/internal/xds/sync_status.ts";
 import type { CliIo } from "../cli.ts";
 import { meshdClient } from "../debug_flags.ts";
 import { structured, table } from "../output.ts";

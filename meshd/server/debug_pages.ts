@@ -12,7 +12,7 @@
  */
 import { buildInfo, decodeResource, redactSecret, RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
 import type { DiscoveryServer } from "./discovery_server.ts";
-import type { AdsStreamStatus } from "../xds/ads_server.ts";
+import type { AdsStreamStatus } from "../xds/ads_types.ts";
 import { PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
 
 /** One rendered page: an HTTP status (200 or an error), a content type, and the body text. */

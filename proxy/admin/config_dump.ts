@@ -7,21 +7,11 @@
  * @module
  */
 import { RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
+import { DUMP_TYPES } from "../../shared/internal/config_dump/types.ts";
 import type { RouteConfiguration, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { inboundModeOf, settingsInForce } from "../runtime/snapshot.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
 import { DEFAULT_HEAD_LIMITS } from "../http/head.ts";
-
-/** Envoy's admin type URLs. */
-export const DUMP_TYPES = {
-  bootstrap: "type.googleapis.com/envoy.admin.v3.BootstrapConfigDump",
-  listeners: "type.googleapis.com/envoy.admin.v3.ListenersConfigDump",
-  clusters: "type.googleapis.com/envoy.admin.v3.ClustersConfigDump",
-  endpoints: "type.googleapis.com/envoy.admin.v3.EndpointsConfigDump",
-  routes: "type.googleapis.com/envoy.admin.v3.RoutesConfigDump",
-  secrets: "type.googleapis.com/envoy.admin.v3.SecretsConfigDump",
-  mesh: "type.googleapis.com/mesh.admin.v1.MeshConfigDump",
-} as const;
 
 /** The xDS type URLs the agent subscribes to. */
 export const XDS_TYPES = {

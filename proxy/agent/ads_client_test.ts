@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
 import { encodeResource, RESOURCE_TYPES } from "../../shared/mod.ts";
-import { AdsServer, type GeneratedList, type ResourceGenerator } from "../../meshd/xds/ads_server.ts";
+import { AdsServer } from "../../meshd/xds/ads_server.ts";
+import type { GeneratedList, ResourceGenerator } from "../../meshd/xds/ads_types.ts";
 import { TYPE_URLS } from "../../meshd/xds/generators.ts";
 import { AdsClient, type AdsClientHooks } from "./ads_client.ts";
 import { SERVICE, startMeshd, waitFor } from "./test_support.ts";

@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import type { JwksFetchEvent } from "../../meshd/jwks/resolver.ts";
-import { keptAfterFailure } from "../../shared/jwks/refresher.ts";
+import { keptAfterFailure } from "../../shared/internal/jwks/refresher.ts";
 import { serveDebug } from "../../meshd/monitoring/http_servers.ts";
 import { type MeshdProxyDump, syncDiff } from "../../meshctl/proxy_status/diff.ts";
 import type { ConfigDump } from "../../meshctl/proxy_admin.ts";
