@@ -6,7 +6,7 @@
  * @module
  */
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
-import type { CliIo } from "../cli.ts";
+import type { CliIo } from "../cli_io.ts";
 import { addDebugFlags, timeoutMs } from "../debug_flags.ts";
 import { httpRequest } from "../meshd_client.ts";
 import { hostOf } from "../../shared/internal/tls/meshd_channel.ts";
