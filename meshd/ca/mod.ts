@@ -19,7 +19,11 @@ import * as x509 from "@peculiar/x509";
 import { resolve } from "node:path";
 import { formatSpiffeId } from "../../shared/identity/mod.ts";
 import { Authenticator, type AuthResult, type Credentials } from "./authenticate.ts";
-import { type BootstrapToken, BootstrapTokenIssuer, DEFAULT_TOKEN_ISSUER } from "../../shared/internal/ca/bootstrap_tokens.ts";
+import {
+  type BootstrapToken,
+  BootstrapTokenIssuer,
+  DEFAULT_TOKEN_ISSUER,
+} from "../../shared/internal/ca/bootstrap_tokens.ts";
 import { type CaServiceHooks, effectiveTtlSeconds, registerCertificateService } from "./ca_service.ts";
 import { toPem } from "../../shared/internal/ca/pem.ts";
 import { type CaBundle, ensureRootCa } from "./root_ca.ts";

@@ -22,7 +22,7 @@ import { type MeshdProxyDump, syncDiff } from "../../meshctl/proxy_status/diff.t
 import type { ConfigDump } from "../../meshctl/proxy_admin.ts";
 import { MESHD_JWKS_USER_AGENT } from "../../meshd/jwks/resolver.ts";
 import { PROXY_JWKS_USER_AGENT } from "../../proxy/jwks/fetcher.ts";
-import { startCa, startMeshd } from "../../proxy/agent/test_support.ts";
+import { startCa, startMeshd } from "../integration/meshd_support.ts";
 import { curl, freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
 
