@@ -24,7 +24,14 @@ import {
   SIDECAR_ADMIN_PORT,
   SIDECAR_OUTBOUND_PORT,
 } from "../../shared/internal/lab/plan.ts";
-import { type LabPaths, labPaths, type LabProcess, type LabState, repoRoot, saveState } from "../../shared/internal/lab/state.ts";
+import {
+  type LabPaths,
+  labPaths,
+  type LabProcess,
+  type LabState,
+  repoRoot,
+  saveState,
+} from "../../shared/internal/lab/state.ts";
 import { parseTopology } from "../../shared/internal/lab/topology.ts";
 
 /** Options of {@link labUp}. */
