@@ -1,7 +1,7 @@
 /**
  * meshctl's orchestrator mode for the local lab (`--lab <name>`, env MESHCTL_LAB): istioctl reaches
  * istiod and each pod's Envoy admin through Kubernetes port-forwards it opens and closes itself;
- * meshctl does the same through the lab's port forwarding (deploy/lab/port_forward.ts), because
+ * meshctl does the same through the lab's port forwarding (shared/internal/lab/port_forward.ts), because
  * nothing of the lab is in the host's network namespace. meshd's debug interface (127.0.0.1:8080 in
  * its namespace) stands in for `--debug-address` (unless that is given on the command line), and a
  * proxy's admin port is forwarded from its workload's namespace; `--xds-address` naming meshd is
