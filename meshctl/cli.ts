@@ -22,12 +22,9 @@ import { validateCommand } from "./commands/validate.ts";
 import { versionCommand } from "./commands/version.ts";
 import { collectArray } from "../shared/internal/cli/pflag.ts";
 
-/** Where a run's output goes, and how it reports its exit code. */
-export interface CliIo {
-  stdout(text: string): void;
-  stderr(text: string): void;
-  setExitCode(code: number): void;
-}
+import type { CliIo } from "./cli_io.ts";
+
+export type { CliIo };
 
 const NO_ORCH = "no orchestrator client, issue 15";
 

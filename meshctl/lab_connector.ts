@@ -1,7 +1,7 @@
 /**
  * meshctl's orchestrator mode for the local lab (`--lab <name>`, env MESHCTL_LAB): istioctl reaches
  * istiod and each pod's Envoy admin through Kubernetes port-forwards it opens and closes itself;
- * meshctl does the same through the lab's port forwarding (deploy/lab/port_forward.ts), because
+ * meshctl does the same through the lab's port forwarding (shared/internal/lab/port_forward.ts), because
  * nothing of the lab is in the host's network namespace. meshd's debug interface (127.0.0.1:8080 in
  * its namespace) stands in for `--debug-address` (unless that is given on the command line), and a
  * proxy's admin port is forwarded from its workload's namespace; `--xds-address` naming meshd is
@@ -13,11 +13,11 @@
  */
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { join } from "node:path";
-import { upState } from "../deploy/lab/exec.ts";
-import { type LabPlan, MESHD_HOST, type PlannedWorkload } from "../deploy/lab/plan.ts";
-import { openPortForward, type PortForward } from "../deploy/lab/port_forward.ts";
-import { labPaths } from "../deploy/lab/state.ts";
-import { BootstrapTokenIssuer } from "../meshd/ca/bootstrap_tokens.ts";
+import { upState } from "../shared/internal/lab/exec.ts";
+import { type LabPlan, MESHD_HOST, type PlannedWorkload } from "../shared/internal/lab/plan.ts";
+import { openPortForward, type PortForward } from "../shared/internal/lab/port_forward.ts";
+import { labPaths } from "../shared/internal/lab/state.ts";
+import { BootstrapTokenIssuer } from "../shared/internal/ca/bootstrap_tokens.ts";
 import { DEFAULT_XDS_PORT, XDS_TOKEN_ENV } from "./debug_flags.ts";
 import type { MeshdDebugSource } from "./meshd_client.ts";
 import { type ConnectedProxy, findProxy, type Target } from "./proxy_target.ts";

@@ -1,5 +1,5 @@
 /**
- * Reaching one proxy's admin interface (proxy/README.md "Admin") from a command: the target resolved
+ * Reaching one proxy's admin interface (proxy/docs/admin.md) from a command: the target resolved
  * through meshd, or a saved `/config_dump` given with `--file`. Shared by proxy-config, proxy-stats
  * and proxy-status.
  *

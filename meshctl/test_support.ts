@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "node:path";
-import { freePort } from "../proxy/inbound/test_support.ts";
+import { freePort } from "../shared/internal/testing/free_port.ts";
 
 export { freePort };
 

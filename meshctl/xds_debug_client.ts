@@ -14,8 +14,8 @@
 import * as grpc from "@grpc/grpc-js";
 import { Buffer } from "node:buffer";
 import * as tls from "node:tls";
-import { adsProtocol } from "../meshd/xds/envoy_protos.ts";
-import { secureChannel } from "../proxy/agent/tls.ts";
+import { adsProtocol } from "../shared/internal/xds/envoy_protos.ts";
+import { secureChannel } from "../shared/internal/tls/meshd_channel.ts";
 import type { MeshdDebugSource } from "./meshd_client.ts";
 
 /** Istio's debug type URL. */

@@ -27,7 +27,7 @@ import type { PushContext } from "./push_context/push_context.ts";
 import { DiscoveryServer } from "./server/discovery_server.ts";
 import { xdsAuthorizer } from "./server/xds_auth.ts";
 import { parseJwksFetchMode } from "../shared/mod.ts";
-import { keptAfterFailure } from "../shared/jwks/refresher.ts";
+import { keptAfterFailure } from "../shared/internal/jwks/refresher.ts";
 
 /** `host:port` text of a listen address; an empty host is every address. */
 export function addressText(a: ListenAddress): string {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { keptAfterFailure } from "../shared/jwks/refresher.ts";
+import { keptAfterFailure } from "../shared/internal/jwks/refresher.ts";
 import { ProxyAgent } from "./agent/agent.ts";
 import { nodeId, nodeMetadata, type NodeOptions } from "./agent/node.ts";
 import type { LastUpdated } from "./admin/config_dump.ts";

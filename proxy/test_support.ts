@@ -5,7 +5,6 @@
  * @module
  */
 import { join } from "node:path";
-import type { CertificateAuthority } from "../meshd/ca/mod.ts";
 import { freePort } from "./inbound/test_support.ts";
 
 /** A running proxy process. */
@@ -22,7 +21,7 @@ export interface ProxyProcessOptions {
   /** Holds the token file; must contain meshd's root as `root-cert.pem`. */
   dir: string;
   /** Mints the bootstrap token: the test's CA, or a token issuer on a meshd process's ROOT_CA_DIR. */
-  ca: Pick<CertificateAuthority, "issueBootstrapToken">;
+  ca: { issueBootstrapToken(req: { namespace: string; serviceAccount: string }): Promise<{ token: string }> };
   discoveryAddress: string;
   namespace: string;
   serviceAccount: string;

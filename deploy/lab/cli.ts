@@ -8,9 +8,9 @@
 import { Command } from "@commander-js/extra-typings";
 import { labApply, labDelete } from "./config_files.ts";
 import { labDown } from "./down.ts";
-import { labExec } from "./exec.ts";
+import { labExec } from "../../shared/internal/lab/exec.ts";
 import { labPortForward } from "./port_forward_command.ts";
-import { DEFAULT_LAB_NAME, DEFAULT_LAB_SUBNET } from "./naming.ts";
+import { DEFAULT_LAB_NAME, DEFAULT_LAB_SUBNET } from "../../shared/internal/lab/naming.ts";
 import { labStatus } from "./status.ts";
 import { labUp } from "./up.ts";
 

@@ -9,9 +9,9 @@
  */
 import { basename, join } from "node:path";
 import { formatIssue, validateText } from "../../shared/mod.ts";
-import { InputError } from "./input_error.ts";
+import { InputError } from "../../shared/internal/lab/input_error.ts";
 import { GENERATED_CONFIG_FILE } from "./mesh_config.ts";
-import { labPaths } from "./state.ts";
+import { labPaths } from "../../shared/internal/lab/state.ts";
 
 async function configDirOf(name: string, dir?: string): Promise<string> {
   const configDir = labPaths(name, dir).configDir;

@@ -8,8 +8,8 @@
  * @module
  */
 import { killNetnsProcesses, listNetns, mustRun } from "./host.ts";
-import { belongsToLab, LAB_NAME_PATTERN } from "./naming.ts";
-import { labPaths, loadState } from "./state.ts";
+import { belongsToLab, LAB_NAME_PATTERN } from "../../shared/internal/lab/naming.ts";
+import { labPaths, loadState } from "../../shared/internal/lab/state.ts";
 
 /** What {@link labDown} removed. */
 export interface DownReport {

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { InputError, labApply, labDelete, labDown, labStatus, labUnavailable, labUp, run } from "./mod.ts";
-import { execArgv, findWorkload } from "./exec.ts";
+import { execArgv, findWorkload } from "../../shared/internal/lab/exec.ts";
 import { listNetns, netnsPids } from "./host.ts";
-import { labPaths } from "./state.ts";
+import { labPaths } from "../../shared/internal/lab/state.ts";
 
 const unavailable = labUnavailable();
 if (unavailable) console.log(`deploy/lab/lab_test.ts: skipped: ${unavailable}`);

@@ -7,7 +7,7 @@
  * @module
  */
 import { stringify } from "yaml";
-import { type LabPlan, serviceHost } from "./plan.ts";
+import { type LabPlan, serviceHost } from "../../shared/internal/lab/plan.ts";
 
 /** The name of the generated file in meshd's config directory; `lab apply` refuses it. */
 export const GENERATED_CONFIG_FILE = "lab-generated.yaml";

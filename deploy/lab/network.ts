@@ -9,7 +9,7 @@
  * @module
  */
 import { mustRun } from "./host.ts";
-import { hostsFile, iptablesRules, type LabPlan } from "./plan.ts";
+import { hostsFile, iptablesRules, type LabPlan } from "../../shared/internal/lab/plan.ts";
 
 /** Records a namespace or /etc/netns folder before it is made. */
 export interface NetworkRecorder {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { meshConfigYaml } from "./mesh_config.ts";
-import { labNames } from "./naming.ts";
-import { hostsFile, iptablesRules, planLab } from "./plan.ts";
-import { parseTopology } from "./topology.ts";
+import { labNames } from "../../shared/internal/lab/naming.ts";
+import { hostsFile, iptablesRules, planLab } from "../../shared/internal/lab/plan.ts";
+import { parseTopology } from "../../shared/internal/lab/topology.ts";
 import { validateText } from "../../shared/mod.ts";
 
 const quickstart = new URL("./quickstart.yaml", import.meta.url).pathname;

@@ -4,7 +4,12 @@
  *
  * @module
  */
-import { forwardTarget, openPortForward, parsePortSpec, type PortForward } from "./port_forward.ts";
+import {
+  forwardTarget,
+  openPortForward,
+  parsePortSpec,
+  type PortForward,
+} from "../../shared/internal/lab/port_forward.ts";
 
 /** Options of {@link labPortForward}. */
 export interface LabPortForwardOptions {

@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { labUnavailable, netnsPids } from "./host.ts";
 import { netnsServer } from "./netns_server_test_support.ts";
-import { labNames } from "./naming.ts";
+import { labNames } from "../../shared/internal/lab/naming.ts";
 import { labPortForward } from "./port_forward_command.ts";
-import { labPaths, saveState } from "./state.ts";
+import { labPaths, saveState } from "../../shared/internal/lab/state.ts";
 
 const unavailable = labUnavailable();
 if (unavailable) console.log(`deploy/lab/port_forward_command_test.ts: skipped: ${unavailable}`);

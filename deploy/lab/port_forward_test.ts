@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { labUnavailable, netnsPids, run } from "./host.ts";
 import { netnsServer } from "./netns_server_test_support.ts";
-import { openPortForward, parsePortSpec } from "./port_forward.ts";
+import { openPortForward, parsePortSpec } from "../../shared/internal/lab/port_forward.ts";
 
 Deno.test("parsePortSpec: kubectl's forms, and errors naming the spec", () => {
   assert.deepEqual(parsePortSpec("8080"), { local: 8080, remote: 8080 });

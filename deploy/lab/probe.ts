@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { execArgv } from "./exec.ts";
+import { execArgv } from "../../shared/internal/lab/exec.ts";
 import { run } from "./host.ts";
-import type { PlannedWorkload } from "./plan.ts";
+import type { PlannedWorkload } from "../../shared/internal/lab/plan.ts";
 
 /** What curl reported. */
 export interface Probe {

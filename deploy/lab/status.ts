@@ -6,8 +6,8 @@
  * @module
  */
 import { isAlive, listNetns, run } from "./host.ts";
-import { SIDECAR_ADMIN_PORT } from "./plan.ts";
-import { labPaths, loadState } from "./state.ts";
+import { SIDECAR_ADMIN_PORT } from "../../shared/internal/lab/plan.ts";
+import { labPaths, loadState } from "../../shared/internal/lab/state.ts";
 
 /** The status as text lines. */
 export async function labStatus(name: string, options: { dir?: string } = {}): Promise<string[]> {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { InputError } from "./input_error.ts";
-import { parseTopology } from "./topology.ts";
+import { InputError } from "../../shared/internal/lab/input_error.ts";
+import { parseTopology } from "../../shared/internal/lab/topology.ts";
 
 const GOOD = `namespaces:
   - {name: foo, injection: enabled}

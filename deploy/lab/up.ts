@@ -8,13 +8,13 @@
  */
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { BootstrapTokenIssuer } from "../../meshd/ca/bootstrap_tokens.ts";
+import { BootstrapTokenIssuer } from "../../shared/internal/ca/bootstrap_tokens.ts";
 import { SELF_SIGNED_CERT_FILE } from "../../meshd/ca/root_ca.ts";
-import { containerEnv, expandCommand } from "./container_env.ts";
+import { containerEnv, expandCommand } from "../../shared/internal/lab/container_env.ts";
 import { labDown } from "./down.ts";
 import { isAlive, labUnavailable, listNetns, spawnInNetns, waitInNetns } from "./host.ts";
 import { GENERATED_CONFIG_FILE, meshConfigYaml } from "./mesh_config.ts";
-import { belongsToLab, labNames } from "./naming.ts";
+import { belongsToLab, labNames } from "../../shared/internal/lab/naming.ts";
 import { createNetwork } from "./network.ts";
 import {
   type LabPlan,
@@ -23,9 +23,16 @@ import {
   type PlannedWorkload,
   SIDECAR_ADMIN_PORT,
   SIDECAR_OUTBOUND_PORT,
-} from "./plan.ts";
-import { type LabPaths, labPaths, type LabProcess, type LabState, repoRoot, saveState } from "./state.ts";
-import { parseTopology } from "./topology.ts";
+} from "../../shared/internal/lab/plan.ts";
+import {
+  type LabPaths,
+  labPaths,
+  type LabProcess,
+  type LabState,
+  repoRoot,
+  saveState,
+} from "../../shared/internal/lab/state.ts";
+import { parseTopology } from "../../shared/internal/lab/topology.ts";
 
 /** Options of {@link labUp}. */
 export interface LabUpOptions {

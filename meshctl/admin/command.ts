@@ -6,10 +6,10 @@
  * @module
  */
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
-import type { CliIo } from "../cli.ts";
+import type { CliIo } from "../cli_io.ts";
 import { addDebugFlags, timeoutMs } from "../debug_flags.ts";
 import { httpRequest } from "../meshd_client.ts";
-import { hostOf } from "../../proxy/agent/tls.ts";
+import { hostOf } from "../../shared/internal/tls/meshd_channel.ts";
 import { structured, table } from "../output.ts";
 
 /** meshd's log levels (meshd seed). */

@@ -8,7 +8,7 @@
  */
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { parse as parseYaml } from "yaml";
-import type { CliIo } from "../cli.ts";
+import type { CliIo } from "../cli_io.ts";
 import { parseBool } from "../../shared/internal/cli/pflag.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
 import { collectArray } from "../../shared/internal/cli/pflag.ts";

@@ -16,7 +16,7 @@ import {
   type PathNormalization,
 } from "../../shared/mod.ts";
 import { type AnalysisInput, inputFromFiles, inputFromMeshd } from "../analyze/input.ts";
-import type { CliIo } from "../cli.ts";
+import type { CliIo } from "../cli_io.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
 import { collectArray } from "../../shared/internal/cli/pflag.ts";
 import { structured } from "../output.ts";

@@ -12,7 +12,7 @@ import {
   mergeByAction,
   type MergedAuthorizationPolicies,
 } from "../../shared/mod.ts";
-import { DUMP_TYPES } from "../../proxy/admin/config_dump.ts";
+import { DUMP_TYPES } from "../../shared/internal/config_dump/types.ts";
 import type { ConfigDump } from "../proxy_admin.ts";
 import type { AuthzWorkload } from "./workload.ts";
 

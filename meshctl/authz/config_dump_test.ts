@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { DUMP_TYPES } from "../../proxy/admin/config_dump.ts";
+import { DUMP_TYPES } from "../../shared/internal/config_dump/types.ts";
 import { jwtRulesText, policiesFromDump, readConfigDumpFile } from "./config_dump.ts";
 
 const mesh = (extra: Record<string, unknown>) => ({

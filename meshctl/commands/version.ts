@@ -9,7 +9,7 @@
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { stringify } from "yaml";
 import { type BuildInfo, buildInfo } from "../../shared/mod.ts";
-import type { CliIo } from "../cli.ts";
+import type { CliIo } from "../cli_io.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
 import { parseBool } from "../../shared/internal/cli/pflag.ts";
 

@@ -7,7 +7,7 @@
  * @module
  */
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
-import type { CliIo } from "../cli.ts";
+import type { CliIo } from "../cli_io.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
 
 /** Builds the `internal-debug` command. */

@@ -7,11 +7,11 @@
  * @module
  */
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
-import type { CliIo } from "../cli.ts";
+import type { CliIo } from "../cli_io.ts";
 import { structured } from "../output.ts";
 import { addProxyFlags, type ConfigDump, proxyAdmin, readConfigDump } from "../proxy_admin.ts";
 import { parseTarget } from "../proxy_target.ts";
-import { LOGGERS } from "../../proxy/logging/logger.ts";
+import { LOGGERS } from "../../shared/internal/logging/levels.ts";
 import { ecdsDump, ecdsTable, rootCaPem, rootCaReport, rootCasShareCertificate } from "./rootca.ts";
 import {
   bootstrap,

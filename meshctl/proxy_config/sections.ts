@@ -1,11 +1,11 @@
 /**
- * The sections of a proxy's config dump (proxy/README.md "/config_dump") as `proxy-config` shows
+ * The sections of a proxy's config dump (proxy/docs/admin.md, "/config_dump") as `proxy-config` shows
  * them: each section's entries after the seed's filters, and the short table istioctl prints.
  *
  * @module
  */
 import { X509Certificate } from "node:crypto";
-import { DUMP_TYPES } from "../../proxy/admin/config_dump.ts";
+import { DUMP_TYPES } from "../../shared/internal/config_dump/types.ts";
 import type { ConfigDump } from "../proxy_admin.ts";
 import { table } from "../output.ts";
 

@@ -7,7 +7,7 @@
  * @module
  */
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
-import type { CliIo } from "../cli.ts";
+import type { CliIo } from "../cli_io.ts";
 import { structured } from "../output.ts";
 import { addProxyFlags, proxyAdmin } from "../proxy_admin.ts";
 

@@ -6,8 +6,8 @@
  * @module
  */
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
-import type { TypeSyncStatus } from "../../meshd/xds/ads_server.ts";
-import type { CliIo } from "../cli.ts";
+import type { TypeSyncStatus } from "../../shared/internal/xds/sync_status.ts";
+import type { CliIo } from "../cli_io.ts";
 import { meshdClient } from "../debug_flags.ts";
 import { structured, table } from "../output.ts";
 import { addProxyFlags, readConfigDump, targetProxy } from "../proxy_admin.ts";

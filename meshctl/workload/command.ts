@@ -4,7 +4,7 @@
  * @module
  */
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
-import type { CliIo } from "../cli.ts";
+import type { CliIo } from "../cli_io.ts";
 import { entryConfigureCommand } from "./entry_configure.ts";
 import { groupCreateCommand } from "./group_create.ts";
 

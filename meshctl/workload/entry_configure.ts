@@ -13,7 +13,7 @@ import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-ty
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { validateText, type ValidResource } from "../../shared/mod.ts";
-import type { CliIo } from "../cli.ts";
+import type { CliIo } from "../cli_io.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
 import type { MeshdDebugSource } from "../meshd_client.ts";
 import { parseBool } from "../../shared/internal/cli/pflag.ts";

@@ -7,7 +7,7 @@
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { stringify } from "yaml";
 import { formatIssue, validateText } from "../../shared/mod.ts";
-import type { CliIo } from "../cli.ts";
+import type { CliIo } from "../cli_io.ts";
 import { collectStrings } from "../../shared/internal/cli/pflag.ts";
 
 /**

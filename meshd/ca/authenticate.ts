@@ -20,9 +20,9 @@ import {
   BOOTSTRAP_TOKEN_TYPE,
   DEFAULT_TOKEN_ISSUER,
   parseServiceAccountSubject,
-} from "./bootstrap_tokens.ts";
+} from "../../shared/internal/ca/bootstrap_tokens.ts";
 import { issuedBy, parseCertificate, uriSans, validityProblem } from "./certs.ts";
-import { pemCertificates } from "./pem.ts";
+import { pemCertificates } from "../../shared/internal/ca/pem.ts";
 
 /** An authenticated workload. */
 export interface CallerIdentity {

@@ -2,7 +2,11 @@ import assert from "node:assert/strict";
 import * as x509 from "@peculiar/x509";
 import * as jose from "jose";
 import { Authenticator, type AuthResult } from "./authenticate.ts";
-import { BOOTSTRAP_TOKEN_TYPE, BootstrapTokenIssuer, loadOrCreateTokenKey } from "./bootstrap_tokens.ts";
+import {
+  BOOTSTRAP_TOKEN_TYPE,
+  BootstrapTokenIssuer,
+  loadOrCreateTokenKey,
+} from "../../shared/internal/ca/bootstrap_tokens.ts";
 import { issueLeaf } from "./leaf_cert.ts";
 import { type LoadedCa, loadRootCa } from "./root_ca.ts";
 import { makeCa, makeCsr, pluggedInCa, tempDir } from "./test_support.ts";

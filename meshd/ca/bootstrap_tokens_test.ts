@@ -9,7 +9,7 @@ import {
   parseServiceAccountSubject,
   serviceAccountSubject,
   TOKEN_KEY_FILE,
-} from "./bootstrap_tokens.ts";
+} from "../../shared/internal/ca/bootstrap_tokens.ts";
 import { RootCaError } from "./root_ca.ts";
 import { tempDir } from "./test_support.ts";
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
 import * as x509 from "@peculiar/x509";
 import { X509Certificate } from "node:crypto";
-import { BootstrapTokenIssuer, loadOrCreateTokenKey } from "./bootstrap_tokens.ts";
+import { BootstrapTokenIssuer, loadOrCreateTokenKey } from "../../shared/internal/ca/bootstrap_tokens.ts";
 import { effectiveTtlSeconds, IMPERSONATED_IDENTITY_KEY } from "./ca_service.ts";
 import { CertificateAuthority } from "./mod.ts";
 import { CLOCK_SKEW_GRACE_MS } from "./root_ca.ts";
@@ -285,7 +285,7 @@ grpcTest(
       const forged = new x509.Pkcs10CertificateRequest(good.csrPem);
       const tampered = new Uint8Array(forged.rawData);
       tampered[tampered.length - 5] ^= 0xff;
-      const { toPem } = await import("./pem.ts");
+      const { toPem } = await import("../../shared/internal/ca/pem.ts");
       const bad = ["", "not a csr", other.csrPem + good.csrPem, toPem(tampered, "CERTIFICATE REQUEST")];
       for (const csr of bad) {
         const res = await createCertificate(h.client(), { csr }, token);

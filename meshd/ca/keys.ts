@@ -7,7 +7,7 @@
  * @module
  */
 import { createPrivateKey, createPublicKey, type KeyObject, X509Certificate } from "node:crypto";
-import { toPem } from "./pem.ts";
+import { toPem } from "../../shared/internal/ca/pem.ts";
 
 /** The signature algorithms a CA key of each supported kind signs with. */
 export type SigningAlgorithm =

@@ -19,7 +19,7 @@ import { isIP } from "node:net";
 import { parseSpiffeId } from "../../shared/identity/mod.ts";
 import { uriSans } from "./certs.ts";
 import { MIN_RSA_BITS } from "./keys.ts";
-import { parsePemBlocks } from "./pem.ts";
+import { parsePemBlocks } from "../../shared/internal/ca/pem.ts";
 import { CLOCK_SKEW_GRACE_MS, type LoadedCa, randomSerial } from "./root_ca.ts";
 
 /** Largest CSR accepted, in characters of PEM. */

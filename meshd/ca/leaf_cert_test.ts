@@ -3,7 +3,7 @@ import * as x509 from "@peculiar/x509";
 import { X509Certificate } from "node:crypto";
 import { join } from "node:path";
 import { issueLeaf, type LeafRequest, MAX_CSR_CHARS, SignError, type SignErrorKind } from "./leaf_cert.ts";
-import { toPem } from "./pem.ts";
+import { toPem } from "../../shared/internal/ca/pem.ts";
 import { CLOCK_SKEW_GRACE_MS, createSelfSignedRootCa, type LoadedCa, loadRootCa } from "./root_ca.ts";
 import { makeCa, makeCsr, pluggedInCa, tempDir, writeCacerts } from "./test_support.ts";
 

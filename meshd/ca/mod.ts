@@ -19,25 +19,29 @@ import * as x509 from "@peculiar/x509";
 import { resolve } from "node:path";
 import { formatSpiffeId } from "../../shared/identity/mod.ts";
 import { Authenticator, type AuthResult, type Credentials } from "./authenticate.ts";
-import { type BootstrapToken, BootstrapTokenIssuer, DEFAULT_TOKEN_ISSUER } from "./bootstrap_tokens.ts";
+import {
+  type BootstrapToken,
+  BootstrapTokenIssuer,
+  DEFAULT_TOKEN_ISSUER,
+} from "../../shared/internal/ca/bootstrap_tokens.ts";
 import { type CaServiceHooks, effectiveTtlSeconds, registerCertificateService } from "./ca_service.ts";
-import { toPem } from "./pem.ts";
+import { toPem } from "../../shared/internal/ca/pem.ts";
 import { type CaBundle, ensureRootCa } from "./root_ca.ts";
 import { writeSelfSignedRoots } from "./root_renewal.ts";
 import { shouldRotateRoot } from "./root_rotator.ts";
-import { pemCertificates } from "./pem.ts";
+import { pemCertificates } from "../../shared/internal/ca/pem.ts";
 import { meshServerCredentials, StaticCertificateProvider } from "./server_credentials.ts";
 import { type ProbeResult, type SandboxProbe, SignerClient } from "./signer_client.ts";
 import { bootstrapTokenHandler } from "./token_endpoint.ts";
 
 export type { AuthResult, CallerIdentity, Credentials } from "./authenticate.ts";
-export type { BootstrapToken } from "./bootstrap_tokens.ts";
+export type { BootstrapToken } from "../../shared/internal/ca/bootstrap_tokens.ts";
 export {
   BOOTSTRAP_TOKEN_TYPE,
   BootstrapTokenIssuer,
   DEFAULT_TOKEN_DURATION_SECONDS,
   TOKEN_KEY_FILE,
-} from "./bootstrap_tokens.ts";
+} from "../../shared/internal/ca/bootstrap_tokens.ts";
 export {
   type CaServiceHooks,
   type CertificateProtocol,

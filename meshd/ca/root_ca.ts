@@ -16,7 +16,11 @@ import * as x509 from "@peculiar/x509";
 import { join } from "node:path";
 import { caProblem, describe, fingerprint, issuedBy, parseCertificate, validityProblem } from "./certs.ts";
 import { importSigningKey, keyMatchesCertificate, type SigningKey } from "./keys.ts";
-import { pemCertificates, toPem } from "./pem.ts";
+import { pemCertificates, toPem } from "../../shared/internal/ca/pem.ts";
+import { RootCaError } from "../../shared/internal/ca/root_ca_error.ts";
+
+// Defined in shared/internal (the bootstrap-token key loader throws it too); meshd's modules take it from here.
+export { RootCaError };
 
 /** File names of a plugged-in CA, as in Istio's `cacerts` secret. */
 export const CACERTS_FILES = {
@@ -40,27 +44,6 @@ export const CLOCK_SKEW_GRACE_MS = 2 * 60_000;
 
 /** Files larger than this are refused before they are read. */
 const MAX_FILE_BYTES = 1 << 20;
-
-/** A problem with one file of ROOT_CA_DIR; `message` is `<path>: <reason>`. */
-export class RootCaError extends Error {
-  /** The path of the file at fault (or of the directory). */
-  readonly file: string;
-  /** What is wrong with it, and what to do when that is not obvious. */
-  readonly reason: string;
-
-  /**
-   * Creates the error; its message is `<file>: <reason>`.
-   *
-   * @param file the path of the file at fault (or of the directory)
-   * @param reason what is wrong with it
-   */
-  constructor(file: string, reason: string) {
-    super(`${file}: ${reason}`);
-    this.file = file;
-    this.reason = reason;
-    this.name = "RootCaError";
-  }
-}
 
 /** Where the CA's material comes from. */
 export type RootCaSource = "plugged-in" | "self-signed";

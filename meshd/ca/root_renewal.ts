@@ -24,7 +24,7 @@ import {
   RootCaError,
   SELF_SIGNED_CERT_FILE,
 } from "./root_ca.ts";
-import { pemCertificates } from "./pem.ts";
+import { pemCertificates } from "../../shared/internal/ca/pem.ts";
 
 /** How many earlier roots `self-signed-ca-cert.pem` keeps after the current one. */
 export const MAX_PREVIOUS_ROOTS = 3;

@@ -7,7 +7,7 @@ import {
   RootCaError,
   SELF_SIGNED_CERT_FILE,
 } from "./mod.ts";
-import { pemCertificates } from "./pem.ts";
+import { pemCertificates } from "../../shared/internal/ca/pem.ts";
 import { createSelfSignedRootCa, loadRootCa } from "./root_ca.ts";
 import { MAX_PREVIOUS_ROOTS, renewSelfSignedRoot, writeSelfSignedRoots } from "./root_renewal.ts";
 import { makeCsr, pluggedInCa, tempDir } from "./test_support.ts";

@@ -11,7 +11,7 @@ import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { certificateProtocol } from "./ca_service.ts";
 import { CertificateAuthority } from "./mod.ts";
-import { toPem } from "./pem.ts";
+import { toPem } from "../../shared/internal/ca/pem.ts";
 
 /** The DNS name in meshd's serving certificate in these tests. */
 export const SERVER_NAME = "meshd.mesh-system.svc";

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import type { BootstrapToken, BootstrapTokenRequest } from "./bootstrap_tokens.ts";
+import type { BootstrapToken, BootstrapTokenRequest } from "../../shared/internal/ca/bootstrap_tokens.ts";
 
 /** The path this handler answers. */
 export const BOOTSTRAP_TOKEN_PATH = "/debug/bootstrapToken";

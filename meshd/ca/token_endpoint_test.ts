@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import * as jose from "jose";
-import { BootstrapTokenIssuer } from "./bootstrap_tokens.ts";
+import { BootstrapTokenIssuer } from "../../shared/internal/ca/bootstrap_tokens.ts";
 import { BOOTSTRAP_TOKEN_PATH, bootstrapTokenHandler, isLoopback } from "./token_endpoint.ts";
 import { tempDir } from "./test_support.ts";
 

@@ -4,19 +4,19 @@
  * discovery, `<issuer>/.well-known/openid-configuration` then its `jwks_uri`), meshd fetches the key
  * set, pushes it to the proxies inside mesh.v1.JwtProvider, and refreshes it every
  * DISCO_JWT_PUB_KEY_REFRESH_INTERVAL. Refresh, backoff and the last good keys are
- * shared/jwks/refresher.ts, shared with the proxy; this module adds OIDC discovery and
+ * shared/internal/jwks/refresher.ts, shared with the proxy; this module adds OIDC discovery and
  * JWKS_RESOLVER_INSECURE_SKIP_VERIFY.
  *
  * @module
  */
 import { type JwksRule as SharedJwksRule, jwksSourceKey, parseDuration } from "../../shared/mod.ts";
-import { httpGet } from "../../shared/jwks/http_get.ts";
+import { httpGet } from "../../shared/internal/jwks/http_get.ts";
 import {
   type KeySetFetchEvent,
   KeySetRefresher,
   type KeySetSource,
   type KeySetStatus,
-} from "../../shared/jwks/refresher.ts";
+} from "../../shared/internal/jwks/refresher.ts";
 
 /** The parts of a jwtRules entry the resolver reads. */
 export interface JwksRule extends SharedJwksRule {

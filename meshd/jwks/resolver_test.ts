@@ -1,14 +1,14 @@
 /**
  * meshd's JWKS resolver against real HTTP and HTTPS servers on loopback (Deno.serve): OIDC
  * discovery, JWKS_RESOLVER_INSECURE_SKIP_VERIFY, and the user agent that tells meshd's fetches from
- * proxies'. Refresh, backoff and last good keys: shared/jwks/refresher_test.ts.
+ * proxies'. Refresh, backoff and last good keys: shared/internal/jwks/refresher_test.ts.
  */
 import assert from "node:assert/strict";
 import {
   keySetText as keySet,
   startJwksServer as jwksServer,
   until,
-} from "../../shared/jwks/test_support.ts";
+} from "../../shared/internal/jwks/test_support.ts";
 import { type JwksFetchEvent, JwksResolver, jwksTimeoutMs, MESHD_JWKS_USER_AGENT } from "./resolver.ts";
 
 function recorder(options: { refreshIntervalMs?: number; insecureSkipVerify?: boolean } = {}) {

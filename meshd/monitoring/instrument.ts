@@ -5,7 +5,7 @@
  */
 import type { ValidationIssue } from "../../shared/mod.ts";
 import type { PushContext } from "../push_context/push_context.ts";
-import type { AdsHooks } from "../xds/ads_server.ts";
+import type { AdsHooks } from "../xds/ads_types.ts";
 import type { MeshdMetrics } from "./metrics.ts";
 
 /** The short type name used as the `type` label: `mesh.v1.Workload` for its type URL. */

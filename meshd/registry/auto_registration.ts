@@ -10,7 +10,7 @@
  * @module
  */
 import type { ConfigResource, OfKind } from "../push_context/push_context.ts";
-import type { ProxyNode } from "../xds/ads_server.ts";
+import type { ProxyNode } from "../xds/ads_types.ts";
 
 /** Counters of the meshd seed (auto_registration_*_total). */
 export interface AutoRegistrationHooks {

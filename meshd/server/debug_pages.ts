@@ -11,8 +11,10 @@
  * @module
  */
 import { buildInfo, decodeResource, redactSecret, RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
-import type { DiscoveryServer } from "./discovery_server.ts";
-import type { AdsStreamStatus } from "../xds/ads_server.ts";
+import type { ConfigStore } from "../config_store/mod.ts";
+import type { PushContext } from "../push_context/push_context.ts";
+import type { ChildStatus } from "./serving/pool.ts";
+import type { AdsStreamStatus } from "../xds/ads_types.ts";
 import { PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
 
 /** One rendered page: an HTTP status (200 or an error), a content type, and the body text. */
@@ -58,13 +60,30 @@ function inNamespace(s: AdsStreamStatus, namespace: string | undefined): boolean
   return namespace === undefined || (workloadKeyOf(s.node) ?? "").split("/")[0] === namespace;
 }
 
+/**
+ * What the debug pages read from the running discovery server (DiscoveryServer provides it): the pages
+ * depend on this view, not on the server, so the server can own its pages without an import circle.
+ */
+export interface DebugSource {
+  /** The push context in force. */
+  readonly pushContext: PushContext;
+  /** The config store (configz). */
+  readonly store: Pick<ConfigStore, "snapshot">;
+  /** The ADS streams (syncz, connections, config_dump). */
+  readonly ads: { streams(): AdsStreamStatus[] };
+  /** meshd's serving child processes (servingz). */
+  readonly servingChildren: ChildStatus[];
+  /** How many serving children died (servingz). */
+  readonly servingChildDeaths: number;
+}
+
 /** The debug pages of a running discovery server. */
 export class DebugPages {
-  readonly #discovery: DiscoveryServer;
+  readonly #discovery: DebugSource;
   readonly #pages: Record<string, (r: DebugPageRequest) => DebugPage>;
 
   /** @param discovery the running server; @param options what else meshd has to show (its CA) */
-  constructor(discovery: DiscoveryServer, options: DebugPagesOptions = {}) {
+  constructor(discovery: DebugSource, options: DebugPagesOptions = {}) {
     this.#discovery = discovery;
     const rootCert = options.rootCertPem;
     this.#pages = {

@@ -24,7 +24,7 @@ import {
   type DebugRequest,
   type DebugResponder,
   type XdsTransport,
-} from "../xds/ads_server.ts";
+} from "../xds/ads_types.ts";
 import { type DebugPages, PROXY_PAGES } from "./debug_pages.ts";
 
 /** Options of {@link debugResponder}. */

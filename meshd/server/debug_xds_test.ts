@@ -3,7 +3,7 @@ import { isDeepStrictEqual } from "node:util";
 import * as grpc from "@grpc/grpc-js";
 import { CertificateAuthority } from "../ca/mod.ts";
 import { tempDir } from "../ca/test_support.ts";
-import { adsProtocol } from "../xds/envoy_protos.ts";
+import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
 import { TYPE_URLS } from "../xds/generators.ts";
 import type { DiscoveryServerOptions } from "./discovery_server.ts";
 import { type Msg, withDiscovery } from "./test_support.ts";

@@ -6,9 +6,9 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { decodeResource, RESOURCE_TYPES, type ValidationIssue } from "../../shared/mod.ts";
-import { adsProtocol } from "../xds/envoy_protos.ts";
+import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
 import { TYPE_URLS } from "../xds/generators.ts";
-import { jsonToStruct } from "../xds/struct.ts";
+import { jsonToStruct } from "../../shared/internal/xds/struct.ts";
 import { DiscoveryServer, type DiscoveryServerOptions } from "./discovery_server.ts";
 
 // deno-lint-ignore no-explicit-any

@@ -8,7 +8,7 @@
  */
 import type * as grpc from "@grpc/grpc-js";
 import { tryParseSpiffeId } from "../../shared/mod.ts";
-import type { ProxyNode, XdsAuthorization, XdsTransport } from "../xds/ads_server.ts";
+import type { ProxyNode, XdsAuthorization, XdsTransport } from "../xds/ads_types.ts";
 import { workloadKeyOf } from "../xds/generators.ts";
 
 /** Options of {@link xdsAuthorizer}. */

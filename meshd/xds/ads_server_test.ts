@@ -1,13 +1,8 @@
 import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
-import {
-  AdsServer,
-  type AdsServerOptions,
-  type AdsStreamStatus,
-  type GeneratedList,
-  type ResourceGenerator,
-} from "./ads_server.ts";
-import { adsProtocol } from "./envoy_protos.ts";
+import { AdsServer } from "./ads_server.ts";
+import type { AdsServerOptions, AdsStreamStatus, GeneratedList, ResourceGenerator } from "./ads_types.ts";
+import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
 
 const T = "type.googleapis.com/mesh.v1.Workload";
 const enc = (s: string) => new TextEncoder().encode(s);

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { GeneratedResource } from "./ads_server.ts";
+import type { GeneratedResource } from "./ads_types.ts";
 
 const encoder = new TextEncoder();
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { encodeDeltaResponse, resourceEntry } from "./delta_wire.ts";
-import { adsProtocol } from "./envoy_protos.ts";
+import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
 
 const T = "type.googleapis.com/mesh.v1.Service";
 // deno-lint-ignore no-explicit-any

@@ -28,7 +28,7 @@ import {
 import type { PushContext, SelectingPolicyView, WorkloadView } from "../push_context/push_context.ts";
 import { jwksTimeoutMs } from "../jwks/resolver.ts";
 import { autoRegisteredName, autoRegistrationRequest } from "../registry/auto_registration.ts";
-import type { GeneratedList, GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_server.ts";
+import type { GeneratedList, GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_types.ts";
 
 /** Type URLs served, by resource type. */
 export const TYPE_URLS: {

@@ -2,26 +2,16 @@
  * `/config_dump`: the proxy's configuration as JSON in the shape of Envoy's admin ConfigDump
  * (`{"configs": [...]}`, one entry per `@type`), built from the agent's {@link RuntimeSnapshot} and the
  * command line. Private keys never appear: the workload certificate's key is shown as `[redacted]`,
- * as Envoy does. See proxy/README.md ("Admin") for the format.
+ * as Envoy does. See proxy/docs/admin.md for the format.
  *
  * @module
  */
 import { RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
+import { DUMP_TYPES } from "../../shared/internal/config_dump/types.ts";
 import type { RouteConfiguration, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { inboundModeOf, settingsInForce } from "../runtime/snapshot.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
 import { DEFAULT_HEAD_LIMITS } from "../http/head.ts";
-
-/** Envoy's admin type URLs. */
-export const DUMP_TYPES = {
-  bootstrap: "type.googleapis.com/envoy.admin.v3.BootstrapConfigDump",
-  listeners: "type.googleapis.com/envoy.admin.v3.ListenersConfigDump",
-  clusters: "type.googleapis.com/envoy.admin.v3.ClustersConfigDump",
-  endpoints: "type.googleapis.com/envoy.admin.v3.EndpointsConfigDump",
-  routes: "type.googleapis.com/envoy.admin.v3.RoutesConfigDump",
-  secrets: "type.googleapis.com/envoy.admin.v3.SecretsConfigDump",
-  mesh: "type.googleapis.com/mesh.admin.v1.MeshConfigDump",
-} as const;
 
 /** The xDS type URLs the agent subscribes to. */
 export const XDS_TYPES = {

@@ -1,7 +1,7 @@
 /**
  * The admin interface on 127.0.0.1:<--proxy-admin-port>, after Envoy's: `/config_dump`, `/stats`,
  * `/stats/prometheus`, `/logging`, `/ready`, `/server_info` and `/quitquitquit`. Changes (`/logging`
- * with parameters, `/quitquitquit`) need POST, as in Envoy. Formats: proxy/README.md ("Admin").
+ * with parameters, `/quitquitquit`) need POST, as in Envoy. Formats: proxy/docs/admin.md.
  *
  * @module
  */

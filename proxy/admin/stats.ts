@@ -1,7 +1,7 @@
 /**
  * `/stats` and `/stats/prometheus`: the workers' inbound counters summed per listener (and the
  * connection counters per worker), the inbound cluster's upstream counters, and a few server and
- * control-plane gauges, named as Envoy names them. See proxy/README.md ("Admin").
+ * control-plane gauges, named as Envoy names them. See proxy/docs/admin.md.
  *
  * @module
  */

@@ -20,13 +20,13 @@
  * @module
  */
 import * as grpc from "@grpc/grpc-js";
-import { adsProtocol } from "../../meshd/xds/envoy_protos.ts";
+import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { AgentLogger } from "./certificate_manager.ts";
 import { type NodeOptions, workloadKey, xdsNode } from "./node.ts";
 import { decodeXdsResource, deepFreeze, kindOf, type ResourceKind, SUBSCRIBED } from "./resources.ts";
-import { meshdRoots, secureChannel } from "./tls.ts";
+import { meshdRoots, secureChannel } from "../../shared/internal/tls/meshd_channel.ts";
 
 /** The part of the runtime snapshot that comes from ADS. */
 export type AdsConfig = Omit<RuntimeSnapshot, "revision" | "certificate">;

@@ -23,7 +23,7 @@
  *
  * @module
  */
-import type { KeySetFetchEvent } from "../../shared/jwks/refresher.ts";
+import type { KeySetFetchEvent } from "../../shared/internal/jwks/refresher.ts";
 import { ProxyJwksFetcher } from "../jwks/fetcher.ts";
 import { type KeptKeySet, KeptKeySets } from "../jwks/kept_keys.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot } from "../runtime/snapshot.ts";

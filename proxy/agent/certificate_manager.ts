@@ -17,7 +17,7 @@ import * as x509 from "@peculiar/x509";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { CertificateInfo } from "../runtime/snapshot.ts";
 import { type CsrClient, type CsrCredentials, CsrError, GrpcCsrClient } from "./csr_client.ts";
-import { meshdRoots } from "./tls.ts";
+import { meshdRoots } from "../../shared/internal/tls/meshd_channel.ts";
 import { formatSpiffeId, parseSpiffeId } from "../../shared/mod.ts";
 
 /** Where the agent logs. */

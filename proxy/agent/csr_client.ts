@@ -9,7 +9,7 @@
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { fileURLToPath } from "node:url";
-import { type ChannelSecurity, secureChannel } from "./tls.ts";
+import { type ChannelSecurity, secureChannel } from "../../shared/internal/tls/meshd_channel.ts";
 
 /** The request, exactly as sent. */
 export interface CsrRequest {

@@ -7,7 +7,7 @@
  * @module
  */
 import { isIP } from "node:net";
-import { jsonToStruct } from "../../meshd/xds/struct.ts";
+import { jsonToStruct } from "../../shared/internal/xds/struct.ts";
 
 /** Who this proxy is. */
 export interface NodeOptions {

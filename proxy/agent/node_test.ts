@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { structToJson } from "../../meshd/xds/struct.ts";
+import { structToJson } from "../../shared/internal/xds/struct.ts";
 import { nodeId, nodeMetadata, workloadKey, xdsNode } from "./node.ts";
 
 Deno.test("node: Istio's sidecar id, NAMESPACE and WORKLOAD_NAME as a Struct", () => {

@@ -2,7 +2,7 @@
  * Limits of a listener against slow or greedy clients (Envoy's HTTP connection manager
  * `request_headers_timeout`, `request_timeout` and `common_http_protocol_options.idle_timeout`, and
  * a listener connection limit as Envoy's `envoy.resource_limits.listener.<name>.connection_limit`),
- * shared by the inbound, outbound and gateway listeners. See proxy/README.md ("Limits") for the defaults and
+ * shared by the inbound, outbound and gateway listeners. See proxy/docs/limits.md for the defaults and
  * why they were chosen.
  *
  * - {@link ConnectionSlots}: the open connections of one listener, counted in a SharedArrayBuffer

@@ -3,7 +3,7 @@
  * jwt_authn remote_jwks with async fetch): for every JWT provider that meshd marks `jwksFetcher:
  * PROXY`, the proxy fetches `jwksUri` itself, once per process on the main thread, refreshes it every
  * `jwksRefreshIntervalMs` (meshd's DISCO_JWT_PUB_KEY_REFRESH_INTERVAL), retries failures with
- * backoff from 1 s, and keeps the last good key set (shared/jwks/refresher.ts, meshd's code). The
+ * backoff from 1 s, and keeps the last good key set (shared/internal/jwks/refresher.ts, meshd's code). The
  * keys go into the snapshot that every worker receives (`RuntimeSnapshot.jwks`, by URI; the filter
  * chain puts them into those providers), so workers never fetch. Before the first good fetch the
  * provider has no keys: its tokens get 401, requests without a token pass (Envoy with async fetch
@@ -18,13 +18,13 @@
  * @module
  */
 import tls from "node:tls";
-import { httpGet } from "../../shared/jwks/http_get.ts";
+import { httpGet } from "../../shared/internal/jwks/http_get.ts";
 import {
   type KeySetFetchEvent,
   KeySetRefresher,
   type KeySetSource,
   type KeySetStatus,
-} from "../../shared/jwks/refresher.ts";
+} from "../../shared/internal/jwks/refresher.ts";
 import { mtlsDialer, plainDialer } from "../outbound/endpoint_pool.ts";
 import { resolveHost } from "../outbound/resolve.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";

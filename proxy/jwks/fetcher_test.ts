@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import tls from "node:tls";
-import { keySetText, startJwksServer, until } from "../../shared/jwks/test_support.ts";
+import { keySetText, startJwksServer, until } from "../../shared/internal/jwks/test_support.ts";
 import { certificateInfo, makeCa, makeLeaf } from "../inbound/test_support.ts";
 import type { RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { type DialContext, PROXY_JWKS_USER_AGENT, ProxyJwksFetcher } from "./fetcher.ts";

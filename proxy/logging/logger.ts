@@ -9,40 +9,18 @@
  * @module
  */
 import type { Log } from "../http/session.ts";
+import {
+  isLoggerName,
+  isLogLevel,
+  LOG_LEVELS,
+  type LoggerName,
+  LOGGERS,
+  type LogLevel,
+  type LogLevels,
+} from "../../shared/internal/logging/levels.ts";
 
-/** Envoy's log levels, most verbose first. */
-export const LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "critical", "off"] as const;
-
-/** One level. */
-export type LogLevel = typeof LOG_LEVELS[number];
-
-/** The proxy's named loggers. */
-export const LOGGERS = [
-  "admin",
-  "agent",
-  "gateway",
-  "inbound",
-  "jwt",
-  "main",
-  "outbound",
-  "workers",
-] as const;
-
-/** One logger name. */
-export type LoggerName = typeof LOGGERS[number];
-
-/** The level of every logger. */
-export type LogLevels = Record<LoggerName, LogLevel>;
-
-/** Whether `text` is a level. */
-export function isLogLevel(text: string): text is LogLevel {
-  return (LOG_LEVELS as readonly string[]).includes(text);
-}
-
-/** Whether `text` is a logger name. */
-export function isLoggerName(text: string): text is LoggerName {
-  return (LOGGERS as readonly string[]).includes(text);
-}
+// The vocabulary lives in shared/internal (meshctl names the loggers too); the proxy's modules take it from here.
+export { isLoggerName, isLogLevel, LOG_LEVELS, type LoggerName, LOGGERS, type LogLevel, type LogLevels };
 
 /** Every logger at `level`. */
 export function uniformLevels(level: LogLevel): LogLevels {

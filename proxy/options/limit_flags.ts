@@ -1,7 +1,7 @@
 /**
  * The flags of `proxy` that bound slow or greedy clients on every listener (inbound, outbound and
  * gateway): Envoy's `request_headers_timeout` and `request_timeout`, the HTTP `idle_timeout` and a
- * listener connection limit. Defaults and their reasons: proxy/README.md ("Limits").
+ * listener connection limit. Defaults and their reasons: proxy/docs/limits.md.
  *
  * @module
  */

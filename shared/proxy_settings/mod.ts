@@ -47,7 +47,7 @@ export interface ProxySettings {
 /**
  * The settings of a mesh config that sets none. Path normalization is DECODE_AND_MERGE_SLASHES, not
  * Istio's BASE: BASE leaves `//p`, `/%2Fp` and `/\p` reaching `/p` past a DENY on `/p`, and Istio's
- * own best practices recommend DECODE_AND_MERGE_SLASHES (see the root README, "Security").
+ * own best practices recommend DECODE_AND_MERGE_SLASHES (see docs/security.md).
  */
 export const DEFAULT_PROXY_SETTINGS: Readonly<ProxySettings> = Object.freeze({
   pathNormalization: "DECODE_AND_MERGE_SLASHES",

@@ -29,7 +29,7 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { parseArgs } from "node:util";
-import { adsProtocol } from "../../meshd/xds/envoy_protos.ts";
+import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
 import { AdsClient } from "../../proxy/agent/ads_client.ts";
 import { type NodeOptions, xdsNode } from "../../proxy/agent/node.ts";
 import { SUBSCRIBED } from "../../proxy/agent/resources.ts";

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import type { JwksFetchEvent } from "../../meshd/jwks/resolver.ts";
-import { startCa, startMeshd } from "../../proxy/agent/test_support.ts";
+import { startCa, startMeshd } from "../integration/meshd_support.ts";
 import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
 import { curl, freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess as ProxyProc, startProxyProcess } from "../../proxy/test_support.ts";

@@ -18,7 +18,7 @@ import http from "node:http";
 import { join } from "node:path";
 import { X509Certificate } from "node:crypto";
 import { BootstrapTokenIssuer } from "../../meshd/ca/mod.ts";
-import { pemCertificates } from "../../meshd/ca/pem.ts";
+import { pemCertificates } from "../../shared/internal/ca/pem.ts";
 import { freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
 import { startMeshdProcess } from "./e2e_support.ts";

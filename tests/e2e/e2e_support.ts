@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import assert from "node:assert/strict";
-import { type Meshd, startCa, startMeshd, waitFor } from "../../proxy/agent/test_support.ts";
+import { type Meshd, startCa, startMeshd, waitFor } from "../integration/meshd_support.ts";
 import { Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
 import type { ProxySettings } from "../../shared/proxy_settings/mod.ts";

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { AdsClient } from "../../proxy/agent/ads_client.ts";
 import { freePort } from "../../proxy/inbound/test_support.ts";
-import { SERVICE, waitFor } from "../../proxy/agent/test_support.ts";
+import { SERVICE, waitFor } from "../integration/meshd_support.ts";
 import { startMeshdProcess as startMeshd } from "./e2e_support.ts";
 
 async function withDir(f: (dir: string) => Promise<void>): Promise<void> {

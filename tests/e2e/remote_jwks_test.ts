@@ -16,13 +16,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import type { JwksFetchEvent } from "../../meshd/jwks/resolver.ts";
-import { keptAfterFailure } from "../../shared/jwks/refresher.ts";
+import { keptAfterFailure } from "../../shared/internal/jwks/refresher.ts";
 import { serveDebug } from "../../meshd/monitoring/http_servers.ts";
 import { type MeshdProxyDump, syncDiff } from "../../meshctl/proxy_status/diff.ts";
 import type { ConfigDump } from "../../meshctl/proxy_admin.ts";
 import { MESHD_JWKS_USER_AGENT } from "../../meshd/jwks/resolver.ts";
 import { PROXY_JWKS_USER_AGENT } from "../../proxy/jwks/fetcher.ts";
-import { startCa, startMeshd } from "../../proxy/agent/test_support.ts";
+import { startCa, startMeshd } from "../integration/meshd_support.ts";
 import { curl, freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
 

@@ -13,7 +13,7 @@ import { curl, freePort, hasHttpbin } from "../../proxy/inbound/test_support.ts"
 import { eventually, gatewayMeshServices, runMeshctl, startGatewayMesh } from "./e2e_support.ts";
 import { Buffer } from "node:buffer";
 import * as grpc from "@grpc/grpc-js";
-import { adsProtocol } from "../../meshd/xds/envoy_protos.ts";
+import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
 import { TYPE_URLS } from "../../meshd/xds/generators.ts";
 import { type Msg, Proxy } from "../../meshd/server/test_support.ts";
 

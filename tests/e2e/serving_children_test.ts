@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { freePort, hasHttpbin } from "../../proxy/inbound/test_support.ts";
 import { AdsClient } from "../../proxy/agent/ads_client.ts";
-import { SERVICE, waitFor } from "../../proxy/agent/test_support.ts";
+import { SERVICE, waitFor } from "../integration/meshd_support.ts";
 import { eventually, gatewayMeshServices, startGatewayMesh, startMeshdProcess } from "./e2e_support.ts";
 
 const HTTPBIN_IP = "127.0.0.2";

@@ -10,7 +10,7 @@
  * @module
  */
 import * as grpc from "@grpc/grpc-js";
-import { adsProtocol } from "../../../meshd/xds/envoy_protos.ts";
+import { adsProtocol } from "../../../shared/internal/xds/envoy_protos.ts";
 import { TYPE_URLS } from "../../../meshd/xds/generators.ts";
 
 const clients = Number(Deno.args[0] ?? 1000);

@@ -21,7 +21,7 @@
  * @module
  */
 import { join } from "node:path";
-import { startCa, startMeshd } from "../../../proxy/agent/test_support.ts";
+import { startCa, startMeshd } from "../../integration/meshd_support.ts";
 import { freePort } from "../../../proxy/inbound/test_support.ts";
 
 const concurrency = Number(Deno.args[0] ?? 1);

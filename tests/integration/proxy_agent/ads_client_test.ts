@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
-import { encodeResource, RESOURCE_TYPES } from "../../shared/mod.ts";
-import { AdsServer, type GeneratedList, type ResourceGenerator } from "../../meshd/xds/ads_server.ts";
-import { TYPE_URLS } from "../../meshd/xds/generators.ts";
-import { AdsClient, type AdsClientHooks } from "./ads_client.ts";
-import { SERVICE, startMeshd, waitFor } from "./test_support.ts";
+import { encodeResource, RESOURCE_TYPES } from "../../../shared/mod.ts";
+import { AdsServer } from "../../../meshd/xds/ads_server.ts";
+import type { GeneratedList, ResourceGenerator } from "../../../meshd/xds/ads_types.ts";
+import { TYPE_URLS } from "../../../meshd/xds/generators.ts";
+import { AdsClient, type AdsClientHooks } from "../../../proxy/agent/ads_client.ts";
+import { SERVICE, startMeshd, waitFor } from "../meshd_support.ts";
 
 const grpcTest = (name: string, fn: () => Promise<void>) =>
   Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });

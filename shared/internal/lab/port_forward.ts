@@ -100,7 +100,7 @@ export interface PortForwardOptions {
   startTimeoutMs?: number;
 }
 
-const RELAY = join(repoRoot(), "deploy/lab/forward_relay.ts");
+const RELAY = join(repoRoot(), "shared/internal/lab/forward_relay.ts");
 
 async function readLine(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
   let rest = "";

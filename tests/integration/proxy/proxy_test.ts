@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Meshd, startCa, startMeshd, waitFor } from "./agent/test_support.ts";
-import { STRICT } from "../meshd/server/test_support.ts";
-import { curl, freePort, hasHttpbin, Httpbin } from "./inbound/test_support.ts";
-import { type ProxyProcess, startProxyProcess } from "./test_support.ts";
-import type { CertificateAuthority } from "../meshd/ca/mod.ts";
+import { type Meshd, startCa, startMeshd, waitFor } from "../meshd_support.ts";
+import { STRICT } from "../../../meshd/server/test_support.ts";
+import { curl, freePort, hasHttpbin, Httpbin } from "../../../proxy/inbound/test_support.ts";
+import { type ProxyProcess, startProxyProcess } from "../../../proxy/test_support.ts";
+import type { CertificateAuthority } from "../../../meshd/ca/mod.ts";
 
 const CONFIG = `apiVersion: networking.istio.io/v1
 kind: ServiceEntry

@@ -10,9 +10,9 @@
 import assert from "node:assert/strict";
 import net from "node:net";
 import { join } from "node:path";
-import { startCa, startMeshd } from "./agent/test_support.ts";
-import { freePort, hasHttpbin, Httpbin } from "./inbound/test_support.ts";
-import { type ProxyProcess, startProxyProcess } from "./test_support.ts";
+import { startCa, startMeshd } from "../meshd_support.ts";
+import { freePort, hasHttpbin, Httpbin } from "../../../proxy/inbound/test_support.ts";
+import { type ProxyProcess, startProxyProcess } from "../../../proxy/test_support.ts";
 
 const CONFIG = `apiVersion: networking.istio.io/v1
 kind: WorkloadEntry

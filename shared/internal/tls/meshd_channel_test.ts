@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { hostOf, IP_TARGET_SNI, meshdRoots, secureChannel } from "./tls.ts";
+import { hostOf, IP_TARGET_SNI, meshdRoots, secureChannel } from "./meshd_channel.ts";
 
 const PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 

@@ -7,12 +7,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { labApply, labDown, labUnavailable, labUp } from "../deploy/lab/mod.ts";
-import { netnsPids } from "../deploy/lab/host.ts";
-import { meshctl } from "./test_support.ts";
+import { labApply, labDown, labUnavailable, labUp } from "../../../deploy/lab/mod.ts";
+import { netnsPids } from "../../../deploy/lab/host.ts";
+import { meshctl } from "../../../meshctl/test_support.ts";
 
 const unavailable = labUnavailable();
-if (unavailable) console.log(`meshctl/lab_connector_test.ts: skipped: ${unavailable}`);
+if (unavailable) console.log(`tests/integration/meshctl/lab_connector_test.ts: skipped: ${unavailable}`);
 
 const TOPOLOGY = `namespaces:
   - {name: foo, injection: enabled}

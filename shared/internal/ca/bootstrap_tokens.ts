@@ -1,7 +1,7 @@
 /**
  * Bootstrap tokens: short-lived JWTs (ES256) with which a workload outside Kubernetes proves its
  * identity to the CA for its first certificate, the stand-in for Kubernetes service-account tokens.
- * `meshctl x workload entry configure` obtains them (see README.md in this folder for the paths
+ * `meshctl x workload entry configure` obtains them (see meshd/ca/README.md for the paths
  * by which an operator may get one, and why only those).
  *
  * The token-signing key lives in ROOT_CA_DIR as `token-signing-key.pem` (PKCS #8, P-256, mode
@@ -16,9 +16,9 @@
 import * as jose from "jose";
 import { createPrivateKey, createPublicKey } from "node:crypto";
 import { join } from "node:path";
-import { formatSpiffeId } from "../../shared/identity/mod.ts";
+import { formatSpiffeId } from "../../identity/mod.ts";
 import { toPem } from "./pem.ts";
-import { RootCaError } from "./root_ca.ts";
+import { RootCaError } from "./root_ca_error.ts";
 
 /** The token key's file in ROOT_CA_DIR. */
 export const TOKEN_KEY_FILE = "token-signing-key.pem";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { createCsr } from "./certificate_manager.ts";
-import { CsrError, GrpcCsrClient } from "./csr_client.ts";
-import { MESHD_NAME, startCa, startRecordingCa } from "./test_support.ts";
+import { createCsr } from "../../../proxy/agent/certificate_manager.ts";
+import { CsrError, GrpcCsrClient } from "../../../proxy/agent/csr_client.ts";
+import { MESHD_NAME, startCa, startRecordingCa } from "../meshd_support.ts";
 
 const grpcTest = (name: string, fn: () => Promise<void>) =>
   Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });

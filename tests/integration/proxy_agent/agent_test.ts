@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
-import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
-import { ProxyAgent, type ProxyAgentOptions } from "./agent.ts";
-import { SUBSCRIBED } from "./resources.ts";
-import { type Meshd, SERVICE, startCa, startMeshd, waitFor } from "./test_support.ts";
-import type { CertificateAuthority } from "../../meshd/ca/mod.ts";
+import type { RuntimeSnapshot } from "../../../proxy/runtime/snapshot.ts";
+import { ProxyAgent, type ProxyAgentOptions } from "../../../proxy/agent/agent.ts";
+import { SUBSCRIBED } from "../../../proxy/agent/resources.ts";
+import { type Meshd, SERVICE, startCa, startMeshd, waitFor } from "../meshd_support.ts";
+import type { CertificateAuthority } from "../../../meshd/ca/mod.ts";
 
 const grpcTest = (name: string, fn: () => Promise<void>) =>
   Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });

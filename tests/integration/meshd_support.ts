@@ -10,7 +10,7 @@ import type { Buffer } from "node:buffer";
 import { CertificateAuthority } from "../../meshd/ca/mod.ts";
 import { DiscoveryServer, type DiscoveryServerOptions } from "../../meshd/server/discovery_server.ts";
 import { xdsAuthorizer } from "../../meshd/server/xds_auth.ts";
-import type { ProxyNode, XdsTransport } from "../../meshd/xds/ads_server.ts";
+import type { ProxyNode, XdsTransport } from "../../meshd/xds/ads_types.ts";
 
 export { SERVICE } from "../../meshd/server/test_support.ts";
 export { startCa, waitFor } from "../../meshd/ca/test_support.ts";

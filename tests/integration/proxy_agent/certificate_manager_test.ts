@@ -2,14 +2,14 @@ import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { createPrivateKey, createSign, createVerify } from "node:crypto";
 import { Buffer } from "node:buffer";
-import type { CertificateInfo } from "../runtime/snapshot.ts";
+import type { CertificateInfo } from "../../../proxy/runtime/snapshot.ts";
 import {
   certificateInfoOf,
   CertificateManager,
   createCsr,
   tokenServiceAccount,
-} from "./certificate_manager.ts";
-import { startCa, startRecordingCa, waitFor } from "./test_support.ts";
+} from "../../../proxy/agent/certificate_manager.ts";
+import { startCa, startRecordingCa, waitFor } from "../meshd_support.ts";
 
 const grpcTest = (name: string, fn: () => Promise<void>) =>
   Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });

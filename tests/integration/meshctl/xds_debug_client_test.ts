@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { certificateClient, createCertificate, makeCsr } from "../meshd/ca/test_support.ts";
-import { CERT_DIR_FILES } from "./debug_flags.ts";
+import { certificateClient, createCertificate, makeCsr } from "../../../meshd/ca/test_support.ts";
+import { CERT_DIR_FILES } from "../../../meshctl/debug_flags.ts";
 import {
   bootstrapToken as token,
   freePort,
@@ -16,8 +16,8 @@ import {
   meshctl,
   startLiveMeshd,
   startLiveProxy,
-} from "./test_support.ts";
-import { XdsDebugClient } from "./xds_debug_client.ts";
+} from "../../../meshctl/test_support.ts";
+import { XdsDebugClient } from "../../../meshctl/xds_debug_client.ts";
 
 const HTTP_PORT = freePort();
 const CONFIG = liveMeshConfig({ http: HTTP_PORT, tcp: freePort(), unbound: freePort() });

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { parseYamlDocuments, type YamlDocument } from "../../shared/mod.ts";
+import { parseYamlDocuments, type YamlDocument } from "../../mod.ts";
 import { InputError } from "./input_error.ts";
 
 /** One port of a service: the service port and the container port it maps to (Kubernetes Service). */

@@ -45,7 +45,7 @@ export interface LabPaths {
   logs: string;
 }
 
-const REPO_ROOT = new URL("../../", import.meta.url).pathname;
+const REPO_ROOT = new URL("../../../", import.meta.url).pathname;
 
 /** The repository root (where deno.json is): the working directory of every process the lab starts. */
 export function repoRoot(): string {

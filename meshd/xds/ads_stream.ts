@@ -1,0 +1,453 @@
+/**
+ * One ADS stream: reads requests (subscriptions, ACK/NACK by nonce, debug requests), and writes what
+ * the generator produces that the proxy does not hold yet, in delta (DeltaAggregatedResources) or
+ * state-of-the-world (StreamAggregatedResources) form. The server (ads_server.ts) decides when a
+ * stream may write (push slots).
+ *
+ * Protocol: envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol.
+ *
+ * @module
+ */
+import * as grpc from "@grpc/grpc-js";
+import { structToJson } from "../../shared/internal/xds/struct.ts";
+import {
+  type AdsHooks,
+  type AdsServerOptions,
+  type AdsStreamStatus,
+  type DebugAnswer,
+  type GeneratedResource,
+  isDebugTypeUrl,
+  type Message,
+  type ProxyNode,
+  type ResourceGenerator,
+  type XdsTransport,
+} from "./ads_types.ts";
+import { encodeDeltaResponse, resourceEntry } from "./delta_wire.ts";
+import {
+  listIndex,
+  newTypeState,
+  sameNames,
+  syncStatusOf,
+  type TypeState,
+  wanted,
+  writableSent,
+} from "./type_state.ts";
+
+/** How a stream tells the server about itself (the server owns registration and push slots). */
+export interface StreamRegistry {
+  register(s: Stream): void;
+  unregister(s: Stream): void;
+  /** The stream has something to send: queue it for a push slot. */
+  schedule(s: Stream): void;
+  /** Every response the stream wrote was sent: release its slot. */
+  settled(s: Stream): void;
+}
+
+/** One ADS stream (delta or state of the world): requests, ACK/NACK, pushes, debug answers. */
+export class Stream {
+  id = "";
+  node: ProxyNode = { id: "", cluster: "", metadata: {} };
+  queued = false;
+  holding = false;
+  /** Bytes of the responses this stream is sending while it holds a slot. */
+  heldBytes = 0;
+  slotTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #types = new Map<string, TypeState>();
+  readonly #connectedAt = Date.now();
+  /** Types whose request must be answered, even with nothing new. */
+  readonly #answer = new Set<TypeState>();
+  /** Set by a push: when the change happened. */
+  #pushAt: number | undefined;
+  /** Responses written and not yet sent. */
+  #outstanding = 0;
+  /** Bytes written by the current flushPending. */
+  #flushedBytes = 0;
+  #nonce = 0;
+  #closed = false;
+  /** Debug requests being answered (authentication is asynchronous). */
+  #debugPending = 0;
+  /** The client half-closed while debug answers were pending: end once they are written. */
+  #endAfterDebug = false;
+
+  constructor(
+    readonly call: grpc.ServerDuplexStream<Message, Message>,
+    readonly protocol: "delta" | "sotw",
+    readonly generator: ResourceGenerator,
+    readonly hooks: AdsHooks,
+    readonly access: Pick<AdsServerOptions, "authorize" | "debug"> & { transport: XdsTransport },
+    readonly registry: StreamRegistry,
+  ) {}
+
+  start(): void {
+    this.call.on("data", (req: Message) => {
+      try {
+        this.#onRequest(req);
+      } catch (e) {
+        this.#fail(grpc.status.INVALID_ARGUMENT, (e as Error).message);
+      }
+    });
+    const end = () => this.#end();
+    // The client half-closed (a debug client that has its answer): end our side too, with OK, so
+    // that it can close its connection on a finished stream.
+    this.call.on("end", () => {
+      if (this.#debugPending > 0) return void (this.#endAfterDebug = true);
+      if (!this.#closed) this.call.end();
+      end();
+    });
+    this.call.on("error", end);
+    this.call.on("close", end);
+    this.call.on("cancelled", end);
+  }
+
+  /** Ends the stream with a gRPC status the client sees (grpc-js turns an "error" event into one). */
+  #fail(code: grpc.status, details: string): void {
+    this.call.emit("error", { code, details });
+    this.#end();
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.call.end();
+    this.#end();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  #end(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.registry.unregister(this);
+  }
+
+  #onRequest(req: Message): void {
+    if (this.node.id === "") {
+      const n = req.node ?? {};
+      this.node = { id: n.id ?? "", cluster: n.cluster ?? "", metadata: structToJson(n.metadata) };
+      if (this.node.id === "") throw new Error("the first request of a stream must carry node.id");
+    }
+    if (isDebugTypeUrl(req.typeUrl ?? "")) return this.#onDebug(req);
+    if (this.id === "") {
+      const auth = this.access.authorize?.(this.call, this.node, this.access.transport);
+      if (auth !== undefined && !auth.ok) return this.#fail(grpc.status.PERMISSION_DENIED, auth.reason);
+      if (auth?.verifiedIdentity !== undefined) this.node.verifiedIdentity = auth.verifiedIdentity;
+      this.registry.register(this);
+    }
+    const typeUrl: string = req.typeUrl ?? "";
+    if (typeUrl === "") throw new Error("request without type_url");
+    if (this.protocol === "delta") this.#onDelta(typeUrl, req);
+    else this.#onSotw(typeUrl, req);
+  }
+
+  /**
+   * A debug request: answered once, never tracked as a subscription or pushed again (Istio's ads.go
+   * "don't let xDS piggyback debug requests start watchers").
+   */
+  #onDebug(req: Message): void {
+    const typeUrl: string = req.typeUrl;
+    // An ACK of a debug answer asks for nothing; answering it would loop with a client that ACKs.
+    if (req.responseNonce) return;
+    const debug = this.access.debug;
+    if (!debug) return this.#fail(grpc.status.UNIMPLEMENTED, `type ${typeUrl} is not served by meshd`);
+    const names: string[] = this.protocol === "delta"
+      ? (req.resourceNamesSubscribe ?? [])
+      : (req.resourceNames ?? []);
+    this.#debugPending++;
+    debug(this.call, { typeUrl, resourceNames: names, node: this.node, transport: this.access.transport })
+      .then(
+        (answer) => this.#writeDebug(typeUrl, answer),
+        (e) => this.#fail(grpc.status.INTERNAL, `${typeUrl}: ${(e as Error).message}`),
+      ).finally(() => {
+        if (--this.#debugPending > 0 || !this.#endAfterDebug) return;
+        if (!this.#closed) this.call.end();
+        this.#end();
+      });
+  }
+
+  #writeDebug(typeUrl: string, answer: DebugAnswer): void {
+    if (this.#closed) return;
+    if (!answer.ok) return this.#fail(answer.code, answer.details);
+    const nonce = `debug-${++this.#nonce}`;
+    const version = this.generator.version();
+    this.call.write(
+      this.protocol === "delta"
+        ? {
+          systemVersionInfo: version,
+          typeUrl,
+          resources: answer.resources.map((r) => ({
+            name: r.name,
+            version,
+            resource: anyOf(r.typeUrl, r.body),
+          })),
+          nonce,
+        }
+        : {
+          versionInfo: version,
+          typeUrl,
+          resources: answer.resources.map((r) => anyOf(r.typeUrl, r.body)),
+          nonce,
+        },
+    );
+  }
+
+  #state(typeUrl: string): TypeState | undefined {
+    return this.#types.get(typeUrl);
+  }
+
+  #newState(typeUrl: string): TypeState {
+    const st = newTypeState(typeUrl);
+    this.#types.set(typeUrl, st);
+    return st;
+  }
+
+  /** Handles the nonce of a request; returns false when it answers an outdated response. */
+  #ackOrNack(st: TypeState, req: Message): boolean {
+    const nonce: string = req.responseNonce ?? "";
+    if (nonce === "") return true;
+    if (st.chunkNonces.delete(nonce)) {
+      // An ACK of a leading chunk: the update is acknowledged with its last chunk's nonce. A NACK of
+      // one is remembered, so that the whole update counts as rejected.
+      const detail = req.errorDetail;
+      if (detail && (detail.code || detail.message)) {
+        st.lastNack = String(detail.message ?? `code ${detail.code}`);
+      }
+      return false;
+    }
+    if (nonce !== st.lastSentNonce || st.lastAnswered === nonce) {
+      this.hooks.onExpiredNonce?.(this.status(), st.typeUrl);
+      return false;
+    }
+    st.lastAnswered = nonce;
+    const detail = req.errorDetail;
+    if (detail && (detail.code || detail.message)) {
+      st.nacks++;
+      st.lastNack = String(detail.message ?? `code ${detail.code}`);
+      // The proxy kept what it had: the next push must diff against that, not against the rejected set.
+      st.sent = st.acked;
+      st.lastListVersion = "";
+      this.hooks.onNack?.(this.status(), st.typeUrl, st.lastNack);
+    } else {
+      st.lastNack = undefined;
+      st.acked = st.sent;
+      st.lastAckedNonce = nonce;
+      st.lastAckedVersion = st.lastSentVersion;
+      this.hooks.onAck?.(this.status(), st.typeUrl, st.pushStartedAt);
+    }
+    return false;
+  }
+
+  #onDelta(typeUrl: string, req: Message): void {
+    let st = this.#state(typeUrl);
+    const subscribe: string[] = req.resourceNamesSubscribe ?? [];
+    const unsubscribe: string[] = req.resourceNamesUnsubscribe ?? [];
+    if (!st) {
+      st = this.#newState(typeUrl);
+      // A first request that names nothing is a wildcard subscription (xDS protocol, "wildcard").
+      st.wildcard = subscribe.length === 0 || subscribe.includes("*");
+      const initial: Record<string, string> = req.initialResourceVersions ?? {};
+      for (const [name, version] of Object.entries(initial)) st.sent.set(name, version);
+      st.acked = st.sent;
+    } else if (this.#ackOrNack(st, req) === false && subscribe.length === 0 && unsubscribe.length === 0) {
+      return;
+    }
+    for (const name of subscribe) {
+      if (name === "*") st.wildcard = true;
+      else st.names.add(name);
+    }
+    for (const name of unsubscribe) {
+      if (name === "*") st.wildcard = false;
+      else st.names.delete(name);
+      // Forget it so that a later subscribe sends it again.
+      writableSent(st).delete(name);
+    }
+    st.lastListVersion = "";
+    this.#answer.add(st);
+    this.registry.schedule(this);
+  }
+
+  #onSotw(typeUrl: string, req: Message): void {
+    let st = this.#state(typeUrl);
+    const names: string[] = req.resourceNames ?? [];
+    if (!st) st = this.#newState(typeUrl);
+    else if (this.#ackOrNack(st, req) === false && sameNames(st, names)) return;
+    st.wildcard = names.length === 0 || names.includes("*");
+    st.names = new Set(names.filter((n) => n !== "*"));
+    // A first request or a changed subscription is answered even when the version did not move.
+    this.#answer.add(st);
+    this.registry.schedule(this);
+  }
+
+  /** Notes a push; the server calls flushPending when this stream gets a slot. */
+  requestPush(at: number): void {
+    this.#pushAt = Math.min(this.#pushAt ?? at, at);
+  }
+
+  hasPending(): boolean {
+    return this.#answer.size > 0 || this.#pushAt !== undefined;
+  }
+
+  /** Writes what is pending: answers to requests, then the push. Returns the bytes written, or -1 for none. */
+  flushPending(): number {
+    const before = this.#outstanding;
+    this.#flushedBytes = 0;
+    const now = Date.now();
+    const pushAt = this.#pushAt;
+    this.#pushAt = undefined;
+    const answer = new Set(this.#answer);
+    this.#answer.clear();
+    for (const st of this.#types.values()) {
+      if (this.#closed) break;
+      const isAnswer = answer.has(st);
+      if (!isAnswer && pushAt === undefined) continue;
+      const at = isAnswer ? now : pushAt!;
+      if (this.protocol === "delta") this.#pushDelta(st, at, isAnswer);
+      else this.#pushSotw(st, at, isAnswer);
+    }
+    return this.#outstanding > before ? this.#flushedBytes : -1;
+  }
+
+  #pushDelta(st: TypeState, at: number, answer: boolean): void {
+    const started = performance.now();
+    const list = this.generator.generate(this.node, st.typeUrl);
+    if (list === undefined) return this.#unknownType(st);
+    if (!answer && list.version === st.lastListVersion) return;
+    st.lastListVersion = list.version;
+    const version = this.generator.version();
+    // A pure wildcard stream ends up holding exactly the list, so it shares the list's index with
+    // every other such stream instead of keeping a map of its own.
+    const wildcardOnly = st.wildcard && st.names.size === 0;
+    const index = listIndex(list);
+    const present = wildcardOnly ? index : new Set<string>();
+    const changed: GeneratedResource[] = [];
+    let bytes = 0;
+    for (const r of list.resources) {
+      if (!wildcardOnly) {
+        if (!wanted(st, r.name)) continue;
+        (present as Set<string>).add(r.name);
+      }
+      if (st.sent.get(r.name) === r.version) continue;
+      bytes += r.body.length;
+      changed.push(r);
+    }
+    const removed: string[] = [];
+    for (const name of st.sent.keys()) {
+      if (!present.has(name)) removed.push(name);
+    }
+    if (wildcardOnly) st.sent = index;
+    else {
+      const sent = writableSent(st);
+      for (const r of changed) sent.set(r.name, r.version);
+      for (const name of removed) sent.delete(name);
+    }
+    const entries = changed.map((r) => resourceEntry(st.typeUrl, r));
+    // Explicitly subscribed names that do not exist are reported as removed, so the proxy stops waiting.
+    if (answer) {
+      for (const name of st.names) if (!present.has(name) && !removed.includes(name)) removed.push(name);
+    }
+    if (entries.length === 0 && removed.length === 0 && !(answer && st.lastSentNonce === "")) return;
+    st.pushStartedAt = at;
+    // Large updates go out as several responses of about CHUNK_BYTES each: the runtime's HTTP/2 layer
+    // keeps each stream's buffer at the size of its largest write, so one 250 KB first sync per proxy
+    // would cost 250 KB of memory per proxy for as long as it stays connected.
+    let from = 0;
+    while (true) {
+      let to = from;
+      let chunkBytes = 0;
+      while (to < entries.length && (to === from || chunkBytes + changed[to].body.length <= CHUNK_BYTES)) {
+        chunkBytes += changed[to].body.length;
+        to++;
+      }
+      const last = to >= entries.length;
+      if (!last) st.chunkNonces.add(String(this.#nonce + 1));
+      const chunk = entries.slice(from, to);
+      this.#write(
+        st,
+        version,
+        (nonce) =>
+          encodeDeltaResponse({
+            systemVersionInfo: version,
+            typeUrl: st.typeUrl,
+            entries: chunk,
+            removed: last ? removed : [],
+            nonce,
+          }),
+        { count: to - from, bytes: chunkBytes, started },
+      );
+      if (last) break;
+      from = to;
+    }
+  }
+
+  #pushSotw(st: TypeState, at: number, answer: boolean): void {
+    const started = performance.now();
+    const list = this.generator.generate(this.node, st.typeUrl);
+    if (list === undefined) return this.#unknownType(st);
+    const version = this.generator.version();
+    if (!answer && (version === st.lastSentVersion || list.version === st.lastListVersion)) return;
+    st.lastListVersion = list.version;
+    const chosen = list.resources.filter((r) => wanted(st, r.name));
+    st.sent = new Map(chosen.map((r) => [r.name, r.version]));
+    st.pushStartedAt = at;
+    const bytes = chosen.reduce((n, r) => n + r.body.length, 0);
+    this.#write(
+      st,
+      version,
+      {
+        versionInfo: version,
+        typeUrl: st.typeUrl,
+        resources: chosen.map((r) => anyOf(st.typeUrl, r.body)),
+      },
+      { count: chosen.length, bytes, started },
+    );
+  }
+
+  /** Writes a response: a message for grpc-js to encode, or the bytes of one, given the nonce. */
+  #write(
+    st: TypeState,
+    version: string,
+    response: Message | ((nonce: string) => Uint8Array),
+    sizes: { count: number; bytes: number; started: number },
+  ): void {
+    if (this.#closed) return;
+    const nonce = String(++this.#nonce);
+    st.lastSentNonce = nonce;
+    st.lastSentVersion = version;
+    this.#outstanding++;
+    this.#flushedBytes += sizes.bytes;
+    this.call.write(typeof response === "function" ? response(nonce) : { ...response, nonce }, () => {
+      if (--this.#outstanding === 0) this.registry.settled(this);
+    });
+    this.hooks.onSend?.(
+      this.status(),
+      st.typeUrl,
+      sizes.count,
+      sizes.bytes,
+      performance.now() - sizes.started,
+    );
+  }
+
+  #unknownType(st: TypeState): void {
+    this.#types.delete(st.typeUrl);
+    this.#fail(grpc.status.UNIMPLEMENTED, `type ${st.typeUrl} is not served by meshd`);
+  }
+
+  status(): AdsStreamStatus {
+    return {
+      id: this.id,
+      node: this.node,
+      protocol: this.protocol,
+      peer: this.call.getPeer(),
+      connectedAt: this.#connectedAt,
+      types: [...this.#types.values()].map(syncStatusOf),
+    };
+  }
+}
+
+/** Target size of one delta response, bytes. */
+const CHUNK_BYTES = 8 * 1024;
+
+/** A google.protobuf.Any; protobufjs keeps Any's snake_case field name even with camelCase options. */
+function anyOf(typeUrl: string, body: Uint8Array): Message {
+  return { type_url: typeUrl, value: body };
+}
