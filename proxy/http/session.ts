@@ -33,19 +33,17 @@ import {
   type HeadBytes,
   reasonPhrase,
 } from "./encode.ts";
+import { DEFAULT_HEAD_LIMITS, type HeadLimits, HeadParser } from "./head.ts";
 import {
-  DEFAULT_HEAD_LIMITS,
   EXPECT_CONTINUE,
   EXPECT_OTHER,
-  type HeadLimits,
-  HeadParser,
   HttpError,
   type HttpHead,
   M_CONNECT,
   M_HEAD,
   REQUEST,
   RESPONSE,
-} from "./head.ts";
+} from "./http_head.ts";
 import type { SocketIo } from "./socket_io.ts";
 
 /** Where requests go: a pool of keep-alive connections to one destination. */

@@ -23,14 +23,8 @@ import type tls from "node:tls";
 import { listen } from "../http/listen.ts";
 import { Duplex } from "node:stream";
 import { ascii } from "../http/chars.ts";
-import {
-  DEFAULT_HEAD_LIMITS,
-  type HeadLimits,
-  HeadParser,
-  HttpError,
-  type HttpHead,
-  REQUEST,
-} from "../http/head.ts";
+import { DEFAULT_HEAD_LIMITS, type HeadLimits, HeadParser } from "../http/head.ts";
+import { HttpError, type HttpHead, REQUEST } from "../http/http_head.ts";
 import { Http1Session, type Log, type SessionObserver, type Upstream } from "../http/session.ts";
 import {
   closeForLimit,
