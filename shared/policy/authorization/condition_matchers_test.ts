@@ -23,7 +23,6 @@ import {
   REMOTE_IP_ROWS,
   REQUEST_PRINCIPAL_ROWS,
   SERVICE_ACCOUNT_ROWS,
-  type source,
   SOURCE_IP_ROWS,
   testBadValues,
   testFieldCases,
