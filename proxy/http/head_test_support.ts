@@ -9,8 +9,36 @@ import { ascii } from "./chars.ts";
 import { HeadParser } from "./head.ts";
 import { HttpError, type HttpHead, REQUEST, type RESPONSE } from "./http_head.ts";
 
+/** A head as plain data, for comparing parses. */
+export interface HeadSummary {
+  end: number;
+  method: string;
+  target: string;
+  status: number;
+  minor: number;
+  /** Per field: name, value, kind (H_*), dropped (1) or kept (0). */
+  headers: [string, string, number, number][];
+  contentLength: number;
+  contentLengthRewrite: boolean;
+  chunked: boolean;
+  hasTransferEncoding: boolean;
+  keepAlive: boolean;
+  upgrade: boolean;
+  expect: number;
+  xfccCount: number;
+}
+
+/** What {@link parseAll} found: the head, or the error's status and message. */
+export type ParseOutcome =
+  | { ok: true; summary: HeadSummary | null; head: HttpHead | null }
+  | { ok: false; status: number; message: string };
+
 /** Feeds `text` in pieces of `step` bytes (0: one piece); returns the head and where it ended. */
-export function feed(kind: typeof REQUEST | typeof RESPONSE, text: string | Uint8Array, step = 0) {
+export function feed(
+  kind: typeof REQUEST | typeof RESPONSE,
+  text: string | Uint8Array,
+  step = 0,
+): { head: HttpHead | null; end: number } {
   const bytes = typeof text === "string" ? ascii(text) : text;
   const p = new HeadParser(kind);
   let consumed = 0;
@@ -25,8 +53,8 @@ export function feed(kind: typeof REQUEST | typeof RESPONSE, text: string | Uint
 }
 
 /** Parses whole, byte by byte and in 7-byte pieces; all three must agree. */
-export function parseAll(kind: typeof REQUEST | typeof RESPONSE, text: string | Uint8Array) {
-  const results = [0, 1, 7].map((step) => {
+export function parseAll(kind: typeof REQUEST | typeof RESPONSE, text: string | Uint8Array): ParseOutcome {
+  const results = [0, 1, 7].map((step): ParseOutcome => {
     try {
       const r = feed(kind, text, step);
       return { ok: true as const, summary: r.head ? summarize(r.head, r.end) : null, head: r.head };
@@ -44,7 +72,7 @@ export function parseAll(kind: typeof REQUEST | typeof RESPONSE, text: string | 
 }
 
 /** The head as plain data, for comparing parses. */
-export function summarize(h: HttpHead, end: number) {
+export function summarize(h: HttpHead, end: number): HeadSummary {
   const headers: [string, string, number, number][] = [];
   for (let i = 0; i < h.count; i++) headers.push([h.name(i), h.value(i), h.kinds[i], h.drop[i]]);
   return {

@@ -47,15 +47,24 @@ export interface FieldCase {
 
 /** `principals` → `notPrincipals`. */
 export const notOf = (name: string): string => `not${name[0].toUpperCase()}${name.slice(1)}`;
-export const source = (name: string, values: string[]) => ({
+export const source = (
+  name: string,
+  values: string[],
+): { rule: AuthorizationRuleView; notRule: AuthorizationRuleView } => ({
   rule: { from: [{ source: { [name]: values } }] },
   notRule: { from: [{ source: { [notOf(name)]: values } }] },
 });
-export const operation = (name: string, values: string[]) => ({
+export const operation = (
+  name: string,
+  values: string[],
+): { rule: AuthorizationRuleView; notRule: AuthorizationRuleView } => ({
   rule: { to: [{ operation: { [name]: values } }] },
   notRule: { to: [{ operation: { [notOf(name)]: values } }] },
 });
-export const condition = (key: string, values: string[]) => ({
+export const condition = (
+  key: string,
+  values: string[],
+): { rule: AuthorizationRuleView; notRule: AuthorizationRuleView } => ({
   rule: { when: [{ key, values }] },
   notRule: { when: [{ key, notValues: values }] },
 });
