@@ -3,7 +3,7 @@
  * errors in any entry point, or generated files that are out of date with the schemas.
  */
 import assert from "node:assert/strict";
-import { generatedFiles } from "../deploy/codegen/main.ts";
+import { generatedFiles, orphanedFiles } from "../deploy/codegen/main.ts";
 
 const ROOT = new URL("../", import.meta.url);
 
@@ -19,10 +19,16 @@ Deno.test("deno task check is clean (fmt, lint, type-check of every entry point)
 });
 
 Deno.test("generated types and CRDs are up to date with the schemas (./dev codegen)", async () => {
-  for (const [path, content] of await generatedFiles()) {
+  const files = await generatedFiles();
+  for (const [path, content] of files) {
     const current = await Deno.readTextFile(new URL(path, ROOT)).catch(() => "");
     assert.equal(current, content, `${path} is stale: run ./dev codegen`);
   }
+  assert.deepEqual(
+    await orphanedFiles(files),
+    [],
+    "generated files no schema module makes: run ./dev codegen",
+  );
 });
 
 Deno.test("shared/ is publishable to JSR (deno publish --dry-run, no slow types)", async () => {

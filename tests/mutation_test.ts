@@ -26,7 +26,7 @@ Deno.test("the mutation check reports a surviving, a stale and a broken mutant",
     edits: [{ find, replace }],
   });
   const report = await runMutants([
-    m("a comment changed", "/** The request as matchers read it", "/** Changed"),
+    m("a comment changed", " * Compiles and evaluates in one call", " * Changed"),
     m("text that is not there", "no such text in evaluate.ts", ""),
     m("a syntax error", "export function authorize(", "export function authorize(("),
   ], { jobs: 1 });

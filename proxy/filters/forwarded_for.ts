@@ -8,7 +8,7 @@
  * @module
  */
 import { type ForwardedFor, forwardedFor, gatewayForwardedProto } from "../../shared/proxy_settings/mod.ts";
-import type { HttpHead } from "../http/head.ts";
+import type { HttpHead } from "../http/http_head.ts";
 
 const XFF = "x-forwarded-for";
 const XFP = "x-forwarded-proto";

@@ -36,7 +36,7 @@ import {
   wwwAuthenticate,
 } from "../../shared/mod.ts";
 import { ascii } from "../http/chars.ts";
-import type { HttpHead } from "../http/head.ts";
+import type { HttpHead } from "../http/http_head.ts";
 import type { FilterReply, FilterVerdict, Log, RequestFilter } from "../http/session.ts";
 import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
 import { explanationAudienceOf } from "./explanation.ts";

@@ -11,7 +11,7 @@
  * @module
  */
 import { BACKSLASH, CR, DQUOTE, EQUALS, FIELD_VALUE, HEX, HT, LF, QDTEXT, SEMI, SP, TOKEN } from "./chars.ts";
-import { HttpError } from "./head.ts";
+import { HttpError } from "./http_head.ts";
 
 // States, in this order: the size line (up to S_SIZE_LF), data, trailer section.
 const S_SIZE_FIRST = 0;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ascii, latin1 } from "./chars.ts";
 import { CHUNK_DATA, CHUNK_DONE, CHUNK_NEED_MORE, ChunkedDecoder } from "./chunked.ts";
-import { HttpError } from "./head.ts";
+import { HttpError } from "./http_head.ts";
 
 /**
  * Runs a decoder over `text` in pieces of `step` bytes. Returns the decoded data, the index where the

@@ -7,7 +7,7 @@
  * @module
  */
 import { ascii, CR, LF } from "./chars.ts";
-import { H_CONTENT_LENGTH, H_HOST, H_TRANSFER_ENCODING, H_XFCC, HttpHead } from "./head.ts";
+import { H_CONTENT_LENGTH, H_HOST, H_TRANSFER_ENCODING, H_XFCC, HttpHead } from "./http_head.ts";
 
 const CRLF = ascii("\r\n");
 const HTTP11 = ascii("HTTP/1.1");

@@ -10,7 +10,8 @@ import {
   encodeResponseHead,
   type HeadBytes,
 } from "./encode.ts";
-import { HeadParser, REQUEST, RESPONSE } from "./head.ts";
+import { HeadParser } from "./head.ts";
+import { REQUEST, RESPONSE } from "./http_head.ts";
 
 function text(h: HeadBytes): string {
   const a = latin1(h.first, 0, h.first.length);

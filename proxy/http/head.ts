@@ -13,32 +13,22 @@
  *
  * @module
  */
-import {
-  COLON,
-  COMMA,
-  CR,
-  equalsLower,
-  FIELD_VALUE,
-  HT,
-  latin1,
-  LF,
-  SEMI,
-  SP,
-  TARGET,
-  TOKEN,
-} from "./chars.ts";
+import { COLON, CR, FIELD_VALUE, HT, latin1, LF, SP, TARGET, TOKEN } from "./chars.ts";
 import { wrongCaseMethod } from "./method.ts";
-
-/** A parse error, with the status a server answers it with (400, 431, 501, 505; 502 for responses). */
-export class HttpError extends Error {
-  /** The HTTP status for the local reply. */
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.name = "HttpError";
-    this.status = status;
-  }
-}
+import {
+  EMPTY,
+  EXPECT_NONE,
+  HttpError,
+  HttpHead,
+  M_CONNECT,
+  M_GET,
+  M_HEAD,
+  M_OPTIONS,
+  M_OTHER,
+  REQUEST,
+  RESPONSE,
+} from "./http_head.ts";
+import { applyFraming, isAlpha, kindOf, MAX_NOMINATED } from "./head_framing.ts";
 
 /** Size limits of a head. */
 export interface HeadLimits {
@@ -53,150 +43,6 @@ export const DEFAULT_HEAD_LIMITS: Readonly<HeadLimits> = Object.freeze({
   maxHeadBytes: 60 * 1024,
   maxHeaders: 100,
 });
-
-/** Header kinds the codec acts on; every other header is {@link H_OTHER}. */
-export const H_OTHER = 0;
-export const H_CONTENT_LENGTH = 1;
-export const H_TRANSFER_ENCODING = 2;
-export const H_CONNECTION = 3;
-export const H_UPGRADE = 4;
-export const H_HOST = 5;
-export const H_XFCC = 6;
-export const H_KEEP_ALIVE = 7;
-export const H_PROXY_CONNECTION = 8;
-export const H_TE = 9;
-export const H_EXPECT = 10;
-export const H_HTTP2_SETTINGS = 11;
-
-/** Methods the codec treats specially; every other token is {@link M_OTHER}. */
-export const M_OTHER = 0;
-export const M_GET = 1;
-export const M_HEAD = 2;
-export const M_CONNECT = 3;
-export const M_OPTIONS = 4;
-
-/** `Expect` values. */
-export const EXPECT_NONE = 0;
-export const EXPECT_CONTINUE = 1;
-export const EXPECT_OTHER = 2;
-
-const N_CONTENT_LENGTH = new TextEncoder().encode("content-length");
-const N_TRANSFER_ENCODING = new TextEncoder().encode("transfer-encoding");
-const N_CONNECTION = new TextEncoder().encode("connection");
-const N_UPGRADE = new TextEncoder().encode("upgrade");
-const N_HOST = new TextEncoder().encode("host");
-const N_XFCC = new TextEncoder().encode("x-forwarded-client-cert");
-const N_KEEP_ALIVE = new TextEncoder().encode("keep-alive");
-const N_PROXY_CONNECTION = new TextEncoder().encode("proxy-connection");
-const N_TE = new TextEncoder().encode("te");
-const N_EXPECT = new TextEncoder().encode("expect");
-const N_HTTP2_SETTINGS = new TextEncoder().encode("http2-settings");
-const V_CHUNKED = new TextEncoder().encode("chunked");
-const V_CLOSE = new TextEncoder().encode("close");
-const V_KEEP_ALIVE = N_KEEP_ALIVE;
-const V_UPGRADE = N_UPGRADE;
-const V_H2C = new TextEncoder().encode("h2c");
-const V_TRAILERS = new TextEncoder().encode("trailers");
-const V_100_CONTINUE = new TextEncoder().encode("100-continue");
-const EMPTY = new Uint8Array(0);
-/** At most this many header names nominated by `Connection` (beyond close, keep-alive, upgrade). */
-const MAX_NOMINATED = 16;
-
-/**
- * One parsed head: offsets into {@link HttpHead.buf}, valid until the parser is fed again. The
- * object is reused for every message of a connection.
- */
-export class HttpHead {
-  /** The bytes the head was parsed from; the head is `buf[start, end)`, the empty line included. */
-  buf: Uint8Array = EMPTY;
-  start = 0;
-  end = 0;
-  /** Index after the CRLF of the request or status line. */
-  lineEnd = 0;
-  /**
-   * The head lies in the parser's own buffer (it arrived in several chunks), which the next message
-   * overwrites: copy it rather than forward a view of it.
-   */
-  shared = false;
-  /** HTTP minor version: 0 or 1 (the major version is always 1). */
-  minor = 1;
-  /** Request: method token `buf[start, methodEnd)` and its kind (M_*). */
-  methodEnd = 0;
-  method = M_OTHER;
-  /** Request: target `buf[targetStart, targetEnd)`. */
-  targetStart = 0;
-  targetEnd = 0;
-  /** Response: status code, and where the code starts (what follows `HTTP/1.x `). */
-  status = 0;
-  statusStart = 0;
-  /** Number of header fields. */
-  count = 0;
-  /** Per field: nameStart, nameEnd, valueStart, valueEnd (value without surrounding whitespace). */
-  readonly fields: Int32Array;
-  /** Per field: its kind (H_*). */
-  readonly kinds: Uint8Array;
-  /** Per field: 1 when hop-by-hop (not forwarded as is): Connection, Keep-Alive, nominated, ... */
-  readonly drop: Uint8Array;
-  /** Declared body length, or -1 when there is no Content-Length. */
-  contentLength = -1;
-  /** Content-Length was a list or repeated: forward one canonical header instead of the originals. */
-  contentLengthRewrite = false;
-  /** Transfer-Encoding present (requests: it is exactly `chunked`). */
-  hasTransferEncoding = false;
-  /** Transfer-Encoding ends with `chunked`. */
-  chunked = false;
-  /** The connection may carry another message after this one (version and Connection tokens). */
-  keepAlive = true;
-  /** `Connection: upgrade` with an `Upgrade` header (h2c excluded). */
-  upgrade = false;
-  /** Index of the Upgrade field, or -1. */
-  upgradeField = -1;
-  /** EXPECT_NONE, EXPECT_CONTINUE or EXPECT_OTHER. */
-  expect = EXPECT_NONE;
-  /** Number of X-Forwarded-Client-Cert fields. */
-  xfccCount = 0;
-  /** Number of Host fields. */
-  hostCount = 0;
-
-  constructor(maxHeaders: number) {
-    this.fields = new Int32Array(maxHeaders * 4);
-    this.kinds = new Uint8Array(maxHeaders);
-    this.drop = new Uint8Array(maxHeaders);
-  }
-
-  /** The method as a string (logs, tests). */
-  methodText(): string {
-    return latin1(this.buf, this.start, this.methodEnd);
-  }
-
-  /** The request target as a string (logs, tests). */
-  targetText(): string {
-    return latin1(this.buf, this.targetStart, this.targetEnd);
-  }
-
-  /** Name of field `i`, as received. */
-  name(i: number): string {
-    return latin1(this.buf, this.fields[i * 4], this.fields[i * 4 + 1]);
-  }
-
-  /** Value of field `i`, without surrounding whitespace. */
-  value(i: number): string {
-    return latin1(this.buf, this.fields[i * 4 + 2], this.fields[i * 4 + 3]);
-  }
-
-  /** The first value of a header by case-insensitive name, or undefined (tests, rare paths). */
-  get(name: string): string | undefined {
-    const lower = new TextEncoder().encode(name.toLowerCase());
-    for (let i = 0; i < this.count; i++) {
-      if (equalsLower(this.buf, this.fields[i * 4], this.fields[i * 4 + 1], lower)) return this.value(i);
-    }
-    return undefined;
-  }
-}
-
-/** Request or response parser. */
-export const REQUEST = 0;
-export const RESPONSE = 1;
 
 /**
  * Parses one head at a time, fed with the chunks of a connection. Reuse it for every message: call
@@ -336,7 +182,7 @@ export class HeadParser {
     const i = this.#kind === REQUEST ? this.#requestLine(b, s) : this.#statusLine(b, s);
     h.lineEnd = i;
     this.#fields(b, i, e);
-    this.#semantics();
+    applyFraming(this.head, this.#kind === REQUEST, this.#nominated);
   }
 
   #requestLine(b: Uint8Array, s: number): number {
@@ -448,157 +294,6 @@ export class HeadParser {
     }
     h.count = n;
   }
-
-  /** Framing and connection management from the classified fields. */
-  #semantics(): void {
-    const h = this.head;
-    const b = h.buf, f = h.fields, kinds = h.kinds, drop = h.drop;
-    const isRequest = this.#kind === REQUEST;
-    let close = false, keepAliveToken = false, upgradeToken = false;
-    let nominated = 0;
-    let clFields = 0, clSimple = true;
-    let teCodings = 0, teChunkedCount = 0, teLastChunked = false;
-    for (let j = 0; j < h.count; j++) {
-      const kind = kinds[j];
-      if (kind === H_OTHER) continue;
-      const vs = f[j * 4 + 2], ve = f[j * 4 + 3];
-      switch (kind) {
-        case H_CONTENT_LENGTH: {
-          const v = contentLengthOf(b, vs, ve);
-          if (v < 0) {
-            throw new HttpError(this.#bad, v === -2 ? "Content-Length too large" : "invalid Content-Length");
-          }
-          if (clFields > 0 && v !== h.contentLength) {
-            throw new HttpError(this.#bad, "conflicting Content-Length values");
-          }
-          if (clFields > 0 || !isPlainDigits(b, vs, ve)) clSimple = false;
-          h.contentLength = v;
-          clFields++;
-          break;
-        }
-        case H_TRANSFER_ENCODING: {
-          h.hasTransferEncoding = true;
-          // A list of codings, possibly over several fields; `chunked` must be last and only once.
-          let i = vs;
-          while (i <= ve) {
-            while (i < ve && (b[i] === SP || b[i] === HT)) i++;
-            const ts = i;
-            while (i < ve && TOKEN[b[i]] === 1) i++;
-            const te = i;
-            while (i < ve && (b[i] === SP || b[i] === HT)) i++;
-            if (i < ve && b[i] !== COMMA && b[i] !== SEMI) {
-              throw new HttpError(this.#bad, "invalid Transfer-Encoding");
-            }
-            // Transfer-coding parameters (`;q=...`): not allowed for chunked, passed on for others.
-            const hasParams = i < ve && b[i] === SEMI;
-            while (i < ve && b[i] !== COMMA) i++;
-            if (ts !== te) {
-              teCodings++;
-              teLastChunked = equalsLower(b, ts, te, V_CHUNKED) && !hasParams;
-              if (teLastChunked) teChunkedCount++;
-            } else if (i < ve && !allWhitespace(b, ts, i)) {
-              throw new HttpError(this.#bad, "invalid Transfer-Encoding");
-            }
-            i++;
-          }
-          break;
-        }
-        case H_CONNECTION: {
-          drop[j] = 1;
-          let i = vs;
-          while (i <= ve) {
-            while (i < ve && (b[i] === SP || b[i] === HT)) i++;
-            const ts = i;
-            while (i < ve && TOKEN[b[i]] === 1) i++;
-            const te = i;
-            while (i < ve && (b[i] === SP || b[i] === HT)) i++;
-            if (i < ve && b[i] !== COMMA) throw new HttpError(this.#bad, "invalid Connection header");
-            i++;
-            if (ts === te) continue;
-            if (equalsLower(b, ts, te, V_CLOSE)) close = true;
-            else if (equalsLower(b, ts, te, V_KEEP_ALIVE)) keepAliveToken = true;
-            else if (equalsLower(b, ts, te, V_UPGRADE)) upgradeToken = true;
-            else if (nominated < MAX_NOMINATED) {
-              this.#nominated[nominated * 2] = ts;
-              this.#nominated[nominated * 2 + 1] = te;
-              nominated++;
-            } else throw new HttpError(this.#bad, "too many Connection options");
-          }
-          break;
-        }
-        case H_UPGRADE:
-          drop[j] = 1;
-          if (h.upgradeField < 0) h.upgradeField = j;
-          break;
-        case H_HOST:
-          h.hostCount++;
-          break;
-        case H_XFCC:
-          h.xfccCount++;
-          break;
-        case H_KEEP_ALIVE:
-        case H_PROXY_CONNECTION:
-        case H_HTTP2_SETTINGS:
-          drop[j] = 1;
-          break;
-        case H_TE:
-          // Hop-by-hop; only `trailers` means something to the next hop (as Envoy keeps it).
-          if (!equalsLower(b, vs, ve, V_TRAILERS)) drop[j] = 1;
-          break;
-        case H_EXPECT:
-          // 100-continue is answered by the proxy itself (Envoy's default), so it is not forwarded.
-          h.expect = equalsLower(b, vs, ve, V_100_CONTINUE) ? EXPECT_CONTINUE : EXPECT_OTHER;
-          if (h.expect === EXPECT_CONTINUE) drop[j] = 1;
-          break;
-      }
-    }
-    for (let k = 0; k < nominated; k++) {
-      const ts = this.#nominated[k * 2], te = this.#nominated[k * 2 + 1];
-      for (let j = 0; j < h.count; j++) {
-        if (sameNameIgnoringCase(b, f[j * 4], f[j * 4 + 1], ts, te)) {
-          if (kinds[j] === H_HOST || kinds[j] === H_CONTENT_LENGTH || kinds[j] === H_TRANSFER_ENCODING) {
-            throw new HttpError(this.#bad, "Connection nominates a framing or Host header");
-          }
-          drop[j] = 1;
-        }
-      }
-    }
-    if (h.hasTransferEncoding) {
-      if (isRequest) {
-        if (h.minor === 0) throw new HttpError(400, "Transfer-Encoding in an HTTP/1.0 request");
-        if (clFields > 0) throw new HttpError(400, "both Content-Length and Transfer-Encoding");
-        if (teChunkedCount > 1 || (teChunkedCount === 1 && !teLastChunked) || teCodings === 0) {
-          throw new HttpError(400, "invalid Transfer-Encoding");
-        }
-        if (teCodings !== 1 || !teLastChunked) {
-          throw new HttpError(501, "unsupported transfer coding");
-        }
-        h.chunked = true;
-      } else {
-        if (teChunkedCount > 1) throw new HttpError(502, "invalid Transfer-Encoding");
-        h.chunked = teLastChunked;
-        if (clFields > 0) {
-          // Transfer-Encoding wins (RFC 9112 6.3); the Content-Length is not forwarded.
-          for (let j = 0; j < h.count; j++) if (kinds[j] === H_CONTENT_LENGTH) drop[j] = 1;
-          h.contentLength = -1;
-          clFields = 0;
-        }
-      }
-    }
-    if (clFields > 0 && !clSimple) {
-      h.contentLengthRewrite = true;
-      for (let j = 0; j < h.count; j++) if (kinds[j] === H_CONTENT_LENGTH) drop[j] = 1;
-    }
-    if (isRequest) {
-      if (h.hostCount > 1) throw new HttpError(400, "more than one Host header");
-      if (h.hostCount === 0 && h.minor === 1) throw new HttpError(400, "missing Host header");
-    }
-    h.keepAlive = !close && (h.minor === 1 || keepAliveToken);
-    if (upgradeToken && h.upgradeField >= 0) {
-      const j = h.upgradeField;
-      h.upgrade = !equalsLower(b, f[j * 4 + 2], f[j * 4 + 3], V_H2C);
-    }
-  }
 }
 
 function tooLarge(): HttpError {
@@ -672,81 +367,4 @@ function checkTargetForm(b: Uint8Array, s: number, e: number, method: number): v
   if (e - i < 3 || b[i] !== COLON || b[i + 1] !== 0x2f || b[i + 2] !== 0x2f) {
     throw new HttpError(400, "invalid request target");
   }
-}
-
-function isAlpha(c: number): boolean {
-  return (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
-}
-
-function kindOf(b: Uint8Array, s: number, e: number): number {
-  switch (e - s) {
-    case 2:
-      return equalsLower(b, s, e, N_TE) ? H_TE : H_OTHER;
-    case 4:
-      return equalsLower(b, s, e, N_HOST) ? H_HOST : H_OTHER;
-    case 6:
-      return equalsLower(b, s, e, N_EXPECT) ? H_EXPECT : H_OTHER;
-    case 7:
-      return equalsLower(b, s, e, N_UPGRADE) ? H_UPGRADE : H_OTHER;
-    case 10:
-      if (equalsLower(b, s, e, N_CONNECTION)) return H_CONNECTION;
-      return equalsLower(b, s, e, N_KEEP_ALIVE) ? H_KEEP_ALIVE : H_OTHER;
-    case 14:
-      if (equalsLower(b, s, e, N_CONTENT_LENGTH)) return H_CONTENT_LENGTH;
-      return equalsLower(b, s, e, N_HTTP2_SETTINGS) ? H_HTTP2_SETTINGS : H_OTHER;
-    case 16:
-      return equalsLower(b, s, e, N_PROXY_CONNECTION) ? H_PROXY_CONNECTION : H_OTHER;
-    case 17:
-      return equalsLower(b, s, e, N_TRANSFER_ENCODING) ? H_TRANSFER_ENCODING : H_OTHER;
-    case 23:
-      return equalsLower(b, s, e, N_XFCC) ? H_XFCC : H_OTHER;
-  }
-  return H_OTHER;
-}
-
-/**
- * Content-Length: `1*DIGIT`, or a list of identical such values (RFC 9110 8.6). Returns the value,
- * -1 when malformed or the list members differ, -2 when above 2^53 - 1.
- */
-function contentLengthOf(b: Uint8Array, s: number, e: number): number {
-  let value = -1;
-  let i = s;
-  for (;;) {
-    while (i < e && (b[i] === SP || b[i] === HT)) i++;
-    const ds = i;
-    let v = 0;
-    while (i < e && b[i] >= 0x30 && b[i] <= 0x39) {
-      v = v * 10 + (b[i] - 0x30);
-      if (v > Number.MAX_SAFE_INTEGER) return -2;
-      i++;
-    }
-    if (i === ds) return -1;
-    if (value >= 0 && v !== value) return -1;
-    value = v;
-    while (i < e && (b[i] === SP || b[i] === HT)) i++;
-    if (i === e) return value;
-    if (b[i] !== COMMA) return -1;
-    i++;
-  }
-}
-
-/** Digits only, without leading zeros (else the forwarded value is rewritten canonically). */
-function isPlainDigits(b: Uint8Array, s: number, e: number): boolean {
-  if (e - s > 1 && b[s] === 0x30) return false;
-  for (let i = s; i < e; i++) if (b[i] < 0x30 || b[i] > 0x39) return false;
-  return e > s;
-}
-
-function allWhitespace(b: Uint8Array, s: number, e: number): boolean {
-  for (let i = s; i < e; i++) if (b[i] !== SP && b[i] !== HT) return false;
-  return true;
-}
-
-function sameNameIgnoringCase(b: Uint8Array, s1: number, e1: number, s2: number, e2: number): boolean {
-  if (e1 - s1 !== e2 - s2) return false;
-  for (let k = 0; k < e1 - s1; k++) {
-    const x = b[s1 + k], y = b[s2 + k];
-    if (x !== y && !(isAlpha(x) && (x | 0x20) === (y | 0x20))) return false;
-  }
-  return true;
 }

@@ -8,7 +8,8 @@
 import { InboundListener } from "../inbound/listener.ts";
 import type { InboundStats } from "../inbound/observer.ts";
 import { RawConn, RecordingLog, snapshotOf, TestApp } from "../inbound/test_support.ts";
-import { OutboundListener, type OutboundStats } from "../outbound/listener.ts";
+import { OutboundListener } from "../outbound/listener.ts";
+import type { OutboundStats } from "../outbound/outbound_stats.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import type { ListenerLimits, SharedConnectionCounter } from "./conn_limits.ts";
 

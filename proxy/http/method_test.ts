@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { ascii } from "./chars.ts";
-import { HeadParser, HttpError, REQUEST } from "./head.ts";
+import { HeadParser } from "./head.ts";
+import { HttpError, REQUEST } from "./http_head.ts";
 import { KNOWN_METHODS, wrongCaseMethod } from "./method.ts";
 
 function parse(text: string): HeadParser {

@@ -4,19 +4,16 @@
  * @module
  */
 export { CHUNK_DATA, CHUNK_DONE, CHUNK_NEED_MORE, ChunkedDecoder } from "./chunked.ts";
+export { DEFAULT_HEAD_LIMITS, findHeadEnd, type HeadLimits, HeadParser } from "./head.ts";
 export {
-  DEFAULT_HEAD_LIMITS,
   EXPECT_CONTINUE,
   EXPECT_NONE,
   EXPECT_OTHER,
-  findHeadEnd,
-  type HeadLimits,
-  HeadParser,
   HttpError,
   HttpHead,
   REQUEST,
   RESPONSE,
-} from "./head.ts";
+} from "./http_head.ts";
 export { encodeLocalReply, encodeRequestHead, encodeResponseHead } from "./encode.ts";
 export {
   Http1Session,

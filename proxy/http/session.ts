@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { CHUNK_DATA, CHUNK_DONE, ChunkedDecoder } from "./chunked.ts";
+import { ChunkedDecoder } from "./chunked.ts";
 import { ascii } from "./chars.ts";
 import {
   BODY_AS_IS,
@@ -29,123 +29,49 @@ import {
   encodeLocalReply,
   encodeRequestHead,
   encodeResponseHead,
-  type FilterReply,
-  type HeadBytes,
   reasonPhrase,
 } from "./encode.ts";
+import { DEFAULT_HEAD_LIMITS, HeadParser } from "./head.ts";
 import {
-  DEFAULT_HEAD_LIMITS,
   EXPECT_CONTINUE,
   EXPECT_OTHER,
-  type HeadLimits,
-  HeadParser,
   HttpError,
-  type HttpHead,
   M_CONNECT,
   M_HEAD,
   REQUEST,
   RESPONSE,
-} from "./head.ts";
+} from "./http_head.ts";
 import type { SocketIo } from "./socket_io.ts";
+import type { FilterVerdict, SessionOptions } from "./session_types.ts";
+import {
+  B_CHUNKED,
+  B_EMPTY,
+  B_LENGTH,
+  PUMP_BAD,
+  PUMP_DOWN_FAILED,
+  PUMP_NONE,
+  PUMP_OK,
+  PUMP_RUNNING,
+  PUMP_UP_FAILED,
+  RequestBodyPump,
+} from "./request_body.ts";
+import { copyAvailable, copyChunked, copyLength, copyUntilClose, tunnel, writeHead } from "./body_copy.ts";
 
-/** Where requests go: a pool of keep-alive connections to one destination. */
-export interface Upstream {
-  /** An idle connection to reuse, or null (synchronous: no promise per request on the warm path). */
-  idle(): SocketIo | null;
-  /**
-   * A new connection.
-   *
-   * @throws when it cannot be made
-   */
-  connect(): Promise<SocketIo>;
-  /** Gives a connection back: kept for reuse when `reusable`, else closed. */
-  release(io: SocketIo, reusable: boolean): void;
-}
-
-export type { FilterReply } from "./encode.ts";
-
-/** Why an upstream exchange failed (Envoy's reset reasons). */
-export type UpstreamErrorKind =
-  | "connect_failure"
-  | "reset_before_response"
-  | "reset_during_response"
-  | "protocol_error";
-
-/** What a session reports, for counters. Calls are synchronous and must be cheap. */
-export interface SessionObserver {
-  /** A request head was received and accepted. */
-  request(): void;
-  /** A response head was sent downstream; `local` for the proxy's own replies. */
-  response(status: number, local: boolean): void;
-  upstreamError(kind: UpstreamErrorKind): void;
-  /** A request was retried on a fresh connection after a reused one closed before answering. */
-  retry(): void;
-  /** A 101 response turned the connection into a tunnel. */
-  upgrade(): void;
-}
-
-/** The logger shape the data path uses (a meshd/proxy ScopeLogger fits). */
-export interface Log {
-  debug(msg: string, fields?: Record<string, unknown>): void;
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
-
-/** What a {@link RequestFilter} decided about one request. */
-export interface FilterVerdict {
-  /** A response to send instead of forwarding (401, 403, 400), or null to forward. */
-  reply: FilterReply | null;
-  /** Header lines (`name: value\r\n`...) to add to the forwarded request, or null. */
-  addFields: Uint8Array | null;
-  /** A request target to forward instead of the received one (normalized path), or null. */
-  target: Uint8Array | null;
-  /** A Host value to forward instead of the received Host (absolute-form authority); absent or null: as is. */
-  host?: Uint8Array | null;
-}
-
-/**
- * Decides each request before it is forwarded (end-user authentication, authorization). It may
- * mark fields of the head to drop (`head.drop[i] = 1`). It returns a promise only when it has to
- * wait (verifying a token), so the common path costs none.
- */
-export interface RequestFilter {
-  /** null: forward unchanged. */
-  check(head: HttpHead): FilterVerdict | null | Promise<FilterVerdict | null>;
-}
-
-/** Settings of one downstream connection. */
-export interface SessionOptions {
-  upstream: Upstream;
-  observer: SessionObserver;
-  log: Log;
-  /** The client's address, for logs. */
-  peer: string;
-  /** The X-Forwarded-Client-Cert element of this connection's client (mutual TLS), or null (strip). */
-  xfccElement: Uint8Array | null;
-  /** Host sent upstream for an HTTP/1.0 request without one. */
-  defaultHost: Uint8Array;
-  limits?: HeadLimits;
-  /** Decides requests before they are forwarded; null or absent: forward all. */
-  filter?: RequestFilter | null;
-}
-
-const B_EMPTY = 0;
-const B_LENGTH = 1;
-const B_CHUNKED = 2;
-
-const PUMP_NONE = 0;
-const PUMP_RUNNING = 1;
-const PUMP_OK = 2;
-const PUMP_BAD = 3;
-const PUMP_DOWN_FAILED = 4;
-const PUMP_UP_FAILED = 5;
-const PUMP_CANCELLED = 6;
+// The session's contract lives in session_types.ts; importers that name it here keep working.
+export type {
+  FilterReply,
+  FilterVerdict,
+  Log,
+  RequestFilter,
+  SessionObserver,
+  SessionOptions,
+  Upstream,
+  UpstreamErrorKind,
+} from "./session_types.ts";
 
 const CONTINUE_100 = ascii("HTTP/1.1 100 Continue\r\n\r\n");
-const CRLF = ascii("\r\n");
-const LAST_CHUNK = ascii("0\r\n\r\n");
 const RESET_BEFORE_HEADERS = "upstream connect error or disconnect/reset before headers. reset reason: ";
+const FALSE = Promise.resolve(false);
 
 /** Forwards the requests of one downstream connection until it closes. */
 export class Http1Session {
@@ -162,18 +88,19 @@ export class Http1Session {
   readonly #o: SessionOptions;
   readonly #req: HeadParser;
   readonly #res: HeadParser;
-  readonly #reqBody = new ChunkedDecoder(false, 400);
   readonly #resBody = new ChunkedDecoder(false, 502);
   #dechunk: ChunkedDecoder | null = null;
-  #pump = PUMP_NONE;
-  #pumpError: HttpError | null = null;
-  #cancel = false;
+  /** The request body's copy to the upstream connection, concurrent with the response. */
+  readonly #body: RequestBodyPump;
   /** The listener's request timeout cut the request ({@link abortRequest}): stop without a reply. */
   #aborted = false;
 
   constructor(down: SocketIo, options: SessionOptions) {
     this.#down = down;
     this.#o = options;
+    this.#body = new RequestBodyPump(down, () => {
+      this.requestSince = 0;
+    });
     const limits = options.limits ?? DEFAULT_HEAD_LIMITS;
     this.#req = new HeadParser(REQUEST, limits);
     this.#res = new HeadParser(RESPONSE, limits);
@@ -301,16 +228,16 @@ export class Http1Session {
       }
       const inBefore = up.bytesIn;
       down.peer = up;
-      this.#pump = PUMP_NONE;
-      this.#pumpError = null;
-      this.#cancel = false;
+      this.#body.state = PUMP_NONE;
+      this.#body.error = null;
+      this.#body.cancel = false;
       let pumpDone: Promise<void> | null = null;
       try {
         up.cork();
         writeHead(up, head);
         if (bodyKind !== B_EMPTY) {
-          this.#pump = PUMP_RUNNING;
-          pumpDone = this.#pumpBody(up, bodyKind, length);
+          this.#body.state = PUMP_RUNNING;
+          pumpDone = this.#body.run(up, bodyKind, length);
         }
         up.uncork();
       } catch {
@@ -359,13 +286,13 @@ export class Http1Session {
         // No usable response head.
         down.peer = null;
         up.destroy();
-        await this.#stopPump(pumpDone);
+        await this.#body.stop(pumpDone);
         if (this.#aborted) return false;
-        if (this.#pump === PUMP_BAD) {
-          this.#reject(this.#pumpError!);
+        if (this.#body.state === PUMP_BAD) {
+          this.#reject(this.#body.error!);
           return false;
         }
-        if (this.#pump === PUMP_DOWN_FAILED) {
+        if (this.#body.state === PUMP_DOWN_FAILED) {
           down.destroy();
           return false;
         }
@@ -394,7 +321,7 @@ export class Http1Session {
         if (!upgrade) {
           down.peer = null;
           up.destroy();
-          await this.#stopPump(pumpDone);
+          await this.#body.stop(pumpDone);
           o.observer.upstreamError("protocol_error");
           return this.#failBeforeResponse(502, RESET_BEFORE_HEADERS + "protocol error", bodyKind, false);
         }
@@ -408,10 +335,10 @@ export class Http1Session {
         return false;
       }
 
-      if (this.#pump === PUMP_BAD) {
+      if (this.#body.state === PUMP_BAD) {
         down.peer = null;
         up.destroy();
-        this.#reject(this.#pumpError!);
+        this.#reject(this.#body.error!);
         return false;
       }
       // Response framing (RFC 9112 6.3) and how it is written downstream.
@@ -430,7 +357,7 @@ export class Http1Session {
         upReusable = false;
       }
       if (mode === BODY_DECHUNK || mode === BODY_UNTIL_CLOSE) keepDown = false;
-      if (this.#pump === PUMP_DOWN_FAILED || this.#pump === PUMP_UP_FAILED) keepDown = false;
+      if (this.#body.state === PUMP_DOWN_FAILED || this.#body.state === PUMP_UP_FAILED) keepDown = false;
       // Head and the body bytes already here go out in one write (cork): the copy loops run
       // synchronously up to their first wait.
       let body: Promise<boolean> | null = null;
@@ -441,14 +368,15 @@ export class Http1Session {
           encodeResponseHead(rh, { body: mode, keepAlive: keepDown, clientMinor, upgrade: false }),
         );
         if (mode === BODY_AS_IS) {
-          if (rh.hasTransferEncoding) body = this.#copyChunked(up, false);
+          if (rh.hasTransferEncoding) body = copyChunked(up, down, this.#resBody, false);
           else {
             // Usually the whole body came with the head: copied here, without a promise.
             const left = copyAvailable(up, down, rh.contentLength);
             if (left !== 0) body = left < 0 ? FALSE : copyLength(up, down, left);
           }
-        } else if (mode === BODY_DECHUNK) body = this.#copyChunked(up, true);
-        else if (mode === BODY_RECHUNK || mode === BODY_UNTIL_CLOSE) {
+        } else if (mode === BODY_DECHUNK) {
+          body = copyChunked(up, down, this.#dechunk ??= new ChunkedDecoder(true, 502), true);
+        } else if (mode === BODY_RECHUNK || mode === BODY_UNTIL_CLOSE) {
           body = copyUntilClose(up, down, mode === BODY_RECHUNK);
         }
       } finally {
@@ -470,18 +398,18 @@ export class Http1Session {
         o.observer.upstreamError("reset_during_response");
         down.peer = null;
         up.destroy();
-        await this.#stopPump(pumpDone);
+        await this.#body.stop(pumpDone);
         down.destroy();
         return false;
       }
       down.peer = null;
       if (pumpDone !== null) {
-        if (this.#pump === PUMP_RUNNING) {
+        if (this.#body.state === PUMP_RUNNING) {
           // The application answered before reading the whole body: neither side can be reused.
           up.destroy();
-          await this.#stopPump(pumpDone);
+          await this.#body.stop(pumpDone);
         } else await pumpDone;
-        if (this.#pump !== PUMP_OK) {
+        if (this.#body.state !== PUMP_OK) {
           upReusable = false;
           keepDown = false;
         }
@@ -495,110 +423,6 @@ export class Http1Session {
       // A client that sends requests without reading the responses is held back here.
       if (down.needsDrain) await down.drain();
       return true;
-    }
-  }
-
-  /** Copies the request body to `up`; the outcome is left in #pump. */
-  async #pumpBody(up: SocketIo, kind: number, length: number): Promise<void> {
-    const down = this.#down;
-    const dec = this.#reqBody;
-    if (kind === B_CHUNKED) dec.reset();
-    let remaining = length;
-    try {
-      for (;;) {
-        const c = down.read();
-        if (c === undefined) {
-          await down.wait();
-          if (this.#cancel) {
-            this.#pump = PUMP_CANCELLED;
-            return;
-          }
-          continue;
-        }
-        if (c === null) {
-          this.#pump = PUMP_DOWN_FAILED;
-          up.destroy();
-          return;
-        }
-        let stop = c.length;
-        let done: boolean;
-        if (kind === B_LENGTH) {
-          if (stop >= remaining) stop = remaining;
-          remaining -= stop;
-          done = remaining === 0;
-        } else {
-          stop = dec.step(c, 0, c.length);
-          done = dec.result === CHUNK_DONE;
-        }
-        if (stop < c.length) down.unread(c.subarray(stop));
-        if (!up.write(stop === c.length ? c : c.subarray(0, stop))) await up.drain();
-        if (done) {
-          this.#pump = PUMP_OK;
-          this.requestSince = 0;
-          return;
-        }
-        if (this.#cancel) {
-          this.#pump = PUMP_CANCELLED;
-          return;
-        }
-      }
-    } catch (e) {
-      if (e instanceof HttpError) {
-        this.#pump = PUMP_BAD;
-        this.#pumpError = e;
-      } else this.#pump = up.closed ? PUMP_UP_FAILED : PUMP_DOWN_FAILED;
-      up.destroy();
-    }
-  }
-
-  async #stopPump(pumpDone: Promise<void> | null): Promise<void> {
-    if (pumpDone === null) return;
-    if (this.#pump === PUMP_RUNNING) {
-      this.#cancel = true;
-      this.#down.interrupt();
-    }
-    await pumpDone;
-  }
-
-  /** Copies a chunked response: as received, or decoded (HTTP/1.0 client). False if cut short. */
-  async #copyChunked(up: SocketIo, decode: boolean): Promise<boolean> {
-    const down = this.#down;
-    let dec: ChunkedDecoder;
-    if (decode) {
-      dec = this.#dechunk ??= new ChunkedDecoder(true, 502);
-    } else dec = this.#resBody;
-    dec.reset();
-    for (;;) {
-      let c: Uint8Array | null | undefined;
-      try {
-        c = up.read();
-      } catch {
-        return false;
-      }
-      if (c === undefined) {
-        await up.wait();
-        continue;
-      }
-      if (c === null) return false;
-      if (!decode) {
-        const stop = dec.step(c, 0, c.length);
-        if (stop < c.length) up.unread(c.subarray(stop));
-        if (!down.write(stop === c.length ? c : c.subarray(0, stop))) await down.drain();
-        if (dec.result === CHUNK_DONE) return true;
-        continue;
-      }
-      let i = 0;
-      while (i < c.length) {
-        const next = dec.step(c, i, c.length);
-        if (dec.result === CHUNK_DATA && next > dec.dataStart) {
-          if (!down.write(c.subarray(dec.dataStart, next))) await down.drain();
-        }
-        i = next;
-        if (dec.result === CHUNK_DONE) {
-          if (i < c.length) up.unread(c.subarray(i));
-          return true;
-        }
-      }
     }
   }
 
@@ -631,7 +455,7 @@ export class Http1Session {
     bodyKind: number,
     keepDown: boolean,
   ): Promise<boolean> {
-    const keep = keepDown && (bodyKind === B_EMPTY || this.#pump === PUMP_OK);
+    const keep = keepDown && (bodyKind === B_EMPTY || this.#body.state === PUMP_OK);
     this.#o.observer.response(status, true);
     const reply = encodeLocalReply(status, body, !keep);
     if (!keep) {
@@ -640,127 +464,5 @@ export class Http1Session {
     }
     if (!this.#down.write(reply)) await this.#down.drain();
     return true;
-  }
-}
-
-function writeHead(io: SocketIo, head: HeadBytes): void {
-  if (head.second === null) {
-    io.write(head.first);
-    return;
-  }
-  io.cork();
-  io.write(head.first);
-  io.write(head.second);
-  io.uncork();
-}
-
-const FALSE = Promise.resolve(false);
-
-/**
- * Copies what has already arrived, up to `length` bytes, without waiting. Returns the bytes still
- * to copy, or -1 when the source ended or failed first.
- */
-function copyAvailable(src: SocketIo, dst: SocketIo, length: number): number {
-  let remaining = length;
-  while (remaining > 0) {
-    let c: Uint8Array | null | undefined;
-    try {
-      c = src.read();
-    } catch {
-      return -1;
-    }
-    if (c === undefined) return remaining;
-    if (c === null) return -1;
-    if (c.length > remaining) {
-      src.unread(c.subarray(remaining));
-      c = c.subarray(0, remaining);
-    }
-    remaining -= c.length;
-    // Backpressure is left to the copy loop that follows, or to the next request's first wait.
-    dst.write(c);
-  }
-  return 0;
-}
-
-/** Copies exactly `length` bytes; false if the source ended first. */
-async function copyLength(src: SocketIo, dst: SocketIo, length: number): Promise<boolean> {
-  let remaining = length;
-  for (;;) {
-    let c: Uint8Array | null | undefined;
-    try {
-      c = src.read();
-    } catch {
-      return false;
-    }
-    if (c === undefined) {
-      await src.wait();
-      continue;
-    }
-    if (c === null) return false;
-    if (c.length > remaining) {
-      src.unread(c.subarray(remaining));
-      c = c.subarray(0, remaining);
-    }
-    remaining -= c.length;
-    if (!dst.write(c)) await dst.drain();
-    if (remaining === 0) return true;
-  }
-}
-
-/** Copies until the source ends; re-chunked for HTTP/1.1 clients. Always complete (true). */
-async function copyUntilClose(src: SocketIo, dst: SocketIo, rechunk: boolean): Promise<boolean> {
-  for (;;) {
-    let c: Uint8Array | null | undefined;
-    try {
-      c = src.read();
-    } catch {
-      c = null;
-    }
-    if (c === undefined) {
-      await src.wait();
-      continue;
-    }
-    if (c === null) {
-      if (rechunk) dst.write(LAST_CHUNK);
-      return true;
-    }
-    let ok: boolean;
-    if (rechunk) {
-      dst.cork();
-      dst.write(ascii(c.length.toString(16) + "\r\n"));
-      dst.write(c);
-      ok = dst.write(CRLF);
-      dst.uncork();
-    } else ok = dst.write(c);
-    if (!ok) await dst.drain();
-  }
-}
-
-/** Both directions of an upgraded connection, until both ends are closed. */
-async function tunnel(down: SocketIo, up: SocketIo): Promise<void> {
-  down.peer = up;
-  up.peer = down;
-  await Promise.all([pipe(down, up), pipe(up, down)]);
-  down.destroy();
-  up.destroy();
-}
-
-async function pipe(src: SocketIo, dst: SocketIo): Promise<void> {
-  try {
-    for (;;) {
-      const c = src.read();
-      if (c === undefined) {
-        await src.wait();
-        continue;
-      }
-      if (c === null) {
-        dst.end();
-        return;
-      }
-      if (!dst.write(c)) await dst.drain();
-    }
-  } catch {
-    src.destroy();
-    dst.destroy();
   }
 }

@@ -14,7 +14,8 @@ import { curl, RawConn, RecordingLog, snapshotOf, TestApp } from "../inbound/tes
 import { appService } from "../http/limits_test_support.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
-import { OutboundListener, type OutboundStats } from "./listener.ts";
+import { OutboundListener } from "./listener.ts";
+import type { OutboundStats } from "./outbound_stats.ts";
 
 const HOST = "httpbin.example.com";
 const HEADERS_MS = 1000;

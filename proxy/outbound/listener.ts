@@ -16,22 +16,18 @@
  * are served by the {@link Upstream} as a canned response on an in-memory connection, since the
  * session answers a failed connect only with its own 503.
  *
+ * This file accepts connections (plain text, or a gateway's TLS by SNI) and enforces the connection
+ * limits; routing and the endpoint pools are ./router.ts, the session's downstream and upstream
+ * ./downstream.ts, the counters ./outbound_stats.ts.
+ *
  * @module
  */
 import net from "node:net";
 import type tls from "node:tls";
 import { listen } from "../http/listen.ts";
-import { Duplex } from "node:stream";
 import { ascii } from "../http/chars.ts";
-import {
-  DEFAULT_HEAD_LIMITS,
-  type HeadLimits,
-  HeadParser,
-  HttpError,
-  type HttpHead,
-  REQUEST,
-} from "../http/head.ts";
-import { Http1Session, type Log, type SessionObserver, type Upstream } from "../http/session.ts";
+import { DEFAULT_HEAD_LIMITS, type HeadLimits } from "../http/head.ts";
+import { Http1Session, type Log } from "../http/session.ts";
 import {
   closeForLimit,
   ConnectionClock,
@@ -39,125 +35,19 @@ import {
   DEFAULT_LISTENER_LIMITS,
   KEEP,
   limitKindOf,
-  type LimitObserver,
   type ListenerLimits,
   type SharedConnectionCounter,
   sweepIntervalMs,
   timeoutName,
 } from "../http/conn_limits.ts";
-import { SocketIo } from "../http/socket_io.ts";
-import { SESSION_COUNTERS, SessionStats } from "../http/session_stats.ts";
-import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
-import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
-import { selectRoute } from "../../shared/routing/mod.ts";
+import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { InboundPolicyFilter } from "../filters/mod.ts";
-import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
 import { clientHelloSni, MAX_RECORD_BYTES } from "./client_hello.ts";
 import { GatewayTls, type GatewayTlsContext, peerSans } from "./gateway_tls.ts";
 import { certificateFields, certificateHash, formatXfccElement } from "../inbound/xfcc.ts";
-import { type Resolution, resolveHost, resolveService } from "./resolve.ts";
-import { type RoutedTarget, routedTarget } from "./target.ts";
-
-/** Events of an outbound listener. Calls are synchronous and must be cheap. */
-export interface OutboundObserver extends SessionObserver, LimitObserver {
-  connectionOpened(): void;
-  connectionClosed(): void;
-  /** A new upstream connection, over mutual TLS or plain text. */
-  upstreamConnection(mtls: boolean): void;
-  /** A proxy answer instead of a forwarded response. */
-  localReply(kind: LocalReplyKind): void;
-  /** Gateway HTTPS listeners: a TLS handshake that completed, failed, or found no server for its SNI. */
-  downstreamTls(outcome: "handshake" | "handshake_error" | "no_filter_chain_match"): void;
-}
-
-/** Why the proxy answered itself. */
-export type LocalReplyKind =
-  | "bad_request"
-  | "bad_authority"
-  | "no_route"
-  | "no_healthy_upstream"
-  | "no_certificate"
-  | "connect_failure"
-  | "tls_failure"
-  | "identity_mismatch"
-  | "timeout";
-
-/** Counter names of {@link OutboundStats}: its own, then the session counters. */
-export const OUTBOUND_COUNTERS = [
-  "downstream_cx_total",
-  "downstream_cx_active",
-  "downstream_rq_local_reply",
-  "upstream_cx_total",
-  "upstream_cx_mtls_total",
-  "upstream_cx_plaintext_total",
-  "upstream_cx_connect_timeout",
-  "ssl.connection_error",
-  "ssl.fail_verify_san",
-  "no_route",
-  "upstream_cx_none_healthy",
-  "ssl.handshake",
-  "ssl.handshake_error",
-  "no_filter_chain_match",
-  ...SESSION_COUNTERS,
-] as const;
-
-const TLS_COUNTERS = {
-  handshake: "ssl.handshake",
-  handshake_error: "ssl.handshake_error",
-  no_filter_chain_match: "no_filter_chain_match",
-} as const;
-
-/** Envoy-style counters of an outbound listener. */
-export class OutboundStats extends SessionStats<(typeof OUTBOUND_COUNTERS)[number]>
-  implements OutboundObserver {
-  constructor() {
-    super(OUTBOUND_COUNTERS);
-  }
-
-  connectionOpened(): void {
-    this.counters.downstream_cx_total++;
-    this.counters.downstream_cx_active++;
-  }
-  connectionClosed(): void {
-    this.counters.downstream_cx_active--;
-  }
-  upstreamConnection(mtls: boolean): void {
-    this.counters.upstream_cx_total++;
-    if (mtls) this.counters.upstream_cx_mtls_total++;
-    else this.counters.upstream_cx_plaintext_total++;
-  }
-  localReply(kind: LocalReplyKind): void {
-    this.counters.downstream_rq_local_reply++;
-    switch (kind) {
-      case "no_route":
-      case "bad_authority":
-        this.counters.no_route++;
-        break;
-      case "no_healthy_upstream":
-      case "no_certificate":
-        this.counters.upstream_cx_none_healthy++;
-        break;
-      case "connect_failure":
-        this.counters.upstream_cx_connect_fail++;
-        break;
-      case "timeout":
-        this.counters.upstream_cx_connect_timeout++;
-        break;
-      case "tls_failure":
-        this.counters["ssl.connection_error"]++;
-        break;
-      case "identity_mismatch":
-        this.counters["ssl.fail_verify_san"]++;
-        break;
-    }
-  }
-  downstreamTls(outcome: "handshake" | "handshake_error" | "no_filter_chain_match"): void {
-    this.counters[TLS_COUNTERS[outcome]]++;
-  }
-  snapshot(): Record<string, number> {
-    return { ...this.counters };
-  }
-}
+import { OutboundRouter } from "./router.ts";
+import { concat, RouteUpstream, RoutingDownstream } from "./downstream.ts";
+import { type OutboundObserver, OutboundStats } from "./outbound_stats.ts";
 
 /** Settings of an {@link OutboundListener}. */
 export interface OutboundListenerOptions {
@@ -200,19 +90,6 @@ interface GatewayConnection {
   xfcc: Uint8Array | null;
 }
 
-/** Where the current request of a connection goes. */
-type Route =
-  | { local: false; pool: EndpointPool; target: string }
-  | { local: true; status: number; body: string; location?: string };
-
-/** A request's route, and the head to forward instead of the received one (null: unchanged). */
-interface Routed {
-  route: Route;
-  head: Uint8Array | null;
-}
-
-const NO_ROUTE: Route = { local: true, status: 404, body: "no request yet" };
-
 /** The outbound listener. Call {@link start}, and {@link close} to stop it. */
 export class OutboundListener {
   readonly observer: OutboundObserver;
@@ -222,10 +99,7 @@ export class OutboundListener {
   readonly #limits: HeadLimits;
   readonly #connLimits: ListenerLimits;
   readonly #slots: ConnectionSlots;
-  readonly #connectTimeoutMs: number;
-  readonly #rr = new RoundRobin();
-  readonly #weighted = new WeightedRoundRobin();
-  readonly #pools = new Map<string, EndpointPool>();
+  readonly #router: OutboundRouter;
   readonly #conns = new Set<RoutingDownstream>();
   /** Gateway HTTPS connections between accept and handshake. */
   readonly #handshaking = new Map<net.Socket, ConnectionClock>();
@@ -241,7 +115,7 @@ export class OutboundListener {
     this.#limits = { ...DEFAULT_HEAD_LIMITS, ...options.limits };
     this.#connLimits = { ...DEFAULT_LISTENER_LIMITS, ...options.connectionLimits };
     this.#slots = new ConnectionSlots(this.#connLimits.maxConnections, options.connectionCounter);
-    this.#connectTimeoutMs = options.upstream?.connectTimeoutMs ?? 10_000;
+    this.#router = new OutboundRouter(options, this.observer);
     if (options.routeNames?.some((n) => n.startsWith("https."))) {
       this.#gatewayTls = new GatewayTls({
         onSecure: (socket, ctx) => this.#guarded(socket, () => this.#onSecure(socket, ctx)),
@@ -269,7 +143,7 @@ export class OutboundListener {
 
   /** Endpoint pools now (one per endpoint address, port and identity). */
   get poolCount(): number {
-    return this.#pools.size;
+    return this.#router.poolCount;
   }
 
   async start(): Promise<void> {
@@ -297,8 +171,7 @@ export class OutboundListener {
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     for (const c of this.#conns) c.destroy();
     for (const raw of this.#handshaking.keys()) raw.destroy();
-    for (const p of this.#pools.values()) p.close();
-    this.#pools.clear();
+    this.#router.close();
     await closed;
   }
 
@@ -461,7 +334,12 @@ export class OutboundListener {
       this.observer.localReply(kind);
       this.#log.warn("outbound upstream connection failed", { peer, target, kind, reason });
     });
-    const down = new RoutingDownstream(socket, this.#limits, upstream, (h) => this.#route(h, peer, gateway));
+    const down = new RoutingDownstream(
+      socket,
+      this.#limits,
+      upstream,
+      (h) => this.#router.route(h, peer, gateway.routeName),
+    );
     down.clock = clock;
     this.#conns.add(down);
     raw.once("close", () => this.#conns.delete(down));
@@ -497,130 +375,6 @@ export class OutboundListener {
     session.run();
   }
 
-  /**
-   * The route of one request head, with its target normalized once with the mesh's option (never
-   * throws: a failure becomes a local reply).
-   */
-  #route(h: HttpHead, peer: string, gateway: GatewayConnection): Routed {
-    try {
-      const snapshot = this.#o.snapshot();
-      const target = routedTarget(h, settingsInForce(snapshot).pathNormalization);
-      if (!target.ok) {
-        return {
-          route: this.#local("bad_request", 400, `invalid request target: ${target.reason}`, peer),
-          head: null,
-        };
-      }
-      return { route: this.#routeOf(target, snapshot, peer, gateway.routeName), head: target.head };
-    } catch (e) {
-      this.#log.error("outbound routing failed", { peer, error: String(e) });
-      return {
-        route: { local: true, status: 500, body: "internal error while routing the request" },
-        head: null,
-      };
-    }
-  }
-
-  #routeOf(
-    t: RoutedTarget & { ok: true },
-    snapshot: RuntimeSnapshot,
-    peer: string,
-    routeName: string | undefined,
-  ): Route {
-    if (t.authority === null) {
-      return this.#local(
-        "bad_authority",
-        400,
-        "request has no Host header and no absolute-form target",
-        peer,
-      );
-    }
-    if (t.scheme !== "" && t.scheme !== "http") {
-      return this.#local("bad_authority", 400, `unsupported scheme ${t.scheme}`, peer);
-    }
-    const namespace = snapshot.workload?.namespace;
-    let r: Resolution;
-    if (this.#o.routeNames !== undefined) {
-      const picked = this.#gatewayDestination(snapshot, routeName, t.authority, t.path);
-      if ("reason" in picked) return this.#local("no_route", 404, picked.reason, peer);
-      if ("redirect" in picked) {
-        // Envoy's require_tls: 301 to https, dropping an explicit :80.
-        const host = t.authority.replace(/:80$/, "");
-        return {
-          local: true,
-          status: 301,
-          body: "",
-          location: `https://${host}${t.path}${t.query}`,
-        };
-      }
-      r = resolveService(picked, namespace, snapshot);
-    } else {
-      r = resolveHost(t.authority, namespace, snapshot);
-    }
-    if (!r.ok) return this.#local(r.status === 400 ? "bad_authority" : "no_route", r.status, r.reason, peer);
-    const choice = this.#rr.pickEndpoint(r.key, r.service.endpoints, r.port.number);
-    if (choice === undefined) {
-      return this.#local(
-        "no_healthy_upstream",
-        503,
-        `no healthy upstream: service ${r.key} has no endpoint for port ${r.port.number}`,
-        peer,
-      );
-    }
-    const { endpoint, port } = choice;
-    const target = `${endpoint.address}:${port}`;
-    const cert = snapshot.certificate;
-    if (endpoint.proxied && cert === undefined) {
-      return this.#local(
-        "no_certificate",
-        503,
-        `no healthy upstream: ${target} of ${r.key} needs mutual TLS and the proxy has no workload certificate yet`,
-        peer,
-      );
-    }
-    const poolKey = endpoint.proxied ? `mtls|${target}|${endpoint.identity}` : `plain|${target}`;
-    let pool = this.#pools.get(poolKey);
-    if (pool === undefined) {
-      const mtls = endpoint.proxied;
-      // The dialer reads the current certificate per connection, so rotation reaches new connections.
-      const dial = mtls
-        ? () => {
-          const c = this.#o.snapshot().certificate ?? cert!;
-          return mtlsDialer(endpoint.address, port, c, endpoint.identity, this.#connectTimeoutMs)();
-        }
-        : plainDialer(endpoint.address, port, this.#connectTimeoutMs);
-      pool = new EndpointPool({
-        dial,
-        maxIdle: this.#o.upstream?.maxIdle,
-        idleTimeoutMs: this.#o.upstream?.idleTimeoutMs,
-        onConnect: () => this.observer.upstreamConnection(mtls),
-      });
-      this.#pools.set(poolKey, pool);
-    }
-    return { local: false, pool, target: `${r.key} ${target}` };
-  }
-
-  /** The `host:port` a gateway route sends the request to, a redirect to https, or why there is none. */
-  #gatewayDestination(
-    snapshot: RuntimeSnapshot,
-    routeName: string | undefined,
-    authority: string,
-    path: string,
-  ): { host: string; port: number } | { reason: string } | { redirect: true } {
-    const rc = routeName === undefined ? undefined : snapshot.routes[routeName];
-    if (rc === undefined) return { reason: `no route configuration ${routeName}` };
-    const s = selectRoute(rc, authority, path);
-    if (!s.ok) return { reason: s.reason };
-    if (s.virtualHost.httpsRedirect) return { redirect: true };
-    return this.#weighted.pick(s.route.name, s.route.destinations);
-  }
-
-  #local(kind: LocalReplyKind, status: number, body: string, peer: string): Route {
-    this.observer.localReply(kind);
-    this.#log.debug("outbound local reply", { peer, status, reason: body });
-    return { local: true, status, body };
-  }
-
   #sweep(): void {
     const now = Date.now();
     const limits = this.#connLimits;
@@ -642,156 +396,6 @@ export class OutboundListener {
       });
       closeForLimit(verdict, c, session, this.observer);
     }
-    for (const [key, pool] of this.#pools) {
-      pool.sweep(now);
-      if (pool.openCount === 0 && now - pool.lastUsed > 60_000) this.#pools.delete(key);
-    }
+    this.#router.sweep(now);
   }
-}
-
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(size);
-  let o = 0;
-  for (const c of chunks) {
-    out.set(c, o);
-    o += c.length;
-  }
-  return out;
-}
-
-/**
- * The downstream connection: while the session waits for a request head, reads the head itself,
- * routes it and gives the session the (possibly rewritten) head; body bytes pass through.
- */
-class RoutingDownstream extends SocketIo {
-  session: Http1Session | null = null;
-  closing = false;
-  clock = new ConnectionClock(Date.now());
-  readonly upstream: RouteUpstream;
-  readonly #parser: HeadParser;
-  readonly #route: (h: HttpHead) => Routed;
-  #held: Uint8Array[] = [];
-
-  constructor(raw: net.Socket, limits: HeadLimits, upstream: RouteUpstream, route: (h: HttpHead) => Routed) {
-    super(raw);
-    this.#parser = new HeadParser(REQUEST, limits);
-    this.#route = route;
-    this.upstream = upstream;
-  }
-
-  override read(): Uint8Array | null | undefined {
-    const s = this.session;
-    if (s === null || s.waitingSince === 0) return super.read();
-    const p = this.#parser;
-    for (;;) {
-      const c = super.read();
-      if (c === undefined) return undefined;
-      if (c === null) {
-        this.#held = [];
-        p.reset();
-        return null;
-      }
-      this.#held.push(c);
-      let off: number;
-      try {
-        off = p.feed(c);
-      } catch (e) {
-        if (!(e instanceof HttpError)) throw e;
-        // The session's parser meets the same bytes and answers (400, 431, ...).
-        return this.#release();
-      }
-      if (off < 0) continue;
-      if (off < c.length) this.unread(c.subarray(off));
-      const h = p.head;
-      const routed = this.#route(h);
-      this.upstream.route = routed.route;
-      const head = routed.head ?? (h.shared ? h.buf.slice(h.start, h.end) : h.buf.subarray(h.start, h.end));
-      this.#held = [];
-      p.reset();
-      return head;
-    }
-  }
-
-  #release(): Uint8Array {
-    const held = this.#held;
-    this.#held = [];
-    this.#parser.reset();
-    return concat(held, held.reduce((n, c) => n + c.length, 0));
-  }
-}
-
-/** The session's upstream for the current request of one connection. */
-class RouteUpstream implements Upstream {
-  route: Route = NO_ROUTE;
-  readonly #owner = new WeakMap<SocketIo, EndpointPool>();
-  readonly #onFailure: (kind: LocalReplyKind, reason: string, target: string) => void;
-
-  constructor(onFailure: (kind: LocalReplyKind, reason: string, target: string) => void) {
-    this.#onFailure = onFailure;
-  }
-
-  idle(): SocketIo | null {
-    const r = this.route;
-    if (r.local) return null;
-    const io = r.pool.idle();
-    if (io !== null) this.#owner.set(io, r.pool);
-    return io;
-  }
-
-  async connect(): Promise<SocketIo> {
-    const r = this.route;
-    if (r.local) return cannedResponse(r.status, r.body, r.location);
-    try {
-      const io = await r.pool.connect();
-      this.#owner.set(io, r.pool);
-      return io;
-    } catch (e) {
-      const reason = e instanceof Error ? e.message : String(e);
-      const kind = e instanceof DialError ? e.kind : "connect_failure";
-      this.#onFailure(kind, reason, r.target);
-      return cannedResponse(kind === "timeout" ? 504 : 502, `upstream connect error (${kind}): ${reason}`);
-    }
-  }
-
-  release(io: SocketIo, reusable: boolean): void {
-    const pool = this.#owner.get(io);
-    if (pool === undefined) {
-      io.destroy();
-      return;
-    }
-    this.#owner.delete(io);
-    pool.release(io, reusable);
-  }
-}
-
-const REASONS: Record<number, string> = {
-  301: "Moved Permanently",
-  400: "Bad Request",
-  404: "Not Found",
-  500: "Internal Server Error",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-  504: "Gateway Timeout",
-};
-
-/** An in-memory connection that answers with one response and ignores what is written to it. */
-function cannedResponse(status: number, body: string, location?: string): SocketIo {
-  const bodyBytes = new TextEncoder().encode(body === "" ? "" : body + "\n");
-  const head = `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\ncontent-length: ${bodyBytes.length}\r\n` +
-    (location === undefined ? "" : `location: ${location}\r\n`) +
-    "content-type: text/plain\r\nx-mesh-local-reply: true\r\n\r\n";
-  const d = new Duplex({
-    read() {},
-    write(_chunk, _enc, cb) {
-      cb();
-    },
-  });
-  const io = new SocketIo(d as unknown as net.Socket);
-  const msg = new Uint8Array(head.length + bodyBytes.length);
-  msg.set(ascii(head), 0);
-  msg.set(bodyBytes, head.length);
-  d.push(msg);
-  d.push(null);
-  return io;
 }

@@ -18,7 +18,8 @@ import {
   TestApp,
 } from "../inbound/test_support.ts";
 import type { EndpointInfo, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
-import { OutboundListener, type OutboundStats } from "./listener.ts";
+import { OutboundListener } from "./listener.ts";
+import type { OutboundStats } from "./outbound_stats.ts";
 
 const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/httpbin";
 const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";

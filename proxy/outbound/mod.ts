@@ -6,12 +6,11 @@
  */
 export { type EndpointChoice, RoundRobin } from "./balancer.ts";
 export { DialError, type DialFailure, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
+export { OutboundListener, type OutboundListenerOptions } from "./listener.ts";
 export {
   type LocalReplyKind,
   OUTBOUND_COUNTERS,
-  OutboundListener,
-  type OutboundListenerOptions,
   type OutboundObserver,
   OutboundStats,
-} from "./listener.ts";
+} from "./outbound_stats.ts";
 export { parseAuthority, type Resolution, resolveHost, resolveService, type ServicePort } from "./resolve.ts";

@@ -9,7 +9,7 @@
  */
 import { normalizePath, PathError, type PathNormalization } from "../../shared/mod.ts";
 import { ascii } from "../http/chars.ts";
-import { H_HOST, type HttpHead } from "../http/head.ts";
+import { H_HOST, type HttpHead } from "../http/http_head.ts";
 
 /** A target the router can use, or why it is refused (400). */
 export type RoutedTarget =

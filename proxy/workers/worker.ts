@@ -11,7 +11,8 @@
  */
 import { InboundListener } from "../inbound/listener.ts";
 import { InboundStats } from "../inbound/observer.ts";
-import { OutboundListener, OutboundStats } from "../outbound/listener.ts";
+import { OutboundListener } from "../outbound/listener.ts";
+import { OutboundStats } from "../outbound/outbound_stats.ts";
 import { ProxyLogger } from "../logging/logger.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot } from "../runtime/snapshot.ts";
 import {

@@ -3,23 +3,20 @@
  *
  * @module
  */
-export {
-  type CredentialContents,
-  credentialNamesOf,
-  credentialResourceName,
-  type GatewayRoute,
-  gatewayRouteConfigurations,
-  type GatewayRouteDestination,
-  type GatewayRouteOptions,
-  gatewaysSelecting,
-  type GatewayWorkload,
-  type NamedSpec,
-  type RouteConfiguration,
-  type RouteSelection,
-  selectBySni,
-  selectRoute,
-  type ServerTls,
-  type SkippedServer,
-  type UriMatch,
-  type VirtualHost,
-} from "./gateway_routes.ts";
+export type {
+  CredentialContents,
+  GatewayRoute,
+  GatewayRouteDestination,
+  GatewayRouteOptions,
+  GatewayWorkload,
+  NamedSpec,
+  RouteConfiguration,
+  RouteSelection,
+  ServerTls,
+  SkippedServer,
+  UriMatch,
+  VirtualHost,
+} from "./route_configuration.ts";
+export { gatewayRouteConfigurations, gatewaysSelecting } from "./gateway_routes.ts";
+export { credentialNamesOf, credentialResourceName } from "./server_tls.ts";
+export { selectBySni, selectRoute } from "./route_selection.ts";

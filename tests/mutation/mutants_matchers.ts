@@ -8,7 +8,8 @@ import { type Mutant, mutant } from "./mutant.ts";
 
 const EVALUATE_TESTS = [
   "shared/policy/authorization/evaluate_test.ts",
-  "shared/policy/authorization/evaluate_fields_test.ts",
+  "shared/policy/authorization/field_matchers_test.ts",
+  "shared/policy/authorization/condition_matchers_test.ts",
 ];
 const ip = mutant("authorization", "shared/policy/authorization/ip_block.ts", [
   "shared/policy/authorization/ip_block_test.ts",

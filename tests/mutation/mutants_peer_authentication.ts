@@ -12,6 +12,8 @@ import { type Mutant, mutant } from "./mutant.ts";
 
 const m = mutant("peer_authentication", "shared/policy/peer_authentication.ts", [
   "shared/policy/peer_authentication_test.ts",
+  "shared/policy/peer_authentication_precedence_test.ts",
+  "shared/policy/peer_authentication_input_test.ts",
   "shared/policy/peer_authentication_checks_test.ts",
 ]);
 

@@ -136,14 +136,6 @@ function pathResolves(file: string, token: string): boolean {
   return false;
 }
 
-/**
- * Paths other helpers of issue 13 create on their branches; they resolve once those are merged. The lead
- * empties this list at merge (issue 13): keep it empty afterwards.
- */
-const PENDING_PATHS = new Set([
-  "tests/structure/file_length_test.ts",
-]);
-
 /** Copies of upstream docs: their backticked paths name files of the upstream repositories. */
 const UPSTREAM_COPIES = "tests/fixtures/";
 
@@ -165,7 +157,7 @@ function problemsOf(file: string): string[] {
   if (name.startsWith(UPSTREAM_COPIES)) return problems;
   for (const span of code) {
     for (const token of span.text.split(/[\s,;()]+/)) {
-      if (!looksLikeRepoPath(token) || PENDING_PATHS.has(token) || pathResolves(file, token)) continue;
+      if (!looksLikeRepoPath(token) || pathResolves(file, token)) continue;
       problems.push(
         `${where(span.offset)}: path \`${token}\` does not exist (from this folder or any above it)`,
       );

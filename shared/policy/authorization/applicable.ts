@@ -8,7 +8,7 @@
 import type { AuthorizationPolicy } from "../../api/types.gen.ts";
 import { DEFAULT_POLICY_NAMESPACE } from "../peer_authentication.ts";
 import { policyAppliesTo, type SelectableWorkload } from "../workload_selection.ts";
-import type { AuthorizationPolicyView } from "./evaluate.ts";
+import type { AuthorizationPolicyView } from "./policy_view.ts";
 
 /** Where a policy applies: mesh-wide (root namespace, no selector), namespace-wide, or by selector. */
 export type AuthorizationScope = "GLOBAL" | "NAMESPACE" | "WORKLOAD_SELECTOR";

@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  type AuthorizationPolicyView,
-  type AuthorizationRuleView,
-  authorize,
-  compileAuthorization,
-} from "./evaluate.ts";
+import { authorize, compileAuthorization } from "./evaluate.ts";
+import type { AuthorizationPolicyView, AuthorizationRuleView } from "./policy_view.ts";
 import type { AuthorizationRequest } from "./request.ts";
 
 const SLEEP = "spiffe://cluster.local/ns/foo/sa/sleep";

@@ -23,15 +23,13 @@ export {
   mergeByAction,
   type MergedAuthorizationPolicies,
 } from "./applicable.ts";
-export {
-  type AuthorizationOperationView,
-  type AuthorizationPolicyView,
-  type AuthorizationRuleView,
-  type AuthorizationSourceView,
-  type AuthorizationValueList,
-  authorize,
-  compileAuthorization,
-  CompiledAuthorization,
-} from "./evaluate.ts";
+export type {
+  AuthorizationOperationView,
+  AuthorizationPolicyView,
+  AuthorizationRuleView,
+  AuthorizationSourceView,
+  AuthorizationValueList,
+} from "./policy_view.ts";
+export { authorize, compileAuthorization, CompiledAuthorization } from "./evaluate.ts";
 export { type NormalizedPath, normalizePath, PathError } from "./path.ts";
 export type { AuthorizationDecision, AuthorizationPolicyRef, AuthorizationRequest } from "./request.ts";

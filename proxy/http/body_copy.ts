@@ -1,0 +1,181 @@
+/**
+ * Copying bytes between a downstream and an upstream connection, chunk by chunk (never a whole body
+ * in memory): a head in one write, exactly `length` bytes, until the source closes (re-chunked for
+ * HTTP/1.1 clients), a chunked body as received or decoded, and the two-way tunnel of an upgrade.
+ *
+ * @module
+ */
+import { ascii } from "./chars.ts";
+import { CHUNK_DATA, CHUNK_DONE, type ChunkedDecoder } from "./chunked.ts";
+import type { HeadBytes } from "./encode.ts";
+import type { SocketIo } from "./socket_io.ts";
+
+const CRLF = ascii("\r\n");
+const LAST_CHUNK = ascii("0\r\n\r\n");
+
+/** Writes a head (one or two buffers) in one corked write. */
+export function writeHead(io: SocketIo, head: HeadBytes): void {
+  if (head.second === null) {
+    io.write(head.first);
+    return;
+  }
+  io.cork();
+  io.write(head.first);
+  io.write(head.second);
+  io.uncork();
+}
+
+/**
+ * Copies what has already arrived, up to `length` bytes, without waiting. Returns the bytes still
+ * to copy, or -1 when the source ended or failed first.
+ */
+
+export function copyAvailable(src: SocketIo, dst: SocketIo, length: number): number {
+  let remaining = length;
+  while (remaining > 0) {
+    let c: Uint8Array | null | undefined;
+    try {
+      c = src.read();
+    } catch {
+      return -1;
+    }
+    if (c === undefined) return remaining;
+    if (c === null) return -1;
+    if (c.length > remaining) {
+      src.unread(c.subarray(remaining));
+      c = c.subarray(0, remaining);
+    }
+    remaining -= c.length;
+    // Backpressure is left to the copy loop that follows, or to the next request's first wait.
+    dst.write(c);
+  }
+  return 0;
+}
+
+/** Copies exactly `length` bytes; false if the source ended first. */
+export async function copyLength(src: SocketIo, dst: SocketIo, length: number): Promise<boolean> {
+  let remaining = length;
+  for (;;) {
+    let c: Uint8Array | null | undefined;
+    try {
+      c = src.read();
+    } catch {
+      return false;
+    }
+    if (c === undefined) {
+      await src.wait();
+      continue;
+    }
+    if (c === null) return false;
+    if (c.length > remaining) {
+      src.unread(c.subarray(remaining));
+      c = c.subarray(0, remaining);
+    }
+    remaining -= c.length;
+    if (!dst.write(c)) await dst.drain();
+    if (remaining === 0) return true;
+  }
+}
+
+/** Copies until the source ends; re-chunked for HTTP/1.1 clients. Always complete (true). */
+export async function copyUntilClose(src: SocketIo, dst: SocketIo, rechunk: boolean): Promise<boolean> {
+  for (;;) {
+    let c: Uint8Array | null | undefined;
+    try {
+      c = src.read();
+    } catch {
+      c = null;
+    }
+    if (c === undefined) {
+      await src.wait();
+      continue;
+    }
+    if (c === null) {
+      if (rechunk) dst.write(LAST_CHUNK);
+      return true;
+    }
+    let ok: boolean;
+    if (rechunk) {
+      dst.cork();
+      dst.write(ascii(c.length.toString(16) + "\r\n"));
+      dst.write(c);
+      ok = dst.write(CRLF);
+      dst.uncork();
+    } else ok = dst.write(c);
+    if (!ok) await dst.drain();
+  }
+}
+
+/** Both directions of an upgraded connection, until both ends are closed. */
+export async function tunnel(down: SocketIo, up: SocketIo): Promise<void> {
+  down.peer = up;
+  up.peer = down;
+  await Promise.all([pipe(down, up), pipe(up, down)]);
+  down.destroy();
+  up.destroy();
+}
+
+async function pipe(src: SocketIo, dst: SocketIo): Promise<void> {
+  try {
+    for (;;) {
+      const c = src.read();
+      if (c === undefined) {
+        await src.wait();
+        continue;
+      }
+      if (c === null) {
+        dst.end();
+        return;
+      }
+      if (!dst.write(c)) await dst.drain();
+    }
+  } catch {
+    src.destroy();
+    dst.destroy();
+  }
+}
+
+/**
+ * Copies a chunked response from `up` to `down`: as received, or decoded (HTTP/1.0 client) with
+ * `dec` made to emit data. False if cut short.
+ */
+export async function copyChunked(
+  up: SocketIo,
+  down: SocketIo,
+  dec: ChunkedDecoder,
+  decode: boolean,
+): Promise<boolean> {
+  dec.reset();
+  for (;;) {
+    let c: Uint8Array | null | undefined;
+    try {
+      c = up.read();
+    } catch {
+      return false;
+    }
+    if (c === undefined) {
+      await up.wait();
+      continue;
+    }
+    if (c === null) return false;
+    if (!decode) {
+      const stop = dec.step(c, 0, c.length);
+      if (stop < c.length) up.unread(c.subarray(stop));
+      if (!down.write(stop === c.length ? c : c.subarray(0, stop))) await down.drain();
+      if (dec.result === CHUNK_DONE) return true;
+      continue;
+    }
+    let i = 0;
+    while (i < c.length) {
+      const next = dec.step(c, i, c.length);
+      if (dec.result === CHUNK_DATA && next > dec.dataStart) {
+        if (!down.write(c.subarray(dec.dataStart, next))) await down.drain();
+      }
+      i = next;
+      if (dec.result === CHUNK_DONE) {
+        if (i < c.length) up.unread(c.subarray(i));
+        return true;
+      }
+    }
+  }
+}

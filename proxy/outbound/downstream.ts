@@ -1,0 +1,168 @@
+/**
+ * The outbound listener's two sides of a request for ../http's {@link Http1Session}: the downstream
+ * connection, which reads each request head itself while the session waits for one, routes it and
+ * hands the session the (possibly rewritten) head; and the session's {@link Upstream} for the
+ * current request, which gives the routed pool's connections, or the proxy's own answer as a canned
+ * response on an in-memory connection (the session answers a failed connect only with its own 503).
+ *
+ * @module
+ */
+import type net from "node:net";
+import { Duplex } from "node:stream";
+import { ascii } from "../http/chars.ts";
+import { ConnectionClock } from "../http/conn_limits.ts";
+import { type HeadLimits, HeadParser } from "../http/head.ts";
+import { HttpError, type HttpHead, REQUEST } from "../http/http_head.ts";
+import type { Http1Session, Upstream } from "../http/session.ts";
+import { SocketIo } from "../http/socket_io.ts";
+import { DialError, type EndpointPool } from "./endpoint_pool.ts";
+import type { LocalReplyKind } from "./outbound_stats.ts";
+import { NO_ROUTE, type Route, type Routed } from "./router.ts";
+
+/** The chunks as one array (the chunk itself when there is one). */
+export function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(size);
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.length;
+  }
+  return out;
+}
+
+/**
+ * The downstream connection: while the session waits for a request head, reads the head itself,
+ * routes it and gives the session the (possibly rewritten) head; body bytes pass through.
+ */
+export class RoutingDownstream extends SocketIo {
+  session: Http1Session | null = null;
+  closing = false;
+  clock = new ConnectionClock(Date.now());
+  readonly upstream: RouteUpstream;
+  readonly #parser: HeadParser;
+  readonly #route: (h: HttpHead) => Routed;
+  #held: Uint8Array[] = [];
+
+  constructor(raw: net.Socket, limits: HeadLimits, upstream: RouteUpstream, route: (h: HttpHead) => Routed) {
+    super(raw);
+    this.#parser = new HeadParser(REQUEST, limits);
+    this.#route = route;
+    this.upstream = upstream;
+  }
+
+  override read(): Uint8Array | null | undefined {
+    const s = this.session;
+    if (s === null || s.waitingSince === 0) return super.read();
+    const p = this.#parser;
+    for (;;) {
+      const c = super.read();
+      if (c === undefined) return undefined;
+      if (c === null) {
+        this.#held = [];
+        p.reset();
+        return null;
+      }
+      this.#held.push(c);
+      let off: number;
+      try {
+        off = p.feed(c);
+      } catch (e) {
+        if (!(e instanceof HttpError)) throw e;
+        // The session's parser meets the same bytes and answers (400, 431, ...).
+        return this.#release();
+      }
+      if (off < 0) continue;
+      if (off < c.length) this.unread(c.subarray(off));
+      const h = p.head;
+      const routed = this.#route(h);
+      this.upstream.route = routed.route;
+      const head = routed.head ?? (h.shared ? h.buf.slice(h.start, h.end) : h.buf.subarray(h.start, h.end));
+      this.#held = [];
+      p.reset();
+      return head;
+    }
+  }
+
+  #release(): Uint8Array {
+    const held = this.#held;
+    this.#held = [];
+    this.#parser.reset();
+    return concat(held, held.reduce((n, c) => n + c.length, 0));
+  }
+}
+
+/** The session's upstream for the current request of one connection. */
+export class RouteUpstream implements Upstream {
+  route: Route = NO_ROUTE;
+  readonly #owner = new WeakMap<SocketIo, EndpointPool>();
+  readonly #onFailure: (kind: LocalReplyKind, reason: string, target: string) => void;
+
+  constructor(onFailure: (kind: LocalReplyKind, reason: string, target: string) => void) {
+    this.#onFailure = onFailure;
+  }
+
+  idle(): SocketIo | null {
+    const r = this.route;
+    if (r.local) return null;
+    const io = r.pool.idle();
+    if (io !== null) this.#owner.set(io, r.pool);
+    return io;
+  }
+
+  async connect(): Promise<SocketIo> {
+    const r = this.route;
+    if (r.local) return cannedResponse(r.status, r.body, r.location);
+    try {
+      const io = await r.pool.connect();
+      this.#owner.set(io, r.pool);
+      return io;
+    } catch (e) {
+      const reason = e instanceof Error ? e.message : String(e);
+      const kind = e instanceof DialError ? e.kind : "connect_failure";
+      this.#onFailure(kind, reason, r.target);
+      return cannedResponse(kind === "timeout" ? 504 : 502, `upstream connect error (${kind}): ${reason}`);
+    }
+  }
+
+  release(io: SocketIo, reusable: boolean): void {
+    const pool = this.#owner.get(io);
+    if (pool === undefined) {
+      io.destroy();
+      return;
+    }
+    this.#owner.delete(io);
+    pool.release(io, reusable);
+  }
+}
+
+const REASONS: Record<number, string> = {
+  301: "Moved Permanently",
+  400: "Bad Request",
+  404: "Not Found",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+  504: "Gateway Timeout",
+};
+
+/** An in-memory connection that answers with one response and ignores what is written to it. */
+function cannedResponse(status: number, body: string, location?: string): SocketIo {
+  const bodyBytes = new TextEncoder().encode(body === "" ? "" : body + "\n");
+  const head = `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\ncontent-length: ${bodyBytes.length}\r\n` +
+    (location === undefined ? "" : `location: ${location}\r\n`) +
+    "content-type: text/plain\r\nx-mesh-local-reply: true\r\n\r\n";
+  const d = new Duplex({
+    read() {},
+    write(_chunk, _enc, cb) {
+      cb();
+    },
+  });
+  const io = new SocketIo(d as unknown as net.Socket);
+  const msg = new Uint8Array(head.length + bodyBytes.length);
+  msg.set(ascii(head), 0);
+  msg.set(bodyBytes, head.length);
+  d.push(msg);
+  d.push(null);
+  return io;
+}

@@ -1,0 +1,203 @@
+/**
+ * Where each outbound request goes: its target normalized once with the mesh's `pathNormalization`
+ * (./target.ts), then, by its authority as a service ({@link resolveHost}) or, in gateway mode, by
+ * the route configuration of its connection ({@link selectRoute}), an endpoint chosen round robin
+ * and the keep-alive pool of connections to it (mutual TLS with secure naming when the endpoint is
+ * proxied, else plain text); or the proxy's own answer (400, 404, 503, a 301 to https) and why.
+ *
+ * @module
+ */
+import type { HttpHead } from "../http/http_head.ts";
+import type { Log } from "../http/session.ts";
+import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
+import { selectRoute } from "../../shared/routing/mod.ts";
+import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
+import { EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
+import type { LocalReplyKind, OutboundObserver } from "./outbound_stats.ts";
+import { type Resolution, resolveHost, resolveService } from "./resolve.ts";
+import { type RoutedTarget, routedTarget } from "./target.ts";
+
+/** Where the current request of a connection goes. */
+export type Route =
+  | { local: false; pool: EndpointPool; target: string }
+  | { local: true; status: number; body: string; location?: string };
+
+/** A request's route, and the head to forward instead of the received one (null: unchanged). */
+export interface Routed {
+  route: Route;
+  head: Uint8Array | null;
+}
+
+export const NO_ROUTE: Route = { local: true, status: 404, body: "no request yet" };
+
+/** What routing reads of the listener's settings. */
+export interface RouterOptions {
+  /** The current runtime snapshot; read for every request. */
+  snapshot(): RuntimeSnapshot;
+  log: Log;
+  /** Gateway mode: the route configurations requests are routed by (see OutboundListenerOptions). */
+  routeNames?: readonly string[];
+  /** Upstream pools, one per endpoint. */
+  upstream?: { maxIdle?: number; idleTimeoutMs?: number; connectTimeoutMs?: number };
+}
+
+/** Routes the requests of one outbound listener and owns its endpoint pools. */
+export class OutboundRouter {
+  readonly #o: RouterOptions;
+  readonly #log: Log;
+  readonly #observer: OutboundObserver;
+  readonly #connectTimeoutMs: number;
+  readonly #rr = new RoundRobin();
+  readonly #weighted = new WeightedRoundRobin();
+  readonly #pools = new Map<string, EndpointPool>();
+
+  constructor(options: RouterOptions, observer: OutboundObserver) {
+    this.#o = options;
+    this.#log = options.log;
+    this.#observer = observer;
+    this.#connectTimeoutMs = options.upstream?.connectTimeoutMs ?? 10_000;
+  }
+
+  /** Endpoint pools now (one per endpoint address, port and identity). */
+  get poolCount(): number {
+    return this.#pools.size;
+  }
+
+  /**
+   * The route of one request head, with its target normalized once with the mesh's option (never
+   * throws: a failure becomes a local reply).
+   */
+  route(h: HttpHead, peer: string, routeName: string | undefined): Routed {
+    try {
+      const snapshot = this.#o.snapshot();
+      const target = routedTarget(h, settingsInForce(snapshot).pathNormalization);
+      if (!target.ok) {
+        return {
+          route: this.#local("bad_request", 400, `invalid request target: ${target.reason}`, peer),
+          head: null,
+        };
+      }
+      return { route: this.#routeOf(target, snapshot, peer, routeName), head: target.head };
+    } catch (e) {
+      this.#log.error("outbound routing failed", { peer, error: String(e) });
+      return {
+        route: { local: true, status: 500, body: "internal error while routing the request" },
+        head: null,
+      };
+    }
+  }
+
+  #routeOf(
+    t: RoutedTarget & { ok: true },
+    snapshot: RuntimeSnapshot,
+    peer: string,
+    routeName: string | undefined,
+  ): Route {
+    if (t.authority === null) {
+      return this.#local(
+        "bad_authority",
+        400,
+        "request has no Host header and no absolute-form target",
+        peer,
+      );
+    }
+    if (t.scheme !== "" && t.scheme !== "http") {
+      return this.#local("bad_authority", 400, `unsupported scheme ${t.scheme}`, peer);
+    }
+    const namespace = snapshot.workload?.namespace;
+    let r: Resolution;
+    if (this.#o.routeNames !== undefined) {
+      const picked = this.#gatewayDestination(snapshot, routeName, t.authority, t.path);
+      if ("reason" in picked) return this.#local("no_route", 404, picked.reason, peer);
+      if ("redirect" in picked) {
+        // Envoy's require_tls: 301 to https, dropping an explicit :80.
+        const host = t.authority.replace(/:80$/, "");
+        return {
+          local: true,
+          status: 301,
+          body: "",
+          location: `https://${host}${t.path}${t.query}`,
+        };
+      }
+      r = resolveService(picked, namespace, snapshot);
+    } else {
+      r = resolveHost(t.authority, namespace, snapshot);
+    }
+    if (!r.ok) return this.#local(r.status === 400 ? "bad_authority" : "no_route", r.status, r.reason, peer);
+    const choice = this.#rr.pickEndpoint(r.key, r.service.endpoints, r.port.number);
+    if (choice === undefined) {
+      return this.#local(
+        "no_healthy_upstream",
+        503,
+        `no healthy upstream: service ${r.key} has no endpoint for port ${r.port.number}`,
+        peer,
+      );
+    }
+    const { endpoint, port } = choice;
+    const target = `${endpoint.address}:${port}`;
+    const cert = snapshot.certificate;
+    if (endpoint.proxied && cert === undefined) {
+      return this.#local(
+        "no_certificate",
+        503,
+        `no healthy upstream: ${target} of ${r.key} needs mutual TLS and the proxy has no workload certificate yet`,
+        peer,
+      );
+    }
+    const poolKey = endpoint.proxied ? `mtls|${target}|${endpoint.identity}` : `plain|${target}`;
+    let pool = this.#pools.get(poolKey);
+    if (pool === undefined) {
+      const mtls = endpoint.proxied;
+      // The dialer reads the current certificate per connection, so rotation reaches new connections.
+      const dial = mtls
+        ? () => {
+          const c = this.#o.snapshot().certificate ?? cert!;
+          return mtlsDialer(endpoint.address, port, c, endpoint.identity, this.#connectTimeoutMs)();
+        }
+        : plainDialer(endpoint.address, port, this.#connectTimeoutMs);
+      pool = new EndpointPool({
+        dial,
+        maxIdle: this.#o.upstream?.maxIdle,
+        idleTimeoutMs: this.#o.upstream?.idleTimeoutMs,
+        onConnect: () => this.#observer.upstreamConnection(mtls),
+      });
+      this.#pools.set(poolKey, pool);
+    }
+    return { local: false, pool, target: `${r.key} ${target}` };
+  }
+
+  /** The `host:port` a gateway route sends the request to, a redirect to https, or why there is none. */
+  #gatewayDestination(
+    snapshot: RuntimeSnapshot,
+    routeName: string | undefined,
+    authority: string,
+    path: string,
+  ): { host: string; port: number } | { reason: string } | { redirect: true } {
+    const rc = routeName === undefined ? undefined : snapshot.routes[routeName];
+    if (rc === undefined) return { reason: `no route configuration ${routeName}` };
+    const s = selectRoute(rc, authority, path);
+    if (!s.ok) return { reason: s.reason };
+    if (s.virtualHost.httpsRedirect) return { redirect: true };
+    return this.#weighted.pick(s.route.name, s.route.destinations);
+  }
+
+  #local(kind: LocalReplyKind, status: number, body: string, peer: string): Route {
+    this.#observer.localReply(kind);
+    this.#log.debug("outbound local reply", { peer, status, reason: body });
+    return { local: true, status, body };
+  }
+
+  /** Sweeps the pools' idle connections, and forgets pools unused for a minute. */
+  sweep(now: number): void {
+    for (const [key, pool] of this.#pools) {
+      pool.sweep(now);
+      if (pool.openCount === 0 && now - pool.lastUsed > 60_000) this.#pools.delete(key);
+    }
+  }
+
+  /** Closes every pool. */
+  close(): void {
+    for (const p of this.#pools.values()) p.close();
+    this.#pools.clear();
+  }
+}
