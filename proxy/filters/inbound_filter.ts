@@ -37,7 +37,7 @@ import {
 } from "../../shared/mod.ts";
 import { ascii } from "../http/chars.ts";
 import type { HttpHead } from "../http/http_head.ts";
-import type { FilterReply, FilterVerdict, Log, RequestFilter } from "../http/session.ts";
+import type { FilterReply, FilterVerdict, Log, RequestFilter } from "../http/session_types.ts";
 import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
 import { explanationAudienceOf } from "./explanation.ts";
 import { gatewayForwardedFor, sidecarRemoteIp } from "./forwarded_for.ts";

@@ -14,7 +14,7 @@
  * @module
  */
 import { encodeLocalReply } from "./encode.ts";
-import type { SessionObserver } from "./session.ts";
+import type { SessionObserver } from "./session_types.ts";
 import type { SocketIo } from "./socket_io.ts";
 
 /** The limits of one listener. A timeout of 0 disables it; a `maxConnections` of 0 means no limit. */

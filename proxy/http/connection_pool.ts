@@ -9,7 +9,7 @@
  * @module
  */
 import type net from "node:net";
-import type { Upstream } from "./session.ts";
+import type { Upstream } from "./session_types.ts";
 import { SocketIo } from "./socket_io.ts";
 
 /** Settings of a {@link ConnectionPool}. */

@@ -15,13 +15,7 @@ export {
   RESPONSE,
 } from "./http_head.ts";
 export { encodeLocalReply, encodeRequestHead, encodeResponseHead } from "./encode.ts";
-export {
-  Http1Session,
-  type Log,
-  type SessionObserver,
-  type SessionOptions,
-  type Upstream,
-  type UpstreamErrorKind,
-} from "./session.ts";
+export { Http1Session } from "./session.ts";
+export type { Log, SessionObserver, SessionOptions, Upstream, UpstreamErrorKind } from "./session_types.ts";
 export { ConnectionPool, type ConnectionPoolOptions } from "./connection_pool.ts";
 export { SocketIo } from "./socket_io.ts";

@@ -57,18 +57,6 @@ import {
 } from "./request_body.ts";
 import { copyAvailable, copyChunked, copyLength, copyUntilClose, tunnel, writeHead } from "./body_copy.ts";
 
-// The session's contract lives in session_types.ts; importers that name it here keep working.
-export type {
-  FilterReply,
-  FilterVerdict,
-  Log,
-  RequestFilter,
-  SessionObserver,
-  SessionOptions,
-  Upstream,
-  UpstreamErrorKind,
-} from "./session_types.ts";
-
 const CONTINUE_100 = ascii("HTTP/1.1 100 Continue\r\n\r\n");
 const RESET_BEFORE_HEADERS = "upstream connect error or disconnect/reset before headers. reset reason: ";
 const FALSE = Promise.resolve(false);

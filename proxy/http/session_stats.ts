@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { SessionObserver, UpstreamErrorKind } from "./session.ts";
+import type { SessionObserver, UpstreamErrorKind } from "./session_types.ts";
 import { LIMIT_COUNTERS, type LimitKind, type LimitObserver } from "./conn_limits.ts";
 
 /** The counters {@link SessionStats} keeps for every listener. */

@@ -37,7 +37,8 @@ import {
   sweepIntervalMs,
   timeoutName,
 } from "../http/conn_limits.ts";
-import { Http1Session, type Log } from "../http/session.ts";
+import { Http1Session } from "../http/session.ts";
+import type { Log } from "../http/session_types.ts";
 import { SocketIo } from "../http/socket_io.ts";
 import { tryParseSpiffeId } from "../../shared/identity/mod.ts";
 import { inboundModeOf, type RuntimeSnapshot } from "../runtime/snapshot.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { SessionObserver } from "../http/session.ts";
+import type { SessionObserver } from "../http/session_types.ts";
 import type { LimitObserver } from "../http/conn_limits.ts";
 import { SESSION_COUNTERS, SessionStats } from "../http/session_stats.ts";
 

@@ -11,7 +11,7 @@ import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
 import * as x509 from "@peculiar/x509";
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
-import type { Log } from "../http/session.ts";
+import type { Log } from "../http/session_types.ts";
 import type { CertificateInfo, PortMtls, RuntimeSnapshot } from "../runtime/snapshot.ts";
 
 const EC = { name: "ECDSA", namedCurve: "P-256" };

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Log } from "../http/session.ts";
+import type { Log } from "../http/session_types.ts";
 import {
   isLoggerName,
   isLogLevel,

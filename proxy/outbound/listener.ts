@@ -27,7 +27,8 @@ import type tls from "node:tls";
 import { listen } from "../http/listen.ts";
 import { ascii } from "../http/chars.ts";
 import { DEFAULT_HEAD_LIMITS, type HeadLimits } from "../http/head.ts";
-import { Http1Session, type Log } from "../http/session.ts";
+import { Http1Session } from "../http/session.ts";
+import type { Log } from "../http/session_types.ts";
 import {
   closeForLimit,
   ConnectionClock,

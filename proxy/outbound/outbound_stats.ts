@@ -6,7 +6,7 @@
  * @module
  */
 import type { LimitObserver } from "../http/conn_limits.ts";
-import type { SessionObserver } from "../http/session.ts";
+import type { SessionObserver } from "../http/session_types.ts";
 import { SESSION_COUNTERS, SessionStats } from "../http/session_stats.ts";
 
 /** Events of an outbound listener. Calls are synchronous and must be cheap. */

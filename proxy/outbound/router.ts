@@ -8,7 +8,7 @@
  * @module
  */
 import type { HttpHead } from "../http/http_head.ts";
-import type { Log } from "../http/session.ts";
+import type { Log } from "../http/session_types.ts";
 import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
 import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ascii } from "../http/chars.ts";
 import { HeadParser } from "../http/head.ts";
 import { type HttpHead, REQUEST } from "../http/http_head.ts";
-import type { Log } from "../http/session.ts";
+import type { Log } from "../http/session_types.ts";
 import {
   EMPTY_SNAPSHOT,
   type EndpointInfo,
