@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type Meshd, startCa, startMeshd, waitFor } from "./agent/test_support.ts";
 import { STRICT } from "../meshd/server/test_support.ts";
-import { curl, freePort, hasHttpbin, Httpbin } from "./inbound/test_support.ts";
+import { curl, freePort, Httpbin } from "./inbound/test_support.ts";
+import { httpbinMissing, inCi } from "../shared/internal/testing/prerequisites.ts";
 import { type ProxyProcess, startProxyProcess } from "./test_support.ts";
 import type { CertificateAuthority } from "../meshd/ca/mod.ts";
 
@@ -33,10 +34,13 @@ interface App {
 }
 
 async function startApp(): Promise<App> {
-  if (hasHttpbin()) {
+  const missing = httpbinMissing();
+  if (missing === undefined) {
     const h = await Httpbin.start();
     return { port: h.port, stop: () => h.stop() };
   }
+  // Outside CI an echo server stands in for httpbin; CI tests against the real one.
+  if (inCi()) throw new Error(`CI=true and ${missing}: ./dev test installs it`);
   const s = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     (req) => Response.json({ url: req.url, headers: Object.fromEntries(req.headers) }),

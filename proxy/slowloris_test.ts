@@ -11,8 +11,9 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { join } from "node:path";
 import { startCa, startMeshd } from "./agent/test_support.ts";
-import { freePort, hasHttpbin, Httpbin } from "./inbound/test_support.ts";
+import { freePort, Httpbin } from "./inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "./test_support.ts";
+import { httpbinMissing, requires } from "../shared/internal/testing/prerequisites.ts";
 
 const CONFIG = `apiVersion: networking.istio.io/v1
 kind: WorkloadEntry
@@ -85,10 +86,9 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 }
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     `slowloris: ${SLOW} trickling connections are answered 408 and closed within the headers timeout; curl to httpbin keeps being served`,
-  ignore: !hasHttpbin(),
   async fn() {
     const limit = fdLimit();
     assert.ok(
@@ -196,4 +196,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+}));

@@ -9,13 +9,12 @@ import { netnsServer } from "./netns_server_test_support.ts";
 import { labNames } from "./naming.ts";
 import { labPortForward } from "./port_forward_command.ts";
 import { labPaths, saveState } from "./state.ts";
+import { requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const unavailable = labUnavailable();
-if (unavailable) console.log(`deploy/lab/port_forward_command_test.ts: skipped: ${unavailable}`);
 
-Deno.test({
+Deno.test(requires(unavailable, {
   name: "labPortForward: forwards to a lab workload until aborted; errors name specs and targets",
-  ignore: unavailable !== undefined,
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -117,4 +116,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+}));

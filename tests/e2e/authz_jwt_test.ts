@@ -12,8 +12,9 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import type { JwksFetchEvent } from "../../meshd/jwks/resolver.ts";
 import { startCa, startMeshd } from "../../proxy/agent/test_support.ts";
 import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
-import { curl, freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
+import { curl, freePort, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess as ProxyProc, startProxyProcess } from "../../proxy/test_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
 const PORT = 8000;
@@ -115,9 +116,8 @@ async function expectStatus(
   throw new Error(`${path}: not ${status} within ${ms} ms; last ${last?.status} ${last?.body.slice(0, 200)}`);
 }
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name: "e2e: RequestAuthentication with meshd-fetched JWKS and AuthorizationPolicy through a real proxy",
-  ignore: !hasHttpbin(),
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
@@ -243,4 +243,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+}));

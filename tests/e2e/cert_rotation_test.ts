@@ -19,9 +19,10 @@ import { join } from "node:path";
 import { X509Certificate } from "node:crypto";
 import { BootstrapTokenIssuer } from "../../meshd/ca/mod.ts";
 import { pemCertificates } from "../../meshd/ca/pem.ts";
-import { freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
+import { freePort, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
 import { startMeshdProcess } from "./e2e_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const HOST = "httpbin.foo.svc.cluster.local:8000";
 const LOAD_MS = 5 * 60_000;
@@ -75,10 +76,9 @@ function get(outboundPort: number, agent: http.Agent | undefined, path: string):
 
 const count = (text: string, re: RegExp) => (text.match(re) ?? []).length;
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     "cert rotation (5 min): 60 s certificates and a 3 min root rotate under load with 0 failed requests; a proxy started at minute 4 becomes ready",
-  ignore: !hasHttpbin(),
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
@@ -220,4 +220,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },
-});
+}));

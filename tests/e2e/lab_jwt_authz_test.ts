@@ -38,11 +38,9 @@ import {
   run,
   workloadOf,
 } from "../../deploy/lab/mod.ts";
-import { hasHttpbin } from "../../proxy/inbound/test_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
-const unavailable = labUnavailable() ??
-  (hasHttpbin() ? undefined : "Debian's httpbin and gunicorn are not installed");
-if (unavailable) console.log(`tests/e2e/lab_jwt_authz_test.ts: skipped: ${unavailable}`);
+const unavailable = labUnavailable() ?? httpbinMissing();
 
 const FIXTURES = new URL("../fixtures/istio/", import.meta.url).pathname;
 const fixture = (path: string) => Deno.readTextFileSync(join(FIXTURES, path));
@@ -290,10 +288,9 @@ function at<T>(atMs: number, probe: () => Promise<T>): Promise<{ ranAt: number; 
   });
 }
 
-Deno.test({
+Deno.test(requires(unavailable, {
   name:
     "e2e: JWT and authorization through the lab (seed rows, Istio's authn/JWT/deny tasks, gateway, expiry)",
-  ignore: unavailable !== undefined,
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
@@ -541,4 +538,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+}));

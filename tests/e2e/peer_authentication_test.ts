@@ -21,11 +21,9 @@ import {
   workloadOf,
   xfccOf,
 } from "../../deploy/lab/mod.ts";
-import { hasHttpbin } from "../../proxy/inbound/test_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
-const unavailable = labUnavailable() ??
-  (hasHttpbin() ? undefined : "Debian's httpbin and gunicorn are not installed");
-if (unavailable) console.log(`tests/e2e/peer_authentication_test.ts: skipped: ${unavailable}`);
+const unavailable = labUnavailable() ?? httpbinMissing();
 
 /** The container port bound to the service httpbin.foo:8000. */
 const BOUND = 8080;
@@ -152,9 +150,8 @@ async function xfcc(env: Env, from: string, to: string): Promise<string | undefi
 const timings: string[] = [];
 const note = (row: string, ms: number) => timings.push(`${row}: ${ms} ms`);
 
-Deno.test({
+Deno.test(requires(unavailable, {
   name: "e2e: PeerAuthentication rows of the policies seed, through the lab (meshd, sidecars, httpbin, curl)",
-  ignore: unavailable !== undefined,
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
@@ -315,4 +312,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+}));

@@ -23,8 +23,9 @@ import type { ConfigDump } from "../../meshctl/proxy_admin.ts";
 import { MESHD_JWKS_USER_AGENT } from "../../meshd/jwks/resolver.ts";
 import { PROXY_JWKS_USER_AGENT } from "../../proxy/jwks/fetcher.ts";
 import { startCa, startMeshd } from "../../proxy/agent/test_support.ts";
-import { curl, freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
+import { curl, freePort, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
 const PORT = 8000;
@@ -208,10 +209,9 @@ async function withMesh(
   }
 }
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     "e2e: DISCO_JWT_ENABLE_REMOTE_JWKS=proxy: the proxy fetches, refreshes and keeps the keys; meshd never",
-  ignore: !hasHttpbin(),
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
@@ -314,12 +314,11 @@ Deno.test({
       await jwks.stop();
     }
   },
-});
+}));
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     "e2e: DISCO_JWT_ENABLE_REMOTE_JWKS=hybrid: a registry host is fetched by the proxy, an external one by meshd",
-  ignore: !hasHttpbin(),
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -370,12 +369,11 @@ spec:
       await externalJwks.stop();
     }
   },
-});
+}));
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     "e2e: DISCO_JWT_ENABLE_REMOTE_JWKS=meshd: meshd restarts while the JWKS server is down, the proxy keeps its keys; every token is verified",
-  ignore: !hasHttpbin(),
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
@@ -443,4 +441,4 @@ Deno.test({
       await jwks.stop();
     }
   },
-});
+}));

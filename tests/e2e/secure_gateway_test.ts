@@ -9,13 +9,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { b64, makeTestCa, type TestCert } from "../../shared/credentials/_test_support.ts";
-import { curl, freePort, hasHttpbin } from "../../proxy/inbound/test_support.ts";
+import { curl, freePort } from "../../proxy/inbound/test_support.ts";
 import { eventually, gatewayMeshServices, runMeshctl, startGatewayMesh } from "./e2e_support.ts";
 import { Buffer } from "node:buffer";
 import * as grpc from "@grpc/grpc-js";
 import { adsProtocol } from "../../meshd/xds/envoy_protos.ts";
 import { TYPE_URLS } from "../../meshd/xds/generators.ts";
 import { type Msg, Proxy } from "../../meshd/server/test_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const HTTPBIN_IP = "127.0.0.6";
 const GATEWAY_IP = "127.0.0.7";
@@ -144,9 +145,8 @@ async function writePem(dir: string, name: string, cert: TestCert): Promise<{ ce
   return paths;
 }
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name: "e2e: Istio's Secure Gateways task: SIMPLE, SNI, MUTUAL, rotation, httpsRedirect, missing secret",
-  ignore: !hasHttpbin(),
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
@@ -478,4 +478,4 @@ spec:
       await mesh.stop();
     }
   },
-});
+}));

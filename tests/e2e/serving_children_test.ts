@@ -9,10 +9,11 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { freePort, hasHttpbin } from "../../proxy/inbound/test_support.ts";
+import { freePort } from "../../proxy/inbound/test_support.ts";
 import { AdsClient } from "../../proxy/agent/ads_client.ts";
 import { SERVICE, waitFor } from "../../proxy/agent/test_support.ts";
 import { eventually, gatewayMeshServices, startGatewayMesh, startMeshdProcess } from "./e2e_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
 const GATEWAY_IP = "127.0.0.4";
@@ -75,10 +76,9 @@ async function viaGateway(): Promise<string> {
   }
 }
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     "e2e: serving children killed or aborted under a gateway and a sidecar: 0 failed requests, ADS back in 1 s",
-  ignore: !hasHttpbin(),
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -149,7 +149,7 @@ Deno.test({
       await mesh.stop();
     }
   },
-});
+}));
 
 Deno.test({
   name: "meshd (a real process) survives 400 hostile GOAWAY closes, then serves a proxy and stops in time",
