@@ -14,6 +14,7 @@ import { startCa, startMeshd } from "./agent/test_support.ts";
 import { freePort, Httpbin } from "./inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "./test_support.ts";
 import { httpbinMissing, requires } from "../shared/internal/testing/prerequisites.ts";
+import { figure } from "../shared/internal/testing/figures.ts";
 
 const CONFIG = `apiVersion: networking.istio.io/v1
 kind: WorkloadEntry
@@ -164,7 +165,7 @@ Deno.test(requires(httpbinMissing(), {
         "m",
       );
       const timeouts = Number(stat.exec(await admin("/stats"))?.[1]);
-      console.log(
+      figure(
         `slowloris: ${SLOW} connections opened in ${opened} ms; closed ${after[0]}/${
           percentile(after, 0.5)
         }/` +

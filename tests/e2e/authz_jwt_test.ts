@@ -15,6 +15,7 @@ import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
 import { curl, freePort, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess as ProxyProc, startProxyProcess } from "../../proxy/test_support.ts";
 import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
 const PORT = 8000;
@@ -166,7 +167,7 @@ Deno.test(requires(httpbinMissing(), {
         await Deno.writeTextFile(join(config, "ra.yaml"), requestAuthentication(jwks.url));
         // The policy arrives first (its keys empty until meshd's first fetch), then the keys.
         await expectStatus("/headers", bearer("bad.token.here"), 401);
-        console.log(
+        figure(
           `keys in force ${await expectStatus("/headers", bearer(await k1.sign()), 200)} ms after the policy`,
         );
         const r = await request("/headers", bearer(await k1.sign()));
@@ -225,7 +226,7 @@ Deno.test(requires(httpbinMissing(), {
       await t.step("it comes back with rotated keys: the new key works, the old one no longer", async () => {
         jwks.start([k2.jwk]);
         const took = await expectStatus("/headers", bearer(await k2.sign()), 200, 10_000);
-        console.log(`rotated keys in force after ${took} ms`);
+        figure(`rotated keys in force after ${took} ms`);
         assert.equal((await request("/headers", bearer(await k1.sign()))).status, 401);
       });
 

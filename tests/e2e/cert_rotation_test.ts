@@ -23,6 +23,7 @@ import { freePort, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
 import { startMeshdProcess } from "./e2e_support.ts";
 import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
 
 const HOST = "httpbin.foo.svc.cluster.local:8000";
 const LOAD_MS = 5 * 60_000;
@@ -175,7 +176,7 @@ Deno.test(requires(httpbinMissing(), {
       await late;
 
       const log = meshd.output();
-      console.log(
+      figure(
         `cert rotation: ${requests} requests, ${failures.length} failed; meshd: ${
           count(log, /rotated the self-signed root/g)
         } root rotations, ${count(log, /left the trust bundle/g)} roots pruned, ${

@@ -39,6 +39,7 @@ import {
   workloadOf,
 } from "../../deploy/lab/mod.ts";
 import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
 
 const unavailable = labUnavailable() ?? httpbinMissing();
 
@@ -533,7 +534,7 @@ Deno.test(requires(unavailable, {
     } finally {
       timers.forEach(clearTimeout);
       note("total", Date.now() - started);
-      console.log(timings.join("\n"));
+      figure(timings.join("\n"));
       await labDown(lab);
       await Deno.remove(dir, { recursive: true });
     }

@@ -22,6 +22,7 @@ import {
   xfccOf,
 } from "../../deploy/lab/mod.ts";
 import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
 
 const unavailable = labUnavailable() ?? httpbinMissing();
 
@@ -307,7 +308,7 @@ Deno.test(requires(unavailable, {
       });
     } finally {
       note("total", Date.now() - started);
-      console.log(timings.join("\n"));
+      figure(timings.join("\n"));
       await labDown(lab);
       await Deno.remove(dir, { recursive: true });
     }

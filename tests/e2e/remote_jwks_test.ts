@@ -26,6 +26,7 @@ import { startCa, startMeshd } from "../../proxy/agent/test_support.ts";
 import { curl, freePort, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
 import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
 const PORT = 8000;
@@ -240,7 +241,7 @@ Deno.test(requires(httpbinMissing(), {
 
         await t.step("the server comes up: the proxy fetches, valid token 200, unknown key 401", async () => {
           jwks.start([k1.jwk]);
-          console.log(
+          figure(
             `keys in force ${await expectStatus(200, await k1.sign())} ms after the server came up`,
           );
           const bad = await status("/ip", await k2.sign());
@@ -275,7 +276,7 @@ Deno.test(requires(httpbinMissing(), {
           "it comes back with rotated keys: the new key works, the old one no longer",
           async () => {
             jwks.start([k2.jwk]);
-            console.log(`rotated keys in force after ${await expectStatus(200, await k2.sign(), 10_000)} ms`);
+            figure(`rotated keys in force after ${await expectStatus(200, await k2.sign(), 10_000)} ms`);
             assert.equal((await status("/ip", await k1.sign())).status, 401);
           },
         );
@@ -288,7 +289,7 @@ Deno.test(requires(httpbinMissing(), {
             const before = jwks.userAgents.length;
             await new Promise((r) => setTimeout(r, 1500));
             const fetches = jwks.userAgents.length - before;
-            console.log(`${fetches} fetches in 1.5 s at a 300 ms refresh interval`);
+            figure(`${fetches} fetches in 1.5 s at a 300 ms refresh interval`);
             assert.ok(fetches >= 1 && fetches <= 6, `${fetches} fetches`);
           },
         );

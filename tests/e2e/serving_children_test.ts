@@ -14,6 +14,7 @@ import { AdsClient } from "../../proxy/agent/ads_client.ts";
 import { SERVICE, waitFor } from "../../proxy/agent/test_support.ts";
 import { eventually, gatewayMeshServices, startGatewayMesh, startMeshdProcess } from "./e2e_support.ts";
 import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
 const GATEWAY_IP = "127.0.0.4";
@@ -127,7 +128,7 @@ Deno.test(requires(httpbinMissing(), {
           `the ADS streams after ${signal} to child ${victim.pid}`,
         );
         const backMs = performance.now() - killedAt;
-        console.log(`${signal} to serving child ${victim.pid}: ADS streams back in ${backMs.toFixed(0)} ms`);
+        figure(`${signal} to serving child ${victim.pid}: ADS streams back in ${backMs.toFixed(0)} ms`);
         assert.ok(backMs < 1000, `ADS back after ${backMs.toFixed(0)} ms (${signal})`);
         await waitFor(
           () => server.servingChildren.filter((c) => c.ready).length === 2,
@@ -205,7 +206,7 @@ Deno.test({
       assert.equal(status.code, 0, meshd.output().slice(-2000));
       assert.ok(performance.now() - stopAt < 5000, "meshd took too long to stop");
       const deaths = (meshd.output().match(/serving child \d+ died/g) ?? []).length;
-      console.log(
+      figure(
         `hostile GOAWAY: 400 closes, meshd alive, ${deaths} serving children died and were replaced`,
       );
     } finally {

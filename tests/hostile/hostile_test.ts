@@ -30,6 +30,7 @@ import { STREAM_CASES } from "./stream_cases.ts";
 import { TARGET_CASES } from "./target_cases.ts";
 import { makeTokenKeys, TOKEN_CASES, type TokenKeys } from "./token_cases.ts";
 import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
 
 const unavailable = labUnavailable() ?? httpbinMissing();
 
@@ -209,7 +210,7 @@ Deno.test(requires(unavailable, {
       const text = report(table, lab.entries.map((e) => e.name));
       const out = Deno.env.get("HOSTILE_REPORT");
       if (out) await Deno.writeTextFile(out, text);
-      console.log(
+      figure(
         `hostile corpus: ${CASES.length} cases x ${lab.entries.length} entries, lab up ${upMs} ms, ` +
           `total ${Date.now() - started} ms, proxies ${JSON.stringify(alive)}`,
       );
