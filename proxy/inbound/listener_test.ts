@@ -39,6 +39,7 @@ const noSpiffeLeaf = await makeLeaf(ca, { dnsNames: ["client.example"] });
 const serverCert = certificateInfo(serverLeaf, ca, SERVER_ID);
 
 const files = await CertFiles.create();
+Deno.test.afterAll(() => files.remove());
 const roots = ["--cacert", await files.write("roots.pem", ca.pem)];
 const client = [...roots, ...await files.client("client", clientLeaf)];
 const namedClient = [...roots, ...await files.client("named", namedClientLeaf)];
@@ -404,8 +405,4 @@ Deno.test("a failing snapshot provider closes the connection and leaves the prox
     fail = false;
     assert.deepEqual(await status([url("/headers", "http")]), [0, "200"]);
   });
-});
-
-Deno.test("after all tests", async () => {
-  await files.remove();
 });

@@ -28,6 +28,7 @@ const serverLeaf = await makeLeaf(ca, { uris: [SERVER_ID], ips: ["127.0.0.1"] })
 const clientLeaf = await makeLeaf(ca, { uris: [CLIENT_ID] });
 const snapshot: RuntimeSnapshot = snapshotOf("PERMISSIVE", certificateInfo(serverLeaf, ca, SERVER_ID));
 const files = await CertFiles.create();
+Deno.test.afterAll(() => files.remove());
 const mtls = [
   "--cacert",
   await files.write("roots.pem", ca.pem),
@@ -302,8 +303,4 @@ Deno.test("WebSocket upgrade passes through mutual TLS (raw frames)", async () =
     assert.equal(new TextDecoder().decode(frame.subarray(2)), "echo: hi");
     c.close();
   });
-});
-
-Deno.test("after all tests", async () => {
-  await files.remove();
 });
