@@ -10,6 +10,7 @@ import { labNames } from "./naming.ts";
 import { labPortForward } from "./port_forward_command.ts";
 import { labPaths, saveState } from "./state.ts";
 import { requires } from "../../shared/internal/testing/prerequisites.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 const unavailable = labUnavailable();
 
@@ -76,7 +77,11 @@ Deno.test(requires(unavailable, {
         },
         error: (l) => errors.push(l),
       });
-      const first = await Promise.race([forwarding, running.then(() => "ended")]);
+      const first = await within(
+        Promise.race([forwarding, running.then(() => "ended")]),
+        10_000,
+        "Forwarding from",
+      );
       const m = /^Forwarding from 127\.0\.0\.1:(\d+) -> 8098 \(lab pc\d+, foo\/web, 127\.0\.0\.1\)$/.exec(
         first,
       );

@@ -6,6 +6,7 @@ import { startServingCertificate } from "./maintenance.ts";
 import { CertificateAuthority } from "./mod.ts";
 import { servingRenewAt } from "./serving_cert.ts";
 import { bind, SERVER_NAME, tempDir } from "./test_support.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 const HOUR = 3_600_000;
 
@@ -57,17 +58,21 @@ function openStream(port: number, rootPem: string) {
 
 /** A fresh TLS handshake: the serving certificate's serial and NotAfter as a client sees them. */
 function handshake(port: number, ca: string): Promise<{ serial: string; validTo: number }> {
-  return new Promise((resolve, reject) => {
-    const s = tls.connect(
-      { host: "127.0.0.1", port, ca, servername: SERVER_NAME, ALPNProtocols: ["h2"] },
-      () => {
-        const c = s.getPeerCertificate();
-        s.destroy();
-        resolve({ serial: c.serialNumber, validTo: Date.parse(c.valid_to) });
-      },
-    );
-    s.on("error", reject);
-  });
+  return within(
+    new Promise((resolve, reject) => {
+      const s = tls.connect(
+        { host: "127.0.0.1", port, ca, servername: SERVER_NAME, ALPNProtocols: ["h2"] },
+        () => {
+          const c = s.getPeerCertificate();
+          s.destroy();
+          resolve({ serial: c.serialNumber, validTo: Date.parse(c.valid_to) });
+        },
+      );
+      s.on("error", reject);
+    }),
+    5000,
+    "the TLS handshake",
+  );
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -15,6 +15,7 @@ import { appService } from "../http/limits_test_support.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { OutboundListener, type OutboundStats } from "./listener.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 const HOST = "httpbin.example.com";
 const HEADERS_MS = 1000;
@@ -82,10 +83,11 @@ function clientHello(): Promise<Uint8Array> {
 }
 
 function tlsConn(port: number, ca: string): Promise<RawConn> {
-  return new Promise((resolve, reject) => {
+  const handshake = new Promise<RawConn>((resolve, reject) => {
     const s = tls.connect({ host: "127.0.0.1", port, servername: HOST, ca }, () => resolve(new RawConn(s)));
     s.once("error", reject);
   });
+  return within(handshake, 5000, "the TLS handshake with the gateway");
 }
 
 /** The gateway's HTTPS listener (not started) with these limits. */

@@ -17,6 +17,7 @@ import { adsProtocol } from "../../meshd/xds/envoy_protos.ts";
 import { TYPE_URLS } from "../../meshd/xds/generators.ts";
 import { type Msg, Proxy } from "../../meshd/server/test_support.ts";
 import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 const HTTPBIN_IP = "127.0.0.6";
 const GATEWAY_IP = "127.0.0.7";
@@ -213,7 +214,7 @@ Deno.test(requires(httpbinMissing(), {
           // in this one.
           const ended = new Promise((resolve) => impostor.call.on("status", resolve));
           impostor.call.end();
-          await ended;
+          await within(ended, 5000, "meshd ending the impostor's stream");
           plain.close();
         }
         const roots = Buffer.from(await Deno.readTextFile(join(dir, "root-cert.pem")));
@@ -224,10 +225,14 @@ Deno.test(requires(httpbinMissing(), {
         );
         const certless = tls as unknown as Msg;
         const call = certless.DeltaAggregatedResources();
-        const refused = await new Promise<grpc.ServiceError>((resolve) => {
-          call.on("error", resolve);
-          call.write({ node, typeUrl: TYPE_URLS.tlsCredential });
-        });
+        const refused = await within(
+          new Promise<grpc.ServiceError>((resolve) => {
+            call.on("error", resolve);
+            call.write({ node, typeUrl: TYPE_URLS.tlsCredential });
+          }),
+          5000,
+          "the certless stream refused",
+        );
         tls.close();
         assert.equal(refused.code, grpc.status.PERMISSION_DENIED, refused.details);
         assert.match(refused.details, /XDS_AUTH: the secure port needs a verified client certificate/);

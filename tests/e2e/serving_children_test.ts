@@ -15,6 +15,7 @@ import { SERVICE, waitFor } from "../../proxy/agent/test_support.ts";
 import { eventually, gatewayMeshServices, startGatewayMesh, startMeshdProcess } from "./e2e_support.ts";
 import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 import { figure } from "../../shared/internal/testing/figures.ts";
+import { processDeadline } from "../../shared/internal/testing/deadline.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
 const GATEWAY_IP = "127.0.0.4";
@@ -166,6 +167,7 @@ Deno.test({
     meshd.child.status.then((s) => (exited = s));
     try {
       // Two hostile clients at once: concurrency is what made the in-process server abort.
+      const deadline = processDeadline(120_000, "two hostile_goaway.py clients");
       const hostile = () =>
         new Deno.Command("/usr/bin/python3", {
           args: [
@@ -176,8 +178,10 @@ Deno.test({
           ],
           stdout: "piped",
           stderr: "piped",
+          signal: deadline.signal,
         }).output();
       const runs = await Promise.all([hostile(), hostile()]);
+      deadline.end();
       for (const r of runs) {
         assert.ok(r.success, new TextDecoder().decode(r.stderr));
         const counts = JSON.parse(new TextDecoder().decode(r.stdout)) as Record<string, { served: number }>;

@@ -13,6 +13,7 @@ import { makeCsr } from "../../ca/test_support.ts";
 import { startCa, waitFor } from "../../ca/test_support.ts";
 import { BridgeServer } from "./bridge.ts";
 import { ServingPool } from "./pool.ts";
+import { within } from "../../../shared/internal/testing/deadline.ts";
 
 const text = {
   serialize: (s: string) => Buffer.from(s),
@@ -175,6 +176,7 @@ Deno.test({
       ),
       { "grpc.ssl_target_name_override": "meshd.mesh-system.svc", "grpc.use_local_subchannel_pool": 1 },
     );
+    const HANDSHAKE = "a TLS handshake with the serving pool";
     const servingSerial = () =>
       new Promise<string>((resolve, reject) => {
         const s = tls.connect({
@@ -192,12 +194,14 @@ Deno.test({
     try {
       assert.equal(await echo(client, "t"), "echo t");
       assert.equal(seen.san, "URI:spiffe://cluster.local/ns/foo/sa/sa");
-      const before = await servingSerial();
+      const before = await within(servingSerial(), 5000, HANDSHAKE);
       const second = await issue();
       provider.update({ ...second, trustBundlePem: ca.trustBundlePem });
       let after = before;
       const deadline = Date.now() + 5000;
-      while (after === before && Date.now() < deadline) after = await servingSerial();
+      while (after === before && Date.now() < deadline) {
+        after = await within(servingSerial(), 5000, HANDSHAKE);
+      }
       assert.notEqual(after, before, "a new connection must get the renewed certificate");
       assert.equal(await echo(client, "still"), "echo still", "the established connection keeps working");
     } finally {
