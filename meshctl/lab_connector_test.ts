@@ -43,8 +43,6 @@ spec:
 
 Deno.test(requires(unavailable, {
   name: "meshctl --lab: proxy commands against lab proxies through meshctl's own port-forwards",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const name = `mc${Deno.pid}`;
     const dir = await Deno.makeTempDir();

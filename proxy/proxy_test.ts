@@ -124,8 +124,6 @@ function statOf(stats: string, name: string): number {
 
 Deno.test({
   name: "proxy: plain text under PERMISSIVE, then STRICT resets it; admin dump, stats, logging, quitquitquit",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: () =>
     withProxy(2, async (env) => {
       const url = `http://127.0.0.1:${env.inboundPort}/get`;

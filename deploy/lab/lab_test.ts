@@ -49,8 +49,6 @@ async function inWorkload(lab: string, ref: string, command: string[]) {
 
 Deno.test(requires(unavailable, {
   name: "lab: up, exec (names, DNAT to the target port, sidecar capture), apply, status, down",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const name = `lt${Deno.pid}`;
     const dir = await Deno.makeTempDir();
@@ -121,8 +119,6 @@ Deno.test(requires(unavailable, {
 
 Deno.test(requires(unavailable, {
   name: "lab: down after lab up was killed half-way, and with an unreadable state file",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const dir = await Deno.makeTempDir();
     const file = join(dir, "topology.yaml");

@@ -22,8 +22,6 @@ const unavailable = labUnavailable();
 
 Deno.test(requires(unavailable, {
   name: "openPortForward: host 127.0.0.1 to a server on 127.0.0.1 inside a namespace; refused; closed",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const netns = `pf${Deno.pid}`;
     const dir = await Deno.makeTempDir();
