@@ -53,8 +53,6 @@ function handshake(
 Deno.test({
   name:
     "meshServerCredentials: TLS without a client certificate, with one, and a rotated serving certificate",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const { dir, cleanup } = await tempDir();
     await createSelfSignedRootCa(dir, { trustDomain: "cluster.local", rsaKeySize: 2048, ttlMs: 86_400_000 });

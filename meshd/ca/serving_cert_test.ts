@@ -112,8 +112,6 @@ Deno.test("servingRenewAt: a share of the lifetime measured from issue, never be
 Deno.test({
   name:
     "serving certificate: a 2 s certificate is renewed; an open stream outlives the first certificate; new clients connect after its expiry",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const { dir, cleanup } = await tempDir();
     const ca = await startCa(dir, 2000);
@@ -162,8 +160,6 @@ Deno.test({
 Deno.test({
   name:
     "serving certificate: issued again at once when the root rotates; a failed issue keeps the certificate and retries",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const { dir, cleanup } = await tempDir();
     const ca = await startCa(dir, 60_000);
