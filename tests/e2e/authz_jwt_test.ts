@@ -119,8 +119,6 @@ async function expectStatus(
 
 Deno.test(requires(httpbinMissing(), {
   name: "e2e: RequestAuthentication with meshd-fetched JWKS and AuthorizationPolicy through a real proxy",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const dir = await Deno.makeTempDir({ prefix: "authz-e2e-" });
     const config = join(dir, "config");

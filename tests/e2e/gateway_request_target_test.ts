@@ -63,8 +63,6 @@ const request = (target: string, method = "GET", host = "httpbin.example.com") =
 
 Deno.test(requires(httpbinMissing(), {
   name: "e2e: the ingress gateway refuses #, wrong-case methods and every form of a denied path",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const mesh = await startGatewayMesh(FILES, { httpbin: HTTPBIN_IP, gateway: GATEWAY_IP });
     try {

@@ -108,8 +108,6 @@ const expectStatus = (host: string, path: string, want: string) => async () => {
 Deno.test(requires(httpbinMissing(), {
   name:
     "e2e: ingress gateway routes by Gateway + VirtualService, over automatic mTLS, following config changes",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const mesh = await startGatewayMesh({
       "services.yaml": SERVICES,

@@ -111,8 +111,6 @@ function nonLoopbackIpv4(): string | undefined {
 
 Deno.test(requires(httpbinMissing(), {
   name: "e2e: the gateway appends the client to X-Forwarded-For; remoteIpBlocks trust numTrustedProxies hops",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const mesh = await startGatewayMesh(
       { "services.yaml": services(), "gateway.yaml": GATEWAY, "policies.yaml": POLICIES },
