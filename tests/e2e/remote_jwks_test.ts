@@ -213,8 +213,6 @@ async function withMesh(
 Deno.test(requires(httpbinMissing(), {
   name:
     "e2e: DISCO_JWT_ENABLE_REMOTE_JWKS=proxy: the proxy fetches, refreshes and keeps the keys; meshd never",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const ISS = "proxy-fetched@mesh.test";
     const k1 = await keyPair(ISS, "k1");
@@ -320,8 +318,6 @@ Deno.test(requires(httpbinMissing(), {
 Deno.test(requires(httpbinMissing(), {
   name:
     "e2e: DISCO_JWT_ENABLE_REMOTE_JWKS=hybrid: a registry host is fetched by the proxy, an external one by meshd",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const meshIssuer = "mesh-idp@mesh.test";
     const externalIssuer = "external-idp@mesh.test";
@@ -375,8 +371,6 @@ spec:
 Deno.test(requires(httpbinMissing(), {
   name:
     "e2e: DISCO_JWT_ENABLE_REMOTE_JWKS=meshd: meshd restarts while the JWKS server is down, the proxy keeps its keys; every token is verified",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const ISS = "meshd-fetched@mesh.test";
     const key = await keyPair(ISS, "k1");

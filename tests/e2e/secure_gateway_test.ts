@@ -148,8 +148,6 @@ async function writePem(dir: string, name: string, cert: TestCert): Promise<{ ce
 
 Deno.test(requires(httpbinMissing(), {
   name: "e2e: Istio's Secure Gateways task: SIMPLE, SNI, MUTUAL, rotation, httpsRedirect, missing secret",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const mesh = await startGatewayMesh(
       { "services.yaml": SERVICES, "vs.yaml": VIRTUAL_SERVICES },
