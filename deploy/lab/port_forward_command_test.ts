@@ -16,8 +16,6 @@ const unavailable = labUnavailable();
 
 Deno.test(requires(unavailable, {
   name: "labPortForward: forwards to a lab workload until aborted; errors name specs and targets",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const lab = `pc${Deno.pid}`;
     const netns = `${lab}_foo_web`;

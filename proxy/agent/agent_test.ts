@@ -6,8 +6,7 @@ import { SUBSCRIBED } from "./resources.ts";
 import { type Meshd, SERVICE, startCa, startMeshd, waitFor } from "./test_support.ts";
 import type { CertificateAuthority } from "../../meshd/ca/mod.ts";
 
-const grpcTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+const grpcTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, fn });
 
 const NODE = { ip: "10.1.0.3", name: "sleep-1", namespace: "foo" };
 const FAST = { initialMs: 50, maxMs: 400 };

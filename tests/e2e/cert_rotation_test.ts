@@ -80,8 +80,6 @@ const count = (text: string, re: RegExp) => (text.match(re) ?? []).length;
 Deno.test(requires(httpbinMissing(), {
   name:
     "cert rotation (5 min): 60 s certificates and a 3 min root rotate under load with 0 failed requests; a proxy started at minute 4 becomes ready",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "cert-rotation-e2e-" });
     const inboundPort = freePort();

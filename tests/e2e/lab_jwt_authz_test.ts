@@ -75,8 +75,6 @@ function at<T>(atMs: number, probe: () => Promise<T>): Promise<{ ranAt: number; 
 Deno.test(requires(unavailable, {
   name:
     "e2e: JWT and authorization through the lab (seed rows, Istio's authn/JWT/deny tasks, gateway, expiry)",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     // The expiring token's clock starts first, so that its 66 s overlap the lab's start and the rows.
     const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });

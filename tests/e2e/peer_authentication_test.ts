@@ -153,8 +153,6 @@ const note = (row: string, ms: number) => timings.push(`${row}: ${ms} ms`);
 
 Deno.test(requires(unavailable, {
   name: "e2e: PeerAuthentication rows of the policies seed, through the lab (meshd, sidecars, httpbin, curl)",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const dir = await Deno.makeTempDir({ prefix: "pa-e2e-" });
     const lab = `pa${Deno.pid}`;

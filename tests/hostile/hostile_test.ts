@@ -166,8 +166,6 @@ function report(table: Map<string, Partial<Record<EntryName, Outcome>>>, entries
 Deno.test(requires(unavailable, {
   name:
     "hostile corpus: smuggling, path, method, token and oversized-head cases through sidecars and gateway",
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "hostile-" });
     const keys = await makeTokenKeys();
