@@ -214,7 +214,11 @@ export async function startLiveMeshd(
     ...options.env,
   });
   const debugAddress = `127.0.0.1:${ports.http}`;
-  await until("meshd", child, async () => (await fetch(`http://${debugAddress}/debug/mesh`)).ok);
+  await until("meshd", child, async () => {
+    const r = await fetch(`http://${debugAddress}/debug/mesh`);
+    await r.body?.cancel();
+    return r.ok;
+  });
   return {
     dir,
     configDir,
