@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { MAX_CONFIG_BYTES } from "../shared/mod.ts";
 import { meshctl, ROOT } from "./test_support.ts";
+import { commandMissing, requires } from "../shared/internal/testing/prerequisites.ts";
 
 Deno.test("validate: the policy YAML of Istio's four security tasks is valid", async () => {
   const r = await meshctl(["validate", "-f", "tests/fixtures/istio"]);
@@ -151,14 +152,6 @@ Deno.test("version: meshd unreachable is a warning; the client version is still 
   assert.match(r.err, /^warning: control plane version unavailable: cannot reach meshd's debug interface/);
 });
 
-async function shellAvailable(shell: string): Promise<boolean> {
-  try {
-    return (await new Deno.Command(shell, { args: ["-c", "true"] }).output()).success;
-  } catch {
-    return false;
-  }
-}
-
 Deno.test("completion bash: real bash loads it and completes commands, aliases and flags", async () => {
   const r = await meshctl(["completion", "bash"]);
   assert.equal(r.code, 0);
@@ -182,9 +175,8 @@ Deno.test("completion bash: real bash loads it and completes commands, aliases a
   await Deno.remove(dir, { recursive: true });
 });
 
-Deno.test({
+Deno.test(requires(commandMissing("fish"), {
   name: "completion fish: real fish completes commands and flags",
-  ignore: !(await shellAvailable("fish")),
   fn: async () => {
     const r = await meshctl(["completion", "fish"]);
     const dir = await Deno.makeTempDir();
@@ -199,12 +191,11 @@ Deno.test({
     assert.match(await complete("meshctl validate --file"), /^--filename\t/m);
     await Deno.remove(dir, { recursive: true });
   },
-});
+}));
 
 for (const shell of ["zsh", "fish"]) {
-  Deno.test({
+  Deno.test(requires(commandMissing(shell), {
     name: `completion ${shell}: the script parses in real ${shell}`,
-    ignore: !(await shellAvailable(shell)),
     fn: async () => {
       const r = await meshctl(["completion", shell]);
       const dir = await Deno.makeTempDir();
@@ -213,7 +204,7 @@ for (const shell of ["zsh", "fish"]) {
       assert.ok(check.success, new TextDecoder().decode(check.stderr));
       await Deno.remove(dir, { recursive: true });
     },
-  });
+  }));
 }
 
 Deno.test("completion: --no-descriptions drops descriptions (fish and powershell)", async () => {

@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import { freePort } from "../shared/internal/testing/free_port.ts";
+import { processDeadline } from "../shared/internal/testing/deadline.ts";
 
 export { freePort };
 
@@ -25,6 +26,7 @@ export async function meshctl(
   args: string[],
   options: { stdin?: string; env?: Record<string, string> } = {},
 ): Promise<RunResult> {
+  const deadline = processDeadline(60_000, `meshctl ${args.join(" ")}`);
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -42,6 +44,7 @@ export async function meshctl(
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1", ...options.env },
+    signal: deadline.signal,
   }).spawn();
   if (options.stdin !== undefined) {
     const w = child.stdin.getWriter();
@@ -49,6 +52,7 @@ export async function meshctl(
     await w.close();
   }
   const r = await child.output();
+  deadline.end();
   const dec = new TextDecoder();
   return { code: r.code, out: dec.decode(r.stdout), err: dec.decode(r.stderr) };
 }
@@ -210,7 +214,11 @@ export async function startLiveMeshd(
     ...options.env,
   });
   const debugAddress = `127.0.0.1:${ports.http}`;
-  await until("meshd", child, async () => (await fetch(`http://${debugAddress}/debug/mesh`)).ok);
+  await until("meshd", child, async () => {
+    const r = await fetch(`http://${debugAddress}/debug/mesh`);
+    await r.body?.cancel();
+    return r.ok;
+  });
   return {
     dir,
     configDir,

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { discovery, flat, meshd } from "./cli_test_support.ts";
+import { commandMissing, requires } from "../shared/internal/testing/prerequisites.ts";
 
 Deno.test("root: the command tree, PARTIAL, --vklog", async () => {
   const r = await meshd(["--help"]);
@@ -151,14 +152,6 @@ Deno.test("--vklog: accepted by every command, before or after it; a bad value i
   assert.match(bad.err, /^error: --vklog: x is not an integer$/m);
 });
 
-async function shellAvailable(shell: string): Promise<boolean> {
-  try {
-    return (await new Deno.Command(shell, { args: ["-c", "true"] }).output()).success;
-  } catch {
-    return false;
-  }
-}
-
 Deno.test("completion bash: real bash completes meshd's commands and flags", async () => {
   const r = await meshd(["completion", "bash"]);
   assert.equal(r.code, 0);
@@ -178,9 +171,8 @@ Deno.test("completion bash: real bash completes meshd's commands and flags", asy
 });
 
 for (const shell of ["zsh", "fish"]) {
-  Deno.test({
+  Deno.test(requires(commandMissing(shell), {
     name: `completion ${shell}: the script parses in real ${shell}`,
-    ignore: !(await shellAvailable(shell)),
     fn: async () => {
       const r = await meshd(["completion", shell]);
       const dir = await Deno.makeTempDir();
@@ -189,7 +181,7 @@ for (const shell of ["zsh", "fish"]) {
       assert.ok(check.success, new TextDecoder().decode(check.stderr));
       await Deno.remove(dir, { recursive: true });
     },
-  });
+  }));
 }
 
 Deno.test("completion: powershell, and --no-descriptions", async () => {

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { processDeadline } from "../shared/internal/testing/deadline.ts";
 export const MAIN = new URL("./main.ts", import.meta.url).pathname;
 export const ROOT = new URL("../", import.meta.url).pathname;
 
@@ -26,13 +27,16 @@ export async function meshd(
     const value = Deno.env.get(name);
     if (value !== undefined) base[name] = value;
   }
+  const deadline = processDeadline(60_000, `meshd ${args.join(" ")}`);
   const r = await new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-read", "--allow-env", ...(options.extra ?? []), MAIN, ...args],
     cwd: ROOT,
     clearEnv: true,
     env: { ...base, ...options.vars },
     stdin: "null",
+    signal: deadline.signal,
   }).output();
+  deadline.end();
   const dec = new TextDecoder();
   return { code: r.code, out: dec.decode(r.stdout), err: dec.decode(r.stderr) };
 }

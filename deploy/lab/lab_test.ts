@@ -8,9 +8,9 @@ import { InputError, labApply, labDelete, labDown, labStatus, labUnavailable, la
 import { execArgv, findWorkload } from "../../shared/internal/lab/exec.ts";
 import { listNetns, netnsPids } from "./host.ts";
 import { labPaths } from "../../shared/internal/lab/state.ts";
+import { requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const unavailable = labUnavailable();
-if (unavailable) console.log(`deploy/lab/lab_test.ts: skipped: ${unavailable}`);
 
 const TOPOLOGY = `namespaces:
   - {name: foo, injection: enabled}
@@ -47,11 +47,8 @@ async function inWorkload(lab: string, ref: string, command: string[]) {
   return await run(cmd, args);
 }
 
-Deno.test({
+Deno.test(requires(unavailable, {
   name: "lab: up, exec (names, DNAT to the target port, sidecar capture), apply, status, down",
-  ignore: unavailable !== undefined,
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const name = `lt${Deno.pid}`;
     const dir = await Deno.makeTempDir();
@@ -118,13 +115,10 @@ Deno.test({
     }
     assert.deepEqual(await leftovers(name), []);
   },
-});
+}));
 
-Deno.test({
+Deno.test(requires(unavailable, {
   name: "lab: down after lab up was killed half-way, and with an unreadable state file",
-  ignore: unavailable !== undefined,
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const dir = await Deno.makeTempDir();
     const file = join(dir, "topology.yaml");
@@ -164,4 +158,4 @@ Deno.test({
     }
     await Deno.remove(dir, { recursive: true });
   },
-});
+}));

@@ -9,15 +9,13 @@ import { netnsServer } from "./netns_server_test_support.ts";
 import { labNames } from "../../shared/internal/lab/naming.ts";
 import { labPortForward } from "./port_forward_command.ts";
 import { labPaths, saveState } from "../../shared/internal/lab/state.ts";
+import { requires } from "../../shared/internal/testing/prerequisites.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 const unavailable = labUnavailable();
-if (unavailable) console.log(`deploy/lab/port_forward_command_test.ts: skipped: ${unavailable}`);
 
-Deno.test({
+Deno.test(requires(unavailable, {
   name: "labPortForward: forwards to a lab workload until aborted; errors name specs and targets",
-  ignore: unavailable !== undefined,
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const lab = `pc${Deno.pid}`;
     const netns = `${lab}_foo_web`;
@@ -77,7 +75,11 @@ Deno.test({
         },
         error: (l) => errors.push(l),
       });
-      const first = await Promise.race([forwarding, running.then(() => "ended")]);
+      const first = await within(
+        Promise.race([forwarding, running.then(() => "ended")]),
+        10_000,
+        "Forwarding from",
+      );
       const m = /^Forwarding from 127\.0\.0\.1:(\d+) -> 8098 \(lab pc\d+, foo\/web, 127\.0\.0\.1\)$/.exec(
         first,
       );
@@ -117,4 +119,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+}));

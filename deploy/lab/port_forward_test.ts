@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { labUnavailable, netnsPids, run } from "./host.ts";
 import { netnsServer } from "./netns_server_test_support.ts";
 import { openPortForward, parsePortSpec } from "../../shared/internal/lab/port_forward.ts";
+import { requires } from "../../shared/internal/testing/prerequisites.ts";
 
 Deno.test("parsePortSpec: kubectl's forms, and errors naming the spec", () => {
   assert.deepEqual(parsePortSpec("8080"), { local: 8080, remote: 8080 });
@@ -18,13 +19,9 @@ Deno.test("parsePortSpec: kubectl's forms, and errors naming the spec", () => {
 });
 
 const unavailable = labUnavailable();
-if (unavailable) console.log(`deploy/lab/port_forward_test.ts: skipped: ${unavailable}`);
 
-Deno.test({
+Deno.test(requires(unavailable, {
   name: "openPortForward: host 127.0.0.1 to a server on 127.0.0.1 inside a namespace; refused; closed",
-  ignore: unavailable !== undefined,
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const netns = `pf${Deno.pid}`;
     const dir = await Deno.makeTempDir();
@@ -78,4 +75,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+}));

@@ -86,10 +86,7 @@ function isError(r: unknown): r is grpc.ServiceError {
   return r instanceof Error;
 }
 
-const grpcTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
-
-grpcTest(
+Deno.test(
   "CreateCertificate: a token for foo/sleep gets a leaf for foo/sleep; the CSR's subject and DNS SANs are ignored",
   async () => {
     const h = await harness();
@@ -111,7 +108,7 @@ grpcTest(
   },
 );
 
-grpcTest(
+Deno.test(
   "CreateCertificate: a CSR asking for another identity is refused with PERMISSION_DENIED and counted",
   async () => {
     const h = await harness();
@@ -138,7 +135,7 @@ grpcTest(
   },
 );
 
-grpcTest(
+Deno.test(
   "CreateCertificate: wrong audience, expired, foreign key, missing credential: UNAUTHENTICATED, counted",
   async () => {
     const h = await harness();
@@ -185,7 +182,7 @@ grpcTest(
   },
 );
 
-grpcTest(
+Deno.test(
   "CreateCertificate: renewal over mutual TLS with the certificate the CA issued, without a token",
   async () => {
     const h = await harness();
@@ -212,7 +209,7 @@ grpcTest(
   },
 );
 
-grpcTest("CreateCertificate: a client certificate from a foreign CA does not authenticate", async () => {
+Deno.test("CreateCertificate: a client certificate from a foreign CA does not authenticate", async () => {
   const h = await harness();
   try {
     const foreignRoot = await makeCa("Foreign Root");
@@ -237,7 +234,7 @@ grpcTest("CreateCertificate: a client certificate from a foreign CA does not aut
   }
 });
 
-grpcTest(
+Deno.test(
   "CreateCertificate: TTL is the default when none is asked, capped at the maximum; NotBefore backdated",
   async () => {
     const h = await harness();
@@ -273,7 +270,7 @@ grpcTest(
   },
 );
 
-grpcTest(
+Deno.test(
   "CreateCertificate: malformed or forged CSRs are INVALID_ARGUMENT and counted as parse errors",
   async () => {
     const h = await harness();
@@ -299,7 +296,7 @@ grpcTest(
   },
 );
 
-grpcTest("CreateCertificate: Istio's ImpersonatedIdentity metadata is refused", async () => {
+Deno.test("CreateCertificate: Istio's ImpersonatedIdentity metadata is refused", async () => {
   const h = await harness();
   try {
     const { token } = await h.ca.issueBootstrapToken({ namespace: "foo", serviceAccount: "sleep" });

@@ -9,6 +9,7 @@ import {
   StaticCertificateProvider,
 } from "./server_credentials.ts";
 import { bind, makeCsr, SERVER_NAME, tempDir } from "./test_support.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 async function serving(ca: LoadedCa, spiffeIdForClient?: string): Promise<ServingMaterial> {
   const csr = await makeCsr();
@@ -28,28 +29,30 @@ function handshake(
   ca: string,
   client?: { cert: string; key: string },
 ): Promise<{ ok: boolean; serverSerial?: string; error?: string }> {
-  return new Promise((resolve) => {
-    const s = tls.connect({
-      host: "127.0.0.1",
-      port,
-      ca,
-      servername: SERVER_NAME,
-      ALPNProtocols: ["h2"],
-      ...client,
-    }, () => {
-      const serverSerial = s.getPeerCertificate().serialNumber;
-      s.destroy();
-      resolve({ ok: true, serverSerial });
-    });
-    s.on("error", (e) => resolve({ ok: false, error: e.message }));
-  });
+  return within(
+    new Promise((resolve) => {
+      const s = tls.connect({
+        host: "127.0.0.1",
+        port,
+        ca,
+        servername: SERVER_NAME,
+        ALPNProtocols: ["h2"],
+        ...client,
+      }, () => {
+        const serverSerial = s.getPeerCertificate().serialNumber;
+        s.destroy();
+        resolve({ ok: true, serverSerial });
+      });
+      s.on("error", (e) => resolve({ ok: false, error: e.message }));
+    }),
+    5000,
+    "the TLS handshake",
+  );
 }
 
 Deno.test({
   name:
     "meshServerCredentials: TLS without a client certificate, with one, and a rotated serving certificate",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const { dir, cleanup } = await tempDir();
     await createSelfSignedRootCa(dir, { trustDomain: "cluster.local", rsaKeySize: 2048, ttlMs: 86_400_000 });

@@ -6,6 +6,7 @@ import { startServingCertificate } from "./maintenance.ts";
 import { CertificateAuthority } from "./mod.ts";
 import { servingRenewAt } from "./serving_cert.ts";
 import { bind, SERVER_NAME, tempDir } from "./test_support.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 const HOUR = 3_600_000;
 
@@ -57,17 +58,21 @@ function openStream(port: number, rootPem: string) {
 
 /** A fresh TLS handshake: the serving certificate's serial and NotAfter as a client sees them. */
 function handshake(port: number, ca: string): Promise<{ serial: string; validTo: number }> {
-  return new Promise((resolve, reject) => {
-    const s = tls.connect(
-      { host: "127.0.0.1", port, ca, servername: SERVER_NAME, ALPNProtocols: ["h2"] },
-      () => {
-        const c = s.getPeerCertificate();
-        s.destroy();
-        resolve({ serial: c.serialNumber, validTo: Date.parse(c.valid_to) });
-      },
-    );
-    s.on("error", reject);
-  });
+  return within(
+    new Promise((resolve, reject) => {
+      const s = tls.connect(
+        { host: "127.0.0.1", port, ca, servername: SERVER_NAME, ALPNProtocols: ["h2"] },
+        () => {
+          const c = s.getPeerCertificate();
+          s.destroy();
+          resolve({ serial: c.serialNumber, validTo: Date.parse(c.valid_to) });
+        },
+      );
+      s.on("error", reject);
+    }),
+    5000,
+    "the TLS handshake",
+  );
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -107,8 +112,6 @@ Deno.test("servingRenewAt: a share of the lifetime measured from issue, never be
 Deno.test({
   name:
     "serving certificate: a 2 s certificate is renewed; an open stream outlives the first certificate; new clients connect after its expiry",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const { dir, cleanup } = await tempDir();
     const ca = await startCa(dir, 2000);
@@ -157,8 +160,6 @@ Deno.test({
 Deno.test({
   name:
     "serving certificate: issued again at once when the root rotates; a failed issue keeps the certificate and retries",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const { dir, cleanup } = await tempDir();
     const ca = await startCa(dir, 60_000);

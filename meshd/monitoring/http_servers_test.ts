@@ -38,7 +38,9 @@ Deno.test("/metrics counts connections, pushes, rejected configs and convergence
       assert.match(text, /^disco_services 1$/m);
       assert.match(text, /^meshd_uptime_seconds \d/m);
       assert.match(text, /^mesh_build\{component="meshd",tag="\d+\.\d+\.\d+"\} 1$/m);
-      assert.equal((await fetch(`http://127.0.0.1:${mon.addr.port}/ready`)).status, 200);
+      const ready = await fetch(`http://127.0.0.1:${mon.addr.port}/ready`);
+      assert.equal(ready.status, 200);
+      await ready.body?.cancel();
 
       const syncz = await (await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/syncz`)).json();
       assert.equal(syncz.length, 1);
@@ -54,7 +56,9 @@ Deno.test("/metrics counts connections, pushes, rejected configs and convergence
       assert.equal(connections.length, 1);
       assert.equal(connections[0].workload, "foo/httpbin-1");
       assert.equal(syncz[0].workload, "foo/httpbin-1");
-      assert.equal((await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/nope`)).status, 404);
+      const nope = await fetch(`http://127.0.0.1:${dbg.addr.port}/debug/nope`);
+      assert.equal(nope.status, 404);
+      await nope.body?.cancel();
 
       const dump = await (await fetch(
         `http://127.0.0.1:${dbg.addr.port}/debug/config_dump?proxyID=foo/httpbin-1`,

@@ -12,6 +12,7 @@ import {
   validateDiscoveryFlags,
 } from "./discovery_flags.ts";
 import { readEnvironment } from "./environment.ts";
+import { commandMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 /** Parses `meshd discovery <args>` with commander, as the CLI does, and validates the result. */
 function discovery(args: string[], vars: Record<string, string> = {}): DiscoveryFlagsResult {
@@ -292,12 +293,8 @@ Deno.test("cipher suites: the seed's 13 preferred and 12 insecure suites", () =>
   assert.equal(Object.keys(INSECURE_CIPHER_SUITES).length, 12);
 });
 
-Deno.test({
+Deno.test(requires(commandMissing("openssl"), {
   name: "cipher suites: the OpenSSL names agree with `openssl ciphers -stdname`",
-  ignore: await new Deno.Command("openssl", { args: ["version"] }).output().then(
-    (r) => !r.success,
-    () => true,
-  ),
   fn: async () => {
     const out = await new Deno.Command("openssl", { args: ["ciphers", "-stdname", "ALL:@SECLEVEL=0"] })
       .output();
@@ -312,4 +309,4 @@ Deno.test({
       else assert.match(iana, /RC4|3DES/);
     }
   },
-});
+}));

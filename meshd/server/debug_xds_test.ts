@@ -7,6 +7,7 @@ import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
 import { TYPE_URLS } from "../xds/generators.ts";
 import type { DiscoveryServerOptions } from "./discovery_server.ts";
 import { type Msg, withDiscovery } from "./test_support.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 const HOUR = 3_600_000;
 
@@ -31,12 +32,20 @@ async function withCa(fn: (ca: CertificateAuthority) => Promise<void>): Promise<
   }
 }
 
+/** What one debug stream got. */
+interface Answer {
+  response?: Msg;
+  error?: grpc.ServiceError;
+  more: number;
+  status?: grpc.status;
+}
+
 /** The first answer on one debug stream, or the gRPC error that ended it. */
 function ask(
   port: number,
   request: Msg,
   options: { token?: string; delta?: boolean; ack?: boolean; halfClose?: boolean } = {},
-): Promise<{ response?: Msg; error?: grpc.ServiceError; more: number; status?: grpc.status }> {
+): Promise<Answer> {
   const client = new (adsProtocol().client)(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   const md = new grpc.Metadata();
   if (options.token) md.set("authorization", `Bearer ${options.token}`);
@@ -45,7 +54,7 @@ function ask(
   const call: grpc.ClientDuplexStream<Msg, Msg> = options.delta
     ? c.DeltaAggregatedResources(md)
     : c.StreamAggregatedResources(md);
-  return new Promise((resolve) => {
+  const answered = new Promise<Answer>((resolve) => {
     let response: Msg | undefined;
     let more = 0;
     const done = (error?: grpc.ServiceError, status?: grpc.status) => {
@@ -69,6 +78,7 @@ function ask(
     call.write({ node: { id: "meshctl~0.0.0.0~meshctl~cluster.local" }, ...request });
     if (options.halfClose) call.end();
   });
+  return within(answered, 10_000, "the debug ADS answer");
 }
 
 const body = (m: Msg, i = 0): unknown =>

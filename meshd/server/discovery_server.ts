@@ -381,7 +381,6 @@ export class DiscoveryServer {
     this.#auto?.stop();
     this.#jwks.stop();
     this.#debouncer.stop();
-    for (const t of this.#leaving.values()) clearTimeout(t);
     this.#unsubscribe?.();
     const servers = [this.#grpc, this.#secureGrpc].filter((s): s is grpc.Server => s !== undefined);
     if (this.#pool) {
@@ -398,6 +397,8 @@ export class DiscoveryServer {
       clearTimeout(timer);
       for (const s of servers) s.forceShutdown();
     }
+    // After the streams ended: each end starts a proxied-grace timer (#proxyChanged).
+    for (const t of this.#leaving.values()) clearTimeout(t);
     await this.#store.stop();
   }
 

@@ -8,15 +8,9 @@
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { InboundListener } from "../inbound/listener.ts";
-import {
-  hasHttpbin,
-  Httpbin,
-  mtlsFixture,
-  RawConn,
-  RecordingLog,
-  snapshotOf,
-} from "../inbound/test_support.ts";
+import { Httpbin, mtlsFixture, RawConn, RecordingLog, snapshotOf } from "../inbound/test_support.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const ISS = "every-token@mesh.test";
 
@@ -121,9 +115,8 @@ const cases: Case[] = [
   },
 ];
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name: "inbound filters: every token is verified (raw request bytes, real httpbin)",
-  ignore: !hasHttpbin(),
   async fn(t) {
     const { cert, files } = await mtlsFixture("spiffe://cluster.local/ns/foo/sa/httpbin", "spiffe://x/y");
     const httpbin = await Httpbin.start();
@@ -166,4 +159,4 @@ Deno.test({
       await files.remove();
     }
   },
-});
+}));

@@ -6,9 +6,10 @@
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { InboundListener } from "../inbound/listener.ts";
-import { curl, hasHttpbin, Httpbin, mtlsFixture, RecordingLog, snapshotOf } from "../inbound/test_support.ts";
+import { curl, Httpbin, mtlsFixture, RecordingLog, snapshotOf } from "../inbound/test_support.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { DEFAULT_PROXY_SETTINGS, type ProxySettings } from "../../shared/proxy_settings/mod.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const ISS = "testing@secure.istio.io";
 const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/httpbin";
@@ -56,9 +57,8 @@ const TOKEN_ON_HEADERS = policy("require-jwt", "DENY", [{
   to: [{ operation: { paths: ["/headers"] } }],
 }]);
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name: "inbound filters: RequestAuthentication and AuthorizationPolicy in front of httpbin (real curl)",
-  ignore: !hasHttpbin(),
   async fn(t) {
     const { cert, mtls, files } = await mtlsFixture(SERVER_ID, CLIENT_ID);
     const httpbin = await Httpbin.start();
@@ -340,4 +340,4 @@ Deno.test({
       await files.remove();
     }
   },
-});
+}));

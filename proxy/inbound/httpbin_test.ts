@@ -7,13 +7,11 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { InboundListener } from "./listener.ts";
 import type { InboundStats } from "./observer.ts";
-import { curl, hasHttpbin, Httpbin, mtlsFixture, RecordingLog, snapshotOf } from "./test_support.ts";
+import { curl, Httpbin, mtlsFixture, RecordingLog, snapshotOf } from "./test_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
-const available = hasHttpbin();
-
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name: "httpbin behind the inbound listener (real curl, real httpbin)",
-  ignore: !available,
   async fn(t) {
     const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/httpbin";
     const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -127,4 +125,4 @@ Deno.test({
       await files.remove();
     }
   },
-});
+}));

@@ -14,7 +14,8 @@ import { PATH_VARIANTS } from "../../shared/policy/authorization/path_variants.t
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { InboundListener } from "./listener.ts";
 import { forwardedTarget, parseEcho, sendRaw, TargetEcho } from "./target_echo.ts";
-import { hasHttpbin, Httpbin, mtlsFixture, RecordingLog, snapshotOf } from "./test_support.ts";
+import { Httpbin, mtlsFixture, RecordingLog, snapshotOf } from "./test_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const { cert, files } = await mtlsFixture(
   "spiffe://cluster.local/ns/foo/sa/httpbin",
@@ -135,10 +136,9 @@ const HTTPBIN_BYPASSES: Record<PathNormalization, string[]> = {
   DECODE_AND_MERGE_SLASHES: [],
 };
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     "path variants to real httpbin: DECODE_AND_MERGE_SLASHES (the default) leaves no bypass; the others leave Istio's",
-  ignore: !hasHttpbin(),
   async fn() {
     const httpbin = await Httpbin.start();
     const direct = new Map<string, number>();
@@ -172,12 +172,11 @@ Deno.test({
       await httpbin.stop();
     }
   },
-});
+}));
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     "method case: delete and Delete are 400 (gunicorn would run DELETE past the DENY); extension methods pass",
-  ignore: !hasHttpbin(),
   async fn() {
     const httpbin = await Httpbin.start();
     try {
@@ -197,7 +196,7 @@ Deno.test({
       await httpbin.stop();
     }
   },
-});
+}));
 
 Deno.test("absolute form: the target's authority replaces Host, for policies and for the application", async () => {
   const echo = await TargetEcho.start();

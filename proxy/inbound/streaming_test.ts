@@ -20,6 +20,7 @@ import {
   snapshotOf,
   TestApp,
 } from "./test_support.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/app";
 const CLIENT_ID = "spiffe://cluster.local/ns/bar/sa/sleep";
@@ -28,6 +29,7 @@ const serverLeaf = await makeLeaf(ca, { uris: [SERVER_ID], ips: ["127.0.0.1"] })
 const clientLeaf = await makeLeaf(ca, { uris: [CLIENT_ID] });
 const snapshot: RuntimeSnapshot = snapshotOf("PERMISSIVE", certificateInfo(serverLeaf, ca, SERVER_ID));
 const files = await CertFiles.create();
+Deno.test.afterAll(() => files.remove());
 const mtls = [
   "--cacert",
   await files.write("roots.pem", ca.pem),
@@ -189,7 +191,7 @@ Deno.test("Content-Length bodies both ways, 8 MiB (curl)", async () => {
 Deno.test("bodies stream: the first part arrives before the application finished, both ways", async () => {
   await withProxy(async ({ app, http }) => {
     // Response: the application holds its second part until the client saw the first.
-    const res = await fetch(`${http}/gate`);
+    const res = await fetch(`${http}/gate`, { signal: AbortSignal.timeout(5000) });
     const reader = res.body!.getReader();
     const first = await reader.read();
     assert.equal(new TextDecoder().decode(first.value), "first\n");
@@ -261,10 +263,14 @@ Deno.test("WebSocket upgrade passes through (plain text, Deno's WebSocket client
     const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`);
     const messages: string[] = [];
     const closed = new Promise<void>((resolve) => (ws.onclose = () => resolve()));
-    await new Promise<void>((resolve, reject) => {
-      ws.onopen = () => resolve();
-      ws.onerror = (e) => reject(new Error(`websocket error: ${(e as ErrorEvent).message}`));
-    });
+    await within(
+      new Promise<void>((resolve, reject) => {
+        ws.onopen = () => resolve();
+        ws.onerror = (e) => reject(new Error(`websocket error: ${(e as ErrorEvent).message}`));
+      }),
+      5000,
+      "the WebSocket open",
+    );
     const got = new Promise<void>((resolve) => {
       ws.onmessage = (e) => {
         messages.push(String(e.data));
@@ -273,10 +279,10 @@ Deno.test("WebSocket upgrade passes through (plain text, Deno's WebSocket client
     });
     ws.send("hello");
     ws.send("x".repeat(100_000));
-    await got;
+    await within(got, 5000, "both echoes");
     assert.deepEqual(messages, ["echo: hello", "echo: " + "x".repeat(100_000)]);
     ws.close();
-    await closed;
+    await within(closed, 5000, "the WebSocket closed");
     assert.equal(stats.counters.downstream_cx_upgrades_total, 1);
   });
 });
@@ -302,8 +308,4 @@ Deno.test("WebSocket upgrade passes through mutual TLS (raw frames)", async () =
     assert.equal(new TextDecoder().decode(frame.subarray(2)), "echo: hi");
     c.close();
   });
-});
-
-Deno.test("after all tests", async () => {
-  await files.remove();
 });

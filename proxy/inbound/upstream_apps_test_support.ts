@@ -36,21 +36,6 @@ export async function curl(args: string[], stdin?: Uint8Array): Promise<CurlResu
   };
 }
 
-/** Whether Debian's httpbin and gunicorn are installed. */
-export function hasHttpbin(): boolean {
-  try {
-    Deno.statSync("/usr/bin/gunicorn");
-    return new Deno.Command("/usr/bin/python3", {
-      args: ["-c", "import httpbin"],
-      stdout: "null",
-      stderr: "null",
-    })
-      .outputSync().success;
-  } catch {
-    return false;
-  }
-}
-
 /** httpbin under gunicorn with keep-alive (gthread workers), on 127.0.0.1. */
 export class Httpbin {
   private constructor(readonly port: number, readonly child: Deno.ChildProcess) {}

@@ -4,6 +4,7 @@ import type * as x509 from "@peculiar/x509";
 import { certificateFields, certificateHash, formatXfccElement } from "./xfcc.ts";
 import { checkPeer, firstPemDer } from "./tls_context.ts";
 import { makeCa, makeLeaf } from "./test_support.ts";
+import { commandMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const ca = await makeCa("Mesh Root CA");
 
@@ -24,18 +25,8 @@ async function opensslSubject(der: Uint8Array): Promise<string> {
   return new TextDecoder().decode(out.stdout).replace(/^subject=/, "").replace(/\n$/, "");
 }
 
-const hasOpenssl = (() => {
-  try {
-    return new Deno.Command("openssl", { args: ["version"], stdout: "null", stderr: "null" }).outputSync()
-      .success;
-  } catch {
-    return false;
-  }
-})();
-
-Deno.test({
+Deno.test(requires(commandMissing("openssl"), {
   name: "subjects are formatted as OpenSSL's RFC 2253 printer does (compared with the openssl CLI)",
-  ignore: !hasOpenssl,
   async fn(t) {
     const subjects: [string, string | x509.JsonName, string][] = [
       ["empty (Istio workload certificates)", "", ""],
@@ -68,7 +59,7 @@ Deno.test({
       });
     }
   },
-});
+}));
 
 Deno.test("subject alternative names: URIs and DNS names in order", async () => {
   const leaf = await makeLeaf(ca, {

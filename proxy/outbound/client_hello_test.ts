@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import tls from "node:tls";
 import { clientHelloSni } from "./client_hello.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 /** The first bytes a real TLS client (node:tls, or curl) sends, captured by a plain TCP server. */
 async function capture(connect: (port: number) => void): Promise<Uint8Array> {
@@ -21,7 +22,7 @@ async function capture(connect: (port: number) => void): Promise<Uint8Array> {
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   connect((server.address() as net.AddressInfo).port);
-  const bytes = await promise;
+  const bytes = await within(promise, 5000, "the client's first bytes");
   server.close();
   return bytes;
 }
@@ -35,8 +36,9 @@ Deno.test("clientHelloSni: the server name of node:tls and curl ClientHellos, by
   for (const n of [0, 1, 4, 5, hello.length - 1]) {
     assert.deepEqual(clientHelloSni(hello.subarray(0, n)), { status: "more" }, `first ${n} bytes`);
   }
+  let curl: Deno.ChildProcess | undefined;
   const curled = await capture((port) => {
-    new Deno.Command("curl", {
+    curl = new Deno.Command("curl", {
       args: [
         "-s",
         "--max-time",
@@ -49,6 +51,7 @@ Deno.test("clientHelloSni: the server name of node:tls and curl ClientHellos, by
       stderr: "null",
     }).spawn();
   });
+  await curl?.status; // curl gives up within its --max-time 2
   assert.deepEqual(clientHelloSni(curled), { status: "done", sni: "helloworld.example.com" });
 });
 

@@ -117,6 +117,7 @@ async function startWorld(): Promise<World & { stop(): Promise<void> }> {
 }
 
 const world = await startWorld();
+Deno.test.afterAll(() => world.stop());
 
 async function withOutbound(
   fn: (o: { port: number; proxy: string; stats: OutboundStats; listener: OutboundListener }) => Promise<void>,
@@ -373,11 +374,4 @@ Deno.test("absolute form wins over Host (RFC 9112 3.2.2) and reaches the app in 
     assert.equal((await c.response()).status, 200, "the client connection stays open");
     c.close();
   });
-});
-
-Deno.test({
-  name: "teardown",
-  fn: () => world.stop(),
-  sanitizeOps: false,
-  sanitizeResources: false,
 });

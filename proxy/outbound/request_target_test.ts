@@ -131,6 +131,10 @@ const gateway = new OutboundListener({
   routeNames: ["http.8080"],
 });
 await Promise.all([sidecar.start(), gateway.start()]);
+Deno.test.afterAll(async () => {
+  await Promise.all([sidecar.close(), gateway.close(), inbound.close()]);
+  await Promise.all([a.stop(), b.stop()]);
+});
 
 Deno.test("sidecar over mutual TLS: 400, 403 exactly when the path is /headers, else forwarded as the policy saw it", async () => {
   for (option of PATH_NORMALIZATIONS) {
@@ -206,9 +210,4 @@ Deno.test("a # in the target is 400 at the sidecar and at the gateway, whatever 
     }
   }
   option = "DECODE_AND_MERGE_SLASHES";
-});
-
-Deno.test("stop", async () => {
-  await Promise.all([sidecar.close(), gateway.close(), inbound.close()]);
-  await Promise.all([a.stop(), b.stop()]);
 });

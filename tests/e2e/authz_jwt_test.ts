@@ -12,8 +12,10 @@ import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import type { JwksFetchEvent } from "../../meshd/jwks/resolver.ts";
 import { startCa, startMeshd } from "../integration/meshd_support.ts";
 import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
-import { curl, freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
+import { curl, freePort, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess as ProxyProc, startProxyProcess } from "../../proxy/test_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
 const PORT = 8000;
@@ -115,11 +117,8 @@ async function expectStatus(
   throw new Error(`${path}: not ${status} within ${ms} ms; last ${last?.status} ${last?.body.slice(0, 200)}`);
 }
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name: "e2e: RequestAuthentication with meshd-fetched JWKS and AuthorizationPolicy through a real proxy",
-  ignore: !hasHttpbin(),
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const dir = await Deno.makeTempDir({ prefix: "authz-e2e-" });
     const config = join(dir, "config");
@@ -166,7 +165,7 @@ Deno.test({
         await Deno.writeTextFile(join(config, "ra.yaml"), requestAuthentication(jwks.url));
         // The policy arrives first (its keys empty until meshd's first fetch), then the keys.
         await expectStatus("/headers", bearer("bad.token.here"), 401);
-        console.log(
+        figure(
           `keys in force ${await expectStatus("/headers", bearer(await k1.sign()), 200)} ms after the policy`,
         );
         const r = await request("/headers", bearer(await k1.sign()));
@@ -225,7 +224,7 @@ Deno.test({
       await t.step("it comes back with rotated keys: the new key works, the old one no longer", async () => {
         jwks.start([k2.jwk]);
         const took = await expectStatus("/headers", bearer(await k2.sign()), 200, 10_000);
-        console.log(`rotated keys in force after ${took} ms`);
+        figure(`rotated keys in force after ${took} ms`);
         assert.equal((await request("/headers", bearer(await k1.sign()))).status, 401);
       });
 
@@ -243,4 +242,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+}));

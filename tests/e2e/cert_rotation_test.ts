@@ -19,9 +19,11 @@ import { join } from "node:path";
 import { X509Certificate } from "node:crypto";
 import { BootstrapTokenIssuer } from "../../meshd/ca/mod.ts";
 import { pemCertificates } from "../../shared/internal/ca/pem.ts";
-import { freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
+import { freePort, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
 import { startMeshdProcess } from "./e2e_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
 
 const HOST = "httpbin.foo.svc.cluster.local:8000";
 const LOAD_MS = 5 * 60_000;
@@ -75,12 +77,9 @@ function get(outboundPort: number, agent: http.Agent | undefined, path: string):
 
 const count = (text: string, re: RegExp) => (text.match(re) ?? []).length;
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     "cert rotation (5 min): 60 s certificates and a 3 min root rotate under load with 0 failed requests; a proxy started at minute 4 becomes ready",
-  ignore: !hasHttpbin(),
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "cert-rotation-e2e-" });
     const inboundPort = freePort();
@@ -175,7 +174,7 @@ Deno.test({
       await late;
 
       const log = meshd.output();
-      console.log(
+      figure(
         `cert rotation: ${requests} requests, ${failures.length} failed; meshd: ${
           count(log, /rotated the self-signed root/g)
         } root rotations, ${count(log, /left the trust bundle/g)} roots pruned, ${
@@ -220,4 +219,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },
-});
+}));

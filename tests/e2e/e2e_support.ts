@@ -9,6 +9,7 @@ import { type Meshd, startCa, startMeshd, waitFor } from "../integration/meshd_s
 import { Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
 import type { ProxySettings } from "../../shared/proxy_settings/mod.ts";
+import { processDeadline } from "../../shared/internal/testing/deadline.ts";
 
 /**
  * Polls `check` every 50 ms until it returns undefined (success) or `timeoutMs` passes.
@@ -164,12 +165,15 @@ spec: {address: ${ips.gateway}, labels: {istio: ingressgateway}, serviceAccount:
  * @returns its exit code, stdout and stderr
  */
 export async function runMeshctl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const deadline = processDeadline(60_000, `meshctl ${args.join(" ")}`);
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", new URL("../../meshctl/main.ts", import.meta.url).pathname, ...args],
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
+    signal: deadline.signal,
   }).output();
+  deadline.end();
   const text = (b: Uint8Array) => new TextDecoder().decode(b);
   return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
 }

@@ -6,9 +6,10 @@
  * absolute-form target routes by its authority, which httpbin receives as Host over the sidecar's mTLS.
  */
 import assert from "node:assert/strict";
-import { freePort, hasHttpbin, type RawResponse } from "../../proxy/inbound/test_support.ts";
+import { freePort, type RawResponse } from "../../proxy/inbound/test_support.ts";
 import { sendRaw } from "../../proxy/inbound/target_echo.ts";
 import { eventually, gatewayMeshServices, startGatewayMesh } from "./e2e_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
 const GATEWAY_IP = "127.0.0.4";
@@ -60,11 +61,8 @@ const send = (head: string): Promise<RawResponse> => sendRaw(GATEWAY_PORT, head,
 const request = (target: string, method = "GET", host = "httpbin.example.com") =>
   `${method} ${target} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name: "e2e: the ingress gateway refuses #, wrong-case methods and every form of a denied path",
-  ignore: !hasHttpbin(),
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const mesh = await startGatewayMesh(FILES, { httpbin: HTTPBIN_IP, gateway: GATEWAY_IP });
     try {
@@ -99,4 +97,4 @@ Deno.test({
       await mesh.stop();
     }
   },
-});
+}));

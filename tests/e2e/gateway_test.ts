@@ -7,8 +7,9 @@
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { join } from "node:path";
-import { curl, freePort, hasHttpbin } from "../../proxy/inbound/test_support.ts";
+import { curl, freePort } from "../../proxy/inbound/test_support.ts";
 import { eventually, gatewayMeshServices, runMeshctl, startGatewayMesh } from "./e2e_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
 const GATEWAY_IP = "127.0.0.4";
@@ -104,12 +105,9 @@ const expectStatus = (host: string, path: string, want: string) => async () => {
   return r.status === want ? undefined : `${host}${path}: ${r.status} ${r.body.slice(0, 200)}`;
 };
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     "e2e: ingress gateway routes by Gateway + VirtualService, over automatic mTLS, following config changes",
-  ignore: !hasHttpbin(),
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const mesh = await startGatewayMesh({
       "services.yaml": SERVICES,
@@ -242,4 +240,4 @@ Deno.test({
       await mesh.stop();
     }
   },
-});
+}));

@@ -15,10 +15,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { freePort, hasHttpbin, type RawResponse } from "../../proxy/inbound/test_support.ts";
+import { freePort, type RawResponse } from "../../proxy/inbound/test_support.ts";
 import { sendRaw } from "../../proxy/inbound/target_echo.ts";
 import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
 import { eventually, gatewayMeshServices, startGatewayMesh } from "./e2e_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const HTTPBIN_IP = "127.0.0.22";
 const GATEWAY_IP = "127.0.0.24";
@@ -108,11 +109,8 @@ function nonLoopbackIpv4(): string | undefined {
   return Deno.networkInterfaces().find((i) => i.family === "IPv4" && !i.address.startsWith("127."))?.address;
 }
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name: "e2e: the gateway appends the client to X-Forwarded-For; remoteIpBlocks trust numTrustedProxies hops",
-  ignore: !hasHttpbin(),
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const mesh = await startGatewayMesh(
       { "services.yaml": services(), "gateway.yaml": GATEWAY, "policies.yaml": POLICIES },
@@ -238,4 +236,4 @@ Deno.test({
       await mesh.stop();
     }
   },
-});
+}));

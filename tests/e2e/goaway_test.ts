@@ -12,6 +12,7 @@ import { AdsClient } from "../../proxy/agent/ads_client.ts";
 import { freePort } from "../../proxy/inbound/test_support.ts";
 import { SERVICE, waitFor } from "../integration/meshd_support.ts";
 import { startMeshdProcess as startMeshd } from "./e2e_support.ts";
+import { processDeadline } from "../../shared/internal/testing/deadline.ts";
 
 async function withDir(f: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "goaway-test-" });
@@ -36,6 +37,7 @@ Deno.test("meshd survives 200 proxies that connect, take their config and exit",
       // Proxies as the proxy process ends: AdsClient.stop({exiting: true}), then the process exits (the
       // bench's `agent-exit` client: 50 clients, 4 at a time, per process).
       for (let batch = 0; batch < 4 && !exited; batch++) {
+        const deadline = processDeadline(120_000, `goaway_stress.ts batch ${batch}`);
         const out = await new Deno.Command(Deno.execPath(), {
           args: [
             "run",
@@ -54,7 +56,9 @@ Deno.test("meshd survives 200 proxies that connect, take their config and exit",
           ],
           stdout: "piped",
           stderr: "piped",
+          signal: deadline.signal,
         }).output();
+        deadline.end();
         const text = new TextDecoder().decode(out.stdout);
         assert.ok(out.success, `batch ${batch} failed: ${text}${new TextDecoder().decode(out.stderr)}`);
         assert.match(text, /^n 50$/m, `batch ${batch}: not every proxy got its config`);

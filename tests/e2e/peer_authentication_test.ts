@@ -21,11 +21,10 @@ import {
   workloadOf,
   xfccOf,
 } from "../../deploy/lab/mod.ts";
-import { hasHttpbin } from "../../proxy/inbound/test_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
 
-const unavailable = labUnavailable() ??
-  (hasHttpbin() ? undefined : "Debian's httpbin and gunicorn are not installed");
-if (unavailable) console.log(`tests/e2e/peer_authentication_test.ts: skipped: ${unavailable}`);
+const unavailable = labUnavailable() ?? httpbinMissing();
 
 /** The container port bound to the service httpbin.foo:8000. */
 const BOUND = 8080;
@@ -152,11 +151,8 @@ async function xfcc(env: Env, from: string, to: string): Promise<string | undefi
 const timings: string[] = [];
 const note = (row: string, ms: number) => timings.push(`${row}: ${ms} ms`);
 
-Deno.test({
+Deno.test(requires(unavailable, {
   name: "e2e: PeerAuthentication rows of the policies seed, through the lab (meshd, sidecars, httpbin, curl)",
-  ignore: unavailable !== undefined,
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const dir = await Deno.makeTempDir({ prefix: "pa-e2e-" });
     const lab = `pa${Deno.pid}`;
@@ -310,9 +306,9 @@ Deno.test({
       });
     } finally {
       note("total", Date.now() - started);
-      console.log(timings.join("\n"));
+      figure(timings.join("\n"));
       await labDown(lab);
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+}));

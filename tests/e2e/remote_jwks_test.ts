@@ -23,8 +23,10 @@ import type { ConfigDump } from "../../meshctl/proxy_admin.ts";
 import { MESHD_JWKS_USER_AGENT } from "../../meshd/jwks/resolver.ts";
 import { PROXY_JWKS_USER_AGENT } from "../../proxy/jwks/fetcher.ts";
 import { startCa, startMeshd } from "../integration/meshd_support.ts";
-import { curl, freePort, hasHttpbin, Httpbin } from "../../proxy/inbound/test_support.ts";
+import { curl, freePort, Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
 const PORT = 8000;
@@ -208,12 +210,9 @@ async function withMesh(
   }
 }
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     "e2e: DISCO_JWT_ENABLE_REMOTE_JWKS=proxy: the proxy fetches, refreshes and keeps the keys; meshd never",
-  ignore: !hasHttpbin(),
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const ISS = "proxy-fetched@mesh.test";
     const k1 = await keyPair(ISS, "k1");
@@ -240,7 +239,7 @@ Deno.test({
 
         await t.step("the server comes up: the proxy fetches, valid token 200, unknown key 401", async () => {
           jwks.start([k1.jwk]);
-          console.log(
+          figure(
             `keys in force ${await expectStatus(200, await k1.sign())} ms after the server came up`,
           );
           const bad = await status("/ip", await k2.sign());
@@ -275,7 +274,7 @@ Deno.test({
           "it comes back with rotated keys: the new key works, the old one no longer",
           async () => {
             jwks.start([k2.jwk]);
-            console.log(`rotated keys in force after ${await expectStatus(200, await k2.sign(), 10_000)} ms`);
+            figure(`rotated keys in force after ${await expectStatus(200, await k2.sign(), 10_000)} ms`);
             assert.equal((await status("/ip", await k1.sign())).status, 401);
           },
         );
@@ -288,7 +287,7 @@ Deno.test({
             const before = jwks.userAgents.length;
             await new Promise((r) => setTimeout(r, 1500));
             const fetches = jwks.userAgents.length - before;
-            console.log(`${fetches} fetches in 1.5 s at a 300 ms refresh interval`);
+            figure(`${fetches} fetches in 1.5 s at a 300 ms refresh interval`);
             assert.ok(fetches >= 1 && fetches <= 6, `${fetches} fetches`);
           },
         );
@@ -314,14 +313,11 @@ Deno.test({
       await jwks.stop();
     }
   },
-});
+}));
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     "e2e: DISCO_JWT_ENABLE_REMOTE_JWKS=hybrid: a registry host is fetched by the proxy, an external one by meshd",
-  ignore: !hasHttpbin(),
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const meshIssuer = "mesh-idp@mesh.test";
     const externalIssuer = "external-idp@mesh.test";
@@ -370,14 +366,11 @@ spec:
       await externalJwks.stop();
     }
   },
-});
+}));
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     "e2e: DISCO_JWT_ENABLE_REMOTE_JWKS=meshd: meshd restarts while the JWKS server is down, the proxy keeps its keys; every token is verified",
-  ignore: !hasHttpbin(),
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const ISS = "meshd-fetched@mesh.test";
     const key = await keyPair(ISS, "k1");
@@ -443,4 +436,4 @@ Deno.test({
       await jwks.stop();
     }
   },
-});
+}));

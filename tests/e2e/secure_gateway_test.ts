@@ -9,13 +9,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { b64, makeTestCa, type TestCert } from "../../shared/credentials/_test_support.ts";
-import { curl, freePort, hasHttpbin } from "../../proxy/inbound/test_support.ts";
+import { curl, freePort } from "../../proxy/inbound/test_support.ts";
 import { eventually, gatewayMeshServices, runMeshctl, startGatewayMesh } from "./e2e_support.ts";
 import { Buffer } from "node:buffer";
 import * as grpc from "@grpc/grpc-js";
 import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
 import { TYPE_URLS } from "../../meshd/xds/generators.ts";
 import { type Msg, Proxy } from "../../meshd/server/test_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 const HTTPBIN_IP = "127.0.0.6";
 const GATEWAY_IP = "127.0.0.7";
@@ -144,11 +146,8 @@ async function writePem(dir: string, name: string, cert: TestCert): Promise<{ ce
   return paths;
 }
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name: "e2e: Istio's Secure Gateways task: SIMPLE, SNI, MUTUAL, rotation, httpsRedirect, missing secret",
-  ignore: !hasHttpbin(),
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const mesh = await startGatewayMesh(
       { "services.yaml": SERVICES, "vs.yaml": VIRTUAL_SERVICES },
@@ -213,7 +212,7 @@ Deno.test({
           // in this one.
           const ended = new Promise((resolve) => impostor.call.on("status", resolve));
           impostor.call.end();
-          await ended;
+          await within(ended, 5000, "meshd ending the impostor's stream");
           plain.close();
         }
         const roots = Buffer.from(await Deno.readTextFile(join(dir, "root-cert.pem")));
@@ -224,10 +223,14 @@ Deno.test({
         );
         const certless = tls as unknown as Msg;
         const call = certless.DeltaAggregatedResources();
-        const refused = await new Promise<grpc.ServiceError>((resolve) => {
-          call.on("error", resolve);
-          call.write({ node, typeUrl: TYPE_URLS.tlsCredential });
-        });
+        const refused = await within(
+          new Promise<grpc.ServiceError>((resolve) => {
+            call.on("error", resolve);
+            call.write({ node, typeUrl: TYPE_URLS.tlsCredential });
+          }),
+          5000,
+          "the certless stream refused",
+        );
         tls.close();
         assert.equal(refused.code, grpc.status.PERMISSION_DENIED, refused.details);
         assert.match(refused.details, /XDS_AUTH: the secure port needs a verified client certificate/);
@@ -478,4 +481,4 @@ spec:
       await mesh.stop();
     }
   },
-});
+}));

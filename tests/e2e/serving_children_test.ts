@@ -9,10 +9,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { freePort, hasHttpbin } from "../../proxy/inbound/test_support.ts";
+import { freePort } from "../../proxy/inbound/test_support.ts";
 import { AdsClient } from "../../proxy/agent/ads_client.ts";
 import { SERVICE, waitFor } from "../integration/meshd_support.ts";
 import { eventually, gatewayMeshServices, startGatewayMesh, startMeshdProcess } from "./e2e_support.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
+import { processDeadline } from "../../shared/internal/testing/deadline.ts";
 
 const HTTPBIN_IP = "127.0.0.2";
 const GATEWAY_IP = "127.0.0.4";
@@ -75,10 +78,12 @@ async function viaGateway(): Promise<string> {
   }
 }
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     "e2e: serving children killed or aborted under a gateway and a sidecar: 0 failed requests, ADS back in 1 s",
-  ignore: !hasHttpbin(),
+  // Off (measured with --sanitize-ops --sanitize-resources --trace-leaks): the serving pool leaves a
+  // killed child's stdin open (meshd/server/serving/pool.ts), and grpc-js channels keep their idle timer
+  // and call-ref interval (@grpc/grpc-js 1.14.7 internal-channel.js).
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -127,7 +132,7 @@ Deno.test({
           `the ADS streams after ${signal} to child ${victim.pid}`,
         );
         const backMs = performance.now() - killedAt;
-        console.log(`${signal} to serving child ${victim.pid}: ADS streams back in ${backMs.toFixed(0)} ms`);
+        figure(`${signal} to serving child ${victim.pid}: ADS streams back in ${backMs.toFixed(0)} ms`);
         assert.ok(backMs < 1000, `ADS back after ${backMs.toFixed(0)} ms (${signal})`);
         await waitFor(
           () => server.servingChildren.filter((c) => c.ready).length === 2,
@@ -149,10 +154,12 @@ Deno.test({
       await mesh.stop();
     }
   },
-});
+}));
 
 Deno.test({
   name: "meshd (a real process) survives 400 hostile GOAWAY closes, then serves a proxy and stops in time",
+  // Off (measured with --sanitize-ops --sanitize-resources --trace-leaks): grpc-js channels keep their
+  // idle timer and call-ref interval (@grpc/grpc-js 1.14.7 internal-channel.js).
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -165,6 +172,7 @@ Deno.test({
     meshd.child.status.then((s) => (exited = s));
     try {
       // Two hostile clients at once: concurrency is what made the in-process server abort.
+      const deadline = processDeadline(120_000, "two hostile_goaway.py clients");
       const hostile = () =>
         new Deno.Command("/usr/bin/python3", {
           args: [
@@ -175,8 +183,10 @@ Deno.test({
           ],
           stdout: "piped",
           stderr: "piped",
+          signal: deadline.signal,
         }).output();
       const runs = await Promise.all([hostile(), hostile()]);
+      deadline.end();
       for (const r of runs) {
         assert.ok(r.success, new TextDecoder().decode(r.stderr));
         const counts = JSON.parse(new TextDecoder().decode(r.stdout)) as Record<string, { served: number }>;
@@ -205,7 +215,7 @@ Deno.test({
       assert.equal(status.code, 0, meshd.output().slice(-2000));
       assert.ok(performance.now() - stopAt < 5000, "meshd took too long to stop");
       const deaths = (meshd.output().match(/serving child \d+ died/g) ?? []).length;
-      console.log(
+      figure(
         `hostile GOAWAY: 400 closes, meshd alive, ${deaths} serving children died and were replaced`,
       );
     } finally {

@@ -14,7 +14,6 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { labDown, labUnavailable } from "../../deploy/lab/mod.ts";
-import { hasHttpbin } from "../../proxy/inbound/test_support.ts";
 import {
   caseBytes,
   type CaseContext,
@@ -30,10 +29,10 @@ import { SMUGGLING_CASES } from "./smuggling_cases.ts";
 import { STREAM_CASES } from "./stream_cases.ts";
 import { TARGET_CASES } from "./target_cases.ts";
 import { makeTokenKeys, TOKEN_CASES, type TokenKeys } from "./token_cases.ts";
+import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
 
-const unavailable = labUnavailable() ??
-  (hasHttpbin() ? undefined : "Debian's httpbin and gunicorn are not installed");
-if (unavailable) console.log(`tests/hostile/hostile_test.ts: skipped: ${unavailable}`);
+const unavailable = labUnavailable() ?? httpbinMissing();
 
 /** Every case, in report order. */
 const CASES: HostileCase[] = [
@@ -164,12 +163,9 @@ function report(table: Map<string, Partial<Record<EntryName, Outcome>>>, entries
   return lines.join("\n") + "\n";
 }
 
-Deno.test({
+Deno.test(requires(unavailable, {
   name:
     "hostile corpus: smuggling, path, method, token and oversized-head cases through sidecars and gateway",
-  ignore: unavailable !== undefined,
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "hostile-" });
     const keys = await makeTokenKeys();
@@ -212,7 +208,7 @@ Deno.test({
       const text = report(table, lab.entries.map((e) => e.name));
       const out = Deno.env.get("HOSTILE_REPORT");
       if (out) await Deno.writeTextFile(out, text);
-      console.log(
+      figure(
         `hostile corpus: ${CASES.length} cases x ${lab.entries.length} entries, lab up ${upMs} ms, ` +
           `total ${Date.now() - started} ms, proxies ${JSON.stringify(alive)}`,
       );
@@ -222,4 +218,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },
-});
+}));

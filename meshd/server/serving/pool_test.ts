@@ -13,6 +13,7 @@ import { makeCsr } from "../../ca/test_support.ts";
 import { startCa, waitFor } from "../../ca/test_support.ts";
 import { BridgeServer } from "./bridge.ts";
 import { ServingPool } from "./pool.ts";
+import { within } from "../../../shared/internal/testing/deadline.ts";
 
 const text = {
   serialize: (s: string) => Buffer.from(s),
@@ -85,6 +86,8 @@ function echo(client: grpc.Client, request: string): Promise<string> {
 
 Deno.test({
   name: "pool: unary and streaming calls through a child; a killed child ends its calls and is replaced",
+  // Off: the pool leaks what these tests make it do (measured with --sanitize-ops --sanitize-resources):
+  // a killed child's stdin stays open and the respawn timer of #exited outlives stop() (pool.ts).
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -146,6 +149,8 @@ Deno.test({
 Deno.test({
   name:
     "pool: TLS ends in the child, the verified client certificate reaches the handler, new material is used",
+  // Off: the pool leaks what these tests make it do (measured with --sanitize-ops --sanitize-resources):
+  // a killed child's stdin stays open and the respawn timer of #exited outlives stop() (pool.ts).
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {
@@ -175,6 +180,7 @@ Deno.test({
       ),
       { "grpc.ssl_target_name_override": "meshd.mesh-system.svc", "grpc.use_local_subchannel_pool": 1 },
     );
+    const HANDSHAKE = "a TLS handshake with the serving pool";
     const servingSerial = () =>
       new Promise<string>((resolve, reject) => {
         const s = tls.connect({
@@ -192,12 +198,14 @@ Deno.test({
     try {
       assert.equal(await echo(client, "t"), "echo t");
       assert.equal(seen.san, "URI:spiffe://cluster.local/ns/foo/sa/sa");
-      const before = await servingSerial();
+      const before = await within(servingSerial(), 5000, HANDSHAKE);
       const second = await issue();
       provider.update({ ...second, trustBundlePem: ca.trustBundlePem });
       let after = before;
       const deadline = Date.now() + 5000;
-      while (after === before && Date.now() < deadline) after = await servingSerial();
+      while (after === before && Date.now() < deadline) {
+        after = await within(servingSerial(), 5000, HANDSHAKE);
+      }
       assert.notEqual(after, before, "a new connection must get the renewed certificate");
       assert.equal(await echo(client, "still"), "echo still", "the established connection keeps working");
     } finally {
@@ -211,6 +219,8 @@ Deno.test({
 
 Deno.test({
   name: "pool: stop waits up to its grace for unary calls in flight (a CSR), then ends the children",
+  // Off: the pool leaks what these tests make it do (measured with --sanitize-ops --sanitize-resources):
+  // a killed child's stdin stays open and the respawn timer of #exited outlives stop() (pool.ts).
   sanitizeOps: false,
   sanitizeResources: false,
   async fn() {

@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { labApply, labDown, labUnavailable, labUp } from "../../../deploy/lab/mod.ts";
 import { netnsPids } from "../../../deploy/lab/host.ts";
 import { meshctl } from "../../../meshctl/test_support.ts";
+import { requires } from "../../../shared/internal/testing/prerequisites.ts";
 
 const unavailable = labUnavailable();
-if (unavailable) console.log(`tests/integration/meshctl/lab_connector_test.ts: skipped: ${unavailable}`);
 
 const TOPOLOGY = `namespaces:
   - {name: foo, injection: enabled}
@@ -41,11 +41,8 @@ spec:
   jwtRules: [{issuer: "https://issuer.example", jwks: '{"keys":[]}'}]
 `;
 
-Deno.test({
+Deno.test(requires(unavailable, {
   name: "meshctl --lab: proxy commands against lab proxies through meshctl's own port-forwards",
-  ignore: unavailable !== undefined,
-  sanitizeOps: false,
-  sanitizeResources: false,
   async fn(t) {
     const name = `mc${Deno.pid}`;
     const dir = await Deno.makeTempDir();
@@ -224,7 +221,7 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+}));
 
 /** Whether `pid` is one of `ancestors` or a descendant of one (read from /proc). */
 async function descendsFrom(pid: number, ancestors: ReadonlySet<number>): Promise<boolean> {

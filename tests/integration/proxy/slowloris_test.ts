@@ -11,8 +11,10 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { join } from "node:path";
 import { startCa, startMeshd } from "../meshd_support.ts";
-import { freePort, hasHttpbin, Httpbin } from "../../../proxy/inbound/test_support.ts";
+import { freePort, Httpbin } from "../../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../../proxy/test_support.ts";
+import { httpbinMissing, requires } from "../../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../../shared/internal/testing/figures.ts";
 
 const CONFIG = `apiVersion: networking.istio.io/v1
 kind: WorkloadEntry
@@ -85,10 +87,9 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 }
 
-Deno.test({
+Deno.test(requires(httpbinMissing(), {
   name:
     `slowloris: ${SLOW} trickling connections are answered 408 and closed within the headers timeout; curl to httpbin keeps being served`,
-  ignore: !hasHttpbin(),
   async fn() {
     const limit = fdLimit();
     assert.ok(
@@ -164,7 +165,7 @@ Deno.test({
         "m",
       );
       const timeouts = Number(stat.exec(await admin("/stats"))?.[1]);
-      console.log(
+      figure(
         `slowloris: ${SLOW} connections opened in ${opened} ms; closed ${after[0]}/${
           percentile(after, 0.5)
         }/` +
@@ -196,4 +197,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+}));

@@ -7,8 +7,7 @@ import { TYPE_URLS } from "../../../meshd/xds/generators.ts";
 import { AdsClient, type AdsClientHooks } from "../../../proxy/agent/ads_client.ts";
 import { SERVICE, startMeshd, waitFor } from "../meshd_support.ts";
 
-const grpcTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+const grpcTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, fn });
 
 const NODE = { ip: "10.1.0.3", name: "sleep-1", namespace: "foo" };
 const FAST = { initialMs: 50, maxMs: 400 };

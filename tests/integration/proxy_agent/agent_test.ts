@@ -5,9 +5,9 @@ import { ProxyAgent, type ProxyAgentOptions } from "../../../proxy/agent/agent.t
 import { SUBSCRIBED } from "../../../proxy/agent/resources.ts";
 import { type Meshd, SERVICE, startCa, startMeshd, waitFor } from "../meshd_support.ts";
 import type { CertificateAuthority } from "../../../meshd/ca/mod.ts";
+import { within } from "../../../shared/internal/testing/deadline.ts";
 
-const grpcTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+const grpcTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, fn });
 
 const NODE = { ip: "10.1.0.3", name: "sleep-1", namespace: "foo" };
 const FAST = { initialMs: 50, maxMs: 400 };
@@ -62,18 +62,6 @@ async function mesh() {
 }
 
 const serial = (s: RuntimeSnapshot) => new X509Certificate(s.certificate!.certChainPem).serialNumber;
-
-async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let t: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      p,
-      new Promise<never>((_, reject) => (t = setTimeout(() => reject(new Error(`${what}: timed out`)), ms))),
-    ]);
-  } finally {
-    clearTimeout(t);
-  }
-}
 
 grpcTest(
   "bootstrap: token → certificate → ADS over mutual TLS with it; frozen snapshots with rising revisions",

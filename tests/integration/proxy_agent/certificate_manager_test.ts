@@ -11,8 +11,7 @@ import {
 } from "../../../proxy/agent/certificate_manager.ts";
 import { startCa, startRecordingCa, waitFor } from "../meshd_support.ts";
 
-const grpcTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+const grpcTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, fn });
 
 const SLEEP = "spiffe://cluster.local/ns/foo/sa/sleep";
 

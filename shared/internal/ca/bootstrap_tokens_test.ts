@@ -9,9 +9,14 @@ import {
   parseServiceAccountSubject,
   serviceAccountSubject,
   TOKEN_KEY_FILE,
-} from "../../shared/internal/ca/bootstrap_tokens.ts";
-import { RootCaError } from "./root_ca.ts";
-import { tempDir } from "./test_support.ts";
+} from "./bootstrap_tokens.ts";
+import { RootCaError } from "./root_ca_error.ts";
+import { pythonModulesMissing, requires } from "../testing/prerequisites.ts";
+
+async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await Deno.makeTempDir({ prefix: "bootstrap-tokens-test-" });
+  return { dir, cleanup: () => Deno.remove(dir, { recursive: true }) };
+}
 
 Deno.test("token key: created on first use with mode 0600, reused afterwards", async () => {
   const { dir, cleanup } = await tempDir();
@@ -139,23 +144,23 @@ Deno.test("service-account subjects round-trip; malformed ones do not parse", ()
   assert.equal(parseServiceAccountSubject("system:serviceaccount:..:sleep"), undefined);
 });
 
-Deno.test("tokens verify with an independent JWT implementation (PyJWT) when it is installed", async () => {
-  const py = await new Deno.Command("/usr/bin/python3", { args: ["-c", "import jwt, cryptography"] }).output()
-    .catch(() => undefined);
-  if (!py?.success) return; // PyJWT is a cross-check, not a requirement
-  const { dir, cleanup } = await tempDir();
-  try {
-    const issuer = await BootstrapTokenIssuer.open(dir, { audiences: ["mesh-ca"] });
-    const { token } = await issuer.issue({ namespace: "foo", serviceAccount: "sleep" });
-    const script = `import jwt, json, sys
+Deno.test(requires(pythonModulesMissing(["jwt", "cryptography"], "python3-jwt, python3-cryptography"), {
+  name: "tokens verify with an independent JWT implementation (PyJWT)",
+  async fn() {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const issuer = await BootstrapTokenIssuer.open(dir, { audiences: ["mesh-ca"] });
+      const { token } = await issuer.issue({ namespace: "foo", serviceAccount: "sleep" });
+      const script = `import jwt, json, sys
 key = jwt.PyJWK(json.loads(sys.argv[2]))
 print(json.dumps(jwt.decode(sys.argv[1], key.key, algorithms=["ES256"], audience="mesh-ca", issuer="meshd")))`;
-    const out = await new Deno.Command("/usr/bin/python3", {
-      args: ["-c", script, token, JSON.stringify(issuer.publicJwk)],
-    }).output();
-    assert.ok(out.success, new TextDecoder().decode(out.stderr));
-    assert.equal(JSON.parse(new TextDecoder().decode(out.stdout)).sub, "system:serviceaccount:foo:sleep");
-  } finally {
-    await cleanup();
-  }
-});
+      const out = await new Deno.Command("/usr/bin/python3", {
+        args: ["-c", script, token, JSON.stringify(issuer.publicJwk)],
+      }).output();
+      assert.ok(out.success, new TextDecoder().decode(out.stderr));
+      assert.equal(JSON.parse(new TextDecoder().decode(out.stdout)).sub, "system:serviceaccount:foo:sleep");
+    } finally {
+      await cleanup();
+    }
+  },
+}));
