@@ -48,8 +48,13 @@ export class AcceptedSockets {
 
   /** Tracks `raw` until it closes. */
   add(raw: net.Socket): void {
-    this.#open.set(raw, new Promise<void>((resolve) => raw.once("close", () => resolve())));
-    raw.once("close", () => this.#open.delete(raw));
+    const closed = new Promise<void>((resolve) =>
+      raw.once("close", () => {
+        this.#open.delete(raw);
+        resolve();
+      })
+    );
+    this.#open.set(raw, closed);
   }
 
   /** Destroys every open socket; resolves once all have closed. */

@@ -257,9 +257,9 @@ export class SocketIo {
     if (last !== null) this.socket.end(last);
     else this.socket.end();
     if (this.ended) this.#destroyAfterFlush();
-    // A second lingering close (a timeout while a reply is lingering) replaces the first one's timer.
-    this.#stopLinger();
-    this.#lingerTimer = setTimeout(() => this.destroy(), timeoutMs);
+    // A second lingering close (a timeout while a reply lingers) keeps the first one's deadline and timer:
+    // a timer replaced here was never cleared and outlived the socket.
+    this.#lingerTimer ??= setTimeout(() => this.destroy(), timeoutMs);
   }
 
   /** Clears the linger timer: the socket closes (or closed) by other means. */
