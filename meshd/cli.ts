@@ -90,7 +90,11 @@ function discoveryCommand(io: MeshdIo, setExitCode: (code: number) => void): Com
     } catch (e) {
       throw new UserError((e as Error).message);
     }
-    await runDiscovery(flags.options, environment.env, logger);
+    try {
+      await runDiscovery(flags.options, environment.env, logger);
+    } finally {
+      logger.close();
+    }
   });
 }
 

@@ -204,20 +204,29 @@ function stackOf(stack: string | undefined): string {
   return (stack ?? "").split("\n").slice(4).map((l) => l.trim()).join("\n");
 }
 
-function fileWriter(path: string): (text: string) => void {
+/** One target: where lines go, and what closes it (files only). */
+interface Sink {
+  write(text: string): void;
+  close?(): void;
+}
+
+function fileSink(path: string): Sink {
   const file = Deno.openSync(path, { append: true, create: true });
   const encoder = new TextEncoder();
-  return (text) => {
-    const bytes = encoder.encode(text);
-    // writeSync may write part of the buffer; lines must not be cut.
-    for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
+  return {
+    write(text) {
+      const bytes = encoder.encode(text);
+      // writeSync may write part of the buffer; lines must not be cut.
+      for (let done = 0; done < bytes.length;) done += file.writeSync(bytes.subarray(done));
+    },
+    close: () => file.close(),
   };
 }
 
 /** The scopes of one program, each with its settings, writing to the configured targets. */
 export class Logger {
   readonly #scopes = new Map<ScopeName, ScopeLogger>();
-  readonly #sinks: ((text: string) => void)[];
+  #sinks: Sink[];
   readonly #asJson: boolean;
   readonly #now: () => number;
 
@@ -231,10 +240,10 @@ export class Logger {
     this.#asJson = options.asJson;
     this.#now = io.now ?? Date.now;
     this.#sinks = options.targets.map((target) => {
-      if (target === "stdout") return io.stdout;
-      if (target === "stderr") return io.stderr;
+      if (target === "stdout") return { write: io.stdout };
+      if (target === "stderr") return { write: io.stderr };
       try {
-        return fileWriter(target);
+        return fileSink(target);
       } catch (e) {
         throw new Error(`--log_target: cannot open ${target}: ${(e as Error).message}`);
       }
@@ -250,6 +259,17 @@ export class Logger {
         }, emit),
       );
     }
+  }
+
+  /**
+   * Closes the file targets (`--log_target` paths); stdout and stderr stay. Lines logged afterwards
+   * still reach stdout and stderr targets but no file. Calling it again does nothing. meshd calls it
+   * once shutdown is done.
+   */
+  close(): void {
+    const files = this.#sinks.filter((s) => s.close !== undefined);
+    this.#sinks = this.#sinks.filter((s) => s.close === undefined);
+    for (const f of files) f.close!();
   }
 
   /** The logger of a scope; the same object on every call, so callers may keep it. */
@@ -304,6 +324,6 @@ export class Logger {
       if (trace !== undefined) line += `\n${trace}`;
     }
     line += "\n";
-    for (const sink of this.#sinks) sink(line);
+    for (const sink of this.#sinks) sink.write(line);
   }
 }

@@ -130,17 +130,25 @@ Deno.test("logger: --log_stacktrace_level adds a stack at and above the level", 
   assert.match(JSON.parse(json.out[0]).stack, /logger_test\.ts/);
 });
 
-// Resources off: the Logger opens each --log_target file for the life of the process and has no
-// close(), so the file stays open after the test.
-Deno.test("logger: every --log_target gets every line", { sanitizeResources: false }, async () => {
+Deno.test("logger: every --log_target gets every line; close() closes the files and keeps stdout", async () => {
   const dir = await Deno.makeTempDir();
   const file = `${dir}/meshd.log`;
   const { log, out, err } = logger({ targets: ["stdout", "stderr", file] });
-  log.scope("ca").info("issued");
-  log.scope("ca").info("issued again");
-  assert.equal(out.length, 2);
-  assert.equal(err.length, 2);
-  assert.equal(await Deno.readTextFile(file), out.join(""));
+  try {
+    log.scope("ca").info("issued");
+    log.scope("ca").info("issued again");
+    assert.equal(out.length, 2);
+    assert.equal(err.length, 2);
+    assert.equal(await Deno.readTextFile(file), out.join(""));
+  } finally {
+    log.close();
+  }
+  const written = await Deno.readTextFile(file);
+  log.scope("ca").info("after close");
+  log.close();
+  assert.equal(out.length, 3, "stdout still gets lines after close()");
+  assert.equal(err.length, 3, "stderr still gets lines after close()");
+  assert.equal(await Deno.readTextFile(file), written, "the closed file gets nothing more");
   await Deno.remove(dir, { recursive: true });
 });
 

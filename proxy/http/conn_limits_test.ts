@@ -25,17 +25,9 @@ import { closedAfter, inboundListener, MARGIN_MS, sleep, withListener } from "./
 
 const HEADERS_MS = 1000;
 
-/**
- * Sanitizers off for the tests whose clients the proxy closes with a lingering close: its linger timer
- * (SocketIo.lingerClose, proxy/http/socket_io.ts) outlives the test and the listener's close(), as
- * --sanitize-ops --trace-leaks shows; a later test then sees it complete. A proxy leak to fix there.
- */
-const LINGERING = { sanitizeOps: false, sanitizeResources: false };
-
 for (const kind of ["inbound", "outbound"] as const) {
   Deno.test(
     `${kind}: a trickled head gets 408 within the headers timeout, a silent connection is closed, a fast client is served`,
-    LINGERING,
     async () => {
       await withListener(kind, { requestHeadersTimeoutMs: HEADERS_MS, idleTimeoutMs: 30_000 }, async (p) => {
         const start = Date.now();
@@ -78,7 +70,6 @@ for (const kind of ["inbound", "outbound"] as const) {
 
   Deno.test(
     `${kind}: the headers timer does not run between requests; a later head has it from its first byte`,
-    LINGERING,
     async () => {
       await withListener(kind, { requestHeadersTimeoutMs: HEADERS_MS, idleTimeoutMs: 30_000 }, async (p) => {
         const c = await RawConn.plain(p.port);

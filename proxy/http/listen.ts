@@ -37,3 +37,30 @@ export function listen(
     });
   });
 }
+
+/**
+ * The sockets a listener accepted and that are not closed yet, so that the listener's close() can
+ * close every one and return only once each has emitted "close": a socket's own timers (a lingering
+ * close, a ClientHello deadline) are cleared by its close, so none outlives the listener.
+ */
+export class AcceptedSockets {
+  readonly #open = new Map<net.Socket, Promise<void>>();
+
+  /** Tracks `raw` until it closes. */
+  add(raw: net.Socket): void {
+    const closed = new Promise<void>((resolve) =>
+      raw.once("close", () => {
+        this.#open.delete(raw);
+        resolve();
+      })
+    );
+    this.#open.set(raw, closed);
+  }
+
+  /** Destroys every open socket; resolves once all have closed. */
+  closeAll(): Promise<void> {
+    const closed = [...this.#open.values()];
+    for (const raw of this.#open.keys()) raw.destroy();
+    return Promise.all(closed).then(() => {});
+  }
+}

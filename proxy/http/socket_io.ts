@@ -88,7 +88,7 @@ export class SocketIo {
 
   #onClose = (): void => {
     this.closed = true;
-    if (this.#lingerTimer !== undefined) clearTimeout(this.#lingerTimer);
+    this.#stopLinger();
     this.#notify();
     const d = this.#drainWake;
     if (d !== null) {
@@ -225,11 +225,13 @@ export class SocketIo {
 
   /** Closes at once. */
   destroy(): void {
+    this.#stopLinger();
     if (!this.closed) this.socket.destroy();
   }
 
   /** Closes with a TCP reset (SO_LINGER 0): the peer sees "connection reset by peer". */
   reset(): void {
+    this.#stopLinger();
     if (this.closed) return;
     const s = this.socket as Socket & { resetAndDestroy?: () => void };
     if (typeof s.resetAndDestroy === "function") s.resetAndDestroy();
@@ -255,6 +257,15 @@ export class SocketIo {
     if (last !== null) this.socket.end(last);
     else this.socket.end();
     if (this.ended) this.#destroyAfterFlush();
-    this.#lingerTimer = setTimeout(() => this.destroy(), timeoutMs);
+    // A second lingering close (a timeout while a reply lingers) keeps the first one's deadline and timer:
+    // a timer replaced here was never cleared and outlived the socket.
+    this.#lingerTimer ??= setTimeout(() => this.destroy(), timeoutMs);
+  }
+
+  /** Clears the linger timer: the socket closes (or closed) by other means. */
+  #stopLinger(): void {
+    if (this.#lingerTimer === undefined) return;
+    clearTimeout(this.#lingerTimer);
+    this.#lingerTimer = undefined;
   }
 }

@@ -21,7 +21,7 @@
  * @module
  */
 import net from "node:net";
-import { listen } from "../http/listen.ts";
+import { AcceptedSockets, listen } from "../http/listen.ts";
 import type tls from "node:tls";
 import { ascii } from "../http/chars.ts";
 import { DEFAULT_HEAD_LIMITS, type HeadLimits } from "../http/head.ts";
@@ -109,6 +109,7 @@ export class InboundListener {
   readonly #pool: UpstreamPool;
   readonly #tls: InboundTls;
   readonly #conns = new Set<Conn>();
+  readonly #accepted = new AcceptedSockets();
   readonly #byRaw = new WeakMap<net.Socket, Conn>();
   readonly #limits: HeadLimits;
   readonly #defaultHost: Uint8Array;
@@ -186,16 +187,15 @@ export class InboundListener {
     this.#closed = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
-    for (const c of this.#conns) {
-      c.io?.destroy();
-      c.raw.destroy();
-    }
+    for (const c of this.#conns) c.io?.destroy();
+    const released = this.#accepted.closeAll();
     this.#pool.close();
-    await closed;
+    await Promise.all([closed, released]);
   }
 
   #onConnection(raw: net.Socket): void {
     raw.on("error", ignore);
+    this.#accepted.add(raw);
     if (!this.#slots.acquire()) {
       // Envoy's listener connection limit: closed at once, counted as downstream_cx_overflow.
       this.observer.limitHit("overflow");

@@ -362,12 +362,7 @@ Deno.test("the application is down: 503", async () => {
   }, { appPort: deadPort });
 });
 
-// Sanitizers off: the proxy's linger timer for the silent connection (SocketIo.lingerClose,
-// proxy/http/socket_io.ts) outlives the test and the listener's close(), as --trace-leaks shows.
-Deno.test("connections are released: closed before sending, silent, idle keep-alive", {
-  sanitizeOps: false,
-  sanitizeResources: false,
-}, async () => {
+Deno.test("connections are released: closed before sending, silent, idle keep-alive", async () => {
   await withProxy(mode("PERMISSIVE"), async ({ port, listener, stats }) => {
     const probe = await RawConn.plain(port);
     probe.socket.end();

@@ -103,14 +103,8 @@ function gatewayListener(snapshot: RuntimeSnapshot, limits: Partial<ListenerLimi
   });
 }
 
-// Sanitizers off: the gateway's ClientHello timer (OutboundListener #sniffClientHello) and its linger
-// timer (SocketIo.lingerClose) outlive the stalled connections, as --trace-leaks shows.
 Deno.test(
   "gateway HTTPS: a stalled ClientHello, handshake or head closes within the headers timeout, an idle TLS connection within the idle timeout; curl is served",
-  {
-    sanitizeOps: false,
-    sanitizeResources: false,
-  },
   async () => {
     const { ca, leaf } = await makeTestCa();
     const cert = await leaf(HOST);

@@ -24,7 +24,7 @@
  */
 import net from "node:net";
 import type tls from "node:tls";
-import { listen } from "../http/listen.ts";
+import { AcceptedSockets, listen } from "../http/listen.ts";
 import { ascii } from "../http/chars.ts";
 import { DEFAULT_HEAD_LIMITS, type HeadLimits } from "../http/head.ts";
 import { Http1Session } from "../http/session.ts";
@@ -102,6 +102,7 @@ export class OutboundListener {
   readonly #slots: ConnectionSlots;
   readonly #router: OutboundRouter;
   readonly #conns = new Set<RoutingDownstream>();
+  readonly #accepted = new AcceptedSockets();
   /** Gateway HTTPS connections between accept and handshake. */
   readonly #handshaking = new Map<net.Socket, ConnectionClock>();
   readonly #gatewayTls: GatewayTls | undefined;
@@ -171,13 +172,14 @@ export class OutboundListener {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     for (const c of this.#conns) c.destroy();
-    for (const raw of this.#handshaking.keys()) raw.destroy();
+    const released = this.#accepted.closeAll();
     this.#router.close();
-    await closed;
+    await Promise.all([closed, released]);
   }
 
   #onConnection(raw: net.Socket): void {
     raw.on("error", () => {});
+    this.#accepted.add(raw);
     if (!this.#slots.acquire()) {
       // Envoy's listener connection limit: closed at once, counted as downstream_cx_overflow.
       this.observer.limitHit("overflow");
@@ -228,6 +230,8 @@ export class OutboundListener {
     // Envoy's listener_filters_timeout.
     const timer = setTimeout(() => raw.destroy(), 15_000);
     Deno.unrefTimer(timer);
+    // A connection closed while its ClientHello is awaited (the headers timeout, the listener's close).
+    raw.once("close", () => clearTimeout(timer));
     const onData = (chunk: Uint8Array) => {
       chunks.push(chunk);
       size += chunk.length;

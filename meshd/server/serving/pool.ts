@@ -108,6 +108,8 @@ export class ServingPool {
   #deaths = 0;
   #quickDeaths = 0;
   #readyWaiters: (() => void)[] = [];
+  /** Pending restarts of dead children (#exited); stop() clears them. */
+  readonly #respawns = new Set<ReturnType<typeof setTimeout>>();
 
   /** @param options listeners, services, children; see {@link ServingPoolOptions} */
   constructor(options: ServingPoolOptions) {
@@ -166,6 +168,8 @@ export class ServingPool {
    */
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true;
+    for (const timer of this.#respawns) clearTimeout(timer);
+    this.#respawns.clear();
     for (const l of this.#listeners) closeQuietly(l);
     const deadline = Date.now() + graceMs;
     const busy = () => [...this.#children].some((c) => c.calls.unaryInFlight > 0);
@@ -274,6 +278,8 @@ export class ServingPool {
     const calls = child.calls.size;
     child.calls.closeAll();
     for (const c of child.connections) closeQuietly(c);
+    // A child that died (not ended by stop()) still holds the write end of its stdin pipe.
+    void child.out.close();
     if (this.#stopping) return;
     const how = s.signal ? `signal ${s.signal}` : `exit code ${s.code}`;
     this.#deaths++;
@@ -286,7 +292,11 @@ export class ServingPool {
       `serving child ${child.proc.pid} died (${how}) with ${calls} calls; its clients reconnect to the ` +
         `others; starting another${delay ? ` in ${delay} ms` : ""}`,
     );
-    setTimeout(() => this.#stopping || this.#spawn(), delay);
+    const timer = setTimeout(() => {
+      this.#respawns.delete(timer);
+      if (!this.#stopping) this.#spawn();
+    }, delay);
+    this.#respawns.add(timer);
   }
 
   #pick(transport: Transport): Child | undefined {

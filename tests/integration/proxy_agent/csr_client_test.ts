@@ -5,6 +5,7 @@ import { MESHD_NAME, startCa, startRecordingCa } from "../meshd_support.ts";
 
 // Off: after the refused connections grpc-js leaves its subchannels' reconnect backoff timers running
 // past the client's close() (@grpc/grpc-js 1.14.7 backoff-timeout.js; Deno counts timers both ways).
+// GrpcCsrClient closes its client after every call; --trace-leaks shows only those two backoff timers.
 const grpcTest = (name: string, fn: () => Promise<void>) =>
   Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
 
