@@ -6,6 +6,7 @@
  */
 import { decodeJwt } from "jose";
 import type { AuthorizationRequest } from "../../shared/mod.ts";
+import { type JsonObject, optionalStringFlag, stringFlag, stringsFlag } from "../json_fields.ts";
 
 /** The request flags of `explain`. */
 export interface RequestFlags {
@@ -26,6 +27,32 @@ export interface RequestFlags {
   requestPrincipal?: string;
   /** A claims JSON object, or a file holding one or a JWT. */
   jwt?: string;
+}
+
+/**
+ * Reads the request flags from commander's option record, where `explain` declared them.
+ *
+ * @throws Error naming the flag when one is missing or not a string
+ */
+export function requestFlagsOf(opts: JsonObject): RequestFlags {
+  const optional = (key: keyof RequestFlags) => optionalStringFlag(opts, key);
+  return {
+    method: stringFlag(opts, "method"),
+    path: stringFlag(opts, "path"),
+    host: optional("host"),
+    port: stringFlag(opts, "port"),
+    header: stringsFlag(opts, "header"),
+    sourcePrincipal: optional("sourcePrincipal"),
+    sourceNamespace: optional("sourceNamespace"),
+    sourceServiceAccount: optional("sourceServiceAccount"),
+    trustDomain: stringFlag(opts, "trustDomain"),
+    sourceIp: optional("sourceIp"),
+    remoteIp: optional("remoteIp"),
+    destinationIp: optional("destinationIp"),
+    sni: optional("sni"),
+    requestPrincipal: optional("requestPrincipal"),
+    jwt: optional("jwt"),
+  };
 }
 
 /** The request, and what the JWT flag gave, for the output. */
