@@ -6,7 +6,7 @@
  */
 import { decodeJwt } from "jose";
 import type { AuthorizationRequest } from "../../shared/mod.ts";
-import { type JsonObject, optionalStringFlag, stringFlag, stringsFlag } from "../json_fields.ts";
+import { isObject, type JsonObject, optionalStringFlag, stringFlag, stringsFlag } from "../json_fields.ts";
 
 /** The request flags of `explain`. */
 export interface RequestFlags {
@@ -111,20 +111,22 @@ async function claimsOf(
     try {
       text = (await readFile(value)).trim();
     } catch (e) {
-      throw new Error(`--jwt: ${value}: ${(e as Error).message}`);
+      throw new Error(`--jwt: ${value}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
   try {
     if (text.startsWith("{")) {
-      const claims = JSON.parse(text) as unknown;
-      if (claims === null || typeof claims !== "object" || Array.isArray(claims)) {
-        throw new Error("claims must be a JSON object");
-      }
-      return { claims: claims as Record<string, unknown>, token: false };
+      const claims: unknown = JSON.parse(text);
+      if (!isObject(claims)) throw new Error("claims must be a JSON object");
+      return { claims, token: false };
     }
-    return { claims: decodeJwt(text) as Record<string, unknown>, token: true };
+    return { claims: decodeJwt(text), token: true };
   } catch (e) {
-    throw new Error(`--jwt: ${value}: neither a claims JSON object nor a JWT: ${(e as Error).message}`);
+    throw new Error(
+      `--jwt: ${value}: neither a claims JSON object nor a JWT: ${
+        e instanceof Error ? e.message : String(e)
+      }`,
+    );
   }
 }
 

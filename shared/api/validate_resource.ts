@@ -27,6 +27,8 @@ export function validateResource(
   options: ValidateResourceOptions = {},
 ): Finding[] {
   const ctx: RuleContext = { rootNamespace: options.rootNamespace ?? DEFAULT_ROOT_NAMESPACE };
+  // KindSchema is the public face of a TypeBox schema (defineKind takes only TSchema), so that
+  // shared's published types do not carry TypeBox's; here it goes back to TypeBox.
   const findings = schemaFindings(def.schema as TSchema, resource);
   const hadSchemaErrors = findings.length > 0;
   try {
