@@ -15,6 +15,7 @@ import { addLabMode, closeLabMode } from "./lab_connector.ts";
 import { optionsCommand } from "./options_command.ts";
 import { workloadCommand } from "./workload/command.ts";
 import { experimentalCommand } from "./experimental/command.ts";
+import { DEFAULT_MESH_NAMESPACE } from "./global_options.ts";
 import { proxyConfigCommand } from "./proxy_config/command.ts";
 import { proxyStatsCommand } from "./proxy_stats/command.ts";
 import { proxyStatusCommand } from "./proxy_status/command.ts";
@@ -44,7 +45,7 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
     .option(
       "-i, --meshNamespace <namespace>",
       "mesh system namespace, also the root namespace",
-      "mesh-system",
+      DEFAULT_MESH_NAMESPACE,
     )
     .option("-c, --orchconfig <file>", `orchestrator configuration file (no effect yet: ${NO_ORCH})`)
     .option("-n, --namespace <namespace>", "namespace for resources that name none", "")

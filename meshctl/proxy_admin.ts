@@ -10,13 +10,41 @@ import { addDebugFlags, meshdClient, timeoutMs } from "./debug_flags.ts";
 import { labConnectorOf } from "./lab_connector.ts";
 import { httpRequest, type MeshdDebugSource } from "./meshd_client.ts";
 import { adminAddress, type ConnectedProxy, findProxy, parseTarget } from "./proxy_target.ts";
+import { globalOptions } from "./global_options.ts";
+import { isObject, type JsonObject, objectAt } from "./json_fields.ts";
 
 /** The admin port of the seed's `--proxy-admin-port` default. */
 export const DEFAULT_ADMIN_PORT = 15000;
 
 /** Envoy's admin config dump: `{"configs": [{"@type": ..., ...}]}`. */
 export interface ConfigDump {
-  configs: Record<string, unknown>[];
+  /** The sections, each with its `@type`. */
+  configs: JsonObject[];
+  /** Any other field, kept as read (`proxy-config all -o json` prints the dump whole). */
+  readonly [field: string]: unknown;
+}
+
+/** Whether a parsed JSON value looks like a config dump: an object with a `configs` list. */
+export function looksLikeConfigDump(value: unknown): boolean {
+  return isObject(value) && Array.isArray(value.configs);
+}
+
+/**
+ * Decodes a parsed config dump, once, where it is read.
+ *
+ * @param what the file or address, for errors
+ * @throws Error naming `what` when there is no `configs` list, or the field path of a section that
+ *   is not an object
+ */
+export function configDumpOf(value: unknown, what: string): ConfigDump {
+  if (!isObject(value) || !Array.isArray(value.configs)) {
+    throw new Error(`${what}: not a config dump: no "configs" array`);
+  }
+  return { ...value, configs: value.configs.map((c, i) => objectAt(c, `${what}: configs[${i}]`)) };
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 /** Adds --proxy-admin-port and the debug flags (to find the proxy through meshd). */
@@ -59,7 +87,7 @@ export function targetProxy(
   target: string,
   cmd: CommandUnknownOpts,
 ): Promise<ConnectedProxy> {
-  const namespace = (cmd.optsWithGlobals() as { namespace?: string }).namespace || "default";
+  const namespace = globalOptions(cmd).namespace || "default";
   const parsed = parseTarget(target, namespace);
   return labConnectorOf(cmd)?.findProxy(client, parsed) ?? findProxy(client, parsed);
 }
@@ -70,7 +98,7 @@ export function targetProxy(
  * @throws Error naming the target, meshd's address or the admin address when something is not found
  */
 export async function proxyAdmin(target: string, cmd: CommandUnknownOpts): Promise<ProxyAdmin> {
-  const opts = cmd.optsWithGlobals() as Record<string, unknown>;
+  const opts: Record<string, unknown> = cmd.optsWithGlobals();
   const proxy = await targetProxy(meshdClient(opts), target, cmd);
   let address = adminAddress(proxy, port(opts.proxyAdminPort), DEFAULT_ADMIN_PORT);
   let what = `the admin interface of proxy ${target} (${proxy.proxy})`;
@@ -98,16 +126,16 @@ export async function readConfigDump(
   target: string | undefined,
   cmd: CommandUnknownOpts,
 ): Promise<ConfigDump> {
-  const file = (cmd.optsWithGlobals() as { file?: string }).file;
+  const file: unknown = cmd.optsWithGlobals().file;
   let text: string;
   let what: string;
-  if (file) {
+  if (typeof file === "string" && file !== "") {
     what = file;
     try {
       text = await Deno.readTextFile(file);
     } catch (e) {
       throw new Error(
-        `--file ${file}: ${e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message}`,
+        `--file ${file}: ${e instanceof Deno.errors.NotFound ? "no such file" : messageOf(e)}`,
       );
     }
   } else {
@@ -118,12 +146,11 @@ export async function readConfigDump(
     what = `${admin.address}/config_dump`;
     text = await admin.get("/config_dump");
   }
-  let dump: ConfigDump;
+  let parsed: unknown;
   try {
-    dump = JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch (e) {
-    throw new Error(`${what}: not JSON: ${(e as Error).message}`);
+    throw new Error(`${what}: not JSON: ${messageOf(e)}`);
   }
-  if (!Array.isArray(dump?.configs)) throw new Error(`${what}: not a config dump: no "configs" array`);
-  return dump;
+  return configDumpOf(parsed, what);
 }

@@ -10,10 +10,11 @@ import {
   boundPorts,
   effectivePeerAuthentication,
   labelsMatch,
-  type PeerAuthenticationPolicy,
+  type MeshResource,
   policyAppliesTo,
-  type PortedWorkload,
+  type Rule,
   type SelectingService,
+  type SpecKind,
 } from "../../shared/mod.ts";
 import type { AnalysisInput, AnalyzedResource } from "./input.ts";
 import { MESSAGES, type MessageType } from "./messages.ts";
@@ -34,8 +35,10 @@ export interface Analyzer {
   analyze(input: AnalysisInput, report: (m: AnalysisMessage) => void): void;
 }
 
-type Spec = Record<string, unknown>;
 type Labels = Record<string, string>;
+
+/** A resource of kind `K`: its `resource.spec` has that kind's type. */
+type Analyzed<K extends SpecKind> = AnalyzedResource & { resource: Extract<MeshResource, { kind: K }> };
 
 function on(r: AnalyzedResource, type: MessageType, ...params: unknown[]): AnalysisMessage {
   return {
@@ -46,12 +49,10 @@ function on(r: AnalyzedResource, type: MessageType, ...params: unknown[]): Analy
   };
 }
 
-function specOf(r: AnalyzedResource): Spec {
-  return (r.resource.spec ?? {}) as Spec;
-}
-
-function matchLabelsOf(r: AnalyzedResource): Labels | undefined {
-  const labels = (specOf(r).selector as { matchLabels?: Labels } | undefined)?.matchLabels;
+function matchLabelsOf(
+  r: Analyzed<"AuthorizationPolicy" | "RequestAuthentication" | "PeerAuthentication">,
+): Labels | undefined {
+  const labels = r.resource.spec.selector?.matchLabels;
   return labels && Object.keys(labels).length > 0 ? labels : undefined;
 }
 
@@ -65,38 +66,40 @@ interface Workload {
   name: string;
   labels: Labels;
   /** The WorkloadEntry, for its ports. */
-  entry?: AnalyzedResource;
+  entry?: Analyzed<"WorkloadEntry">;
 }
 
 function workloadsOf(input: AnalysisInput): Workload[] {
   const out: Workload[] = [];
   for (const r of input.resources) {
-    if (r.kind === "WorkloadEntry") {
-      out.push({
-        namespace: r.namespace,
-        name: r.name,
-        labels: (specOf(r).labels ?? {}) as Labels,
-        entry: r,
-      });
-    } else if (r.kind === "WorkloadGroup") {
+    if (isKind(r, "WorkloadEntry")) {
+      out.push({ namespace: r.namespace, name: r.name, labels: r.resource.spec.labels ?? {}, entry: r });
+    } else if (isKind(r, "WorkloadGroup")) {
       // Its future members carry the template's labels.
-      const template = specOf(r).metadata as { labels?: Labels } | undefined;
-      out.push({ namespace: r.namespace, name: r.name, labels: template?.labels ?? {} });
+      out.push({ namespace: r.namespace, name: r.name, labels: r.resource.spec.metadata?.labels ?? {} });
     }
   }
   return [...out, ...input.workloads];
 }
 
-function byKind(input: AnalysisInput, kind: string): AnalyzedResource[] {
-  return input.resources.filter((r) => r.kind === kind);
+function isKind<K extends SpecKind>(r: AnalyzedResource, kind: K): r is Analyzed<K> {
+  return r.resource.kind === kind;
 }
 
-function asSelecting(r: AnalyzedResource) {
+function byKind<K extends SpecKind>(input: AnalysisInput, kind: K): Analyzed<K>[] {
+  return input.resources.filter((r) => isKind(r, kind));
+}
+
+function asSelecting(r: Analyzed<"AuthorizationPolicy" | "RequestAuthentication">) {
   return { metadata: { namespace: r.namespace }, spec: { selector: { matchLabels: matchLabelsOf(r) } } };
 }
 
 /** IST0127 for AuthorizationPolicy and RequestAuthentication, after Istio's authz analyzer. */
-function reportUnselected(input: AnalysisInput, kind: string, report: (m: AnalysisMessage) => void): void {
+function reportUnselected(
+  input: AnalysisInput,
+  kind: "AuthorizationPolicy" | "RequestAuthentication",
+  report: (m: AnalysisMessage) => void,
+): void {
   const workloads = workloadsOf(input);
   const rootNamespace = input.rootNamespace;
   for (const r of byKind(input, kind)) {
@@ -121,7 +124,7 @@ const HTTP_PROTOCOLS = new Set(["HTTP", "HTTP2", "GRPC", "GRPC-WEB"]);
 function portsOf(w: Workload, services: SelectingService[]): BoundPort[] {
   if (!w.entry) return [];
   return boundPorts(
-    { metadata: { namespace: w.namespace }, spec: specOf(w.entry) as PortedWorkload["spec"] },
+    { metadata: { namespace: w.namespace }, spec: w.entry.resource.spec },
     services,
   );
 }
@@ -136,30 +139,30 @@ function tcpPorts(w: Workload, services: SelectingService[]): BoundPort[] {
 function servicesOf(input: AnalysisInput): SelectingService[] {
   return byKind(input, "ServiceEntry").map((r) => ({
     metadata: { name: r.name, namespace: r.namespace },
-    spec: specOf(r) as SelectingService["spec"],
+    spec: r.resource.spec,
   }));
 }
 
-const HTTP_SOURCE_FIELDS = ["requestPrincipals", "notRequestPrincipals"];
-const HTTP_OPERATION_FIELDS = ["hosts", "notHosts", "methods", "notMethods", "paths", "notPaths"];
+const HTTP_SOURCE_FIELDS = ["requestPrincipals", "notRequestPrincipals"] as const;
+const HTTP_OPERATION_FIELDS = ["hosts", "notHosts", "methods", "notMethods", "paths", "notPaths"] as const;
 
 /** The HTTP-only fields a rule uses, as field paths, and the ports its `to` limits it to. */
-function httpOnlyFields(rule: Spec): { fields: string[]; ports?: number[] } {
+function httpOnlyFields(rule: Rule): { fields: string[]; ports?: number[] } {
   const fields: string[] = [];
   let ports: number[] | undefined;
-  for (const [i, from] of ((rule.from ?? []) as { source?: Spec }[]).entries()) {
+  for (const [i, from] of (rule.from ?? []).entries()) {
     for (const f of HTTP_SOURCE_FIELDS) {
       if (from.source?.[f] !== undefined) fields.push(`from[${i}].source.${f}`);
     }
   }
-  for (const [i, to] of ((rule.to ?? []) as { operation?: Spec }[]).entries()) {
+  for (const [i, to] of (rule.to ?? []).entries()) {
     for (const f of HTTP_OPERATION_FIELDS) {
       if (to.operation?.[f] !== undefined) fields.push(`to[${i}].operation.${f}`);
     }
-    const p = to.operation?.ports as string[] | undefined;
+    const p = to.operation?.ports;
     if (p) ports = [...(ports ?? []), ...p.map(Number)];
   }
-  for (const [i, when] of ((rule.when ?? []) as { key?: string }[]).entries()) {
+  for (const [i, when] of (rule.when ?? []).entries()) {
     if (when.key?.startsWith("request.")) fields.push(`when[${i}].key ${when.key}`);
   }
   return { fields, ports };
@@ -190,13 +193,9 @@ export const ANALYZERS: readonly Analyzer[] = [
     analyze(input, report) {
       reportUnselected(input, "AuthorizationPolicy", report);
       for (const r of byKind(input, "AuthorizationPolicy")) {
-        const rules = (specOf(r).rules ?? []) as { from?: { source?: Spec }[] }[];
-        for (const rule of rules) {
+        for (const rule of r.resource.spec.rules ?? []) {
           for (const from of rule.from ?? []) {
-            const names = [
-              ...(from.source?.namespaces ?? []) as string[],
-              ...(from.source?.notNamespaces ?? []) as string[],
-            ];
+            const names = [...(from.source?.namespaces ?? []), ...(from.source?.notNamespaces ?? [])];
             for (const ns of names) {
               if (![...input.namespaces].some((n) => namespaceMatch(n, ns))) {
                 report(on(r, MESSAGES.ReferencedResourceNotFound, "namespace", ns));
@@ -225,7 +224,7 @@ export const ANALYZERS: readonly Analyzer[] = [
       const policies = byKind(input, "PeerAuthentication");
       for (const r of policies) {
         const selector = matchLabelsOf(r);
-        const spec = specOf(r);
+        const spec = r.resource.spec;
         if (selector && r.namespace === input.rootNamespace) {
           report(on(
             r,
@@ -249,7 +248,7 @@ export const ANALYZERS: readonly Analyzer[] = [
               namespace: r.namespace,
               port: 1,
               portBoundToService: false,
-              policies: policies.map((p) => p.resource as PeerAuthenticationPolicy),
+              policies: policies.map((p) => p.resource),
               rootNamespace: input.rootNamespace,
             }).selected;
           } catch {
@@ -267,8 +266,8 @@ export const ANALYZERS: readonly Analyzer[] = [
             ));
           }
         }
-        const mode = (spec.mtls as { mode?: string } | undefined)?.mode ?? "UNSET";
-        const portLevel = (spec.portLevelMtls ?? {}) as Record<string, unknown>;
+        const mode = spec.mtls?.mode ?? "UNSET";
+        const portLevel = spec.portLevelMtls ?? {};
         if (mode === "UNSET" && Object.keys(portLevel).length === 0) {
           report(
             on(
@@ -300,12 +299,12 @@ export const ANALYZERS: readonly Analyzer[] = [
       const workloads = workloadsOf(input);
       const services = servicesOf(input);
       for (const r of byKind(input, "AuthorizationPolicy")) {
-        const spec = specOf(r);
-        const action = (spec.action as string | undefined) ?? "ALLOW";
+        const spec = r.resource.spec;
+        const action = spec.action ?? "ALLOW";
         const targets = workloads.filter((w) =>
           policyAppliesTo(asSelecting(r), w, { rootNamespace: input.rootNamespace })
         );
-        for (const [i, rule] of ((spec.rules ?? []) as Spec[]).entries()) {
+        for (const [i, rule] of (spec.rules ?? []).entries()) {
           const { fields, ports } = httpOnlyFields(rule);
           if (fields.length === 0) continue;
           for (const w of targets) {
@@ -335,7 +334,7 @@ export const ANALYZERS: readonly Analyzer[] = [
     description: "Warns that RequestAuthentication jwksUri fetches are not restricted to trusted networks",
     analyze(input, report) {
       const fetching = byKind(input, "RequestAuthentication").filter((r) =>
-        ((specOf(r).jwtRules ?? []) as { jwksUri?: string }[]).some((j) => j.jwksUri)
+        (r.resource.spec.jwtRules ?? []).some((j) => j.jwksUri)
       );
       if (fetching.length === 0) return;
       report({
@@ -350,7 +349,7 @@ export const ANALYZERS: readonly Analyzer[] = [
     analyze(input, report) {
       const workloads = workloadsOf(input);
       for (const r of byKind(input, "ServiceEntry")) {
-        const labels = (specOf(r).workloadSelector as { labels?: Labels } | undefined)?.labels;
+        const labels = r.resource.spec.workloadSelector?.labels;
         if (labels === undefined) continue;
         if (!workloads.some((w) => w.namespace === r.namespace && labelsMatch(labels, w.labels))) {
           report(on(r, MESSAGES.NoMatchingWorkloadsFound, labelString(labels)));
@@ -364,7 +363,7 @@ export const ANALYZERS: readonly Analyzer[] = [
     analyze(input, report) {
       const gateways = new Set(byKind(input, "Gateway").map((g) => `${g.namespace}/${g.name}`));
       for (const r of byKind(input, "VirtualService")) {
-        for (const g of (specOf(r).gateways ?? []) as string[]) {
+        for (const g of r.resource.spec.gateways ?? []) {
           if (g === "mesh") continue;
           const key = g.includes("/") ? g : `${r.namespace}/${g}`;
           if (!gateways.has(key)) report(on(r, MESSAGES.ReferencedResourceNotFound, "gateway", g));

@@ -11,18 +11,14 @@ import { parse as parseYaml } from "yaml";
 import type { CliIo } from "../cli_io.ts";
 import { parseBool } from "../../shared/internal/cli/pflag.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
+import { globalOptions } from "../global_options.ts";
 import { collectArray } from "../../shared/internal/cli/pflag.ts";
 import { type AnalysisMessage, ANALYZERS } from "./analyzers.ts";
 import { type AnalysisInput, type AnalyzedResource, inputFromFiles, inputFromMeshd } from "./input.ts";
 import { atLeast, type Level, parseLevel } from "./messages.ts";
-import { applySuppressions, formatMessages, type OutputFormat, parseSuppressions } from "./report.ts";
+import { applySuppressions, formatMessages, OUTPUT_FORMATS, parseSuppressions } from "./report.ts";
 
 /** The program-wide flags the command reads. */
-interface GlobalOptions {
-  meshNamespace: string;
-  namespace: string;
-}
-
 /** istioctl's exit code when analysis found issues at or above --failure-threshold. */
 export const EXIT_ANALYZER_FOUND_ISSUES = 79;
 
@@ -71,13 +67,16 @@ async function rootNamespaceFrom(file: string | undefined, fallback: string): Pr
   try {
     text = await Deno.readTextFile(file);
   } catch (e) {
-    throw new Error(`--meshConfigFile: ${file}: ${(e as Error).message}`);
+    throw new Error(`--meshConfigFile: ${file}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const mesh = parseYaml(text) as { rootNamespace?: unknown } | null;
-  if (mesh?.rootNamespace !== undefined && typeof mesh.rootNamespace !== "string") {
+  const mesh: unknown = parseYaml(text);
+  const rootNamespace: unknown = typeof mesh === "object" && mesh !== null
+    ? Reflect.get(mesh, "rootNamespace")
+    : undefined;
+  if (rootNamespace !== undefined && typeof rootNamespace !== "string") {
     throw new Error(`--meshConfigFile: ${file}: rootNamespace: must be a string`);
   }
-  return mesh?.rootNamespace ?? fallback;
+  return rootNamespace ?? fallback;
 }
 
 function colourDefault(): boolean {
@@ -93,7 +92,7 @@ export function analyzeCommand(io: CliIo): CommandUnknownOpts {
     )
     .argument("[files...]", "files or directories (recursive); - for standard input")
     .option("-A, --all-namespaces", "analyze all namespaces (the default unless -n is given)")
-    .option("--analyzer <name>", "run only this analyzer; repeatable", collectArray, [] as string[])
+    .option("--analyzer <name>", "run only this analyzer; repeatable", collectArray, new Array<string>())
     .option(
       "--color [bool]",
       "coloured output; default when stdout is a terminal and TERM is not dumb",
@@ -108,7 +107,7 @@ export function analyzeCommand(io: CliIo): CommandUnknownOpts {
     .option("-L, --list-analyzers", "list the analyzers and exit")
     .option("--meshConfigFile <file>", "mesh config YAML; its rootNamespace overrides meshd's or -i")
     .addOption(
-      new Option("-o, --output <format>", "log, json or yaml").choices(["log", "json", "yaml"]).default(
+      new Option("-o, --output <format>", "log, json or yaml").choices(OUTPUT_FORMATS).default(
         "log",
       ),
     )
@@ -118,14 +117,14 @@ export function analyzeCommand(io: CliIo): CommandUnknownOpts {
       "--remote-contexts <context>",
       "remote clusters (no effect: one meshd)",
       collectArray,
-      [] as string[],
+      new Array<string>(),
     )
     .option("-r, --revision <revision>", "revision analyzed (no effect: one meshd)", "default")
     .option(
       "-S, --suppress <code=resource>",
       "suppress a code on a resource, * wildcards; repeatable",
       collectArray,
-      [] as string[],
+      new Array<string>(),
     )
     .option(
       "-k, --use-orch [bool]",
@@ -136,7 +135,7 @@ export function analyzeCommand(io: CliIo): CommandUnknownOpts {
     .option("-v, --verbose", "list the analyzers run");
   addDebugFlags(cmd);
   cmd.action(async (files, opts, command) => {
-    const globals = command.optsWithGlobals() as unknown as GlobalOptions;
+    const globals = globalOptions(command);
     if (opts.listAnalyzers) {
       io.stdout(
         "Available analyzers:\n" + ANALYZERS.map((a) => `\t* ${a.name}: ${a.description}\n`).join(""),
@@ -187,7 +186,7 @@ export function analyzeCommand(io: CliIo): CommandUnknownOpts {
     }
     const shown = messages.filter((m) => atLeast(m.type.level, threshold));
     const colour = opts.color ?? colourDefault();
-    io.stdout(formatMessages(shown, opts.output as OutputFormat, colour));
+    io.stdout(formatMessages(shown, opts.output, colour));
     if (shown.length === 0) {
       const what = input.files.length > 1 ? `:\n  - ${input.files.join("\n  - ")}\n` : ` ${input.target}.\n`;
       io.stderr(`\u2714 No validation issues found when analyzing${what}`);

@@ -7,6 +7,7 @@
  */
 import { parseYamlDocuments, type ValidationIssue, type ValidResource } from "../../shared/mod.ts";
 import { validateInputs } from "../commands/validate.ts";
+import { isObject } from "../json_fields.ts";
 import type { MeshdDebugSource } from "../meshd_client.ts";
 
 /** A resource under analysis. */
@@ -68,9 +69,10 @@ export async function inputFromFiles(files: string[], options: FileInputOptions)
     ...options,
     onText: (_file, text) => {
       for (const doc of parseYamlDocuments(text)) {
-        const v = doc.value as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } } | null;
-        if (v?.apiVersion === "v1" && v.kind === "Namespace" && typeof v.metadata?.name === "string") {
-          namespaces.push(v.metadata.name);
+        const v = doc.value;
+        const name = isObject(v) && isObject(v.metadata) ? v.metadata.name : undefined;
+        if (isObject(v) && v.apiVersion === "v1" && v.kind === "Namespace" && typeof name === "string") {
+          namespaces.push(name);
         }
       }
     },

@@ -113,8 +113,11 @@ export function logLine(m: AnalysisMessage, colour: boolean): string {
   return `${level} [${m.type.code}]${where} ${render(m.type.template, m.params)}`;
 }
 
+/** The output formats of `-o`. */
+export const OUTPUT_FORMATS = ["log", "json", "yaml"] as const;
+
 /** The output formats. */
-export type OutputFormat = "log" | "json" | "yaml";
+export type OutputFormat = typeof OUTPUT_FORMATS[number];
 
 /** Formats messages; `log` ends each line with a newline, json and yaml are one document. */
 export function formatMessages(messages: AnalysisMessage[], format: OutputFormat, colour: boolean): string {

@@ -9,15 +9,15 @@
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import {
   applicableAuthorizationPolicies,
-  type AuthorizationPolicy,
   compileAuthorization,
   type MergedAuthorizationPolicies,
   PATH_NORMALIZATIONS,
-  type PathNormalization,
 } from "../../shared/mod.ts";
 import { type AnalysisInput, inputFromFiles, inputFromMeshd } from "../analyze/input.ts";
 import type { CliIo } from "../cli_io.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
+import { type GlobalOptions, globalOptions } from "../global_options.ts";
+import { type JsonObject, oneOf, stringsFlag } from "../json_fields.ts";
 import { collectArray } from "../../shared/internal/cli/pflag.ts";
 import { structured } from "../output.ts";
 import { parseTarget } from "../proxy_target.ts";
@@ -31,30 +31,33 @@ import {
   normalizationText,
   normalizeWith,
 } from "./path_normalization.ts";
-import { type RequestFlags, requestFromFlags } from "./request.ts";
+import { requestFlagsOf, requestFromFlags } from "./request.ts";
 import { type AuthzWorkload, resolveWorkload } from "./workload.ts";
 
 /** Exit code of `explain` when the request is denied (0: allowed; 1: error; 2: usage). */
 export const EXIT_DENIED = 3;
 
-interface Globals {
-  namespace: string;
-  meshNamespace: string;
-}
+const OUTPUTS = ["short", "json", "yaml"] as const;
 
+/** The flags that name the input and the output; `all` is every option, for the debug flags. */
 interface SourceFlags {
   file: string[];
   labels: string[];
-  output: string;
+  output: typeof OUTPUTS[number];
+  all: JsonObject;
 }
 
-type Flags = SourceFlags & RequestFlags & Record<string, unknown>;
+function sourceFlagsOf(opts: JsonObject): SourceFlags {
+  return {
+    file: stringsFlag(opts, "file"),
+    labels: stringsFlag(opts, "labels"),
+    output: oneOf(OUTPUTS, opts.output, "--output"),
+    all: opts,
+  };
+}
 
-async function loadInput(
-  opts: SourceFlags & Record<string, unknown>,
-  globals: Globals,
-): Promise<AnalysisInput> {
-  if (opts.file.length === 0) return await inputFromMeshd(meshdClient(opts));
+async function loadInput(opts: SourceFlags, globals: GlobalOptions): Promise<AnalysisInput> {
+  if (opts.file.length === 0) return await inputFromMeshd(meshdClient(opts.all));
   const input = await inputFromFiles(opts.file, {
     rootNamespace: globals.meshNamespace,
     defaultNamespace: globals.namespace || undefined,
@@ -83,15 +86,15 @@ interface Applicable {
 }
 
 /** `--port` when it is a number (explain; `requestFromFlags` reports a bad one). */
-function portOf(opts: Record<string, unknown>): number | undefined {
+function portOf(opts: JsonObject): number | undefined {
   return typeof opts.port === "string" && /^\d+$/.test(opts.port) ? Number(opts.port) : undefined;
 }
 
 /** A single `-f` that is a proxy's config dump: the policies that proxy enforces. */
 async function fromConfigDump(
   target: string | undefined,
-  opts: SourceFlags & Record<string, unknown>,
-  globals: Globals,
+  opts: SourceFlags,
+  globals: GlobalOptions,
 ): Promise<Applicable | undefined> {
   if (opts.file.length !== 1) return undefined;
   const dump = await readConfigDumpFile(opts.file[0]);
@@ -106,22 +109,23 @@ async function fromConfigDump(
       );
     }
   }
-  return { ...found, normalization: normalizationFromDump(dump, portOf(opts), opts.file[0]) };
+  return { ...found, normalization: normalizationFromDump(dump, portOf(opts.all), opts.file[0]) };
 }
 
 async function applicable(
   target: string | undefined,
-  opts: SourceFlags & Record<string, unknown>,
-  globals: Globals,
+  opts: SourceFlags,
+  globals: GlobalOptions,
 ): Promise<Applicable> {
   const dumped = await fromConfigDump(target, opts, globals);
   if (dumped) return dumped;
   const input = await loadInput(opts, globals);
   const workload = resolveWorkload(input, { target, labels: opts.labels, namespace: globals.namespace });
-  const policies = input.resources.filter((r) => r.kind === "AuthorizationPolicy").map((r) => {
-    const p = r.resource as unknown as AuthorizationPolicy;
-    return { ...p, metadata: { ...p.metadata, namespace: r.namespace } };
-  });
+  const policies = input.resources.flatMap((r) =>
+    r.resource.kind === "AuthorizationPolicy"
+      ? [{ ...r.resource, metadata: { ...r.resource.metadata, namespace: r.namespace } }]
+      : []
+  );
   return {
     workload,
     merged: applicableAuthorizationPolicies(policies, workload, { rootNamespace: input.rootNamespace }),
@@ -141,36 +145,38 @@ interface Report {
 function withSource(
   cmd: Command<[string | undefined], Record<string, unknown>>,
   io: CliIo,
-  report: (a: Applicable & { flags: Flags }) => Promise<Report>,
+  report: (a: Applicable & { flags: JsonObject }) => Promise<Report>,
 ): CommandUnknownOpts {
   cmd.option(
     "-f, --file <file>",
     "policy YAML files or directories, offline (repeatable), or one proxy's saved /config_dump JSON " +
       "(the policies it enforces); default: meshd's live config",
     collectArray,
-    [] as string[],
+    new Array<string>(),
   )
     .option(
       "-l, --labels <k=v,...>",
       "the workload's labels, in namespace -n (repeatable), instead of a target",
       collectArray,
-      [] as string[],
+      new Array<string>(),
     )
     .addOption(
-      new Option("-o, --output <format>", "short, json or yaml").choices(["short", "json", "yaml"]).default(
+      new Option("-o, --output <format>", "short, json or yaml").choices(OUTPUTS).default(
         "short",
       ),
     );
   addDebugFlags(cmd).action(async (target, opts, command) => {
-    const flags = opts as unknown as Flags;
-    const found = await applicable(target, flags, command.optsWithGlobals() as unknown as Globals);
-    const chosen = flags.pathNormalization as PathNormalization | undefined;
+    const source = sourceFlagsOf(opts);
+    const found = await applicable(target, source, globalOptions(command));
+    const chosen = opts.pathNormalization === undefined
+      ? undefined
+      : oneOf(PATH_NORMALIZATIONS, opts.pathNormalization, "--path-normalization");
     const r = await report({
       ...found,
       ...(chosen ? { normalization: { option: chosen, from: "--path-normalization" } } : {}),
-      flags,
+      flags: opts,
     });
-    io.stdout(flags.output === "short" ? r.text : structured(r.value, flags.output as "json" | "yaml"));
+    io.stdout(source.output === "short" ? r.text : structured(r.value, source.output));
   });
   return cmd;
 }
@@ -190,7 +196,7 @@ function checkCommand(io: CliIo): CommandUnknownOpts {
         text: checkText(workload, merged) + (jwtRules ? jwtRulesText(jwtRules) : "") +
           normalizationText(normalization),
         value: {
-          ...checkValue(workload, merged) as object,
+          ...checkValue(workload, merged),
           ...(jwtRules ? { jwtRules } : {}),
           pathNormalization: normalization,
         },
@@ -220,7 +226,7 @@ function explainCommand(io: CliIo): CommandUnknownOpts {
     )
     .option("--host <host>", "Host header")
     .option("--port <port>", "destination (container) port", "80")
-    .option("-H, --header <name=value>", "request header (repeatable)", collectArray, [] as string[])
+    .option("-H, --header <name=value>", "request header (repeatable)", collectArray, new Array<string>())
     .option("--source-principal <id>", "peer SPIFFE ID from mutual TLS, e.g. cluster.local/ns/foo/sa/sleep")
     .option("--source-namespace <ns>", "peer namespace (principal built with --source-service-account)")
     .option("--source-service-account <sa>", "peer service account (default: default)")
@@ -239,7 +245,7 @@ function explainCommand(io: CliIo): CommandUnknownOpts {
       "claims JSON object, or a file holding one or a JWT (decoded, not verified)",
     );
   return withSource(cmd, io, async ({ workload, merged, flags, normalization }) => {
-    const { request, jwtNote } = await requestFromFlags(flags);
+    const { request, jwtNote } = await requestFromFlags(requestFlagsOf(flags));
     const path = normalizeWith(request.path, normalization);
     const decision = compileAuthorization(merged.all).evaluate({
       ...request,

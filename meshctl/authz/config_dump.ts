@@ -9,11 +9,24 @@
  */
 import {
   type ApplicableAuthorizationPolicy,
+  AUTHORIZATION_OPERATION_FIELDS,
+  AUTHORIZATION_SOURCE_FIELDS,
+  type AuthorizationRuleView,
+  type AuthorizationScope,
   mergeByAction,
   type MergedAuthorizationPolicies,
 } from "../../shared/mod.ts";
 import { DUMP_TYPES } from "../../shared/internal/config_dump/types.ts";
-import type { ConfigDump } from "../proxy_admin.ts";
+import {
+  type JsonObject,
+  objectAt,
+  oneOf,
+  optionalListAt,
+  optionalStringAt,
+  optionalStringsAt,
+  stringMapAt,
+} from "../json_fields.ts";
+import { type ConfigDump, configDumpOf, looksLikeConfigDump } from "../proxy_admin.ts";
 import type { AuthzWorkload } from "./workload.ts";
 
 /** One JWT rule a proxy enforces (a RequestAuthentication's provider as meshd pushed it). */
@@ -38,7 +51,8 @@ export interface DumpPolicies {
  * Reads `file` as a config dump: JSON with a `configs` array.
  *
  * @returns the dump, or undefined when the file is not one (policy YAML, or JSON of resources)
- * @throws Error naming the file when it cannot be read
+ * @throws Error naming the file when it cannot be read, or the field path of a section that is not
+ *   an object
  */
 export async function readConfigDumpFile(file: string): Promise<ConfigDump | undefined> {
   let text: string;
@@ -46,25 +60,96 @@ export async function readConfigDumpFile(file: string): Promise<ConfigDump | und
     text = await Deno.readTextFile(file);
   } catch (e) {
     if (e instanceof Deno.errors.IsADirectory) return undefined;
-    throw new Error(`${file}: ${e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message}`);
+    const why = e instanceof Deno.errors.NotFound
+      ? "no such file"
+      : e instanceof Error
+      ? e.message
+      : String(e);
+    throw new Error(`${file}: ${why}`);
   }
   if (!text.trimStart().startsWith("{")) return undefined;
+  let value: unknown;
   try {
-    const value = JSON.parse(text) as { configs?: unknown };
-    return Array.isArray(value?.configs) ? value as ConfigDump : undefined;
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
+  return looksLikeConfigDump(value) ? configDumpOf(value, file) : undefined;
 }
 
-// deno-lint-ignore no-explicit-any
-type Json = any;
+const SCOPES: readonly AuthorizationScope[] = ["GLOBAL", "NAMESPACE", "WORKLOAD_SELECTOR"];
 
-function record(value: unknown, what: string): Record<string, Json> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new Error(`${what}: not an object`);
+/** The resources map of a mesh section field (`authorizations`, `jwt_policies`); absent is empty. */
+function resourcesAt(value: unknown, what: string): JsonObject {
+  return objectAt(objectAt(value ?? {}, what).resources ?? {}, `${what}.resources`);
+}
+
+/** A list of objects; null or absent is empty. */
+function objectsAt(value: unknown, what: string): JsonObject[] {
+  return (optionalListAt(value, what) ?? []).map((v, i) => objectAt(v, `${what}[${i}]`));
+}
+
+/**
+ * Decodes the fields of `o` that are present, with `decode`: a field the dump leaves out stays
+ * absent, and null stays null, so that `check -o json` prints the rules as the proxy dumped them.
+ */
+function present<K extends string, T>(
+  o: JsonObject,
+  fields: readonly K[],
+  decode: (value: unknown, field: K) => T,
+): Partial<Record<K, T | null>> {
+  const out: Partial<Record<K, T | null>> = {};
+  for (const f of fields) {
+    if (!(f in o) || o[f] === undefined) continue;
+    out[f] = o[f] === null ? null : decode(o[f], f);
   }
-  return value as Record<string, Json>;
+  return out;
+}
+
+/** A source or an operation: its value lists (mesh.v1 Source and Operation have only those). */
+function valueLists<K extends string>(
+  value: unknown,
+  fields: readonly K[],
+  what: string,
+): Partial<Record<K, string[] | null>> {
+  return present(objectAt(value, what), fields, (v, f) => optionalStringsAt(v, `${what}.${f}`) ?? []);
+}
+
+/** A rule's `from` (each with a `source`) or `to` (each with an `operation`). */
+function clauses<L extends string, C extends string, K extends string>(
+  r: JsonObject,
+  list: L,
+  clause: C,
+  fields: readonly K[],
+  what: string,
+): Partial<Record<L, Partial<Record<C, Partial<Record<K, string[] | null>> | null>>[] | null>> {
+  return present(
+    r,
+    [list],
+    () =>
+      objectsAt(r[list], `${what}.${list}`).map((o, i) =>
+        present(o, [clause], (v) => valueLists(v, fields, `${what}.${list}[${i}].${clause}`))
+      ),
+  );
+}
+
+/** A pushed rule (mesh.v1 Rule, as the proxy dumps it), decoded into the evaluator's shape. */
+function ruleAt(value: unknown, what: string): AuthorizationRuleView {
+  const r = objectAt(value, what);
+  return {
+    ...clauses(r, "from", "source", AUTHORIZATION_SOURCE_FIELDS, what),
+    ...clauses(r, "to", "operation", AUTHORIZATION_OPERATION_FIELDS, what),
+    ...present(r, ["when"], () =>
+      objectsAt(r.when, `${what}.when`).map((c, i) => {
+        const at = `${what}.when[${i}]`;
+        const key = optionalStringAt(c.key, `${at}.key`);
+        if (key === undefined) throw new Error(`${at}.key: required field is missing`);
+        return {
+          key,
+          ...present(c, ["values", "notValues"], (v, f) => optionalStringsAt(v, `${at}.${f}`) ?? []),
+        };
+      })),
+  };
 }
 
 /**
@@ -80,39 +165,30 @@ export function policiesFromDump(dump: ConfigDump, what: string): DumpPolicies {
       `${what}: configs: no ${DUMP_TYPES.mesh} section, so no authorization policies (not a dump of the mesh's proxy)`,
     );
   }
-  const w = mesh.workload === null || mesh.workload === undefined
-    ? undefined
-    : record(mesh.workload, `${what}: mesh.workload`);
-  if (w === undefined) {
+  if (mesh.workload === null || mesh.workload === undefined) {
     throw new Error(`${what}: mesh.workload: empty: the proxy had no config from meshd yet`);
   }
-  const resources = record(
-    record(mesh.authorizations ?? {}, `${what}: mesh.authorizations`).resources ?? {},
-    `${what}: mesh.authorizations.resources`,
-  );
+  const w = objectAt(mesh.workload, `${what}: mesh.workload`);
+  const resources = resourcesAt(mesh.authorizations, `${what}: mesh.authorizations`);
   const policies = Object.entries(resources).map(([key, v]): ApplicableAuthorizationPolicy => {
-    const p = record(v, `${what}: mesh.authorizations.resources["${key}"]`);
+    const at = `${what}: mesh.authorizations.resources["${key}"]`;
+    const p = objectAt(v, at);
     if (typeof p.name !== "string" || typeof p.namespace !== "string") {
-      throw new Error(`${what}: mesh.authorizations.resources["${key}"]: name and namespace must be strings`);
-    }
-    if (p.rules !== undefined && p.rules !== null && !Array.isArray(p.rules)) {
-      throw new Error(`${what}: mesh.authorizations.resources["${key}"].rules: not a list`);
+      throw new Error(`${at}: name and namespace must be strings`);
     }
     return {
       name: p.name,
       namespace: p.namespace,
-      action: p.action ?? "ALLOW",
-      scope: p.scope ?? "NAMESPACE",
-      rules: p.rules ?? [],
+      action: optionalStringAt(p.action, `${at}.action`) ?? "ALLOW",
+      scope: p.scope === undefined ? "NAMESPACE" : oneOf(SCOPES, p.scope, `${at}.scope`),
+      rules: (optionalListAt(p.rules, `${at}.rules`) ?? []).map((r, i) => ruleAt(r, `${at}.rules[${i}]`)),
     };
   });
-  const jwt = record(
-    record(mesh.jwt_policies ?? {}, `${what}: mesh.jwt_policies`).resources ?? {},
-    `${what}: mesh.jwt_policies.resources`,
-  );
+  const jwt = resourcesAt(mesh.jwt_policies, `${what}: mesh.jwt_policies`);
   const jwtRules = Object.keys(jwt).sort().flatMap((key) => {
-    const p = record(jwt[key], `${what}: mesh.jwt_policies.resources["${key}"]`);
-    return ((p.providers ?? []) as Json[]).map((r): DumpJwtRule => ({
+    const at = `${what}: mesh.jwt_policies.resources["${key}"]`;
+    const p = objectAt(jwt[key], at);
+    return objectsAt(p.providers, `${at}.providers`).map((r): DumpJwtRule => ({
       policy: `${p.namespace}/${p.name}`,
       issuer: String(r.issuer ?? ""),
       audiences: Array.isArray(r.audiences) ? r.audiences.map(String) : [],
@@ -124,7 +200,7 @@ export function policiesFromDump(dump: ConfigDump, what: string): DumpPolicies {
     workload: {
       namespace: String(w.namespace),
       name: String(w.name),
-      labels: (w.labels ?? {}) as Record<string, string>,
+      labels: stringMapAt(w.labels, `${what}: mesh.workload.labels`),
     },
     merged: mergeByAction(policies),
     jwtRules,

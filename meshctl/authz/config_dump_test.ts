@@ -74,6 +74,47 @@ Deno.test("policiesFromDump: errors name the file and the field path", () => {
     () => policiesFromDump(mesh({ jwt_policies: { resources: [] } }), "d.json"),
     /d\.json: mesh\.jwt_policies\.resources: not an object/,
   );
+  const rule = (r: unknown) => ({
+    authorizations: { resources: { "foo/x": { name: "x", namespace: "foo", rules: [r] } } },
+  });
+  const at = /d\.json: mesh\.authorizations\.resources\["foo\/x"\]\.rules\[0\]/.source;
+  const cases: [unknown, string][] = [
+    [3, `${at}: not an object`],
+    [{ from: [{ source: { principals: "a" } }] }, `${at}\\.from\\[0\\]\\.source\\.principals: not a list`],
+    [{ to: [{ operation: { paths: [1] } }] }, `${at}\\.to\\[0\\]\\.operation\\.paths\\[0\\]: not a string`],
+    [{ when: [{ values: ["v"] }] }, `${at}\\.when\\[0\\]\\.key: required field is missing`],
+  ];
+  for (const [r, want] of cases) {
+    assert.throws(() => policiesFromDump(mesh(rule(r)), "d.json"), new RegExp(want), JSON.stringify(r));
+  }
+  assert.throws(
+    () =>
+      policiesFromDump(
+        mesh({ authorizations: { resources: { "foo/x": { name: "x", namespace: "foo", scope: "X" } } } }),
+        "d.json",
+      ),
+    /d\.json: mesh\.authorizations\.resources\["foo\/x"\]\.scope: "X" is not one of GLOBAL, NAMESPACE, WORKLOAD_SELECTOR/,
+  );
+  assert.throws(
+    () => policiesFromDump(mesh({ workload: { name: "w", namespace: "foo", labels: { app: 1 } } }), "d.json"),
+    /d\.json: mesh\.workload\.labels\["app"\]: not a string/,
+  );
+});
+
+Deno.test("policiesFromDump: rules keep the fields the proxy dumped, absent and null included", () => {
+  const rules = [
+    {
+      from: [{ source: { principals: ["a"], notPrincipals: [] } }],
+      to: [],
+      when: [{ key: "k", values: ["v"] }],
+    },
+    { from: null, to: [{ operation: null }] },
+  ];
+  const p = policiesFromDump(
+    mesh({ authorizations: { resources: { "foo/x": { name: "x", namespace: "foo", rules } } } }),
+    "d.json",
+  );
+  assert.deepEqual(p.merged.all[0].rules, rules);
 });
 
 Deno.test("readConfigDumpFile: a dump; undefined for YAML and other JSON; a missing file named", async () => {

@@ -65,7 +65,10 @@ export function checkText(workload: AuthzWorkload, merged: MergedAuthorizationPo
 }
 
 /** The structured form of `check`. */
-export function checkValue(workload: AuthzWorkload, merged: MergedAuthorizationPolicies): unknown {
+export function checkValue(
+  workload: AuthzWorkload,
+  merged: MergedAuthorizationPolicies,
+): { workload: AuthzWorkload; policies: MergedAuthorizationPolicies["all"] } {
   return { workload, policies: merged.all };
 }
 

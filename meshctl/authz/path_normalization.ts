@@ -19,6 +19,7 @@ import {
   type PathNormalization,
 } from "../../shared/mod.ts";
 import { DUMP_TYPES } from "../proxy_config/sections.ts";
+import { isObject, oneOf } from "../json_fields.ts";
 import type { ConfigDump } from "../proxy_admin.ts";
 
 /** The option used and where it came from, e.g. `the config dump's inbound listener on port 8000`. */
@@ -28,10 +29,7 @@ export interface NormalizationInForce {
 }
 
 function checked(value: unknown, where: string): PathNormalization {
-  if (!PATH_NORMALIZATIONS.includes(value as PathNormalization)) {
-    throw new Error(`${where}: ${JSON.stringify(value)} is not one of ${PATH_NORMALIZATIONS.join(", ")}`);
-  }
-  return value as PathNormalization;
+  return oneOf(PATH_NORMALIZATIONS, value, where);
 }
 
 /** The option of a mesh that says nothing, with why. */
@@ -51,24 +49,22 @@ export function normalizationFromDump(
   port: number | undefined,
   what: string,
 ): NormalizationInForce {
-  const section = dump.configs.find((c) => c["@type"] === DUMP_TYPES.listeners) as
-    | { dynamic_listeners?: unknown }
-    | undefined;
-  const listeners = Array.isArray(section?.dynamic_listeners) ? section.dynamic_listeners : [];
-  const shown = listeners.flatMap((entry: unknown, i: number) => {
-    const l = (entry as { active_state?: { listener?: Record<string, unknown> } })?.active_state?.listener;
-    const hcm = l?.http_connection_manager as { path_normalization?: unknown } | undefined;
-    if (hcm?.path_normalization === undefined) return [];
-    const field =
+  const section = dump.configs.find((c) => c["@type"] === DUMP_TYPES.listeners);
+  const listeners: unknown[] = Array.isArray(section?.dynamic_listeners) ? section.dynamic_listeners : [];
+  // A listener without the fields is one that shows no option: the dump's other readers judge its shape.
+  const field = (o: unknown, key: string): unknown => isObject(o) ? o[key] : undefined;
+  const shown = listeners.flatMap((entry, i) => {
+    const l = field(field(entry, "active_state"), "listener");
+    const normalization = field(field(l, "http_connection_manager"), "path_normalization");
+    if (normalization === undefined) return [];
+    const where =
       `${what}: listeners: dynamic_listeners[${i}].active_state.listener.http_connection_manager` +
       ".path_normalization";
-    const portValue = (l?.address as { socket_address?: { port_value?: unknown } })?.socket_address
-      ?.port_value;
     return [{
-      option: checked(hcm.path_normalization, field),
-      inbound: l?.traffic_direction === "INBOUND",
-      port: portValue,
-      name: String(l?.name ?? i),
+      option: checked(normalization, where),
+      inbound: field(l, "traffic_direction") === "INBOUND",
+      port: field(field(field(l, "address"), "socket_address"), "port_value"),
+      name: String(field(l, "name") ?? i),
     }];
   });
   const exact = shown.find((l) => l.inbound && port !== undefined && l.port === port);

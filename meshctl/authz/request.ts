@@ -6,6 +6,7 @@
  */
 import { decodeJwt } from "jose";
 import type { AuthorizationRequest } from "../../shared/mod.ts";
+import { isObject, type JsonObject, optionalStringFlag, stringFlag, stringsFlag } from "../json_fields.ts";
 
 /** The request flags of `explain`. */
 export interface RequestFlags {
@@ -26,6 +27,32 @@ export interface RequestFlags {
   requestPrincipal?: string;
   /** A claims JSON object, or a file holding one or a JWT. */
   jwt?: string;
+}
+
+/**
+ * Reads the request flags from commander's option record, where `explain` declared them.
+ *
+ * @throws Error naming the flag when one is missing or not a string
+ */
+export function requestFlagsOf(opts: JsonObject): RequestFlags {
+  const optional = (key: keyof RequestFlags) => optionalStringFlag(opts, key);
+  return {
+    method: stringFlag(opts, "method"),
+    path: stringFlag(opts, "path"),
+    host: optional("host"),
+    port: stringFlag(opts, "port"),
+    header: stringsFlag(opts, "header"),
+    sourcePrincipal: optional("sourcePrincipal"),
+    sourceNamespace: optional("sourceNamespace"),
+    sourceServiceAccount: optional("sourceServiceAccount"),
+    trustDomain: stringFlag(opts, "trustDomain"),
+    sourceIp: optional("sourceIp"),
+    remoteIp: optional("remoteIp"),
+    destinationIp: optional("destinationIp"),
+    sni: optional("sni"),
+    requestPrincipal: optional("requestPrincipal"),
+    jwt: optional("jwt"),
+  };
 }
 
 /** The request, and what the JWT flag gave, for the output. */
@@ -84,20 +111,22 @@ async function claimsOf(
     try {
       text = (await readFile(value)).trim();
     } catch (e) {
-      throw new Error(`--jwt: ${value}: ${(e as Error).message}`);
+      throw new Error(`--jwt: ${value}: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
   try {
     if (text.startsWith("{")) {
-      const claims = JSON.parse(text) as unknown;
-      if (claims === null || typeof claims !== "object" || Array.isArray(claims)) {
-        throw new Error("claims must be a JSON object");
-      }
-      return { claims: claims as Record<string, unknown>, token: false };
+      const claims: unknown = JSON.parse(text);
+      if (!isObject(claims)) throw new Error("claims must be a JSON object");
+      return { claims, token: false };
     }
-    return { claims: decodeJwt(text) as Record<string, unknown>, token: true };
+    return { claims: decodeJwt(text), token: true };
   } catch (e) {
-    throw new Error(`--jwt: ${value}: neither a claims JSON object nor a JWT: ${(e as Error).message}`);
+    throw new Error(
+      `--jwt: ${value}: neither a claims JSON object nor a JWT: ${
+        e instanceof Error ? e.message : String(e)
+      }`,
+    );
   }
 }
 

@@ -14,6 +14,7 @@ import {
   type ValidResource,
 } from "../../shared/mod.ts";
 import { collectStrings } from "../../shared/internal/cli/pflag.ts";
+import { globalOptions } from "../global_options.ts";
 
 /** What one run of validate found, summed over all inputs. */
 export interface ValidateSummary {
@@ -170,7 +171,7 @@ async function readStdinLimited(): Promise<Uint8Array> {
 function describeFsError(e: unknown): string {
   if (e instanceof Deno.errors.NotFound) return "no such file or directory";
   if (e instanceof Deno.errors.PermissionDenied) return "permission denied";
-  return (e as Error).message;
+  return e instanceof Error ? e.message : String(e);
 }
 
 /** Builds the `validate` command. Output lines go to `write`; the exit code to `setExitCode`. */
@@ -185,15 +186,15 @@ export function validateCommand(
       "-f, --filename <files>",
       "files or directories to validate (comma-separated, repeatable; - for standard input)",
       collectStrings,
-      [] as string[],
+      new Array<string>(),
     )
     .action(async (opts, cmd) => {
-      const globals = cmd.optsWithGlobals() as { meshNamespace?: string; namespace?: string };
+      const globals = globalOptions(cmd);
       if (opts.filename.length === 0) {
         throw new Error("validate needs -f <file|dir|->; see meshctl validate --help");
       }
       const summary = await validateInputs(opts.filename, {
-        rootNamespace: globals.meshNamespace ?? "mesh-system",
+        rootNamespace: globals.meshNamespace,
         defaultNamespace: globals.namespace || undefined,
       });
       for (const issue of summary.issues) write(formatIssue(issue) + "\n");

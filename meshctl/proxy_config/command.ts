@@ -9,6 +9,8 @@
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import type { CliIo } from "../cli_io.ts";
 import { structured } from "../output.ts";
+import { globalOptions } from "../global_options.ts";
+import { objectAt, oneOf, stringMapAt } from "../json_fields.ts";
 import { addProxyFlags, type ConfigDump, proxyAdmin, readConfigDump } from "../proxy_admin.ts";
 import { parseTarget } from "../proxy_target.ts";
 import { LOGGERS } from "../../shared/internal/logging/levels.ts";
@@ -29,7 +31,8 @@ import {
   secretsTable,
 } from "./sections.ts";
 
-type Format = "short" | "json" | "yaml";
+const FORMATS = ["short", "json", "yaml"] as const;
+type Format = typeof FORMATS[number];
 
 /** What one subcommand shows: the entries for json/yaml, the text for short. */
 interface View {
@@ -40,7 +43,8 @@ interface View {
 function filtersOf(opts: Record<string, unknown>): Filters {
   const f: Filters = {};
   for (const k of ["address", "direction", "fqdn", "subset", "cluster", "status", "name", "type"] as const) {
-    if (typeof opts[k] === "string") f[k] = opts[k] as string;
+    const value = opts[k];
+    if (typeof value === "string") f[k] = value;
   }
   if (opts.port !== undefined) {
     const n = Number(opts.port);
@@ -119,7 +123,7 @@ const FILTER_OPTIONS: Record<string, () => Option> = {
 };
 
 function output(cmd: CommandUnknownOpts): Format {
-  return (cmd.optsWithGlobals() as { output: Format }).output;
+  return oneOf(FORMATS, cmd.optsWithGlobals().output, "--output");
 }
 
 function fileOption(): Option {
@@ -132,7 +136,7 @@ export function proxyConfigCommand(io: CliIo): CommandUnknownOpts {
     .alias("pc")
     .description("Retrieve a proxy's configuration from its /config_dump (live through meshd, or --file)")
     .addOption(
-      new Option("-o, --output <format>", "short, json or yaml").choices(["short", "json", "yaml"]).default(
+      new Option("-o, --output <format>", "short, json or yaml").choices(FORMATS).default(
         "short",
       ),
     );
@@ -144,7 +148,7 @@ export function proxyConfigCommand(io: CliIo): CommandUnknownOpts {
       .addOption(fileOption());
     for (const f of sub.filters) c.addOption(FILTER_OPTIONS[f]());
     c.action(async (target, _opts, cmd) => {
-      const opts = cmd.opts() as Record<string, unknown>;
+      const opts: Record<string, unknown> = cmd.opts();
       const view = VIEWS[sub.name](await readConfigDump(target, cmd), filtersOf(opts), Boolean(opts.verbose));
       const format = output(cmd);
       io.stdout(format === "short" ? view.short : structured(view.entries, format));
@@ -159,7 +163,7 @@ export function proxyConfigCommand(io: CliIo): CommandUnknownOpts {
     all.addOption(FILTER_OPTIONS[f]());
   }
   all.action(async (target, _opts, cmd) => {
-    const opts = cmd.opts() as Record<string, unknown>;
+    const opts: Record<string, unknown> = cmd.opts();
     const dump = await readConfigDump(target, cmd);
     const format = output(cmd);
     if (format !== "short") return io.stdout(structured(dump, format));
@@ -213,7 +217,7 @@ function rootCaCompareCommand(io: CliIo): CommandUnknownOpts {
     .argument("<target-1>", "[pod/]<name-1>[.<namespace-1>]")
     .argument("<target-2>", "[pod/]<name-2>[.<namespace-2>]")
     .action(async (first, second, _opts, cmd) => {
-      const namespace = (cmd.optsWithGlobals() as { namespace?: string }).namespace || "default";
+      const namespace = globalOptions(cmd).namespace || "default";
       const names = [first, second].map((t) => {
         const p = parseTarget(t, namespace);
         return `${p.name}.${p.namespace}`;
@@ -255,16 +259,21 @@ function logCommand(io: CliIo): CommandUnknownOpts {
         }
         params.push(logger ? `paths=${encodeURIComponent(`${logger}:${level}`)}` : `level=${level}`);
       }
-      const json = JSON.parse(
-        await (params.length > 0
-          ? admin.post(`/logging?${params.join("&")}&format=json`)
-          : admin.get("/logging?format=json")),
-      ) as { loggers: Record<string, string> };
+      const what = `${admin.address}/logging`;
+      const json = objectAt(
+        JSON.parse(
+          await (params.length > 0
+            ? admin.post(`/logging?${params.join("&")}&format=json`)
+            : admin.get("/logging?format=json")),
+        ),
+        what,
+      );
+      const loggers = stringMapAt(objectAt(json.loggers, `${what}: loggers`), `${what}: loggers`);
       const format = output(cmd);
-      if (format !== "short") return io.stdout(structured(json.loggers, format));
+      if (format !== "short") return io.stdout(structured(loggers, format));
       io.stdout(
         `${admin.proxy.workload.split("/").reverse().join(".")}:\nactive loggers:\n` +
-          Object.entries(json.loggers).map(([k, v]) => `  ${k}: ${v}\n`).join(""),
+          Object.entries(loggers).map(([k, v]) => `  ${k}: ${v}\n`).join(""),
       );
     });
 }

@@ -7,6 +7,7 @@
  * @module
  */
 import { X509Certificate } from "node:crypto";
+import { isObject } from "../json_fields.ts";
 import type { ConfigDump } from "../proxy_admin.ts";
 import { table } from "../output.ts";
 import { secrets } from "./sections.ts";
@@ -35,7 +36,7 @@ function certificates(pem: string, what: string): X509Certificate[] {
     try {
       return new X509Certificate(b);
     } catch (e) {
-      throw new Error(`${what}: failed to parse certificate: ${(e as Error).message}`);
+      throw new Error(`${what}: failed to parse certificate: ${e instanceof Error ? e.message : String(e)}`);
     }
   });
 }
@@ -63,12 +64,6 @@ export function rootCaReport(first: string, second: string, match: boolean): str
     : `Both [${first}] and [${second}] have the non identical ROOTCA, theoretically the connectivity between them is unavailable`;
 }
 
-/** One extension config of the ECDS section: its name and typed config. */
-export interface EcdsEntry {
-  name: string;
-  typed_config?: { "@type"?: string };
-}
-
 /**
  * The dump's ECDS section, merged as istioctl's GetEcdsConfigDump: every `ecds_filters` of every
  * EcdsConfigDump section; `{}` when there is none (what istioctl prints for an empty one). Our proxy
@@ -76,18 +71,20 @@ export interface EcdsEntry {
  */
 export function ecdsDump(dump: ConfigDump): { ecds_filters?: unknown[] } {
   const filters = dump.configs.filter((c) => c["@type"] === ECDS_DUMP_TYPE)
-    .flatMap((c) => (c.ecds_filters as unknown[] | undefined) ?? []);
+    .flatMap((c) => Array.isArray(c.ecds_filters) ? c.ecds_filters : []);
   return filters.length > 0 ? { ecds_filters: filters } : {};
 }
 
 /** istioctl's ECDS summary: `ECDS NAME` and `TYPE` (without `type.googleapis.com/`), sorted by type, then name. */
 export function ecdsTable(dump: ConfigDump): string {
-  const entries = (ecdsDump(dump).ecds_filters ?? []).map((f) =>
-    ((f as { ecds_filter?: EcdsEntry }).ecds_filter ?? { name: "" }) as EcdsEntry
-  ).map((e) => ({
-    name: e.name,
-    type: (e.typed_config?.["@type"] ?? "").replace(/^type\.googleapis\.com\//, ""),
-  }))
+  const entries = (ecdsDump(dump).ecds_filters ?? []).map((f) => {
+    const e = isObject(f) && isObject(f.ecds_filter) ? f.ecds_filter : {};
+    const type = isObject(e.typed_config) ? e.typed_config["@type"] : undefined;
+    return {
+      name: typeof e.name === "string" ? e.name : "",
+      type: (typeof type === "string" ? type : "").replace(/^type\.googleapis\.com\//, ""),
+    };
+  })
     .sort((x, y) => x.type.localeCompare(y.type) || x.name.localeCompare(y.name));
   return table(["ECDS NAME", "TYPE"], entries.map((e) => [e.name, e.type]));
 }

@@ -12,9 +12,10 @@
 import { Command, type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { validateText, type ValidResource } from "../../shared/mod.ts";
+import { type MeshResource, type ResourceOf, validateText } from "../../shared/mod.ts";
 import type { CliIo } from "../cli_io.ts";
 import { addDebugFlags, meshdClient } from "../debug_flags.ts";
+import { globalOptions } from "../global_options.ts";
 import type { MeshdDebugSource } from "../meshd_client.ts";
 import { parseBool } from "../../shared/internal/cli/pflag.ts";
 
@@ -27,11 +28,8 @@ interface Group {
   network?: string;
 }
 
-// deno-lint-ignore no-explicit-any
-type Json = any;
-
-function groupOf(resource: Json): Group {
-  const spec = resource.spec ?? {};
+function groupOf(resource: Pick<ResourceOf<"WorkloadGroup">, "metadata" | "spec">): Group {
+  const spec = resource.spec;
   return {
     name: resource.metadata.name,
     namespace: resource.metadata.namespace ?? "default",
@@ -48,7 +46,9 @@ async function groupFromFile(file: string): Promise<Group> {
     text = await Deno.readTextFile(file);
   } catch (e) {
     throw new Error(
-      `--file ${file}: ${e instanceof Deno.errors.NotFound ? "no such file" : (e as Error).message}`,
+      `--file ${file}: ${
+        e instanceof Deno.errors.NotFound ? "no such file" : e instanceof Error ? e.message : String(e)
+      }`,
     );
   }
   const result = validateText(text, file);
@@ -58,11 +58,11 @@ async function groupFromFile(file: string): Promise<Group> {
       `--file ${file}: ${errors.map((e) => `line ${e.line ?? "?"}: ${e.field}: ${e.message}`).join("; ")}`,
     );
   }
-  const groups = result.resources.filter((r: ValidResource) => r.resource.kind === "WorkloadGroup");
+  const groups = result.resources.flatMap((r) => r.resource.kind === "WorkloadGroup" ? [r.resource] : []);
   if (groups.length !== 1) {
     throw new Error(`--file ${file}: expected one WorkloadGroup, found ${groups.length}`);
   }
-  return groupOf(groups[0].resource);
+  return groupOf(groups[0]);
 }
 
 async function groupFromMeshd(
@@ -75,18 +75,18 @@ async function groupFromMeshd(
       "workload entry configure needs --file <WorkloadGroup YAML> or --name <group> (read from meshd)",
     );
   }
+  // meshd's config in force: resources it validated, typed by kind as validateText returns them.
   const configz = await client.json<
-    { resources: { kind: string; namespace: string; name: string; resource: Json }[] }
+    { resources: { namespace: string; name: string; resource: MeshResource }[] }
   >(
     "/debug/configz",
   );
-  const found = configz.resources.find((r) =>
-    r.kind === "WorkloadGroup" && r.name === name && r.namespace === namespace
-  );
-  if (!found) {
-    throw new Error(`WorkloadGroup ${namespace}/${name} not found in meshd's config at ${client.address}`);
+  for (const r of configz.resources) {
+    if (r.resource.kind === "WorkloadGroup" && r.name === name && r.namespace === namespace) {
+      return groupOf(r.resource);
+    }
   }
-  return groupOf(found.resource);
+  throw new Error(`WorkloadGroup ${namespace}/${name} not found in meshd's config at ${client.address}`);
 }
 
 function shellQuote(v: string): string {
@@ -120,7 +120,7 @@ export function entryConfigureCommand(io: CliIo): CommandUnknownOpts {
     );
   addDebugFlags(cmd);
   cmd.action(async (opts, command) => {
-    const globals = command.optsWithGlobals() as unknown as { namespace?: string; meshNamespace: string };
+    const globals = globalOptions(command);
     const duration = Number(opts.tokenDuration);
     if (!Number.isInteger(duration) || duration <= 0) {
       throw new Error(`--tokenDuration: "${opts.tokenDuration}" is not a positive number of seconds`);

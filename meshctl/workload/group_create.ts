@@ -9,6 +9,7 @@ import { stringify } from "yaml";
 import { formatIssue, validateText } from "../../shared/mod.ts";
 import type { CliIo } from "../cli_io.ts";
 import { collectStrings } from "../../shared/internal/cli/pflag.ts";
+import { globalOptions } from "../global_options.ts";
 
 /**
  * Parses `key=value` items of a flag.
@@ -72,25 +73,25 @@ export function groupCreateCommand(io: CliIo): CommandUnknownOpts {
       "-a, --annotations <key=value>",
       "annotations of the workloads, comma-separated, repeatable",
       collectStrings,
-      [] as string[],
+      new Array<string>(),
     )
     .option(
       "-l, --labels <key=value>",
       "labels of the workloads, comma-separated, repeatable",
       collectStrings,
-      [] as string[],
+      new Array<string>(),
     )
     .option(
       "-p, --ports <name=port>",
       "named ports, comma-separated, repeatable",
       collectStrings,
-      [] as string[],
+      new Array<string>(),
     )
     .option("-s, --serviceAccount <name>", "service account of the workloads", "default")
     .option("--network <network>", "L3 network of the workloads' endpoints")
     .option("--locality <locality>", "locality, region/zone/subzone")
     .action((opts, cmd) => {
-      const namespace = (cmd.optsWithGlobals() as { namespace?: string }).namespace;
+      const namespace = globalOptions(cmd).namespace;
       if (!namespace) throw new Error("workload group create needs the group's namespace: -n <namespace>");
       const ports: Record<string, number> = {};
       for (const [k, v] of Object.entries(keyValues("--ports", opts.ports))) {

@@ -13,7 +13,7 @@
  * @module
  */
 import type { ValidationResult, ValidResource } from "../../shared/mod.ts";
-import { type MeshResource, meshResourceOf } from "./mesh_resource.ts";
+import type { MeshResource } from "../../shared/mod.ts";
 
 /** Where a resource was defined. */
 export interface ConfigSource {
@@ -79,7 +79,7 @@ const SYNTAX_ERROR = "invalid YAML:";
  *
  * @returns e.g. `PeerAuthentication/foo/default`
  */
-export function resourceKey(resource: ValidResource["resource"]): string {
+export function resourceKey(resource: Pick<ValidResource["resource"], "kind" | "metadata">): string {
   return `${resource.kind}/${resource.metadata.namespace ?? FALLBACK_NAMESPACE}/${resource.metadata.name}`;
 }
 
@@ -250,7 +250,7 @@ export class ResourceIndex {
 function makeEntry(key: string, valid: ValidResource): ConfigEntry {
   const { source } = valid;
   // A copy, so that freezing never reaches into the caller's validation result.
-  const resource = deepFreeze(meshResourceOf(structuredClone(valid.resource)));
+  const resource = deepFreeze(structuredClone(valid.resource));
   return Object.freeze({
     key,
     kind: resource.kind,

@@ -3,7 +3,7 @@
  * conflicts between files, and which keys each step adds, updates or removes.
  */
 import assert from "node:assert/strict";
-import type { ValidationIssue, ValidationResult, ValidResource } from "../../shared/mod.ts";
+import type { MeshResource, ValidationIssue, ValidationResult, ValidResource } from "../../shared/mod.ts";
 import { type IndexChanges, ResourceIndex, resourceKey } from "./resource_index.ts";
 
 /** A valid document: `Kind/namespace/name` (empty namespace: none given), a marker `v` put in the spec. */
@@ -44,13 +44,16 @@ function toResult(file: string, state: NonNullable<FileState>): ValidationResult
   const resources: ValidResource[] = state.docs.map((d, i) => {
     const [kind, namespace, name] = d.key.split("/");
     const documentIndex = d.doc ?? i;
+    // A stand-in for validateText's output: the index keys and keeps resources without reading
+    // their spec, so a marker spec of any kind's shape serves.
+    const resource = {
+      apiVersion: d.apiVersion ?? "security.mesh.io/v1",
+      kind,
+      metadata: namespace === "" ? { name } : { name, namespace },
+      spec: d.spec ?? { v: d.v ?? "1" },
+    } as unknown as MeshResource;
     return {
-      resource: {
-        apiVersion: d.apiVersion ?? "security.mesh.io/v1",
-        kind,
-        metadata: namespace === "" ? { name } : { name, namespace },
-        spec: d.spec ?? { v: d.v ?? "1" },
-      },
+      resource,
       source: { file, documentIndex, line: documentIndex * 10 + 1 },
     };
   });
@@ -377,13 +380,13 @@ Deno.test("ResourceIndex: lastGoodKeys lists what an invalid file keeps", () => 
 });
 
 Deno.test("resourceKey: Kind/namespace/name, `default` when no namespace is given", () => {
-  const table: [ValidResource["resource"], string][] = [
+  const table: [Pick<ValidResource["resource"], "kind" | "metadata">, string][] = [
     [
-      { apiVersion: "v", kind: "Gateway", metadata: { name: "gw", namespace: "ns" }, spec: {} },
+      { kind: "Gateway", metadata: { name: "gw", namespace: "ns" } },
       "Gateway/ns/gw",
     ],
     [
-      { apiVersion: "v", kind: "ServiceEntry", metadata: { name: "se" }, spec: {} },
+      { kind: "ServiceEntry", metadata: { name: "se" } },
       "ServiceEntry/default/se",
     ],
   ];

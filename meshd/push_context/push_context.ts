@@ -33,7 +33,7 @@ import {
   type VirtualServiceSpec,
   type WorkloadEntrySpec,
 } from "../../shared/mod.ts";
-import type { SecretResource, SpecByKind, SpecKind } from "../config_store/mesh_resource.ts";
+import type { SecretResource, SpecByKind, SpecKind } from "../../shared/mod.ts";
 import { deepFreeze, FrozenMap } from "./frozen.ts";
 
 /**

@@ -6,7 +6,7 @@
  */
 import type { ObjectMeta } from "../../shared/mod.ts";
 import type { ConfigResource, OfKind } from "./push_context.ts";
-import type { SpecByKind, SpecKind } from "../config_store/mesh_resource.ts";
+import type { SpecByKind, SpecKind } from "../../shared/mod.ts";
 
 /**
  * A resource of `kind` in `namespace`; `spec` is checked against the kind's generated type, and

@@ -21,15 +21,14 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
-import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { AgentLogger } from "./certificate_manager.ts";
+import { type AdsConfig, type Decoded, emptyHeld, type HeldByKind, INSTALL } from "./held_resources.ts";
 import { type NodeOptions, workloadKey, xdsNode } from "./node.ts";
 import { decodeXdsResource, deepFreeze, kindOf, type ResourceKind, SUBSCRIBED } from "./resources.ts";
 import { meshdRoots, secureChannel } from "../../shared/internal/tls/meshd_channel.ts";
 
-/** The part of the runtime snapshot that comes from ADS. */
-export type AdsConfig = Omit<RuntimeSnapshot, "revision" | "certificate">;
+export type { AdsConfig };
 
 /** The empty config, before meshd answers. */
 export const EMPTY_ADS_CONFIG: AdsConfig = deepFreeze({
@@ -109,9 +108,8 @@ const MAX_NACK_CHARS = 4096;
 // deno-lint-ignore no-explicit-any
 type Message = Record<string, any>;
 
-interface Held {
-  version: string;
-  value: unknown;
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 class Stream {
@@ -157,7 +155,7 @@ export class AdsClient {
   readonly #log: AgentLogger;
   readonly #hooks: AdsClientHooks;
   readonly #workloadKey: string;
-  readonly #held = new Map<string, Map<string, Held>>();
+  readonly #held: HeldByKind = emptyHeld();
   readonly #listeners = new Set<(config: AdsConfig, typeUrl: string) => void>();
   readonly #streams = new Set<Stream>();
   #config: AdsConfig = EMPTY_ADS_CONFIG;
@@ -170,9 +168,9 @@ export class AdsClient {
    * The channel new streams use, kept across reconnects while the certificate stays the same: closing
    * a channel sends a GOAWAY (see stop).
    */
-  #channel: { client: grpc.Client; certificate: string } | undefined;
+  #channel: { client: InstanceType<grpc.ServiceClientConstructor>; certificate: string } | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
-  #status = { streams: 0, failures: 0, lastError: undefined as string | undefined };
+  #status: Pick<AdsClientStatus, "streams" | "failures" | "lastError"> = { streams: 0, failures: 0 };
   readonly #acked: Record<string, string> = {};
   readonly #nacked: Record<string, string> = {};
 
@@ -300,10 +298,8 @@ export class AdsClient {
       this.#channel = { client, certificate };
     }
     const client = this.#channel.client;
-    const call = (client as unknown as Message).DeltaAggregatedResources() as grpc.ClientDuplexStream<
-      Message,
-      Message
-    >;
+    // A method of the client grpc-js builds from the loaded service definition (typed `Function`).
+    const call: grpc.ClientDuplexStream<Message, Message> = client.DeltaAggregatedResources();
     const stream = new Stream(id, client, call);
     this.#streams.add(stream);
     this.#latest = stream;
@@ -311,8 +307,8 @@ export class AdsClient {
     call.on("error", () => {}); // the status event below says everything
     call.on("status", (status: grpc.StatusObject) => this.#onEnd(stream, status));
     const node = xdsNode(this.#options.node);
-    for (const [i, { typeUrl }] of SUBSCRIBED.entries()) {
-      const held = this.#held.get(typeUrl) ?? new Map<string, Held>();
+    for (const [i, { kind, typeUrl }] of SUBSCRIBED.entries()) {
+      const held: ReadonlyMap<string, { version: string }> = this.#held[kind];
       call.write({
         ...(i === 0 ? { node } : {}),
         typeUrl,
@@ -370,7 +366,19 @@ export class AdsClient {
     this.#hooks.onResponse?.(typeUrl, resources.map((r) => r.name), removed, stream.id);
     const kind = kindOf(typeUrl);
     if (!kind) return this.#nack(stream, typeUrl, res.nonce, `type ${typeUrl} was not subscribed to`);
-    const decoded: { name: string; version: string; value: unknown }[] = [];
+    this.#accept(stream, kind, typeUrl, res, resources, removed);
+  }
+
+  /** Decodes every resource of a response of `kind`: applies and ACKs them all, or NACKs them all. */
+  #accept<K extends ResourceKind>(
+    stream: Stream,
+    kind: K,
+    typeUrl: string,
+    res: Message,
+    resources: Message[],
+    removed: string[],
+  ): void {
+    const decoded: Decoded<K>[] = [];
     const errors: string[] = [];
     const seen = new Set<string>();
     for (const r of resources) {
@@ -387,7 +395,7 @@ export class AdsClient {
           value: decodeXdsResource(kind, name, r.resource),
         });
       } catch (e) {
-        errors.push((e as Error).message);
+        errors.push(messageOf(e));
       }
     }
     if (errors.length > 0) {
@@ -414,15 +422,15 @@ export class AdsClient {
     this.#hooks.onNack?.(typeUrl, text);
   }
 
-  #apply(
-    kind: ResourceKind,
+  #apply<K extends ResourceKind>(
+    kind: K,
     typeUrl: string,
     version: string,
-    decoded: { name: string; version: string; value: unknown }[],
+    decoded: Decoded<K>[],
     removed: string[],
   ): void {
-    const before = this.#held.get(typeUrl) ?? new Map<string, Held>();
-    const held = new Map(before);
+    const store = this.#held[kind];
+    const held = new Map(store);
     let changed = false;
     for (const r of decoded) {
       const old = held.get(r.name);
@@ -432,41 +440,16 @@ export class AdsClient {
     for (const name of removed) if (held.delete(name)) changed = true;
     const versionChanged = this.#config.versions[typeUrl] !== version;
     if (!changed && !versionChanged) return;
-    this.#held.set(typeUrl, held);
-    const values = (): Record<string, never> =>
-      Object.fromEntries(
-        [...held].sort(([a], [b]) => (a < b ? -1 : 1)).map(([n, h]) => [n, h.value as never]),
-      );
+    store.clear();
+    for (const [name, h] of held) store.set(name, h);
     const next: AdsConfig = { ...this.#config, versions: { ...this.#config.versions, [typeUrl]: version } };
-    switch (kind) {
-      case "workload": {
-        const own = held.get(this.#workloadKey) ?? [...held.values()][0];
-        if (own) next.workload = own.value as AdsConfig["workload"];
-        else delete next.workload;
-        break;
-      }
-      case "service":
-        next.services = values();
-        break;
-      case "authorization":
-        next.authorizations = values();
-        break;
-      case "jwtPolicy":
-        next.jwtPolicies = values();
-        break;
-      case "routeConfiguration":
-        next.routes = values();
-        break;
-      case "tlsCredential":
-        next.credentials = values();
-        break;
-    }
+    INSTALL[kind](next, store, this.#workloadKey);
     this.#config = deepFreeze(next);
     for (const l of this.#listeners) {
       try {
         l(this.#config, typeUrl);
       } catch (e) {
-        this.#log.warn(`ADS: update listener failed: ${(e as Error).message}`);
+        this.#log.warn(`ADS: update listener failed: ${messageOf(e)}`);
       }
     }
   }

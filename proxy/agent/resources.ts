@@ -54,8 +54,13 @@ export type ResourceValue<K extends ResourceKind> = K extends "workload" ? Workl
   : K extends "routeConfiguration" ? PlainOrTlsRoute
   : MessageOf[K];
 
-/** A route configuration as the runtime takes it: `tls` only when the server terminates TLS. */
-type PlainOrTlsRoute = Omit<RouteConfigurationMessage, "tls"> & { tls?: ServerTlsMessage };
+/**
+ * A route configuration as the runtime takes it: `tls` only when the server terminates TLS, with
+ * its mode checked.
+ */
+type PlainOrTlsRoute = Omit<RouteConfigurationMessage, "tls"> & {
+  tls?: Omit<ServerTlsMessage, "mode"> & { mode: "SIMPLE" | "MUTUAL" };
+};
 
 /** Every decoded, checked value, by kind: what {@link decodeXdsResource} returns for each. */
 type ResourceValues = { [K in ResourceKind]: ResourceValue<K> };
@@ -130,10 +135,13 @@ function routeConfiguration(
   port(d.port, "port", fail);
   port(d.bindPort, "bindPort", fail);
   const { tls, ...plain } = d;
+  let checkedTls: PlainOrTlsRoute["tls"];
   if (tls !== null) {
-    if (tls.mode !== "SIMPLE" && tls.mode !== "MUTUAL") {
-      fail(`tls.mode ${JSON.stringify(tls.mode)} is not SIMPLE or MUTUAL`);
+    const { mode } = tls;
+    if (mode !== "SIMPLE" && mode !== "MUTUAL") {
+      return fail(`tls.mode ${JSON.stringify(mode)} is not SIMPLE or MUTUAL`);
     }
+    checkedTls = { ...tls, mode };
     if (!tls.credentialName) fail("tls.credentialName is required");
     if (tls.mode === "MUTUAL" && !tls.caCredentialName) {
       fail("tls.caCredentialName is required for MUTUAL");
@@ -159,7 +167,7 @@ function routeConfiguration(
       }
     }
   }
-  return tls === null ? plain : { ...plain, tls };
+  return checkedTls === undefined ? plain : { ...plain, tls: checkedTls };
 }
 
 /** A credential named as requested, with a PEM certificate and key together, or a CA, or both. */

@@ -27,10 +27,12 @@ export function validateResource(
   options: ValidateResourceOptions = {},
 ): Finding[] {
   const ctx: RuleContext = { rootNamespace: options.rootNamespace ?? DEFAULT_ROOT_NAMESPACE };
+  // KindSchema is the public face of a TypeBox schema (defineKind takes only TSchema), so that
+  // shared's published types do not carry TypeBox's; here it goes back to TypeBox.
   const findings = schemaFindings(def.schema as TSchema, resource);
   const hadSchemaErrors = findings.length > 0;
   try {
-    findings.push(...def.rules(resource as never, ctx));
+    findings.push(...def.rules(resource, ctx));
   } catch (e) {
     // Rules are written for schema-valid input; on input the schema already rejected they may trip
     // over a wrong type, and the schema errors already say what is wrong.
@@ -68,7 +70,7 @@ function toFieldPath(segments: string[], root: unknown): FieldPath {
   let at: unknown = root;
   return segments.map((seg) => {
     const inList = Array.isArray(at);
-    at = at !== null && typeof at === "object" ? (at as Record<string, unknown>)[seg] : undefined;
+    at = at !== null && typeof at === "object" ? Reflect.get(at, seg) : undefined;
     return inList ? Number(seg) : seg;
   });
 }
@@ -82,15 +84,18 @@ function typeName(v: unknown): string {
 }
 
 function describe(e: ValueError): string {
-  const s = e.schema as TSchema & { anyOf?: TSchema[]; const?: unknown };
+  // TypeBox's union schemas list their members in `anyOf`; a union of literals is an enumeration.
+  const members: unknown = e.schema.anyOf;
   switch (e.type) {
     case ValueErrorType.ObjectAdditionalProperties:
       return `unknown field "${parsePointer(e.path).at(-1)}"`;
     case ValueErrorType.ObjectRequiredProperty:
       return "required field is missing";
     case ValueErrorType.Union:
-      if (s.anyOf?.every((a) => "const" in a)) {
-        return `must be one of ${s.anyOf.map((a) => String(a.const)).join(", ")}; got ${typeName(e.value)}`;
+      if (
+        Array.isArray(members) && members.every((a) => typeof a === "object" && a !== null && "const" in a)
+      ) {
+        return `must be one of ${members.map((a) => String(a.const)).join(", ")}; got ${typeName(e.value)}`;
       }
       return `${e.message}; got ${typeName(e.value)}`;
     case ValueErrorType.String:

@@ -6,6 +6,7 @@
  */
 import { formatFieldPath, type Severity } from "../api/finding.ts";
 import { lookupKind } from "../api/kinds.ts";
+import type { MeshResource } from "../api/mesh_resource.ts";
 import { validateResource } from "../api/validate_resource.ts";
 import { isSecretDocument, parseTlsSecret } from "../credentials/secret.ts";
 import { parseYamlDocuments } from "./yaml_documents.ts";
@@ -33,13 +34,8 @@ export interface ValidationIssue {
 
 /** A document that passed validation (it may still carry warnings). */
 export interface ValidResource {
-  /** The resource as parsed. */
-  resource: {
-    apiVersion: string;
-    kind: string;
-    metadata: { name: string; namespace?: string; [k: string]: unknown };
-    spec: unknown;
-  };
+  /** The resource as parsed, typed by kind: test `kind` to read `spec` as that kind's spec type. */
+  resource: MeshResource;
   /** Where it came from. */
   source: { file: string; documentIndex: number; line: number };
 }
@@ -106,8 +102,8 @@ export function validateText(
     if (doc.syntaxErrors.length > 0) continue;
     if (doc.value === undefined || doc.value === null) continue;
     nonEmpty++;
-    const v = doc.value as Record<string, unknown>;
-    if (typeof v !== "object" || Array.isArray(v)) {
+    const v = doc.value;
+    if (!isMap(v)) {
       result.issues.push({
         ...at,
         line: doc.line,
@@ -119,8 +115,9 @@ export function validateText(
       });
       continue;
     }
-    const missing = ["apiVersion", "kind"].filter((f) => typeof v[f] !== "string" || v[f] === "");
-    if (missing.length > 0) {
+    const { apiVersion, kind } = v;
+    if (typeof apiVersion !== "string" || apiVersion === "" || typeof kind !== "string" || kind === "") {
+      const missing = ["apiVersion", "kind"].filter((f) => typeof v[f] !== "string" || v[f] === "");
       for (const f of missing) {
         result.issues.push({
           ...at,
@@ -132,8 +129,6 @@ export function validateText(
       }
       continue;
     }
-    const apiVersion = v.apiVersion as string;
-    const kind = v.kind as string;
     // Gateway credentials (`kubectl create secret tls ... -o yaml`) are the one core kind understood.
     const found = isSecretDocument(apiVersion, kind)
       ? { status: "ok" as const, definition: undefined }
@@ -152,13 +147,13 @@ export function validateText(
       });
       continue;
     }
-    const meta = (v.metadata ?? {}) as Record<string, unknown>;
-    if (meta && typeof meta === "object" && meta.namespace === undefined && options.defaultNamespace) {
+    const meta = v.metadata;
+    if (isMap(meta) && meta.namespace === undefined && options.defaultNamespace) {
       meta.namespace = options.defaultNamespace;
     }
-    const resourceName = `${kind} ${typeof meta?.namespace === "string" ? meta.namespace : "default"}/${
-      typeof meta?.name === "string" ? meta.name : "?"
-    }`;
+    const resourceName = `${kind} ${
+      isMap(meta) && typeof meta.namespace === "string" ? meta.namespace : "default"
+    }/${isMap(meta) && typeof meta.name === "string" ? meta.name : "?"}`;
     const findings = found.definition === undefined
       ? parseTlsSecret(v).findings
       : validateResource(found.definition, v, { rootNamespace: options.rootNamespace });
@@ -174,7 +169,9 @@ export function validateText(
     }
     if (!findings.some((f) => f.severity === "error")) {
       result.resources.push({
-        resource: v as ValidResource["resource"],
+        // The one narrowing of validation: the document passed the schema of the kind it names, and
+        // MeshResource's member for that kind is the type generated from that same schema.
+        resource: v as MeshResource,
         source: { file, documentIndex: doc.index, line: doc.line },
       });
     }
@@ -183,6 +180,10 @@ export function validateText(
     fileIssue("no YAML documents: the file holds only comments or ---");
   }
   return result;
+}
+
+function isMap(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

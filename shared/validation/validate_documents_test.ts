@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { b64, makeTestCa } from "../credentials/_test_support.ts";
 import { formatIssue, MAX_CONFIG_BYTES, validateText } from "./validate_documents.ts";
 
 const PA = `apiVersion: security.mesh.io/v1
@@ -152,4 +153,22 @@ Deno.test("JSON input is YAML too", () => {
     "a.json",
   );
   assert.equal(r.issues.length, 0);
+});
+
+Deno.test("valid resources are typed by kind: `kind` selects the type of `spec`", async () => {
+  const { ca } = await makeTestCa();
+  const { resources, issues } = validateText(
+    `${PA}---
+apiVersion: v1
+kind: Secret
+metadata: {name: empty, namespace: foo}
+type: Opaque
+data: {ca.crt: ${b64(ca.certPem)}}
+`,
+    "x.yaml",
+  );
+  assert.deepEqual(issues, []);
+  const [pa, secret] = resources.map((r) => r.resource);
+  assert.equal(pa.kind === "PeerAuthentication" && pa.spec.mtls?.mode, "STRICT");
+  assert.equal(secret.kind, "Secret");
 });

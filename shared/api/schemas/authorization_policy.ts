@@ -27,7 +27,8 @@ import { checkTargetRefsUnsupported } from "./target_ref_rules.ts";
 /** Authorization actions. ALLOW is the default. */
 export const AUTHORIZATION_ACTIONS = ["ALLOW", "DENY", "AUDIT", "CUSTOM"] as const;
 
-const SOURCE_FIELDS = [
+/** The value lists of a rule's `from[].source`, in the order Istio's reference lists them. */
+export const AUTHORIZATION_SOURCE_FIELDS = [
   "principals",
   "notPrincipals",
   "requestPrincipals",
@@ -44,7 +45,8 @@ const SOURCE_FIELDS = [
   "notTrustDomains",
 ] as const;
 
-const OPERATION_FIELDS = [
+/** The value lists of a rule's `to[].operation`, in the order Istio's reference lists them. */
+export const AUTHORIZATION_OPERATION_FIELDS = [
   "hosts",
   "notHosts",
   "ports",
@@ -54,6 +56,9 @@ const OPERATION_FIELDS = [
   "paths",
   "notPaths",
 ] as const;
+
+const SOURCE_FIELDS = AUTHORIZATION_SOURCE_FIELDS;
+const OPERATION_FIELDS = AUTHORIZATION_OPERATION_FIELDS;
 
 /** What each Source field matches; a `not` field matches when none of its values do. */
 const SOURCE_DESCRIPTIONS: Record<typeof SOURCE_FIELDS[number], string> = {
