@@ -9,7 +9,7 @@ import { type Meshd, startCa, startMeshd, waitFor } from "../integration/meshd_s
 import { Httpbin } from "../../proxy/inbound/test_support.ts";
 import { type ProxyProcess, startProxyProcess } from "../../proxy/test_support.ts";
 import type { ProxySettings } from "../../shared/proxy_settings/mod.ts";
-import { processDeadline } from "../../shared/internal/testing/deadline.ts";
+import { processDeadline, within } from "../../shared/internal/testing/deadline.ts";
 
 /**
  * Polls `check` every 50 ms until it returns undefined (success) or `timeoutMs` passes.
@@ -235,7 +235,7 @@ export async function startMeshdProcess(
   const stop = async () => {
     if (!exited) child.kill("SIGKILL");
     await child.status;
-    await reading;
+    await within(reading, 10_000, "the end of meshd's output (a child of meshd holding its pipes?)");
   };
   const ready = options.ready ?? "ADS listening";
   try {

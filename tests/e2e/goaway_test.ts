@@ -71,8 +71,8 @@ Deno.test("meshd survives 200 proxies that connect, take their config and exit",
       );
       assert.equal((meshd.output().match(/info\tads\tconnected /g) ?? []).length, 200);
     } finally {
-      if (!exited) meshd.child.kill("SIGKILL");
-      await meshd.child.status;
+      // stop() also waits until meshd's output pipes are drained, so no read outlives the test.
+      await meshd.stop();
     }
   });
 });
@@ -107,6 +107,7 @@ Deno.test("a proxy survives 3 meshd restarts, keeps its config meanwhile and rec
           0,
           `meshd did not stop cleanly (${JSON.stringify(status)}):\n${meshd.output()}`,
         );
+        await meshd.stop();
         await waitFor(() => !ads.connected, 5000, "the client to see meshd go");
         assert.ok(
           JSON.stringify(ads.config.services).includes(host),
@@ -117,8 +118,7 @@ Deno.test("a proxy survives 3 meshd restarts, keeps its config meanwhile and rec
       await waitFor(() => connects === 4, 20_000, "the 4th connection");
     } finally {
       await ads.stop();
-      meshd.child.kill("SIGKILL");
-      await meshd.child.status;
+      await meshd.stop();
     }
   });
 });

@@ -211,8 +211,7 @@ Deno.test({
         `hostile GOAWAY: 400 closes, meshd alive, ${deaths} serving children died and were replaced`,
       );
     } finally {
-      if (!exited) meshd.child.kill("SIGKILL");
-      await meshd.child.status;
+      await meshd.stop();
       await Deno.remove(dir, { recursive: true });
     }
   },
