@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { discovery, flat, meshd } from "./cli_test_support.ts";
-import { DISCOVERY_FLAGS } from "./options/discovery_flags.ts";
+import { DISCOVERY_FLAGS } from "./options/discovery_flag_table.ts";
 
 Deno.test("discovery --help: every flag of the seed, with its type, and the ones without effect say so", async () => {
   const r = await meshd(["discovery", "--help"]);

@@ -9,7 +9,6 @@ import { InboundListener } from "../inbound/listener.ts";
 import {
   certificateInfo,
   curl,
-  freePort,
   makeCa,
   makeLeaf,
   RawConn,
@@ -17,6 +16,7 @@ import {
   snapshotOf,
   TestApp,
 } from "../inbound/test_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 import type { EndpointInfo, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { OutboundListener } from "./listener.ts";
 import type { OutboundStats } from "./outbound_stats.ts";
