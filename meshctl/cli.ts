@@ -25,8 +25,6 @@ import { collectArray } from "../shared/internal/cli/pflag.ts";
 
 import type { CliIo } from "./cli_io.ts";
 
-export type { CliIo };
-
 const NO_ORCH = "no orchestrator client, issue 15";
 
 /** Builds the whole meshctl command tree. */

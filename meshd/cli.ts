@@ -15,12 +15,13 @@ import { Logger } from "./logging/mod.ts";
 import {
   addDiscoveryFlags,
   checkVklog,
-  DISCOVERY_FLAGS,
   flagOption,
   readDiscoveryFlags,
   validateDiscoveryFlags,
 } from "./options/discovery_flags.ts";
-import { ENV_VARS, type EnvVar, readEnvironment } from "./options/environment.ts";
+import { DISCOVERY_FLAGS } from "./options/discovery_flag_table.ts";
+import { ENV_VARS, readEnvironment } from "./options/environment.ts";
+import { type EnvVar } from "./options/env/env_var.ts";
 import { parseGoBool, parseListenAddress, showValue } from "../shared/internal/cli/go_values.ts";
 
 /** Where a run's output goes, and the environment it reads. */

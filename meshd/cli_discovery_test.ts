@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { discovery, flat, meshd } from "./cli_test_support.ts";
-import { DISCOVERY_FLAGS } from "./options/discovery_flags.ts";
+import { DISCOVERY_FLAGS } from "./options/discovery_flag_table.ts";
+import { processDeadline } from "../shared/internal/testing/deadline.ts";
 
 Deno.test("discovery --help: every flag of the seed, with its type, and the ones without effect say so", async () => {
   const r = await meshd(["discovery", "--help"]);
@@ -165,12 +166,15 @@ Deno.test("discovery: insecure cipher suites and flags without effect are warnin
 
 Deno.test("discovery: the secure port offers only AEAD suites, whatever --tls-cipher-suites says (real openssl)", async () => {
   const handshake = async (port: string, cipher: string) => {
+    const deadline = processDeadline(10_000, `openssl s_client to meshd's secure port with ${cipher}`);
     const r = await new Deno.Command("openssl", {
       args: ["s_client", "-connect", `127.0.0.1:${port}`, "-tls1_2", "-cipher", cipher],
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
+      signal: deadline.signal,
     }).output();
+    deadline.end();
     return new TextDecoder().decode(r.stdout);
   };
   const r = await discovery(["--tls-cipher-suites", "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA"], {

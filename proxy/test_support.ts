@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "node:path";
-import { freePort } from "./inbound/test_support.ts";
+import { freePort } from "../shared/internal/testing/free_port.ts";
 
 /** A running proxy process. */
 export interface ProxyProcess {

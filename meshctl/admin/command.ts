@@ -15,11 +15,43 @@ import { structured, table } from "../output.ts";
 /** meshd's log levels (meshd seed). */
 const LEVELS = ["none", "error", "warn", "info", "debug"];
 
-interface ScopeInfo {
+/** One scope as ctrlz's `/scopej/` lists it (Istio's field names). */
+export interface ScopeInfo {
   name: string;
   output_level: string;
   stack_trace_level: string;
   log_callers: boolean;
+}
+
+/**
+ * ctrlz's `/scopej/` answer (`text`, from `address`), decoded once: a JSON array of {@link ScopeInfo}.
+ *
+ * @throws Error naming the address and the first entry or field that is not of that shape
+ */
+export function decodeScopes(text: string, address: string): ScopeInfo[] {
+  const bad = (why: string) => new Error(`meshd's ctrlz at ${address}: /scopej/ ${why}`);
+  let list: unknown;
+  try {
+    list = JSON.parse(text);
+  } catch {
+    throw bad("is not JSON");
+  }
+  if (!Array.isArray(list)) throw bad("is not a JSON array of scopes");
+  return list.map((entry: unknown, i) => {
+    if (entry === null || typeof entry !== "object") throw bad(`[${i}] is not an object`);
+    const fields = new Map<string, unknown>(Object.entries(entry));
+    const text = (field: string): string => {
+      const v = fields.get(field);
+      if (typeof v !== "string") throw bad(`[${i}].${field} is not a string`);
+      return v;
+    };
+    return {
+      name: text("name"),
+      output_level: text("output_level"),
+      stack_trace_level: text("stack_trace_level"),
+      log_callers: fields.get("log_callers") === true,
+    };
+  });
 }
 
 /**
@@ -66,7 +98,7 @@ export function adminCommand(io: CliIo): CommandUnknownOpts {
     const timeout = timeoutMs(String((opts as Record<string, unknown>).timeout));
     const what = "meshd's ctrlz (--ctrlz_port)";
     const get = async () =>
-      JSON.parse(await httpRequest(address, "/scopej/", { what, timeoutMs: timeout })) as ScopeInfo[];
+      decodeScopes(await httpRequest(address, "/scopej/", { what, timeoutMs: timeout }), address);
     const changes = new Map<string, Record<string, string>>();
     const all = (await get()).map((s) => s.name);
     const add = (scope: string, field: string, level: string) => {

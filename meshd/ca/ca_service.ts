@@ -107,14 +107,17 @@ export function certificateProtocol(): CertificateProtocol {
   return loaded;
 }
 
-/** A request as proto-loader decodes it. */
+/**
+ * A CreateCertificate request (shared/proto/mesh/v1/ca.proto) as proto-loader decodes it with
+ * `defaults: true` and `longs: Number`: every field present, `validityDuration` in seconds.
+ */
 interface CertificateRequest {
   csr: string;
   validityDuration: number;
   metadata: Record<string, string>;
 }
 
-function credentialsOf(call: grpc.ServerUnaryCall<unknown, unknown>): Credentials {
+function credentialsOf(call: grpc.ServerUnaryCall<CertificateRequest, unknown>): Credentials {
   const cred: Credentials = {};
   const auth = call.metadata.get("authorization");
   if (auth.length > 0) cred.authorization = String(auth[0]);
@@ -128,16 +131,20 @@ function error(code: grpc.status, details: string): grpc.ServiceError {
 }
 
 /** The handler of CreateCertificate. */
-export function createCertificateHandler(deps: CaServiceDeps): grpc.handleUnaryCall<unknown, unknown> {
+export function createCertificateHandler(
+  deps: CaServiceDeps,
+): grpc.handleUnaryCall<CertificateRequest, { certChain: string[] }> {
   const hooks = deps.hooks ?? {};
   const refuse = (reason: string, idExtraction = false): grpc.ServiceError => {
     if (idExtraction) hooks.onIdExtractionError?.(reason);
     hooks.onAuthFailure?.(reason);
     return error(grpc.status.UNAUTHENTICATED, "request authenticate failure");
   };
-  const handle = async (call: grpc.ServerUnaryCall<unknown, unknown>): Promise<{ certChain: string[] }> => {
+  const handle = async (
+    call: grpc.ServerUnaryCall<CertificateRequest, unknown>,
+  ): Promise<{ certChain: string[] }> => {
     hooks.onCsr?.();
-    const req = call.request as CertificateRequest;
+    const req = call.request;
     const auth = await deps.authenticate(credentialsOf(call));
     if (!auth.ok) throw refuse(auth.reason, auth.idExtraction);
     if (req.metadata?.[IMPERSONATED_IDENTITY_KEY]) {

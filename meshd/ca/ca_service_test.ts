@@ -15,6 +15,7 @@ import {
   SERVER_NAME,
   tempDir,
 } from "./test_support.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 const HOUR = 3_600_000;
 const SLEEP = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -75,7 +76,11 @@ async function harness() {
     client,
     async close() {
       clients.forEach((c) => c.close());
-      await new Promise<void>((r) => server.tryShutdown(() => r()));
+      await within(
+        new Promise<void>((r) => server.tryShutdown(() => r())),
+        5000,
+        "the CA gRPC server shut down",
+      );
       await ca.stop();
       await cleanup();
     },

@@ -54,11 +54,11 @@ export {
   type CaBundle,
   CACERTS_FILES,
   CLOCK_SKEW_GRACE_MS,
-  RootCaError,
   type RootCaSource,
   SELF_SIGNED_CERT_FILE,
   SELF_SIGNED_KEY_FILE,
 } from "./root_ca.ts";
+export { RootCaError } from "../../shared/internal/ca/root_ca_error.ts";
 export { MAX_PREVIOUS_ROOTS } from "./root_renewal.ts";
 export {
   RootCertRotator,

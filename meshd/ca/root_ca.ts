@@ -19,9 +19,6 @@ import { importSigningKey, keyMatchesCertificate, type SigningKey } from "./keys
 import { pemCertificates, toPem } from "../../shared/internal/ca/pem.ts";
 import { RootCaError } from "../../shared/internal/ca/root_ca_error.ts";
 
-// Defined in shared/internal (the bootstrap-token key loader throws it too); meshd's modules take it from here.
-export { RootCaError };
-
 /** File names of a plugged-in CA, as in Istio's `cacerts` secret. */
 export const CACERTS_FILES = {
   /** The signing (usually intermediate) CA certificate. */

@@ -9,10 +9,10 @@ import {
   detectRootCaSource,
   ensureRootCa,
   loadRootCa,
-  RootCaError,
   SELF_SIGNED_CERT_FILE,
   SELF_SIGNED_KEY_FILE,
 } from "./root_ca.ts";
+import { RootCaError } from "../../shared/internal/ca/root_ca_error.ts";
 import { makeCa, pluggedInCa, tempDir, writeCacerts } from "./test_support.ts";
 
 const DAY = 86_400_000;

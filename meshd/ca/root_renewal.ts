@@ -17,13 +17,8 @@
  */
 import * as x509 from "@peculiar/x509";
 import { join } from "node:path";
-import {
-  CLOCK_SKEW_GRACE_MS,
-  type LoadedCa,
-  randomSerial,
-  RootCaError,
-  SELF_SIGNED_CERT_FILE,
-} from "./root_ca.ts";
+import { CLOCK_SKEW_GRACE_MS, type LoadedCa, randomSerial, SELF_SIGNED_CERT_FILE } from "./root_ca.ts";
+import { RootCaError } from "../../shared/internal/ca/root_ca_error.ts";
 import { pemCertificates } from "../../shared/internal/ca/pem.ts";
 
 /** How many earlier roots `self-signed-ca-cert.pem` keeps after the current one. */

@@ -11,7 +11,8 @@
  */
 import { resolve } from "node:path";
 import { type LeafRequest, SignError, type SignErrorKind } from "./leaf_cert.ts";
-import { type CaBundle, RootCaError } from "./root_ca.ts";
+import { type CaBundle } from "./root_ca.ts";
+import { RootCaError } from "../../shared/internal/ca/root_ca_error.ts";
 import type { ProbeResult, SandboxProbe, SignerReply, SignerRequest, WireError } from "./signer_protocol.ts";
 
 export type { ProbeResult, SandboxProbe } from "./signer_protocol.ts";

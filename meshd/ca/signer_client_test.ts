@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { join } from "node:path";
 import { SignError } from "./leaf_cert.ts";
-import { CACERTS_FILES, createSelfSignedRootCa, RootCaError } from "./root_ca.ts";
+import { CACERTS_FILES, createSelfSignedRootCa } from "./root_ca.ts";
+import { RootCaError } from "../../shared/internal/ca/root_ca_error.ts";
 import { SignerClient } from "./signer_client.ts";
 import { makeCsr, pluggedInCa, tempDir } from "./test_support.ts";
 

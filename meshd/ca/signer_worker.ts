@@ -7,7 +7,8 @@
  * @module
  */
 import { issueLeaf, SignError } from "./leaf_cert.ts";
-import { type LoadedCa, loadRootCa, RootCaError } from "./root_ca.ts";
+import { type LoadedCa, loadRootCa } from "./root_ca.ts";
+import { RootCaError } from "../../shared/internal/ca/root_ca_error.ts";
 import { renewSelfSignedRoot } from "./root_renewal.ts";
 import type { ProbeResult, SandboxProbe, SignerReply, SignerRequest, WireError } from "./signer_protocol.ts";
 

@@ -25,6 +25,43 @@ function info(logger: Logger): ScopeInfo[] {
   }));
 }
 
+function isScope(name: string): name is ScopeName {
+  return (SCOPES as readonly string[]).includes(name);
+}
+
+/** What a PUT to `/scopej/<scope>` changes: the fields of a {@link ScopeInfo} it carries. */
+interface ScopeChange {
+  outputLevel?: LevelName;
+  stacktraceLevel?: LevelName;
+  caller?: boolean;
+}
+
+/**
+ * A PUT's JSON body, decoded once: `output_level` and `stack_trace_level` must be one of
+ * {@link LEVELS} when present; `log_callers` counts when it is a boolean (Istio ignores the rest).
+ *
+ * @returns the change, or the reason the body is refused (the 400's error)
+ */
+function decodeChange(body: unknown): ScopeChange | string {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    return "the body must be a JSON object";
+  }
+  const fields = new Map<string, unknown>(Object.entries(body));
+  const change: ScopeChange = {};
+  for (
+    const [field, key] of [["output_level", "outputLevel"], ["stack_trace_level", "stacktraceLevel"]] as const
+  ) {
+    const v = fields.get(field);
+    if (v === undefined) continue;
+    const level = LEVELS.find((l) => l === v);
+    if (level === undefined) return `${field}: unknown level "${v}"; levels: ${LEVELS.join(", ")}`;
+    change[key] = level;
+  }
+  const caller = fields.get("log_callers");
+  if (typeof caller === "boolean") change.caller = caller;
+  return change;
+}
+
 const json = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body, null, 2) + "\n", {
     status,
@@ -52,27 +89,18 @@ export function serveCtrlz(
     if (path === "/scopej" || path === "/scopej/") return json(info(logger));
     const m = /^\/scopej\/([^/]+)$/.exec(path);
     if (!m) return new Response(`not found: ${path}; try /scopej/\n`, { status: 404 });
-    const name = decodeURIComponent(m[1]);
-    if (!(SCOPES as readonly string[]).includes(name)) return json({ error: `unknown scope "${name}"` }, 404);
-    const scope = name as ScopeName;
+    const scope = decodeURIComponent(m[1]);
+    if (!isScope(scope)) return json({ error: `unknown scope "${scope}"` }, 404);
     if (req.method === "PUT" || req.method === "POST") {
-      let body: Partial<ScopeInfo>;
+      let body: unknown;
       try {
         body = await req.json();
       } catch {
         return json({ error: "the body must be JSON" }, 400);
       }
-      for (const field of ["output_level", "stack_trace_level"] as const) {
-        const v = body[field];
-        if (v !== undefined && !(LEVELS as readonly string[]).includes(v)) {
-          return json({ error: `${field}: unknown level "${v}"; levels: ${LEVELS.join(", ")}` }, 400);
-        }
-      }
-      logger.configure(scope, {
-        outputLevel: body.output_level as LevelName | undefined,
-        stacktraceLevel: body.stack_trace_level as LevelName | undefined,
-        caller: typeof body.log_callers === "boolean" ? body.log_callers : undefined,
-      });
+      const change = decodeChange(body);
+      if (typeof change === "string") return json({ error: change }, 400);
+      logger.configure(scope, change);
     } else if (req.method !== "GET") {
       return json({ error: `method ${req.method} not allowed` }, 405);
     }

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { DEFAULT_REGISTRY, type EnvVarName } from "./environment.ts";
+import { type EnvVarName } from "./environment.ts";
+import { DEFAULT_REGISTRY } from "./env/env_var.ts";
 
 /** The pflag value types of the seed's table (`Level` is klog's verbosity, an int32). */
 export type PflagType =

@@ -35,10 +35,6 @@ import {
   stringToString,
 } from "./flag_reader.ts";
 
-export { DISCOVERY_FLAGS, type DiscoveryFlag, type PflagType, REGISTRIES } from "./discovery_flag_table.ts";
-export { INSECURE_CIPHER_SUITES, SECURE_CIPHER_SUITES } from "./cipher_suites.ts";
-export type { RawDiscoveryFlags } from "./flag_reader.ts";
-
 /**
  * The validated options of `meshd discovery`. Durations are in milliseconds (fractional below 1ms).
  * Flags marked "no effect yet" in {@link DISCOVERY_FLAGS} are validated but not used yet.

@@ -2,15 +2,14 @@ import assert from "node:assert/strict";
 import { Command } from "@commander-js/extra-typings";
 import {
   addDiscoveryFlags,
-  DISCOVERY_FLAGS,
   type DiscoveryFlagsResult,
   flagHelp,
   flagOption,
-  INSECURE_CIPHER_SUITES,
   readDiscoveryFlags,
-  SECURE_CIPHER_SUITES,
   validateDiscoveryFlags,
 } from "./discovery_flags.ts";
+import { INSECURE_CIPHER_SUITES, SECURE_CIPHER_SUITES } from "./cipher_suites.ts";
+import { DISCOVERY_FLAGS } from "./discovery_flag_table.ts";
 import { readEnvironment } from "./environment.ts";
 import { commandMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 

@@ -30,8 +30,6 @@ import { PUSH_ENV } from "./env/push.ts";
 import { REGISTRY_ENV } from "./env/registry.ts";
 import { SECURITY_ENV } from "./env/security.ts";
 
-export { DEFAULT_REGISTRY, type EnvType, type EnvVar } from "./env/env_var.ts";
-
 /** Every variable of the seed's table (177), by component. */
 export const ENV_VARS = [
   ...SECURITY_ENV,

@@ -1,13 +1,12 @@
 import assert from "node:assert/strict";
 import {
-  DEFAULT_REGISTRY,
   ENV_VARS,
   ENV_VARS_IN_EFFECT,
-  type EnvVar,
   inertVariableWarnings,
   type MeshdEnvironment,
   readEnvironment,
 } from "./environment.ts";
+import { DEFAULT_REGISTRY, type EnvVar } from "./env/env_var.ts";
 
 Deno.test("environment: the seed's 177 variables, each once, with every default valid", () => {
   assert.equal(ENV_VARS.length, 177);

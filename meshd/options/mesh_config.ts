@@ -57,18 +57,15 @@ export async function loadMeshConfig(path: string): Promise<{ config: MeshConfig
   if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
     throw new Error(`--meshConfig ${path}: expected a map of mesh config fields`);
   }
-  const fields = doc as Record<string, unknown>;
   const config = { ...DEFAULT_MESH_CONFIG };
   const warnings: string[] = [];
   const settings: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(fields)) {
+  for (const [key, value] of new Map<string, unknown>(Object.entries(doc))) {
     if (key === "rootNamespace" || key === "trustDomain") {
-      const ok = typeof value === "string" &&
-        (key === "rootNamespace" ? DNS_LABEL : TRUST_DOMAIN).test(value);
-      if (!ok) {
+      if (typeof value !== "string" || !(key === "rootNamespace" ? DNS_LABEL : TRUST_DOMAIN).test(value)) {
         throw new Error(`--meshConfig ${path}: ${key}: ${JSON.stringify(value)} is not a valid ${key}`);
       }
-      config[key] = value as string;
+      config[key] = value;
     } else if (key === "pathNormalization") {
       settings.pathNormalization = mapField(value, key, path, warnings).normalization;
     } else if (key === "defaultConfig") {
@@ -113,7 +110,7 @@ function mapField(value: unknown, at: string, path: string, warnings: string[]):
   for (const k of Object.keys(value)) {
     if (!known.includes(k)) warnings.push(`--meshConfig ${path}: field ${at}.${k} has no effect yet`);
   }
-  return value as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(value));
 }
 
 /** The fields meshd reads inside each nested map. */

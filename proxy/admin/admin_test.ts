@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type LogLevels, uniformLevels } from "../logging/logger.ts";
+import { uniformLevels } from "../logging/logger.ts";
+import { type LogLevels } from "../../shared/internal/logging/levels.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { type BootstrapInfo, buildConfigDump, XDS_TYPES } from "./config_dump.ts";
 import { type AdminSource, handleAdmin, type ServerState } from "./server.ts";

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { type ScopedLog } from "../logging/logger.ts";
 import {
   isLoggerName,
   isLogLevel,
@@ -12,8 +13,7 @@ import {
   type LoggerName,
   type LogLevel,
   type LogLevels,
-  type ScopedLog,
-} from "../logging/logger.ts";
+} from "../../shared/internal/logging/levels.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import type { WorkerCounters } from "../workers/pool.ts";
 import { type BootstrapInfo, buildConfigDump, type LastUpdated } from "./config_dump.ts";

@@ -29,13 +29,6 @@ export interface AgentLogger {
 
 const SILENT: AgentLogger = { info() {}, warn() {} };
 
-/** The identity to ask for (the CA certifies the token's or certificate's identity, never the CSR's). */
-export interface WorkloadIdentity {
-  trustDomain: string;
-  namespace: string;
-  serviceAccount: string;
-}
-
 /** Options of {@link CertificateManager}. */
 export interface CertificateManagerOptions {
   /** meshd's secure address (--secureGRPCAddr), `host:port`; used unless `client` is given. */

@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import type { InboundStats } from "../inbound/observer.ts";
-import { freePort, RawConn, TestApp } from "../inbound/test_support.ts";
+import { RawConn, TestApp } from "../inbound/test_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 import {
   ConnectionClock,
   ConnectionSlots,

@@ -12,7 +12,6 @@ import {
   CertFiles,
   certificateInfo,
   curl,
-  freePort,
   makeCa,
   makeLeaf,
   RawConn,
@@ -20,6 +19,7 @@ import {
   snapshotOf,
   TestApp,
 } from "./test_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 
 const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/httpbin";
 const CLIENT_ID = "spiffe://cluster.local/ns/bar/sa/sleep";

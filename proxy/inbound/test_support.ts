@@ -220,4 +220,3 @@ export async function mtlsFixture(serverId: string, clientId: string): Promise<M
 
 export * from "./raw_conn_test_support.ts";
 export * from "./upstream_apps_test_support.ts";
-export { freePort } from "../../shared/internal/testing/free_port.ts";

@@ -54,7 +54,11 @@ async function withScriptedApp(
   } finally {
     await listener.close();
     for (const s of sockets) s.destroy();
-    await new Promise<void>((resolve) => app.close(() => resolve()));
+    await within(
+      new Promise<void>((resolve) => app.close(() => resolve())),
+      5000,
+      "the application server closed",
+    );
   }
 }
 

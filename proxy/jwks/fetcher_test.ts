@@ -10,6 +10,7 @@ import { keySetText, startJwksServer, until } from "../../shared/internal/jwks/t
 import { certificateInfo, makeCa, makeLeaf } from "../inbound/test_support.ts";
 import type { RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { type DialContext, PROXY_JWKS_USER_AGENT, ProxyJwksFetcher } from "./fetcher.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 const compact = (text: string) => JSON.stringify(JSON.parse(text));
 
@@ -154,6 +155,10 @@ Deno.test("ProxyJwksFetcher uses mutual TLS with secure naming to a proxied endp
   } finally {
     right.f.sync({});
     wrong.f.sync({});
-    await new Promise((r) => server.close(r));
+    await within(
+      new Promise((r) => server.close(r)),
+      5000,
+      "the JWKS server closed (the fetchers hold no connection)",
+    );
   }
 });

@@ -10,17 +10,12 @@
  */
 import type { Log } from "../http/session_types.ts";
 import {
-  isLoggerName,
-  isLogLevel,
   LOG_LEVELS,
   type LoggerName,
   LOGGERS,
   type LogLevel,
   type LogLevels,
 } from "../../shared/internal/logging/levels.ts";
-
-// The vocabulary lives in shared/internal (meshctl names the loggers too); the proxy's modules take it from here.
-export { isLoggerName, isLogLevel, LOG_LEVELS, type LoggerName, LOGGERS, type LogLevel, type LogLevels };
 
 /** Every logger at `level`. */
 export function uniformLevels(level: LogLevel): LogLevels {

@@ -9,14 +9,14 @@
 import { type CommandUnknownOpts, Option } from "@commander-js/extra-typings";
 import { isIP } from "node:net";
 import { parseListenAddress, showValue } from "../../shared/internal/cli/go_values.ts";
+import { uniformLevels } from "../logging/logger.ts";
 import {
   isLoggerName,
   isLogLevel,
   LOG_LEVELS,
   LOGGERS,
   type LogLevels,
-  uniformLevels,
-} from "../logging/logger.ts";
+} from "../../shared/internal/logging/levels.ts";
 import type { ProxyFlag } from "./flag.ts";
 import { LIMIT_FLAGS, validateLimitFlags } from "./limit_flags.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";

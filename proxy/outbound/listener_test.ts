@@ -9,7 +9,6 @@ import { InboundListener } from "../inbound/listener.ts";
 import {
   certificateInfo,
   curl,
-  freePort,
   makeCa,
   makeLeaf,
   RawConn,
@@ -17,9 +16,11 @@ import {
   snapshotOf,
   TestApp,
 } from "../inbound/test_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 import type { EndpointInfo, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { OutboundListener } from "./listener.ts";
 import type { OutboundStats } from "./outbound_stats.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
 
 const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/httpbin";
 const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -342,7 +343,7 @@ Deno.test("bad input: malformed head 400 and close, oversized head 431, no Host 
 
     // A closed-at-once connection and garbage do not disturb the listener.
     const s = net.connect({ host: "127.0.0.1", port });
-    await new Promise((r) => s.once("connect", r));
+    await within(new Promise((r) => s.once("connect", r)), 5000, "a TCP connect to the outbound listener");
     s.destroy();
     const [, status] = await get(["-H", "Host: single.foo:8000", `http://127.0.0.1:${port}/headers`]);
     assert.equal(status, "200");

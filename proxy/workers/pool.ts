@@ -7,7 +7,8 @@
  *
  * @module
  */
-import type { LogLevels, ScopedLog } from "../logging/logger.ts";
+import type { ScopedLog } from "../logging/logger.ts";
+import type { LogLevels } from "../../shared/internal/logging/levels.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { listenerKey } from "./protocol.ts";
 import type { FromWorker, ListenerCounters, ToWorker, WorkerListener } from "./protocol.ts";

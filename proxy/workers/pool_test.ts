@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ProxyLogger, uniformLevels } from "../logging/logger.ts";
 import { EMPTY_SNAPSHOT } from "../runtime/snapshot.ts";
 import { WorkerPool } from "./pool.ts";
-import { freePort } from "../inbound/test_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 
 async function curl(url: string): Promise<{ code: number; out: string }> {
   const r = await new Deno.Command("curl", { args: ["-s", "-m", "5", url], stdout: "piped", stderr: "null" })

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { LogLevels } from "../logging/logger.ts";
+import type { LogLevels } from "../../shared/internal/logging/levels.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 

@@ -25,7 +25,8 @@
  */
 import { parseArgs } from "node:util";
 import { Httpbin } from "../../proxy/inbound/test_support.ts";
-import { freePort, snapshotOf } from "../../proxy/inbound/test_support.ts";
+import { snapshotOf } from "../../proxy/inbound/test_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 import { ProxyLogger, uniformLevels } from "../../proxy/logging/logger.ts";
 import { validateLimitFlags } from "../../proxy/options/limit_flags.ts";
 import { WorkerPool } from "../../proxy/workers/pool.ts";

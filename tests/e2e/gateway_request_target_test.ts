@@ -6,7 +6,8 @@
  * absolute-form target routes by its authority, which httpbin receives as Host over the sidecar's mTLS.
  */
 import assert from "node:assert/strict";
-import { freePort, type RawResponse } from "../../proxy/inbound/test_support.ts";
+import { type RawResponse } from "../../proxy/inbound/test_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 import { sendRaw } from "../../proxy/inbound/target_echo.ts";
 import { eventually, gatewayMeshServices, startGatewayMesh } from "./e2e_support.ts";
 import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";

@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { join } from "node:path";
-import { curl, freePort } from "../../proxy/inbound/test_support.ts";
+import { curl } from "../../proxy/inbound/test_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 import { eventually, gatewayMeshServices, runMeshctl, startGatewayMesh } from "./e2e_support.ts";
 import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 

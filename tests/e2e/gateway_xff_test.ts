@@ -15,7 +15,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { freePort, type RawResponse } from "../../proxy/inbound/test_support.ts";
+import { type RawResponse } from "../../proxy/inbound/test_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 import { sendRaw } from "../../proxy/inbound/target_echo.ts";
 import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
 import { eventually, gatewayMeshServices, startGatewayMesh } from "./e2e_support.ts";

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { AdsClient } from "../../proxy/agent/ads_client.ts";
-import { freePort } from "../../proxy/inbound/test_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 import { SERVICE, waitFor } from "../integration/meshd_support.ts";
 import { startMeshdProcess as startMeshd } from "./e2e_support.ts";
 import { processDeadline } from "../../shared/internal/testing/deadline.ts";

@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { b64, makeTestCa, type TestCert } from "../../shared/credentials/_test_support.ts";
-import { curl, freePort } from "../../proxy/inbound/test_support.ts";
+import { curl } from "../../proxy/inbound/test_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 import { eventually, gatewayMeshServices, runMeshctl, startGatewayMesh } from "./e2e_support.ts";
 import { Buffer } from "node:buffer";
 import * as grpc from "@grpc/grpc-js";

@@ -9,7 +9,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { freePort } from "../../proxy/inbound/test_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 import { AdsClient } from "../../proxy/agent/ads_client.ts";
 import { SERVICE, waitFor } from "../integration/meshd_support.ts";
 import { eventually, gatewayMeshServices, startGatewayMesh, startMeshdProcess } from "./e2e_support.ts";

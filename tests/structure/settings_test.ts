@@ -9,8 +9,9 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { DISCOVERY_FLAGS } from "../../meshd/options/discovery_flags.ts";
-import { ENV_VARS, ENV_VARS_IN_EFFECT, type EnvVar } from "../../meshd/options/environment.ts";
+import { DISCOVERY_FLAGS } from "../../meshd/options/discovery_flag_table.ts";
+import { ENV_VARS, ENV_VARS_IN_EFFECT } from "../../meshd/options/environment.ts";
+import { type EnvVar } from "../../meshd/options/env/env_var.ts";
 import { PROXY_FLAGS } from "../../proxy/options/flags.ts";
 import { buildProgram } from "../../meshctl/cli.ts";
 import { noEffectReason } from "../../meshctl/inert_flags.ts";

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { httpGet } from "./http_get.ts";
 import { startJwksServer } from "./test_support.ts";
+import { within } from "../testing/deadline.ts";
 
 Deno.test("httpGet: the body on 200 with the user agent; errors name the URL and the reason", async () => {
   const srv = startJwksServer();
@@ -43,7 +44,11 @@ Deno.test("httpGet: a server that never answers times out", async () => {
     );
   } finally {
     for (const s of sockets) s.destroy();
-    await new Promise((r) => silent.close(r));
+    await within(
+      new Promise((r) => silent.close(r)),
+      5000,
+      "the silent server closed (the timed-out request left no connection)",
+    );
   }
 });
 

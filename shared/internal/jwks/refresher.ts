@@ -103,7 +103,7 @@ export function parseKeySet(text: string): { text: string; keyCount: number } {
   } catch {
     throw new Error("the body is not JSON");
   }
-  const keys = (set as { keys?: unknown })?.keys;
+  const keys = typeof set === "object" && set !== null && "keys" in set ? set.keys : undefined;
   if (!Array.isArray(keys)) throw new Error('the body has no "keys" list');
   return { text: JSON.stringify(set), keyCount: keys.length };
 }

@@ -81,7 +81,7 @@ class Reader {
 
   object(v: unknown, path: Path, keys: readonly string[]): Record<string, unknown> | undefined {
     if (typeof v !== "object" || v === null || Array.isArray(v)) return this.fail(path, "must be a map");
-    const o = v as Record<string, unknown>;
+    const o: Record<string, unknown> = Object.fromEntries(Object.entries(v));
     for (const k of Object.keys(o)) {
       if (!keys.includes(k)) this.fail([...path, k], `unknown field; known: ${keys.join(", ")}`);
     }
@@ -104,10 +104,10 @@ class Reader {
   }
 
   port(v: unknown, path: Path): number | undefined {
-    if (!Number.isInteger(v) || (v as number) < 1 || (v as number) > 65535) {
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 65535) {
       return this.fail(path, `must be a port number from 1 to 65535; got ${JSON.stringify(v)}`);
     }
-    return v as number;
+    return v;
   }
 }
 
@@ -176,7 +176,7 @@ export function parseTopology(text: string, file: string): Topology {
 function meshConfigOf(r: Reader, v: unknown): Record<string, unknown> | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== "object" || v === null || Array.isArray(v)) return r.fail(["meshConfig"], "must be a map");
-  return v as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(v));
 }
 
 const WORKLOAD_KEYS = [
@@ -245,7 +245,7 @@ function readWorkload(
     namespace,
     serviceAccount,
     labels,
-    command: command as string[],
+    command: command.filter((c) => typeof c === "string"),
     containerPorts,
     services,
     sidecar,
@@ -261,18 +261,19 @@ function gatewayCommand(r: Reader, command: unknown, path: Path): string[] | und
 
 function readLabels(r: Reader, v: unknown, path: Path): Record<string, string> | undefined {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return r.fail(path, "must be a map");
-  const labels = v as Record<string, unknown>;
-  if (Object.keys(labels).length === 0) {
+  const entries: [string, unknown][] = Object.entries(v);
+  if (entries.length === 0) {
     return r.fail(path, "needs at least one label: services select by them");
   }
+  const labels: Record<string, string> = {};
   let ok = true;
-  for (const [k, value] of Object.entries(labels)) {
+  for (const [k, value] of entries) {
     if (!LABEL_KEY.test(k)) ok = r.fail([...path, k], "not a valid label key") ?? false;
     if (typeof value !== "string" || !LABEL_VALUE.test(value)) {
       ok = r.fail([...path, k], `must be a label value (a string); got ${JSON.stringify(value)}`) ?? false;
-    }
+    } else labels[k] = value;
   }
-  return ok ? labels as Record<string, string> : undefined;
+  return ok ? labels : undefined;
 }
 
 function readService(r: Reader, v: unknown, path: Path, containerPorts: number[]): Service | undefined {

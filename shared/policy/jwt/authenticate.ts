@@ -121,7 +121,7 @@ function publicKeySet(text: string): JSONWebKeySet | string {
   } catch {
     return "Jwks is not valid JSON";
   }
-  const keys = (set as { keys?: unknown })?.keys;
+  const keys = typeof set === "object" && set !== null && "keys" in set ? set.keys : undefined;
   if (!Array.isArray(keys)) return "Jwks has no keys";
   const usable = keys
     .filter((k): k is Record<string, unknown> =>

@@ -22,7 +22,7 @@
  */
 import { join } from "node:path";
 import { startCa, startMeshd } from "../../integration/meshd_support.ts";
-import { freePort } from "../../../proxy/inbound/test_support.ts";
+import { freePort } from "../../../shared/internal/testing/free_port.ts";
 
 const concurrency = Number(Deno.args[0] ?? 1);
 const seconds = Number(Deno.args[1] ?? 10);
