@@ -24,13 +24,24 @@ function toRequest(req: IncomingMessage, host: string, signal: AbortSignal): Req
     if (Array.isArray(v)) { for (const x of v) headers.append(k, x); }
     else if (v !== undefined) headers.set(k, v);
   }
+  let cancelled = false;
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
   const body = hasBody
     ? new ReadableStream<Uint8Array>({
       start(c): void {
-        req.on("data", (chunk: Buffer) => c.enqueue(new Uint8Array(chunk)));
-        req.on("end", () => c.close());
-        req.on("error", (e) => c.error(e));
+        req.on("data", (chunk: Buffer) => {
+          if (!cancelled) c.enqueue(new Uint8Array(chunk));
+        });
+        req.on("end", () => {
+          if (!cancelled) c.close();
+        });
+        req.on("error", (e) => {
+          if (!cancelled) c.error(e);
+        });
+      },
+      cancel(): void {
+        cancelled = true;
+        req.resume();
       },
     })
     : null;
