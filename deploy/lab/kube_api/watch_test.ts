@@ -119,11 +119,11 @@ Deno.test("watch: initial ADDED events for resourceVersion 0, BOOKMARK events ca
     const bad = await raw.call("GET", `${CMS}?watch=1&resourceVersion=abc`);
     assert.equal(bad.status, 400);
     await bad.body?.cancel();
-    const unauth = await fetch(api.url + "/api/v1/namespaces", {
-      client: Deno.createHttpClient({ caCerts: [api.server.caPem] }),
-    });
+    const anonymous = Deno.createHttpClient({ caCerts: [api.server.caPem] });
+    const unauth = await fetch(api.url + "/api/v1/namespaces", { client: anonymous });
     assert.equal(unauth.status, 401);
     await unauth.body?.cancel();
+    anonymous.close();
   } finally {
     raw.close();
     await api.stop();
