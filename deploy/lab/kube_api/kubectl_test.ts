@@ -129,6 +129,17 @@ Deno.test(requires(kubectlMissing(), {
           .split("\n").sort().join(" "),
         "serviceaccount/curl serviceaccount/httpbin serviceaccount/sleep",
       );
+      assert.match(
+        await kubectlOk(kc, ["scale", "-n", "demo", "deployment", "httpbin", "--replicas=3"]),
+        /scaled/,
+      );
+      assert.equal(
+        await kubectlOk(kc, ["get", "-n", "demo", "deploy", "httpbin", "-o", "jsonpath={.spec.replicas}"]),
+        "3",
+      );
+      const all = await kubectlOk(kc, ["get", "all", "-n", "demo", "-o", "name"]);
+      assert.match(all, /service\/httpbin/);
+      assert.match(all, /deployment\.apps\/httpbin/);
       const refused = await kubectl(kc, ["label", "-n", "demo", "deployment", "httpbin", "tier=db"]);
       assert.notEqual(refused.code, 0, "label without --overwrite must be refused by kubectl");
 

@@ -12,6 +12,7 @@ import type { ObjectApi, UserInfo } from "./objects.ts";
 import { listObjects, type WatchOptions, watchStream } from "./read_handlers.ts";
 import type { ResourceType } from "./resource_types.ts";
 import { parseFieldSelector, parseLabelSelector } from "./selectors.ts";
+import { fromScale, toScale } from "./scale.ts";
 import { asTable, tableEncoder, wantsTable } from "./table.ts";
 import { ApiError, isObject, type KubeObject, meta, notFound, str } from "./types.ts";
 
@@ -111,6 +112,7 @@ async function resourceRequest(
     }
     return json(await ctx.tokenReview(await readObject(req)), 201);
   }
+  if (subresource === "scale") return await scaleRequest(ctx, req, user, target);
   switch (req.method) {
     case "GET": {
       if (name) {
@@ -159,6 +161,24 @@ async function resourceRequest(
     default:
       throw new ApiError("MethodNotAllowed", `method ${req.method} is not allowed`);
   }
+}
+
+async function scaleRequest(
+  ctx: RouteContext,
+  req: Request,
+  user: UserInfo,
+  target: Target,
+): Promise<Response> {
+  const { type: t, namespace, name } = target;
+  const current = ctx.objects.get(t, namespace, name);
+  if (req.method === "GET") return json(toScale(current));
+  let scale: KubeObject;
+  if (req.method === "PUT") scale = await readObject(req);
+  else if (req.method === "PATCH") {
+    scale = applyPatch(t, toScale(current), req.headers.get("content-type") ?? "", await readBody(req));
+  } else throw new ApiError("MethodNotAllowed", `method ${req.method} is not allowed on scale`);
+  const updated = await ctx.objects.update(t, namespace, name, fromScale(t, current, scale), user, "scale");
+  return json(toScale(updated));
 }
 
 /** Answers one authenticated request. */
