@@ -52,6 +52,20 @@ Deno.test(requires(kubectlMissing(), {
         ["apply", "-f", "-"],
         JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: "demo" } }),
       );
+      const dry = await kubectl(kc, [
+        "apply",
+        "-n",
+        "demo",
+        "--dry-run=server",
+        "-f",
+        samples + "httpbin.yaml",
+      ]);
+      assert.match(dry.stderr, /dryRun is not implemented by this test API server/);
+      assert.equal(
+        (await kubectlOk(kc, ["get", "-n", "demo", "all", "-o", "name"])).trim(),
+        "",
+        "a dry run wrote nothing",
+      );
       for (const f of ["httpbin.yaml", "curl.yaml", "sleep.yaml"]) {
         const out = await kubectlOk(kc, ["apply", "-n", "demo", "-f", samples + f]);
         assert.match(out, /deployment\.apps\/\w+ created/);

@@ -112,6 +112,10 @@ async function resourceRequest(
     }
     return json(await ctx.tokenReview(await readObject(req)), 201);
   }
+  if (params.has("dryRun") && req.method !== "GET") {
+    // Writing anyway would be worse than refusing: a dry run must change nothing.
+    throw new ApiError("BadRequest", "dryRun is not implemented by this test API server");
+  }
   if (subresource === "scale") return await scaleRequest(ctx, req, user, target);
   switch (req.method) {
     case "GET": {
