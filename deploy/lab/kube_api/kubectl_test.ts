@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { parse as parseYaml } from "yaml";
+import { within } from "../../../shared/internal/testing/deadline.ts";
 import { requires } from "../../../shared/internal/testing/prerequisites.ts";
 import { startKubeApi } from "./mod.ts";
 import { kubectl, kubectlMissing, kubectlOk, until } from "./test_support.ts";
@@ -198,7 +199,7 @@ Deno.test(requires(kubectlMissing(), {
           "authorizationpolicies",
           "-w",
           "--request-timeout",
-          "4s",
+          "30s",
           "-o",
           "name",
         ],
@@ -219,8 +220,19 @@ Deno.test(requires(kubectlMissing(), {
       };
       await kubectlOk(kc, ["apply", "-f", "-"], JSON.stringify(policy));
       await kubectlOk(kc, ["delete", "authorizationpolicy", "deny-get"]);
-      const out = await watch.output();
-      const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
+      // kubectl prints one line per event; stop it once both are there (or fail after the deadline).
+      const reader = watch.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      let text = "";
+      while (text.split("\n").length < 3) {
+        const { value, done } = await within(reader.read(), 20_000, "two lines from kubectl get -w");
+        if (done) break;
+        text += value;
+      }
+      watch.kill("SIGTERM");
+      await reader.cancel();
+      await watch.stderr.cancel();
+      await watch.status;
+      const lines = text.trim().split("\n");
       assert.deepEqual(lines, [
         "authorizationpolicy.security.mesh.io/deny-get",
         "authorizationpolicy.security.mesh.io/deny-get",
