@@ -60,6 +60,9 @@ function parseTarget(ctx: RouteContext, group: string, version: string, rest: st
   return { type, namespace, name, subresource };
 }
 
+/** kube-apiserver's limit on a request body (3 MiB). */
+const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
 async function readBody(req: Request): Promise<unknown> {
   const mediaType = (req.headers.get("content-type") ?? "application/json").split(";")[0].trim();
   if (mediaType.includes("protobuf") || mediaType.includes("cbor") || mediaType.includes("yaml")) {
@@ -72,7 +75,11 @@ async function readBody(req: Request): Promise<unknown> {
         `(${mediaType} is not implemented by this test API server; use kubectl apply -f or create -f)`,
     );
   }
-  const text = await req.text();
+  const bytes = await req.bytes();
+  if (bytes.length > MAX_BODY_BYTES) {
+    throw new ApiError("RequestEntityTooLarge", `the request body is larger than ${MAX_BODY_BYTES} bytes`);
+  }
+  const text = new TextDecoder().decode(bytes);
   try {
     return JSON.parse(text);
   } catch (e) {

@@ -119,10 +119,22 @@ Deno.test("watch: initial ADDED events for resourceVersion 0, BOOKMARK events ca
     const bad = await raw.call("GET", `${CMS}?watch=1&resourceVersion=abc`);
     assert.equal(bad.status, 400);
     await bad.body?.cancel();
+    const huge = await raw.call("POST", CMS, {
+      metadata: { name: "huge" },
+      data: { k: "x".repeat(3 * 1024 * 1024) },
+    });
+    assert.equal(huge.status, 413);
+    await huge.body?.cancel();
     const anonymous = Deno.createHttpClient({ caCerts: [api.server.caPem] });
     const unauth = await fetch(api.url + "/api/v1/namespaces", { client: anonymous });
     assert.equal(unauth.status, 401);
     await unauth.body?.cancel();
+    const wrong = await fetch(api.url + "/api/v1/namespaces", {
+      client: anonymous,
+      headers: { authorization: `Bearer ${api.server.token.slice(0, -1)}x` },
+    });
+    assert.equal(wrong.status, 401);
+    await wrong.body?.cancel();
     anonymous.close();
   } finally {
     raw.close();
