@@ -151,9 +151,19 @@ async function resourceRequest(
       return json(await ctx.objects.update(t, namespace, name, await readObject(req), user, subresource));
     case "PATCH": {
       if (!name) throw new ApiError("MethodNotAllowed", "PATCH needs an object name");
-      const current = ctx.objects.get(t, namespace, name);
-      const patched = applyPatch(t, current, req.headers.get("content-type") ?? "", await readBody(req));
-      return json(await ctx.objects.update(t, namespace, name, patched, user, subresource));
+      const patch = await readBody(req);
+      const pinned = isObject(patch) && isObject(patch.metadata) && "resourceVersion" in patch.metadata;
+      // A patch without a resourceVersion is re-applied to the newest object when a concurrent write
+      // wins (kube-apiserver's GuaranteedUpdate); one that names a resourceVersion conflicts.
+      for (let attempt = 1;; attempt++) {
+        const current = ctx.objects.get(t, namespace, name);
+        const patched = applyPatch(t, current, req.headers.get("content-type") ?? "", patch);
+        try {
+          return json(await ctx.objects.update(t, namespace, name, patched, user, subresource));
+        } catch (e) {
+          if (pinned || attempt >= 5 || !(e instanceof ApiError && e.reason === "Conflict")) throw e;
+        }
+      }
     }
     case "DELETE": {
       if (name) {
