@@ -10,9 +10,9 @@
 import type { EnvVar } from "./env_var.ts";
 
 const NO_INJECTION = "not part of the injection webhook yet (meshd/webhooks/README.md)";
-const NO_CA_BUNDLE_PATCH = "the webhooks serve on --httpsAddr, but patching their caBundle into this " +
-  "configuration needs the Kubernetes API, which meshd does not use yet (issue 14): set caBundle to the mesh " +
-  "root by hand (meshd/webhooks/README.md)";
+const NO_CA_BUNDLE_PATCH = "the webhooks serve on --httpsAddr and the caBundle patcher is built " +
+  "(meshd/webhooks/ca_bundle_patcher.ts, tested against the test API server), but meshd starts it only once " +
+  "it has a Kubernetes client (issue 14): set caBundle to the mesh root by hand (meshd/webhooks/README.md)";
 
 /** The variables of this part, in the seed's order. */
 export const INJECTION_ENV = [
