@@ -29,51 +29,24 @@ export interface WebhookMetrics {
 /** Creates the metrics in `registry` (meshd's: `createMetrics().registry`). */
 export function createWebhookMetrics(registry: client.Registry): WebhookMetrics {
   const registers = [registry];
+  const counter = <L extends string>(name: string, help: string, labelNames: L[] = []) =>
+    new client.Counter<L>({ name, help, labelNames, registers });
   return {
-    injectionRequests: new client.Counter({
-      name: "sidecar_injection_requests_total",
-      help: "Injection requests",
-      registers,
-    }),
-    injectionSuccess: new client.Counter({
-      name: "sidecar_injection_success_total",
-      help: "Successful injection requests",
-      registers,
-    }),
-    injectionFailure: new client.Counter({
-      name: "sidecar_injection_failure_total",
-      help: "Failed injection requests",
-      registers,
-    }),
-    injectionSkip: new client.Counter({
-      name: "sidecar_injection_skip_total",
-      help: "Skipped injection requests",
-      registers,
-    }),
+    injectionRequests: counter("sidecar_injection_requests_total", "Injection requests"),
+    injectionSuccess: counter("sidecar_injection_success_total", "Successful injection requests"),
+    injectionFailure: counter("sidecar_injection_failure_total", "Failed injection requests"),
+    injectionSkip: counter("sidecar_injection_skip_total", "Skipped injection requests"),
     injectionTime: new client.Histogram({
       name: "sidecar_injection_time_seconds",
       help: "Injection time",
       buckets: SECONDS,
       registers,
     }),
-    validationPassed: new client.Counter({
-      name: "cfgvalidator_validation_passed",
-      help: "Valid resources",
-      labelNames: ["kind"],
-      registers,
-    }),
-    validationFailed: new client.Counter({
-      name: "cfgvalidator_validation_failed",
-      help: "Resource validation failures",
-      labelNames: ["kind"],
-      registers,
-    }),
-    validationHttpError: new client.Counter({
-      name: "cfgvalidator_validation_http_error",
-      help: "Validation HTTP serve errors",
-      labelNames: ["status"],
-      registers,
-    }),
+    validationPassed: counter("cfgvalidator_validation_passed", "Valid resources", ["kind"]),
+    validationFailed: counter("cfgvalidator_validation_failed", "Resource validation failures", ["kind"]),
+    validationHttpError: counter("cfgvalidator_validation_http_error", "Validation HTTP serve errors", [
+      "status",
+    ]),
   };
 }
 

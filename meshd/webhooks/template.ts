@@ -142,10 +142,10 @@ export function parseTemplate(
   t.excludeIPRanges = ranges(values, ["global", "proxy", "excludeIPRanges"], source) ?? t.excludeIPRanges;
   const uid = at(values, ["global", "proxy", "uid"]);
   if (uid !== undefined) {
-    if (!Number.isInteger(uid) || (uid as number) < 1 || (uid as number) > 2 ** 31 - 1) {
+    if (typeof uid !== "number" || !Number.isInteger(uid) || uid < 1 || uid > 2 ** 31 - 1) {
       fail(source, "global.proxy.uid", "must be a positive integer (the proxy must not run as root)");
     }
-    t.proxyUid = uid as number;
+    t.proxyUid = uid;
   }
   const privileged = at(values, ["global", "proxy", "privileged"]);
   if (privileged !== undefined) {
@@ -196,12 +196,10 @@ export async function loadTemplate(path: string, namespace: string): Promise<Inj
     fail(path, "kind", "must be ConfigMap (Istio's istio-sidecar-injector shape)");
   }
   const data = isObject(doc.data) ? doc.data : {};
-  for (const k of ["config", "values"]) {
-    if (data[k] !== undefined && typeof data[k] !== "string") fail(path, `data.${k}`, "must be a string");
-  }
-  return parseTemplate(
-    { config: data.config as string | undefined, values: data.values as string | undefined },
-    path,
-    namespace,
-  );
+  const text = (k: string): string | undefined => {
+    const v = data[k];
+    if (v !== undefined && typeof v !== "string") fail(path, `data.${k}`, "must be a string");
+    return v;
+  };
+  return parseTemplate({ config: text("config"), values: text("values") }, path, namespace);
 }
