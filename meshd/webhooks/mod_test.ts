@@ -255,3 +255,43 @@ Deno.test("webhooks: an invalid injection template stops the start with the file
     await cleanup();
   }
 });
+
+Deno.test("webhooks: a body announced and sent past 4 MiB ends the connection early: meshd does not read on", async () => {
+  await withWebhooks(async (port, ca) => {
+    const socket = tls.connect({ host: "127.0.0.1", port, ca: ca.trustBundlePem, servername: "localhost" });
+    socket.setMaxListeners(0);
+    const chunk = new Uint8Array(64 * 1024).fill(0x20);
+    let answer = "";
+    let closed = false;
+    socket.on("data", (d: Uint8Array) => (answer += new TextDecoder().decode(d)));
+    for (const event of ["end", "close", "error"]) socket.on(event, () => (closed = true));
+    await within(new Promise((r) => socket.once("secureConnect", r)), 5000, "the TLS handshake");
+    socket.write(
+      `POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${
+        64 * 1024 * 1024
+      }\r\n\r\n`,
+    );
+    // At most 16 MiB of the announced 64: a server that reads on to the end keeps the connection open.
+    let sent = 0;
+    while (!closed && sent < 16 * 1024 * 1024) {
+      if (!socket.write(chunk)) {
+        await within(
+          Promise.race([
+            new Promise((r) => socket.once("drain", r)),
+            new Promise((r) => socket.once("close", r)),
+          ]),
+          5000,
+          "the server to read or close",
+        );
+      }
+      sent += chunk.length;
+    }
+    const deadline = Date.now() + 5000;
+    while (!closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    socket.destroy();
+    assert.ok(closed, `the connection was still open after ${sent} bytes`);
+    assert.ok(sent < 16 * 1024 * 1024, `meshd read ${sent} bytes`);
+    // The 413 arrives unless the reset (unread bytes) overtook it (platform.md, "TLS and mutual TLS").
+    assert.ok(answer === "" || answer.startsWith("HTTP/1.1 413 "), JSON.stringify(answer.slice(0, 80)));
+  });
+});

@@ -69,16 +69,23 @@ function reply(res: ServerResponse, status: number, body: string, type = "text/p
   res.end(body);
 }
 
-/** Reads the body up to the limit; undefined when it is larger (the rest is drained, not kept). */
+/**
+ * Reads the body up to the limit; undefined as soon as it is larger (nothing more is read: the
+ * connection is closed after the 413, so a client cannot keep meshd reading).
+ */
 function readBody(req: IncomingMessage): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Uint8Array[] = [];
     let size = 0;
-    req.on("data", (chunk: Uint8Array) => {
+    const onData = (chunk: Uint8Array) => {
       size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-    });
-    req.on("end", () => resolve(size > MAX_BODY_BYTES ? undefined : Buffer.concat(chunks).toString("utf8")));
+      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk);
+      req.off("data", onData);
+      req.pause();
+      resolve(undefined);
+    };
+    req.on("data", onData);
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
 }
@@ -112,7 +119,12 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       return refuse(415, `invalid Content-Type ${JSON.stringify(type)}, want application/json`);
     }
     const body = await readBody(req);
-    if (body === undefined) return refuse(413, `the body is larger than ${MAX_BODY_BYTES} bytes`);
+    if (body === undefined) {
+      res.setHeader("connection", "close");
+      // The rest of the body stays unread, so the client may see a reset instead of the 413.
+      res.on("finish", () => req.socket.destroy());
+      return refuse(413, `the body is larger than ${MAX_BODY_BYTES} bytes`);
+    }
     let answer;
     try {
       answer = await worker.handle(webhook, body);
