@@ -60,6 +60,17 @@ function parseTarget(ctx: RouteContext, group: string, version: string, rest: st
 }
 
 async function readBody(req: Request): Promise<unknown> {
+  const mediaType = (req.headers.get("content-type") ?? "application/json").split(";")[0].trim();
+  if (mediaType.includes("protobuf") || mediaType.includes("cbor") || mediaType.includes("yaml")) {
+    // kubectl's typed generators (`kubectl create namespace|secret|configmap ...`) send protobuf and do
+    // not fall back: say so, since `kubectl create -f`/`apply -f` (JSON) work.
+    await req.body?.cancel();
+    throw new ApiError(
+      "UnsupportedMediaType",
+      `the body of the request was in an unknown format - accepted media types include: application/json ` +
+        `(${mediaType} is not implemented by this test API server; use kubectl apply -f or create -f)`,
+    );
+  }
   const text = await req.text();
   try {
     return JSON.parse(text);

@@ -1,10 +1,11 @@
 /**
- * The HTTPS server: Deno.serve with the self-made serving certificate (HTTP/1.1 and HTTP/2 by ALPN),
+ * The HTTPS server (HTTP/1.1, see https_server.ts) with the self-made serving certificate,
  * bearer-token authentication (the admin token of the kubeconfig, or a service-account token this
  * server issued for the API audience), the default namespaces, and the routes.
  *
  * @module
  */
+import { listenHttps } from "./https_server.ts";
 import { admissionChain } from "./admission.ts";
 import { ObjectApi, type UserInfo } from "./objects.ts";
 import { makeServerPki } from "./pki.ts";
@@ -88,19 +89,15 @@ export async function serveKubeApi(opts: KubeApiOptions = {}): Promise<KubeApiSe
         : new ApiError("InternalError", `Internal error occurred: ${(e as Error).message}`);
       res = json(err.toStatus(), err.code);
     }
-    if (opts.verbose) console.error(`${req.method} ${req.url} ${res.status}`);
+    if (opts.verbose) console.error(`${new Date().toISOString()} ${req.method} ${req.url} ${res.status}`);
     return res;
   };
   const hostname = opts.hostname ?? "127.0.0.1";
-  const { promise: listening, resolve } = Promise.withResolvers<number>();
-  const server = Deno.serve({
-    port: opts.port ?? 0,
-    hostname,
-    cert: pki.certPem,
-    key: pki.keyPem,
-    onListen: ({ port }) => resolve(port),
-  }, handler);
-  const port = await listening;
+  const server = await listenHttps(
+    { port: opts.port ?? 0, hostname, certPem: pki.certPem, keyPem: pki.keyPem },
+    handler,
+  );
+  const port = server.port;
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;
   return {
     url: `https://${host}:${port}`,
@@ -110,7 +107,7 @@ export async function serveKubeApi(opts: KubeApiOptions = {}): Promise<KubeApiSe
     tokens,
     async stop(): Promise<void> {
       stopping.abort();
-      await server.shutdown();
+      await server.close();
     },
   };
 }
