@@ -6,44 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import client from "prom-client";
-import { type StartedKubeApi, startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
+import { startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
 import type { JsonObject } from "../../../meshd/webhooks/admission.ts";
 import { configPath, patchCaBundle, type WebhookConfigApi } from "../../../meshd/webhooks/ca_bundle.ts";
+import { restApi, startTestWebhooks } from "./webhook_support.ts";
 import { startCaBundlePatcher } from "../../../meshd/webhooks/ca_bundle_patcher.ts";
-import { startWebhooks } from "../../../meshd/webhooks/mod.ts";
 import { admissionReview, httpbinPod, POD_KIND } from "../../../meshd/webhooks/test_support.ts";
 import { startCa, tempDir } from "../../../meshd/ca/test_support.ts";
-
-/** The two requests over Deno's fetch with the test API server's CA and admin token. */
-function restApi(
-  api: StartedKubeApi,
-  http: Deno.HttpClient,
-): WebhookConfigApi & { post(p: string, b: unknown): Promise<number> } {
-  const headers = {
-    authorization: `Bearer ${api.server.token}`,
-    "content-type": "application/json",
-    accept: "application/json",
-  };
-  const send = async (method: string, path: string, body: unknown): Promise<number> => {
-    const res = await fetch(api.url + path, { method, headers, client: http, body: JSON.stringify(body) });
-    await res.body?.cancel();
-    return res.status;
-  };
-  return {
-    async get(path) {
-      const res = await fetch(api.url + path, { headers, client: http });
-      if (res.status === 404) {
-        await res.body?.cancel();
-        return undefined;
-      }
-      assert.equal(res.status, 200);
-      return await res.json();
-    },
-    put: (path, body) => send("PUT", path, body),
-    post: (path, body) => send("POST", path, body),
-  };
-}
 
 const INJECTOR = {
   apiVersion: "admissionregistration.k8s.io/v1",
@@ -63,20 +32,7 @@ Deno.test("caBundle: both webhooks get the mesh root, which then verifies meshd'
   const { dir, cleanup } = await tempDir();
   const ca = await startCa(dir);
   const http = Deno.createHttpClient({ caCerts: [api.server.caPem] });
-  const hooks = await startWebhooks(ca, {
-    address: { host: "127.0.0.1", port: 0 },
-    namespace: "mesh-system",
-    domain: "cluster.local",
-    rootNamespace: "mesh-system",
-    injectEnabled: true,
-    nativeSidecars: false,
-    tokenAudiences: "mesh-ca",
-    revision: undefined,
-    injectionPath: `${dir}/none`,
-    registry: new client.Registry(),
-    caLog: { debug() {}, info() {}, warn() {}, error() {} },
-    log: { debug() {}, info() {}, warn() {}, error() {} },
-  });
+  const hooks = await startTestWebhooks(ca, dir);
   try {
     const rest = restApi(api, http);
     const ref = { kind: "mutating" as const, name: "mesh-sidecar-injector" };
