@@ -205,6 +205,7 @@ export async function startLiveMeshd(
     `--grpcAddr=127.0.0.1:${ports.grpc}`,
     `--secureGRPCAddr=127.0.0.1:${ports.secure}`,
     `--httpAddr=127.0.0.1:${ports.http}`,
+    "--httpsAddr=127.0.0.1:0",
     `--monitoringAddr=127.0.0.1:${ports.monitoring}`,
     `--ctrlz_port=${ports.ctrlz}`,
   ], {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { discovery, flat, meshd } from "./cli_test_support.ts";
 import { DISCOVERY_FLAGS } from "./options/discovery_flag_table.ts";
 import { processDeadline } from "../shared/internal/testing/deadline.ts";
+import { freePort } from "../shared/internal/testing/free_port.ts";
 
 Deno.test("discovery --help: every flag of the seed, with its type, and the ones without effect say so", async () => {
   const r = await meshd(["discovery", "--help"]);
@@ -241,4 +242,61 @@ Deno.test("discovery --help: the environment variables, those without effect lis
   assert.match(live, /\bXDS_AUTH\b/);
   assert.doesNotMatch(live, /\bCLUSTER_ID\b|\bMESH_DELTA_XDS\b/);
   assert.match(inert, /\bCLUSTER_ID\b.*\bMESH_DELTA_XDS\b|\bMESH_DELTA_XDS\b.*\bCLUSTER_ID\b/);
+});
+
+Deno.test("discovery: the webhooks serve on --httpsAddr with a certificate from meshd's CA, and count in /metrics", async () => {
+  const ca = await Deno.makeTempDir();
+  const monitoring = freePort();
+  try {
+    const r = await discovery(["--monitoringAddr", `127.0.0.1:${monitoring}`], {
+      vars: { ROOT_CA_DIR: ca, ENABLE_NATIVE_SIDECARS: "true" },
+      extra: [`--allow-write=${ca}`],
+      whileReady: async (out) => {
+        const port = out.match(/\twebhooks listening on 127\.0\.0\.1:(\d+) /)?.[1];
+        assert.ok(port, out);
+        const http = Deno.createHttpClient({
+          caCerts: [await Deno.readTextFile(`${ca}/self-signed-ca-cert.pem`)],
+        });
+        try {
+          const review = {
+            apiVersion: "admission.k8s.io/v1",
+            kind: "AdmissionReview",
+            request: {
+              uid: "u-1",
+              kind: { group: "", version: "v1", kind: "Pod" },
+              operation: "CREATE",
+              namespace: "foo",
+              object: { metadata: { namespace: "foo" }, spec: { containers: [{ name: "app", image: "a" }] } },
+            },
+          };
+          const res = await fetch(`https://localhost:${port}/inject`, {
+            method: "POST",
+            client: http,
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(review),
+          });
+          const body = await res.json();
+          assert.deepEqual([res.status, body.response.uid, body.response.patchType], [
+            200,
+            "u-1",
+            "JSONPatch",
+          ]);
+          // ENABLE_NATIVE_SIDECARS reached the Worker: the proxy is an init container.
+          assert.match(atob(body.response.patch), /"restartPolicy":"Always"/);
+          const metrics = await (await fetch(`http://127.0.0.1:${monitoring}/metrics`)).text();
+          assert.match(metrics, /^sidecar_injection_success_total 1$/m);
+          assert.match(metrics, /^sidecar_injection_requests_total 1$/m);
+        } finally {
+          http.close();
+        }
+      },
+    });
+    assert.equal(r.code, 0, r.err);
+    assert.match(
+      r.out,
+      /\tinfo\tvalidationServer\tinjection template from \.\/var\/lib\/mesh\/inject: image mesh\/proxy:latest/,
+    );
+  } finally {
+    await Deno.remove(ca, { recursive: true });
+  }
 });

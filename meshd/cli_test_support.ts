@@ -77,6 +77,7 @@ export async function discovery(
       "discovery",
       ...["--configDir", `${dir}/config`, "--meshConfig", `${dir}/no-mesh-config`],
       ...["--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0"],
+      ...["--httpsAddr", "127.0.0.1:0"],
       ...["--monitoringAddr", "127.0.0.1:0", "--ctrlz_port", "0"],
       ...args,
     ],

@@ -5,8 +5,8 @@
  * interface on --httpAddr, ctrlz. The gRPC ports are served by --servingChildren child processes
  * that can die and be replaced (server/serving/README.md, denoland/deno#36788); shutdown stops
  * accepting, waits up to --shutdownDuration for certificate requests in flight, and exits without a
- * GOAWAY to proxies. Not yet: Kubernetes as a config source, the injection and validation webhooks
- * (--httpsAddr).
+ * GOAWAY to proxies; the injection and validation webhooks on --httpsAddr (webhooks/, with the CA).
+ * Not yet: Kubernetes as a config source.
  *
  * @module
  */
@@ -26,6 +26,7 @@ import { loadMeshConfig } from "./options/mesh_config.ts";
 import type { PushContext } from "./push_context/push_context.ts";
 import { DiscoveryServer } from "./server/discovery_server.ts";
 import { xdsAuthorizer } from "./server/xds_auth.ts";
+import { type RunningWebhooks, startWebhooks } from "./webhooks/mod.ts";
 import { parseJwksFetchMode } from "../shared/mod.ts";
 import { keptAfterFailure } from "../shared/internal/jwks/refresher.ts";
 
@@ -100,7 +101,7 @@ async function readFlagFile(flag: string, path: string): Promise<string> {
 /** What a running discovery service exposes to its caller (tests, and the signal handler). */
 export interface RunningDiscovery {
   /** Bound ports, useful when a flag asked for port 0. */
-  ports: { grpc: number; secureGrpc: number; monitoring: number; http: number; ctrlz: number };
+  ports: { grpc: number; secureGrpc: number; monitoring: number; http: number; ctrlz: number; https: number };
   /** Stops everything, ADS without a GOAWAY (the process must exit next); never touches the config directory. */
   stop(): Promise<void>;
   /** Resolves when the service has stopped. */
@@ -302,6 +303,8 @@ export async function startDiscovery(
     httpPort = debug.addr.port;
     stops.push(() => debug.shutdown());
   }
+  const webhooks = await serveWebhooks(options, env, ca, mesh.config.rootNamespace, metrics.registry, logger);
+  if (webhooks) stops.unshift(() => webhooks.stop());
   const ctrlz = serveCtrlz(logger, { address: options.ctrlzAddress, port: options.ctrlzPort });
   stops.push(() => ctrlz.shutdown());
 
@@ -329,10 +332,44 @@ export async function startDiscovery(
       monitoring: monitoring.addr.port,
       http: httpPort,
       ctrlz: ctrlz.addr.port,
+      https: webhooks?.port ?? 0,
     },
     stop,
     done,
   };
+}
+
+/**
+ * The webhooks on --httpsAddr (webhooks/README.md): only with the CA, whose certificate they serve.
+ * Without it, a --httpsAddr given on the command line warns; the default stays quiet.
+ */
+async function serveWebhooks(
+  options: DiscoveryOptions,
+  env: MeshdEnvironment,
+  ca: CertificateAuthority | undefined,
+  rootNamespace: string,
+  registry: Parameters<typeof startWebhooks>[1]["registry"],
+  logger: Logger,
+): Promise<RunningWebhooks | undefined> {
+  // The seed has no injection scope: the webhook server's lines, injection's too, log as validationServer.
+  const log = logger.scope("validationServer");
+  if (!ca) {
+    log.warn("ENABLE_CA_SERVER is false: no webhooks on --httpsAddr (their certificate comes from the CA)");
+    return undefined;
+  }
+  return await startWebhooks(ca, {
+    address: options.httpsAddr,
+    namespace: options.namespace,
+    domain: options.domain,
+    rootNamespace,
+    injectEnabled: env.INJECT_ENABLED,
+    nativeSidecars: env.ENABLE_NATIVE_SIDECARS,
+    tokenAudiences: env.TOKEN_AUDIENCES,
+    revision: env.REVISION,
+    registry,
+    caLog: logger.scope("ca"),
+    log,
+  });
 }
 
 /**

@@ -10,7 +10,8 @@ import { issueLeaf, SignError } from "./leaf_cert.ts";
 import { type LoadedCa, loadRootCa } from "./root_ca.ts";
 import { RootCaError } from "../../shared/internal/ca/root_ca_error.ts";
 import { renewSelfSignedRoot } from "./root_renewal.ts";
-import type { ProbeResult, SandboxProbe, SignerReply, SignerRequest, WireError } from "./signer_protocol.ts";
+import { runProbe } from "./sandbox_probe.ts";
+import type { SignerReply, SignerRequest, WireError } from "./signer_protocol.ts";
 
 let ca: LoadedCa | undefined;
 
@@ -19,36 +20,6 @@ function wire(e: unknown): WireError {
   if (e instanceof RootCaError) return { name: e.name, message: e.message, file: e.file, reason: e.reason };
   if (e instanceof Error) return { name: e.name, message: e.message };
   return { name: "Error", message: String(e) };
-}
-
-async function probe(p: SandboxProbe): Promise<ProbeResult> {
-  try {
-    switch (p.op) {
-      case "read":
-        await Deno.readFile(p.path);
-        break;
-      case "write":
-        await Deno.writeTextFile(p.path, "probe");
-        break;
-      case "net": {
-        const conn = await Deno.connect({ hostname: p.hostname, port: p.port });
-        conn.close();
-        break;
-      }
-      case "env":
-        Deno.env.get(p.name);
-        break;
-      case "run":
-        await new Deno.Command(p.command).output();
-        break;
-      case "sys":
-        Deno.hostname();
-        break;
-    }
-    return { allowed: true };
-  } catch (e) {
-    return { allowed: false, errorName: (e as Error).name, message: (e as Error).message };
-  }
 }
 
 async function handle(msg: SignerRequest): Promise<SignerReply> {
@@ -64,7 +35,7 @@ async function handle(msg: SignerRequest): Promise<SignerReply> {
         if (!ca) throw new SignError("sign", "the CA is not loaded");
         return { id: msg.id, ok: true, rootPem: await renewSelfSignedRoot(ca, { ttlMs: msg.ttlMs }) };
       case "probe":
-        return { id: msg.id, ok: true, probe: await probe(msg.probe) };
+        return { id: msg.id, ok: true, probe: await runProbe(msg.probe) };
       default:
         throw new Error(`unknown operation ${(msg as { op: unknown }).op}`);
     }

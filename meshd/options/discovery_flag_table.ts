@@ -135,8 +135,7 @@ export const DISCOVERY_FLAGS: readonly DiscoveryFlag[] = [
     type: "string",
     default: ":15017",
     description: "Injection and validation HTTPS address",
-    effect: "no effect yet",
-    reason: "the injection and validation webhooks come later",
+    effect: "now",
   },
   {
     name: "keepaliveInterval",

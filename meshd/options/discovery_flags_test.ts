@@ -45,7 +45,6 @@ Deno.test("table: --help says 'no effect yet' exactly for the flags without effe
     "clusterID",
     "clusterRegistriesNamespace",
     "cniNamespace",
-    "httpsAddr",
     "kubeconfig",
     "orchApiBurst",
     "orchApiQPS",

@@ -198,6 +198,7 @@ async function startMeshd(dir: string, port: number): Promise<Meshd> {
     "discovery",
     ...["--configDir", `${dir}/config`, "--meshConfig", `${dir}/no-mesh-config`],
     ...["--grpcAddr", `127.0.0.1:${port}`, "--secureGRPCAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0"],
+    ...["--httpsAddr", "127.0.0.1:0"],
     ...["--monitoringAddr", "127.0.0.1:0", "--ctrlz_port", "0", "--shutdownDuration", "2s"],
     ...["--servingChildren", `${servingChildren}`],
   ], { ROOT_CA_DIR: `${dir}/ca` });

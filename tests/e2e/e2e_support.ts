@@ -216,6 +216,7 @@ export async function startMeshdProcess(
       "discovery",
       ...["--configDir", `${dir}/config`, "--meshConfig", `${dir}/no-mesh-config`],
       ...["--grpcAddr", `127.0.0.1:${port}`, "--secureGRPCAddr", `127.0.0.1:${secure}`],
+      ...["--httpsAddr", "127.0.0.1:0"],
       ...["--httpAddr", `127.0.0.1:${http}`, "--monitoringAddr", `127.0.0.1:${monitoring}`],
       ...["--ctrlz_port", "0", ...extra],
     ],

@@ -128,7 +128,6 @@ export const PLATFORM_ENV = [
     name: "REVISION",
     type: "string",
     default: undefined,
-    noEffect: NO_PLATFORM,
     description: "No description given",
   },
   {

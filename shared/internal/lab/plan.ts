@@ -14,6 +14,7 @@ import {
   workloadAddress,
   workloadNetns,
 } from "./naming.ts";
+import { outboundRedirectRule } from "./redirect.ts";
 import type { ServicePort, Topology, Workload } from "./topology.ts";
 
 /** meshd's service name, in its serving certificate. */
@@ -120,17 +121,7 @@ export function serviceHost(s: { name: string; namespace: string }): string {
  */
 export function iptablesRules(plan: LabPlan, sidecar: boolean): string[][] {
   const base = ["-w", "-t", "nat", "-A", "OUTPUT", "-p", "tcp"];
-  if (sidecar) {
-    return [[
-      ...base,
-      "-d",
-      plan.serviceRange,
-      "-j",
-      "REDIRECT",
-      "--to-ports",
-      String(SIDECAR_OUTBOUND_PORT),
-    ]];
-  }
+  if (sidecar) return [outboundRedirectRule(plan.serviceRange, SIDECAR_OUTBOUND_PORT)];
   return plan.services.flatMap((s) =>
     s.ports.map((p) => [
       ...base,

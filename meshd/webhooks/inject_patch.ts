@@ -1,0 +1,245 @@
+/**
+ * The JSONPatch that injects a sidecar into a pod (Istio's `injectPod` in istio/istio
+ * pkg/kube/inject/inject.go, built from values instead of Go templates). Pure.
+ *
+ * What it adds:
+ * - `mesh-init`, an init container that installs the lab sidecar's traffic redirection
+ *   (shared/internal/lab/redirect.ts: TCP leaving the pod is redirected to the proxy's outbound
+ *   listener 127.0.0.1:15001), preceded by returns for loopback, `excludeIPRanges` and the proxy's
+ *   own user; it needs NET_ADMIN and NET_RAW, runs as root, and `iptables` in the image;
+ * - `mesh-proxy`, the proxy (`proxy/main.ts`), as a container, or with native sidecars
+ *   (ENABLE_NATIVE_SIDECARS) as an init container with `restartPolicy: Always` after `mesh-init`;
+ *   its node is the pod (`--workloadEntry=$(POD_NAME)`), inbound ports are the application
+ *   containers' TCP container ports, forwarded to 127.0.0.1 (the lab sidecar's inbound);
+ * - volumes: `mesh-token`, a projected service-account token whose audience is TOKEN_AUDIENCES's
+ *   first, at the proxy's default `--tokenFile`; `mesh-ca-root`, the ConfigMap `mesh-ca-root-cert`
+ *   (key `root-cert.pem`, as Istio's `istio-ca-root-cert`) at the proxy's default `--rootCertFile`;
+ * - annotation `sidecar.mesh.io/status` (what was injected; marks the pod as injected) and label
+ *   `security.istio.io/tlsMode: istio` (the pod speaks mutual TLS).
+ *
+ * Not done: Istio's probe rewrite. Istio points the application's HTTP probes at the agent's
+ * `/app-health/<container>/livez|readyz` on port 15020; this mesh's proxy has no such endpoint, so
+ * the probes are left as they are (they reach the application through the proxy's inbound listener,
+ * which the application's PeerAuthentication may require to be mutual TLS).
+ *
+ * @module
+ */
+import { isObject, type JsonObject, type JsonPatchOperation, pointerSegment } from "./admission.ts";
+import type { InjectionTemplate } from "./template.ts";
+import { outboundRedirectRule, outboundReturnRule } from "../../shared/internal/lab/redirect.ts";
+import { SIDECAR_ADMIN_PORT, SIDECAR_OUTBOUND_PORT } from "../../shared/internal/lab/plan.ts";
+
+/** The injected containers' and volumes' names. */
+export const PROXY_CONTAINER = "mesh-proxy";
+/** See {@link PROXY_CONTAINER}. */
+export const INIT_CONTAINER = "mesh-init";
+/** See {@link PROXY_CONTAINER}. */
+export const TOKEN_VOLUME = "mesh-token";
+/** See {@link PROXY_CONTAINER}. */
+export const ROOT_VOLUME = "mesh-ca-root";
+/** The ConfigMap holding the mesh root (`root-cert.pem`), Istio's istio-ca-root-cert. */
+export const ROOT_CONFIG_MAP = "mesh-ca-root-cert";
+/** How long the projected token lives, s (Istio's 43200). */
+export const TOKEN_EXPIRATION_SECONDS = 43200;
+
+/** Settings from meshd's environment. */
+export interface InjectionSettings {
+  /** ENABLE_NATIVE_SIDECARS. */
+  nativeSidecars: boolean;
+  /** The projected token's audience (TOKEN_AUDIENCES's first). */
+  tokenAudience: string;
+  /** This meshd's revision, recorded in the status annotation. */
+  revision: string;
+}
+
+function list(o: JsonObject, field: string): JsonObject[] {
+  const v = o[field];
+  return Array.isArray(v) ? v.filter(isObject) : [];
+}
+
+/** The application containers' TCP container ports, each once, in order. */
+export function inboundPorts(spec: JsonObject): number[] {
+  const ports = new Set<number>();
+  for (const c of list(spec, "containers")) {
+    for (const p of list(c, "ports")) {
+      const n = p.containerPort;
+      if (typeof n === "number" && Number.isInteger(n) && (p.protocol ?? "TCP") === "TCP") ports.add(n);
+    }
+  }
+  return [...ports];
+}
+
+/** The init container's shell script: one `iptables` per rule, stop at the first failure. */
+export function redirectScript(t: InjectionTemplate): string {
+  const rules = [
+    outboundReturnRule({ uid: t.proxyUid }),
+    outboundReturnRule({ destination: "127.0.0.0/8" }),
+    ...t.excludeIPRanges.map((destination) => outboundReturnRule({ destination })),
+    ...(t.includeIPRanges.length === 0
+      ? [outboundRedirectRule(undefined, SIDECAR_OUTBOUND_PORT)]
+      : t.includeIPRanges.map((r) => outboundRedirectRule(r, SIDECAR_OUTBOUND_PORT))),
+  ];
+  // Every token is a fixed word, a number or a CIDR checked by the template parser: nothing to quote.
+  return ["set -e", ...rules.map((r) => `iptables ${r.join(" ")}`)].join("\n");
+}
+
+function fieldEnv(name: string, fieldPath: string): JsonObject {
+  return { name, valueFrom: { fieldRef: { fieldPath } } };
+}
+
+/** The proxy container (native sidecar: with `restartPolicy: Always`). */
+export function proxyContainer(pod: JsonObject, t: InjectionTemplate, s: InjectionSettings): JsonObject {
+  const spec = isObject(pod.spec) ? pod.spec : {};
+  const metadata = isObject(pod.metadata) ? pod.metadata : {};
+  const labels = isObject(metadata.labels) ? metadata.labels : {};
+  const labelText = Object.entries(labels).filter(([, v]) => typeof v === "string").map(([k, v]) =>
+    `${k}=${v}`
+  );
+  const container: JsonObject = {
+    name: PROXY_CONTAINER,
+    image: t.image,
+    imagePullPolicy: t.imagePullPolicy,
+    args: [
+      "--type=sidecar",
+      `--discoveryAddress=${t.discoveryAddress}`,
+      "--namespace=$(POD_NAMESPACE)",
+      "--serviceAccount=$(SERVICE_ACCOUNT)",
+      "--workloadEntry=$(POD_NAME)",
+      "--address=$(INSTANCE_IP)",
+      ...(labelText.length > 0 ? [`--labels=${labelText.join(",")}`] : []),
+      ...inboundPorts(spec).map((p) => `--inbound=${p}=127.0.0.1:${p}`),
+      `--outbound=127.0.0.1:${SIDECAR_OUTBOUND_PORT}`,
+      `--proxy-admin-port=${SIDECAR_ADMIN_PORT}`,
+    ],
+    env: [
+      fieldEnv("POD_NAME", "metadata.name"),
+      fieldEnv("POD_NAMESPACE", "metadata.namespace"),
+      fieldEnv("INSTANCE_IP", "status.podIP"),
+      fieldEnv("SERVICE_ACCOUNT", "spec.serviceAccountName"),
+    ],
+    securityContext: {
+      runAsUser: t.proxyUid,
+      runAsGroup: t.proxyUid,
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: t.privileged,
+      privileged: t.privileged,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+    },
+    volumeMounts: [
+      { name: TOKEN_VOLUME, mountPath: "/var/run/secrets/tokens", readOnly: true },
+      { name: ROOT_VOLUME, mountPath: "/var/run/secrets/mesh", readOnly: true },
+    ],
+  };
+  if (t.resources) container.resources = t.resources;
+  if (s.nativeSidecars) container.restartPolicy = "Always";
+  return container;
+}
+
+/** The init container that installs the redirection. */
+export function initContainer(t: InjectionTemplate): JsonObject {
+  return {
+    name: INIT_CONTAINER,
+    image: t.image,
+    imagePullPolicy: t.imagePullPolicy,
+    command: ["sh", "-c", redirectScript(t)],
+    securityContext: {
+      runAsUser: 0,
+      runAsGroup: 0,
+      runAsNonRoot: false,
+      allowPrivilegeEscalation: false,
+      privileged: t.privileged,
+      readOnlyRootFilesystem: false,
+      capabilities: { add: ["NET_ADMIN", "NET_RAW"], drop: ["ALL"] },
+    },
+  };
+}
+
+/** The two volumes. */
+export function sidecarVolumes(s: InjectionSettings): JsonObject[] {
+  return [
+    {
+      name: TOKEN_VOLUME,
+      projected: {
+        sources: [{
+          serviceAccountToken: {
+            audience: s.tokenAudience,
+            expirationSeconds: TOKEN_EXPIRATION_SECONDS,
+            path: "mesh-token",
+          },
+        }],
+      },
+    },
+    {
+      name: ROOT_VOLUME,
+      configMap: { name: ROOT_CONFIG_MAP, items: [{ key: "root-cert.pem", path: "root-cert.pem" }] },
+    },
+  ];
+}
+
+/** Appends `items` to the array at `path` of `parent[field]`, creating it when absent (JSONPatch cannot append to nothing). */
+function append(
+  ops: JsonPatchOperation[],
+  parent: JsonObject,
+  path: string,
+  field: string,
+  items: unknown[],
+): void {
+  if (!Array.isArray(parent[field])) {
+    ops.push({ op: "add", path: `${path}/${field}`, value: items });
+    return;
+  }
+  for (const value of items) ops.push({ op: "add", path: `${path}/${field}/-`, value });
+}
+
+/** Sets keys of the string map `metadata[field]`, creating it when absent. */
+function setKeys(
+  ops: JsonPatchOperation[],
+  metadata: JsonObject,
+  field: string,
+  entries: Record<string, string>,
+): void {
+  if (!isObject(metadata[field])) {
+    ops.push({ op: "add", path: `/metadata/${field}`, value: entries });
+    return;
+  }
+  for (const [k, value] of Object.entries(entries)) {
+    ops.push({ op: "add", path: `/metadata/${field}/${pointerSegment(k)}`, value });
+  }
+}
+
+/**
+ * The patch that injects `pod` (decide first: injection_policy.ts).
+ *
+ * @returns RFC 6902 operations against the pod as the API server sent it
+ */
+export function injectionPatch(
+  pod: JsonObject,
+  t: InjectionTemplate,
+  s: InjectionSettings,
+): JsonPatchOperation[] {
+  const spec = isObject(pod.spec) ? pod.spec : {};
+  const metadata = isObject(pod.metadata) ? pod.metadata : {};
+  const ops: JsonPatchOperation[] = [];
+  if (!isObject(pod.metadata)) ops.push({ op: "add", path: "/metadata", value: {} });
+  const proxy = proxyContainer(pod, t, s);
+  append(
+    ops,
+    spec,
+    "/spec",
+    "initContainers",
+    s.nativeSidecars ? [initContainer(t), proxy] : [initContainer(t)],
+  );
+  if (!s.nativeSidecars) append(ops, spec, "/spec", "containers", [proxy]);
+  append(ops, spec, "/spec", "volumes", sidecarVolumes(s));
+  setKeys(ops, metadata, "annotations", {
+    "sidecar.mesh.io/status": JSON.stringify({
+      initContainers: s.nativeSidecars ? [INIT_CONTAINER, PROXY_CONTAINER] : [INIT_CONTAINER],
+      containers: s.nativeSidecars ? [] : [PROXY_CONTAINER],
+      volumes: [TOKEN_VOLUME, ROOT_VOLUME],
+      revision: s.revision,
+    }),
+  });
+  setKeys(ops, metadata, "labels", { "security.istio.io/tlsMode": "istio" });
+  return ops;
+}
