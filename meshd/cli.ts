@@ -21,7 +21,7 @@ import {
 } from "./options/discovery_flags.ts";
 import { DISCOVERY_FLAGS } from "./options/discovery_flag_table.ts";
 import { ENV_VARS, readEnvironment } from "./options/environment.ts";
-import { type EnvVar } from "./options/env/env_var.ts";
+import { DEFAULT_REGISTRY, type EnvVar } from "./options/env/env_var.ts";
 import { parseGoBool, parseListenAddress, showValue } from "../shared/internal/cli/go_values.ts";
 
 /** Where a run's output goes, and the environment it reads. */
@@ -46,8 +46,18 @@ function goBool(text: string): boolean {
 
 /** The one line `meshd discovery` prints when it has nowhere to read config from. */
 const NO_CONFIG_SOURCE =
-  "meshd discovery needs a config source: pass --configDir <directory of config YAML " +
-  "files> (Kubernetes as a config source comes with issue 14)";
+  "meshd discovery needs a config source: pass --configDir <directory of config YAML files>, or " +
+  "--kubeconfig <file> (in a pod: the in-cluster config) with --registries including Orchestrator";
+
+/** --configDir, or Kubernetes (the Orchestrator registry) through --kubeconfig or the in-cluster config. */
+function hasConfigSource(
+  options: { configDir: string; kubeconfig: string; registries: readonly string[] },
+  env: Readonly<Record<string, string | undefined>>,
+): boolean {
+  if (options.configDir !== "") return true;
+  return options.registries.includes(DEFAULT_REGISTRY) &&
+    (options.kubeconfig !== "" || (env.KUBERNETES_SERVICE_HOST ?? "") !== "");
+}
 
 /** `meshd discovery --help`'s list of the environment variables, those without effect marked. */
 function environmentHelp(): string {
@@ -79,7 +89,7 @@ function discoveryCommand(io: MeshdIo, setExitCode: (code: number) => void): Com
     const flags = validateDiscoveryFlags(readDiscoveryFlags(command), { environment: environment.env });
     for (const w of [...flags.warnings, ...environment.warnings]) io.stderr(`warning: ${w}\n`);
     const errors = [...flags.errors, ...environment.errors];
-    if (errors.length === 0 && flags.options.configDir === "") errors.push(NO_CONFIG_SOURCE);
+    if (errors.length === 0 && !hasConfigSource(flags.options, io.env)) errors.push(NO_CONFIG_SOURCE);
     for (const e of errors) io.stderr(`error: ${e}\n`);
     if (errors.length > 0) {
       setExitCode(1);

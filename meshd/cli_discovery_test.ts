@@ -204,9 +204,15 @@ Deno.test("discovery: with no config source, one line says what to pass, exit 1,
   assert.equal(r.out, "");
   assert.equal(
     r.err,
-    "error: meshd discovery needs a config source: pass --configDir <directory of config YAML files> " +
-      "(Kubernetes as a config source comes with issue 14)\n",
+    "error: meshd discovery needs a config source: pass --configDir <directory of config YAML files>, or " +
+      "--kubeconfig <file> (in a pod: the in-cluster config) with --registries including Orchestrator\n",
   );
+});
+
+Deno.test("discovery: --kubeconfig without the Orchestrator registry is no config source", async () => {
+  const r = await meshd(["discovery", "--kubeconfig", "/nonexistent", "--registries", "Mock"]);
+  assert.equal(r.code, 1, r.err);
+  assert.match(r.err, /^error: meshd discovery needs a config source: /m);
 });
 
 Deno.test("discovery: each variable and flag without effect warns once when set, naming it and why", async () => {
@@ -220,11 +226,12 @@ Deno.test("discovery: each variable and flag without effect warns once when set,
   });
   assert.equal(r.code, 0, r.err);
   assert.deepEqual(r.err.trimEnd().split("\n").sort(), [
-    "warning: --clusterID has no effect yet: Kubernetes registries come with issue 14",
+    "warning: --clusterID has no effect yet: the Kubernetes service registry (Services, EndpointSlices, Pods) " +
+    "comes with issue 14",
     "warning: environment variable CA_TRUSTED_NODE_ACCOUNTS is set but has no effect yet: node authentication " +
     "needs Kubernetes (issue 14); a CSR for another identity is refused",
-    "warning: environment variable CLUSTER_ID is set but has no effect yet: Kubernetes registries and " +
-    "controllers come with issue 14; config comes from --configDir",
+    "warning: environment variable CLUSTER_ID is set but has no effect yet: the Kubernetes service registry " +
+    "and controllers come with issue 14 (Kubernetes config is read: meshd/kube_source)",
     "warning: environment variable MESH_DELTA_XDS is set but has no effect yet: delta xDS is served to every " +
     "proxy that asks for it; it cannot be turned off",
   ]);
