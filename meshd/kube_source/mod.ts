@@ -17,7 +17,9 @@
  *
  * @module
  */
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, ListWatch, Watch } from "@kubernetes/client-node";
+import { type KubeConfig, ListWatch } from "@kubernetes/client-node";
+import { ApiClient } from "./api_client.ts";
+import { DenoWatch } from "./watch_transport.ts";
 import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-node";
 import type { ConfigFeed, FeedItem } from "../config_store/mod.ts";
 import {
@@ -55,38 +57,19 @@ export interface KubeSourceOptions {
   retryMs?: number;
   /** Default: nothing is logged. */
   logger?: KubeSourceLogger;
+  /** A watch of this kind ended with 410 Gone and its informer lists again. */
+  onGone?(kind: string): void;
   /** Each object event, by kind (disco_orch_cfg_events). */
   onEvent?(kind: string, event: "add" | "update" | "delete"): void;
 }
 
 const MAX_RETRY_MS = 30_000;
 
-/** client-node's Watch, made unable to start a watch once the source stops (see `watch`). */
-class StoppableWatch extends Watch {
-  stopped = false;
-
-  /**
-   * ListWatch may be between its list and its watch when stopped, and would then start a watch that
-   * nothing aborts: once stopped, no watch starts, and one that was starting is aborted.
-   */
-  override async watch(
-    path: string,
-    query: Record<string, string | number | boolean | undefined>,
-    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
-    done: (err: unknown) => void,
-  ): Promise<AbortController> {
-    if (this.stopped) return new AbortController();
-    const controller = await super.watch(path, query, callback, done);
-    if (this.stopped) controller.abort();
-    return controller;
-  }
-}
-
 /** One watched type: its informer, retry state, and whether its first list is done. */
 interface Watcher {
   resource: WatchedResource;
   informer: ListWatch<KubernetesObject>;
-  watch: StoppableWatch;
+  watch: DenoWatch;
   synced: boolean;
   retryMs: number;
   timer?: ReturnType<typeof setTimeout>;
@@ -99,6 +82,7 @@ export class KubeSource implements ConfigFeed {
   readonly description: string;
   readonly #options: KubeSourceOptions;
   readonly #watchers: Watcher[] = [];
+  readonly #api: ApiClient;
   /** Objects changed since the last batch, by name; the value undefined means deleted. */
   readonly #pending = new Map<string, { resource: WatchedResource; obj: KubeObject | undefined }>();
   #apply: ((batch: readonly FeedItem[]) => void) | undefined;
@@ -111,6 +95,7 @@ export class KubeSource implements ConfigFeed {
   constructor(options: KubeSourceOptions) {
     this.#options = options;
     this.description = options.description;
+    this.#api = new ApiClient(options.config);
   }
 
   /** Lists every type, applies everything as the first batch, then follows the watches. */
@@ -135,20 +120,24 @@ export class KubeSource implements ConfigFeed {
     this.#flushTimer = undefined;
     this.#syncedAll?.();
     for (const w of this.#watchers) {
-      w.watch.stopped = true;
       if (w.timer !== undefined) clearTimeout(w.timer);
       await w.informer.stop();
+      await w.watch.stop();
     }
+    await this.#api.close();
   }
 
   #makeWatcher(resource: WatchedResource): Watcher {
     const o = this.#options;
     const path = collectionPath(resource, o.namespace);
-    const watch = new StoppableWatch(o.config);
+    const watch = new DenoWatch(o.config, this.#api, () => {
+      o.onGone?.(resource.kind);
+      log(o).info(`${this.#label(w)}: resourceVersion too old (410 Gone): listing again`);
+    });
     const informer = new ListWatch<KubernetesObject>(
       path,
       watch,
-      listFunction(o.config, resource, o.namespace),
+      () => this.#api.list<KubernetesListObject<KubernetesObject>>(path),
       false,
     );
     const w: Watcher = { resource, informer, watch, synced: false, retryMs: o.retryMs ?? 1000 };
@@ -171,7 +160,7 @@ export class KubeSource implements ConfigFeed {
     const failuresBefore = w.lastFailure;
     await w.informer.start();
     if (this.#stopped || w.timer !== undefined) return;
-    if (failuresBefore !== undefined) o(this.#options).info(`${this.#label(w)}: watching again`);
+    if (failuresBefore !== undefined) log(this.#options).info(`${this.#label(w)}: watching again`);
     w.lastFailure = undefined;
     w.retryMs = this.#options.retryMs ?? 1000;
     this.#markSynced(w);
@@ -188,7 +177,7 @@ export class KubeSource implements ConfigFeed {
       const level = status === 404 && !/^(networking|security)\.mesh\.io\//.test(w.resource.apiVersion)
         ? "info"
         : "warn";
-      o(this.#options)[level](`${this.#label(w)}: ${failure}; retrying in ${w.retryMs} ms`);
+      log(this.#options)[level](`${this.#label(w)}: ${failure}; retrying in ${w.retryMs} ms`);
     }
     w.lastFailure = failure;
     // A type that is not served has nothing to wait for: the others' config is served meanwhile.
@@ -237,7 +226,7 @@ export class KubeSource implements ConfigFeed {
 
 const SILENT: KubeSourceLogger = { info: () => {}, warn: () => {}, error: () => {} };
 
-function o(options: KubeSourceOptions): KubeSourceLogger {
+function log(options: KubeSourceOptions): KubeSourceLogger {
   return options.logger ?? SILENT;
 }
 
@@ -246,22 +235,4 @@ function statusOf(err: unknown): number | undefined {
   if (typeof err !== "object" || err === null) return undefined;
   const code = "code" in err ? err.code : "statusCode" in err ? err.statusCode : undefined;
   return typeof code === "number" ? code : undefined;
-}
-
-/** The list call of a type: the custom objects API for CRDs, the core API for Secrets. */
-function listFunction(
-  config: KubeConfig,
-  r: WatchedResource,
-  namespace: string | undefined,
-): () => Promise<KubernetesListObject<KubernetesObject>> {
-  if (!r.apiVersion.includes("/")) {
-    const core = config.makeApiClient(CoreV1Api);
-    return () => namespace ? core.listNamespacedSecret({ namespace }) : core.listSecretForAllNamespaces();
-  }
-  const [group, version] = r.apiVersion.split("/");
-  const custom = config.makeApiClient(CustomObjectsApi);
-  return () =>
-    namespace
-      ? custom.listNamespacedCustomObject({ group, version, namespace, plural: r.plural })
-      : custom.listClusterCustomObject({ group, version, plural: r.plural });
 }

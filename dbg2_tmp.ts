@@ -1,0 +1,15 @@
+import { startKubeApi } from "./deploy/lab/kube_api/mod.ts";
+import { startRelay, kubeconfigVia } from "./tests/integration/meshd/kube_support.ts";
+import { loadKubeConfig } from "./meshd/kube_source/kube_config.ts";
+import { Watch } from "@kubernetes/client-node";
+const api = await startKubeApi();
+const relay = startRelay(Number(new URL(api.url).port));
+const c = loadKubeConfig(await kubeconfigVia(api.kubeconfig, relay.port), {});
+if (!c.ok) throw new Error(c.reason);
+const w = new Watch(c.config);
+await w.watch("/api/v1/namespaces", {}, (t, o) => console.log("event", t, o?.metadata?.name), (err) => console.log("DONE", err));
+console.log("watching");
+await new Promise(r => setTimeout(r, 500));
+relay.cut(); console.log("cut");
+await new Promise(r => setTimeout(r, 2000));
+Deno.exit(0);
