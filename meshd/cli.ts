@@ -80,8 +80,10 @@ function environmentHelp(): string {
 function discoveryCommand(io: MeshdIo, setExitCode: (code: number) => void): CommandUnknownOpts {
   const command: CommandUnknownOpts = new Command("discovery")
     .description(
-      "Start the proxy discovery service: config from --configDir, ADS, the CA, metrics and debug. " +
-        "PARTIAL: no Kubernetes config source and no webhooks yet",
+      "Start the proxy discovery service: config from --configDir or the Kubernetes API (--kubeconfig or " +
+        "in-cluster), ADS, the CA, metrics and debug. PARTIAL: from Kubernetes only the mesh's CRDs and " +
+        "gateway Secrets are read (no Services, EndpointSlices or Pods yet), no status is written, and " +
+        "there are no webhooks yet",
     );
   command.addHelpText("after", environmentHelp);
   return addDiscoveryFlags(command).action(async () => {
@@ -256,8 +258,9 @@ export function buildProgram(io: MeshdIo, setExitCode: (code: number) => void): 
   const vklog = DISCOVERY_FLAGS.find((f) => f.name === "vklog")!;
   const program: CommandUnknownOpts = new Command("meshd")
     .description(
-      "The mesh control plane (in the manner of istiod). PARTIAL: config comes from --configDir only " +
-        "(no Kubernetes), and there are no injection or validation webhooks yet",
+      "The mesh control plane (in the manner of istiod). PARTIAL: from Kubernetes it reads config " +
+        "(CRDs, gateway Secrets) but no service registry yet, and there are no injection or validation " +
+        "webhooks yet",
     )
     .addOption(flagOption(vklog))
     .showHelpAfterError();

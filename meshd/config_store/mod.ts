@@ -9,6 +9,10 @@
  * including editors' save-by-rename. Every change produces a new frozen {@link ConfigSnapshot} with a
  * higher revision, and listeners hear which keys were added, updated or removed.
  *
+ * A {@link ConfigFeed} (meshd/kube_source, the Kubernetes API) may take the directory's place: it
+ * validates its objects with the same `validateText` and hands batches to the same index, one
+ * object per "file", so the rules below hold for it alike.
+ *
  * An invalid document is rejected: logged with file, line and field, and passed to `onRejected`
  * (meshd counts it in `disco_total_rejected_configs`). It never removes or corrupts valid config:
  * a resource whose document turns invalid keeps its last good version until the file is fixed or
