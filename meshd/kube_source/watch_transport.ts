@@ -78,7 +78,7 @@ export class DenoWatch extends Watch {
         );
         return controller;
       }
-      void this.#pump(response.body!, callback).then(() => end(null), end);
+      void this.#pump(response.body!, callback, controller.signal).then(() => end(null), end);
     } catch (e) {
       end(e);
     }
@@ -93,22 +93,36 @@ export class DenoWatch extends Watch {
     await Promise.all(open.map((w) => w.ended));
   }
 
+  /**
+   * Reads the events until the stream ends. An abort cancels the reader itself: measured here, an
+   * aborted fetch did not always end a body being read through pipeThrough, and meshd then never
+   * finished shutting down.
+   */
   async #pump(
     body: ReadableStream<Uint8Array>,
     callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
+    signal: AbortSignal,
   ): Promise<void> {
-    const lines = body.pipeThrough(new TextDecoderStream()).pipeThrough(lineSplitter());
-    for await (const line of lines) {
-      if (line.trim() === "") continue;
-      let event: { type?: unknown; object?: unknown };
-      try {
-        event = JSON.parse(line);
-      } catch {
-        throw new Error(`a watch event is not JSON: ${line.slice(0, 80)}`);
+    const reader = body.pipeThrough(new TextDecoderStream()).pipeThrough(lineSplitter()).getReader();
+    const onAbort = () => void reader.cancel().catch(() => {});
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      while (!signal.aborted) {
+        const { value: line, done } = await reader.read();
+        if (done) break;
+        if (line.trim() === "") continue;
+        let event: { type?: unknown; object?: unknown };
+        try {
+          event = JSON.parse(line);
+        } catch {
+          throw new Error(`a watch event is not JSON: ${line.slice(0, 80)}`);
+        }
+        if (typeof event.type !== "string") continue;
+        if (event.type === "ERROR" && isGone(event.object)) this.#onGone();
+        callback(event.type, event.object, event);
       }
-      if (typeof event.type !== "string") continue;
-      if (event.type === "ERROR" && isGone(event.object)) this.#onGone();
-      callback(event.type, event.object, event);
+    } finally {
+      signal.removeEventListener("abort", onAbort);
     }
   }
 }

@@ -8,8 +8,6 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
 import { ConfigStore } from "../../../meshd/config_store/mod.ts";
 import { loadKubeConfig } from "../../../meshd/kube_source/kube_config.ts";
 import { KubeSource } from "../../../meshd/kube_source/mod.ts";
@@ -17,9 +15,7 @@ import { DiscoveryServer } from "../../../meshd/server/discovery_server.ts";
 import type { ValidationIssue } from "../../../shared/mod.ts";
 import { commandMissing, requires } from "../../../shared/internal/testing/prerequisites.ts";
 import { waitFor } from "../../../meshd/config_store/test_support.ts";
-import { istioCrd, kubeconfigVia, kubectl, startRelay } from "./kube_support.ts";
-
-const CRDS = join(new URL("../../../deploy/crds", import.meta.url).pathname);
+import { cluster, kubeconfigVia, kubectl, startRelay } from "./kube_support.ts";
 
 function peerAuthentication(group: string, name: string, spec: string): string {
   return `apiVersion: ${group}/v1
@@ -50,27 +46,6 @@ function source(kubeconfig: string, logs: string[], gone: string[] = []): KubeSo
       error: (m) => logs.push(`error: ${m}`),
     },
   });
-}
-
-/** The test API server with the mesh's CRDs, Istio's PeerAuthentication and AuthorizationPolicy, namespace foo. */
-async function cluster(options: { historySize?: number } = {}) {
-  const api = await startKubeApi(options);
-  try {
-    await kubectl(api.kubeconfig, ["apply", "-f", CRDS]);
-    await kubectl(
-      api.kubeconfig,
-      ["apply", "-f", "-"],
-      [
-        istioCrd("security.istio.io", "PeerAuthentication", "peerauthentications"),
-        istioCrd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"),
-        "apiVersion: v1\nkind: Namespace\nmetadata: {name: foo}\n",
-      ].join("---\n"),
-    );
-  } catch (e) {
-    await api.stop();
-    throw e;
-  }
-  return api;
 }
 
 Deno.test(requires(commandMissing("kubectl"), {

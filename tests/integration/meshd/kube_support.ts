@@ -5,7 +5,11 @@
  *
  * @module
  */
+import { join } from "node:path";
+import { type StartedKubeApi, startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";
+
+const CRDS = join(new URL("../../../deploy/crds", import.meta.url).pathname);
 
 /** Runs kubectl with a kubeconfig, `stdin` piped in. @throws naming the arguments and stderr when it fails */
 export async function kubectl(kubeconfig: string, args: string[], stdin?: string): Promise<string> {
@@ -118,4 +122,25 @@ export async function kubeconfigVia(kubeconfig: string, port: number): Promise<s
   const via = `${kubeconfig}.via-${port}`;
   await Deno.writeTextFile(via, text.replace(/(https:\/\/127\.0\.0\.1):\d+/g, `$1:${port}`), { mode: 0o600 });
   return via;
+}
+
+/** The test API server with the mesh's CRDs, Istio's PeerAuthentication and AuthorizationPolicy, namespace foo. */
+export async function cluster(options: { historySize?: number } = {}): Promise<StartedKubeApi> {
+  const api = await startKubeApi(options);
+  try {
+    await kubectl(api.kubeconfig, ["apply", "-f", CRDS]);
+    await kubectl(
+      api.kubeconfig,
+      ["apply", "-f", "-"],
+      [
+        istioCrd("security.istio.io", "PeerAuthentication", "peerauthentications"),
+        istioCrd("security.istio.io", "AuthorizationPolicy", "authorizationpolicies"),
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: foo}\n",
+      ].join("---\n"),
+    );
+  } catch (e) {
+    await api.stop();
+    throw e;
+  }
+  return api;
 }
