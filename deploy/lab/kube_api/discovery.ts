@@ -45,6 +45,13 @@ function subresourceVerbs(sub: string): string[] {
   return sub === "token" ? ["create"] : ["get", "patch", "update"];
 }
 
+/** The kind a subresource answers with: TokenRequest, autoscaling/v1 Scale, or the object's own kind. */
+function subresourceKind(t: ResourceType, sub: string): { group: string; version: string; kind: string } {
+  if (sub === "token") return { group: "authentication.k8s.io", version: "v1", kind: "TokenRequest" };
+  if (sub === "scale") return { group: "autoscaling", version: "v1", kind: "Scale" };
+  return { group: t.group, version: t.version, kind: t.kind };
+}
+
 /** The APIResourceList of one group/version (legacy discovery). */
 export function resourceList(registry: Registry, group: string, version: string): KubeObject | undefined {
   const types = registry.ofVersion(group, version);
@@ -65,8 +72,10 @@ export function resourceList(registry: Registry, group: string, version: string)
         name: `${t.resource}/${sub}`,
         singularName: "",
         namespaced: t.namespaced,
-        kind: sub === "token" ? "TokenRequest" : t.kind,
-        ...(sub === "token" ? { group: "authentication.k8s.io", version: "v1" } : {}),
+        kind: subresourceKind(t, sub).kind,
+        ...(sub === "token" || sub === "scale"
+          ? { group: subresourceKind(t, sub).group, version: subresourceKind(t, sub).version }
+          : {}),
         verbs: subresourceVerbs(sub),
       });
     }
@@ -115,9 +124,7 @@ function aggregatedResource(t: ResourceType): KubeObject {
     ...(t.categories?.length ? { categories: t.categories } : {}),
     subresources: t.subresources.map((sub) => ({
       subresource: sub,
-      responseKind: sub === "token"
-        ? { group: "authentication.k8s.io", version: "v1", kind: "TokenRequest" }
-        : { group: t.group, version: t.version, kind: t.kind },
+      responseKind: subresourceKind(t, sub),
       verbs: subresourceVerbs(sub),
     })),
   };

@@ -27,17 +27,17 @@ const program = new Command("kube-api")
 
 program.parse();
 const o = program.opts();
-const num = (v: string, flag: string): number => {
+const num = (v: string, flag: string, min = 0): number => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) program.error(`${flag}: "${v}" is not a non-negative integer`);
+  if (!Number.isInteger(n) || n < min) program.error(`${flag}: "${v}" is not an integer of at least ${min}`);
   return n;
 };
 const api = await startKubeApi({
   port: num(o.port, "--port"),
   hostname: o.host,
   dir: o.dir,
-  historySize: num(o.history, "--history") || 1,
-  bookmarkMs: num(o.bookmarkMs, "--bookmark-ms") || 1000,
+  historySize: num(o.history, "--history", 1),
+  bookmarkMs: num(o.bookmarkMs, "--bookmark-ms", 10),
   extraNames: o.san,
   verbose: o.verbose,
 });

@@ -122,17 +122,7 @@ export class ObjectApi {
     this.#checkNamespace(t, ns);
     if (t.namespaced) m.namespace = ns;
     else delete m.namespace;
-    if (this.store.get(t, ns, name)) {
-      throw new ApiError(
-        "AlreadyExists",
-        `${t.resource}${t.group ? "." + t.group : ""} "${name}" already exists`,
-        {
-          name,
-          group: t.group,
-          kind: t.resource,
-        },
-      );
-    }
+    this.#mustNotExist(t, ns, name);
     for (const k of ["resourceVersion", "uid", "deletionTimestamp", "managedFields"]) delete m[k];
     m.uid = crypto.randomUUID();
     m.creationTimestamp = new Date().toISOString().replace(/\.\d+Z$/, "Z");
@@ -149,8 +139,33 @@ export class ObjectApi {
       oldObject: null,
       user,
     }) ?? body;
+    // Checked again after the (asynchronous) webhooks: of two concurrent creates only one may win,
+    // which leader election with a Lease relies on.
+    this.#mustNotExist(t, ns, name);
     if (t.resource === "customresourcedefinitions") this.#registerCrd(t, name, admitted);
     return this.#out(t, this.store.put(t, admitted, "ADDED"));
+  }
+
+  #mustNotExist(t: ResourceType, ns: string, name: string): void {
+    if (!this.store.get(t, ns, name)) return;
+    throw new ApiError(
+      "AlreadyExists",
+      `${t.resource}${t.group ? "." + t.group : ""} "${name}" already exists`,
+      {
+        name,
+        group: t.group,
+        kind: t.resource,
+      },
+    );
+  }
+
+  #conflict(t: ResourceType, name: string): ApiError {
+    return new ApiError(
+      "Conflict",
+      `Operation cannot be fulfilled on ${t.resource}${t.group ? "." + t.group : ""} "${name}": ` +
+        "the object has been modified; please apply your changes to the latest version and try again",
+      { name, group: t.group, kind: t.resource },
+    );
   }
 
   #defaults(t: ResourceType, body: KubeObject): void {
@@ -221,15 +236,7 @@ export class ObjectApi {
     }
     const rv = str(m, "resourceVersion");
     const oldMeta = meta(old);
-    if (rv && rv !== str(oldMeta, "resourceVersion")) {
-      throw new ApiError(
-        "Conflict",
-        `Operation cannot be fulfilled on ${t.resource}${
-          t.group ? "." + t.group : ""
-        } "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-        { name, group: t.group, kind: t.resource },
-      );
-    }
+    if (rv && rv !== str(oldMeta, "resourceVersion")) throw this.#conflict(t, name);
     let next: KubeObject;
     if (subresource === "status") {
       next = clone(old);
@@ -256,6 +263,12 @@ export class ObjectApi {
       oldObject: old,
       user,
     }) ?? next;
+    // The object may have changed while the webhooks ran: a conditional update then conflicts.
+    const now = this.store.get(t, ns, name);
+    if (!now) throw notFound(t.resource, t.group, name);
+    if (rv && str(meta(now), "resourceVersion") !== str(oldMeta, "resourceVersion")) {
+      throw this.#conflict(t, name);
+    }
     if (t.resource === "customresourcedefinitions" && subresource === "") {
       this.#registerCrd(t, name, admitted);
     }

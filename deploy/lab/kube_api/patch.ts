@@ -131,6 +131,7 @@ const MERGE_KEYS: Record<string, string> = {
   ownerReferences: "uid",
   topologySpreadConstraints: "topologyKey",
   resourceClaims: "name",
+  webhooks: "name",
 };
 
 /** Primitive lists merged as sets (patchStrategy "merge"). */

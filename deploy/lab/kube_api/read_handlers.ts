@@ -139,7 +139,8 @@ export function watchStream(
   const bytes = new TextEncoder();
   let cleanup = (): void => {};
   return new ReadableStream<Uint8Array>({
-    start(controller): void {
+    async start(controller): Promise<void> {
+      await store.hub.released();
       let closed = false;
       const send = (ev: WireEvent): void => {
         if (!closed) controller.enqueue(bytes.encode(JSON.stringify(encode(ev)) + "\n"));
@@ -155,8 +156,10 @@ export function watchStream(
         if (out) send(out);
       });
       const timers: ReturnType<typeof setTimeout>[] = [];
+      const unregister = store.hub.onDisconnect(close);
       cleanup = () => {
         unsubscribe();
+        unregister();
         for (const id of timers) clearTimeout(id), clearInterval(id);
         opts.signal.removeEventListener("abort", close);
       };

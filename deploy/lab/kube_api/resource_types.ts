@@ -18,7 +18,7 @@ export interface ResourceType {
   kind: string;
   namespaced: boolean;
   shortNames: string[];
-  /** Subresources served: "status" (object status), "token" (TokenRequest on serviceaccounts). */
+  /** Subresources served: "status" (object status), "scale" (autoscaling/v1 Scale), "token" (TokenRequest). */
   subresources: string[];
   /** Create-only types that are not stored (TokenReview): only "create" is served. */
   createOnly?: boolean;
@@ -50,6 +50,7 @@ function builtin(
   namespaced: boolean,
   shortNames: string[] = [],
   subresources: string[] = [],
+  categories: string[] = [],
 ): ResourceType {
   return {
     group,
@@ -60,14 +61,15 @@ function builtin(
     namespaced,
     shortNames,
     subresources,
+    ...(categories.length ? { categories } : {}),
   };
 }
 
 /** The built-in types. Pods, Services, Namespaces and Deployments have a status subresource as in Kubernetes. */
 export const BUILTIN_TYPES: ResourceType[] = [
   builtin("", "v1", "Namespace", "namespaces", false, ["ns"], ["status"]),
-  builtin("", "v1", "Pod", "pods", true, ["po"], ["status"]),
-  builtin("", "v1", "Service", "services", true, ["svc"], ["status"]),
+  builtin("", "v1", "Pod", "pods", true, ["po"], ["status"], ["all"]),
+  builtin("", "v1", "Service", "services", true, ["svc"], ["status"], ["all"]),
   builtin("", "v1", "ServiceAccount", "serviceaccounts", true, ["sa"], ["token"]),
   builtin("", "v1", "Secret", "secrets", true),
   builtin("", "v1", "ConfigMap", "configmaps", true, ["cm"]),
@@ -75,11 +77,22 @@ export const BUILTIN_TYPES: ResourceType[] = [
   builtin("", "v1", "Event", "events", true, ["ev"]),
   builtin("", "v1", "Node", "nodes", false, ["no"], ["status"]),
   builtin("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", true),
-  builtin("apps", "v1", "Deployment", "deployments", true, ["deploy"], ["status"]),
-  builtin("apps", "v1", "ReplicaSet", "replicasets", true, ["rs"], ["status"]),
-  builtin("apps", "v1", "DaemonSet", "daemonsets", true, ["ds"], ["status"]),
-  builtin("apps", "v1", "StatefulSet", "statefulsets", true, ["sts"], ["status"]),
+  builtin("apps", "v1", "Deployment", "deployments", true, ["deploy"], ["status", "scale"], ["all"]),
+  builtin("apps", "v1", "ReplicaSet", "replicasets", true, ["rs"], ["status", "scale"], ["all"]),
+  builtin("apps", "v1", "DaemonSet", "daemonsets", true, ["ds"], ["status"], ["all"]),
+  builtin("apps", "v1", "StatefulSet", "statefulsets", true, ["sts"], ["status", "scale"], ["all"]),
   builtin("coordination.k8s.io", "v1", "Lease", "leases", true),
+  builtin("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", true, ["pvc"], ["status"]),
+  builtin("", "v1", "ResourceQuota", "resourcequotas", true, ["quota"], ["status"]),
+  builtin("", "v1", "LimitRange", "limitranges", true, ["limits"]),
+  builtin("batch", "v1", "Job", "jobs", true, [], ["status"], ["all"]),
+  builtin("batch", "v1", "CronJob", "cronjobs", true, ["cj"], ["status"], ["all"]),
+  builtin("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", true, ["hpa"], [
+    "status",
+  ], ["all"]),
+  builtin("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", true, ["netpol"]),
+  builtin("networking.k8s.io", "v1", "Ingress", "ingresses", true, ["ing"], ["status"]),
+  builtin("networking.k8s.io", "v1", "IngressClass", "ingressclasses", false),
   builtin("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", true, ["pdb"], ["status"]),
   builtin("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", false),
   builtin("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", false),

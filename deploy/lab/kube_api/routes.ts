@@ -12,6 +12,7 @@ import type { ObjectApi, UserInfo } from "./objects.ts";
 import { listObjects, type WatchOptions, watchStream } from "./read_handlers.ts";
 import type { ResourceType } from "./resource_types.ts";
 import { parseFieldSelector, parseLabelSelector } from "./selectors.ts";
+import { fromScale, toScale } from "./scale.ts";
 import { asTable, tableEncoder, wantsTable } from "./table.ts";
 import { ApiError, isObject, type KubeObject, meta, notFound, str } from "./types.ts";
 
@@ -59,8 +60,26 @@ function parseTarget(ctx: RouteContext, group: string, version: string, rest: st
   return { type, namespace, name, subresource };
 }
 
+/** kube-apiserver's limit on a request body (3 MiB). */
+const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
 async function readBody(req: Request): Promise<unknown> {
-  const text = await req.text();
+  const mediaType = (req.headers.get("content-type") ?? "application/json").split(";")[0].trim();
+  if (mediaType.includes("protobuf") || mediaType.includes("cbor") || mediaType.includes("yaml")) {
+    // kubectl's typed generators (`kubectl create namespace|secret|configmap ...`) send protobuf and do
+    // not fall back: say so, since `kubectl create -f`/`apply -f` (JSON) work.
+    await req.body?.cancel();
+    throw new ApiError(
+      "UnsupportedMediaType",
+      `the body of the request was in an unknown format - accepted media types include: application/json ` +
+        `(${mediaType} is not implemented by this test API server; use kubectl apply -f or create -f)`,
+    );
+  }
+  const bytes = await req.bytes();
+  if (bytes.length > MAX_BODY_BYTES) {
+    throw new ApiError("RequestEntityTooLarge", `the request body is larger than ${MAX_BODY_BYTES} bytes`);
+  }
+  const text = new TextDecoder().decode(bytes);
   try {
     return JSON.parse(text);
   } catch (e) {
@@ -100,6 +119,11 @@ async function resourceRequest(
     }
     return json(await ctx.tokenReview(await readObject(req)), 201);
   }
+  if (params.has("dryRun") && req.method !== "GET") {
+    // Writing anyway would be worse than refusing: a dry run must change nothing.
+    throw new ApiError("BadRequest", "dryRun is not implemented by this test API server");
+  }
+  if (subresource === "scale") return await scaleRequest(ctx, req, user, target);
   switch (req.method) {
     case "GET": {
       if (name) {
@@ -127,9 +151,19 @@ async function resourceRequest(
       return json(await ctx.objects.update(t, namespace, name, await readObject(req), user, subresource));
     case "PATCH": {
       if (!name) throw new ApiError("MethodNotAllowed", "PATCH needs an object name");
-      const current = ctx.objects.get(t, namespace, name);
-      const patched = applyPatch(t, current, req.headers.get("content-type") ?? "", await readBody(req));
-      return json(await ctx.objects.update(t, namespace, name, patched, user, subresource));
+      const patch = await readBody(req);
+      const pinned = isObject(patch) && isObject(patch.metadata) && "resourceVersion" in patch.metadata;
+      // A patch without a resourceVersion is re-applied to the newest object when a concurrent write
+      // wins (kube-apiserver's GuaranteedUpdate); one that names a resourceVersion conflicts.
+      for (let attempt = 1;; attempt++) {
+        const current = ctx.objects.get(t, namespace, name);
+        const patched = applyPatch(t, current, req.headers.get("content-type") ?? "", patch);
+        try {
+          return json(await ctx.objects.update(t, namespace, name, patched, user, subresource));
+        } catch (e) {
+          if (pinned || attempt >= 5 || !(e instanceof ApiError && e.reason === "Conflict")) throw e;
+        }
+      }
     }
     case "DELETE": {
       if (name) {
@@ -148,6 +182,24 @@ async function resourceRequest(
     default:
       throw new ApiError("MethodNotAllowed", `method ${req.method} is not allowed`);
   }
+}
+
+async function scaleRequest(
+  ctx: RouteContext,
+  req: Request,
+  user: UserInfo,
+  target: Target,
+): Promise<Response> {
+  const { type: t, namespace, name } = target;
+  const current = ctx.objects.get(t, namespace, name);
+  if (req.method === "GET") return json(toScale(current));
+  let scale: KubeObject;
+  if (req.method === "PUT") scale = await readObject(req);
+  else if (req.method === "PATCH") {
+    scale = applyPatch(t, toScale(current), req.headers.get("content-type") ?? "", await readBody(req));
+  } else throw new ApiError("MethodNotAllowed", `method ${req.method} is not allowed on scale`);
+  const updated = await ctx.objects.update(t, namespace, name, fromScale(t, current, scale), user, "scale");
+  return json(toScale(updated));
 }
 
 /** Answers one authenticated request. */

@@ -1,10 +1,12 @@
 /**
- * The HTTPS server: Deno.serve with the self-made serving certificate (HTTP/1.1 and HTTP/2 by ALPN),
+ * The HTTPS server (HTTP/1.1, see https_server.ts) with the self-made serving certificate,
  * bearer-token authentication (the admin token of the kubeconfig, or a service-account token this
  * server issued for the API audience), the default namespaces, and the routes.
  *
  * @module
  */
+import { timingSafeEqual } from "node:crypto";
+import { listenHttps } from "./https_server.ts";
 import { admissionChain } from "./admission.ts";
 import { ObjectApi, type UserInfo } from "./objects.ts";
 import { makeServerPki } from "./pki.ts";
@@ -46,6 +48,13 @@ const ADMIN: UserInfo = { username: "kubernetes-admin", groups: ["system:masters
 const DEFAULT_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
 const UNAUTHENTICATED_PATHS = new Set(["/healthz", "/livez", "/readyz"]);
 
+/** Compares a presented token with the admin token in time independent of where they differ. */
+function sameSecret(presented: string, secret: string): boolean {
+  const a = new TextEncoder().encode(presented);
+  const b = new TextEncoder().encode(secret);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
 /** Starts the server; resolves once it listens. */
 export async function serveKubeApi(opts: KubeApiOptions = {}): Promise<KubeApiServer> {
   const pki = await makeServerPki(opts.extraNames);
@@ -61,7 +70,7 @@ export async function serveKubeApi(opts: KubeApiOptions = {}): Promise<KubeApiSe
   const authenticate = async (req: Request): Promise<UserInfo | undefined> => {
     const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
     if (!m) return undefined;
-    if (m[1] === token) return ADMIN;
+    if (sameSecret(m[1], token)) return ADMIN;
     const r = await tokens.authenticate(m[1]);
     return "user" in r ? r.user : undefined;
   };
@@ -88,19 +97,15 @@ export async function serveKubeApi(opts: KubeApiOptions = {}): Promise<KubeApiSe
         : new ApiError("InternalError", `Internal error occurred: ${(e as Error).message}`);
       res = json(err.toStatus(), err.code);
     }
-    if (opts.verbose) console.error(`${req.method} ${req.url} ${res.status}`);
+    if (opts.verbose) console.error(`${new Date().toISOString()} ${req.method} ${req.url} ${res.status}`);
     return res;
   };
   const hostname = opts.hostname ?? "127.0.0.1";
-  const { promise: listening, resolve } = Promise.withResolvers<number>();
-  const server = Deno.serve({
-    port: opts.port ?? 0,
-    hostname,
-    cert: pki.certPem,
-    key: pki.keyPem,
-    onListen: ({ port }) => resolve(port),
-  }, handler);
-  const port = await listening;
+  const server = await listenHttps(
+    { port: opts.port ?? 0, hostname, certPem: pki.certPem, keyPem: pki.keyPem },
+    handler,
+  );
+  const port = server.port;
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;
   return {
     url: `https://${host}:${port}`,
@@ -110,7 +115,7 @@ export async function serveKubeApi(opts: KubeApiOptions = {}): Promise<KubeApiSe
     tokens,
     async stop(): Promise<void> {
       stopping.abort();
-      await server.shutdown();
+      await server.close();
     },
   };
 }

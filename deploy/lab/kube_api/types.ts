@@ -51,7 +51,8 @@ export type StatusReason =
   | "UnsupportedMediaType"
   | "NotAcceptable"
   | "InternalError"
-  | "Expired";
+  | "Expired"
+  | "RequestEntityTooLarge";
 
 const CODES: Record<StatusReason, number> = {
   NotFound: 404,
@@ -66,6 +67,7 @@ const CODES: Record<StatusReason, number> = {
   NotAcceptable: 406,
   InternalError: 500,
   Expired: 410,
+  RequestEntityTooLarge: 413,
 };
 
 /** An error answered as a `Status` object with the HTTP code of its reason (or `code` when given). */

@@ -30,6 +30,8 @@ export class WatchHub {
   #listeners = new Map<string, Set<Listener>>();
   /** resourceVersion of the newest event evicted from the history (0: none evicted yet). */
   #compacted = 0;
+  #closers = new Set<() => void>();
+  #held: Promise<void> | undefined;
 
   constructor(readonly capacity: number) {}
 
@@ -60,6 +62,39 @@ export class WatchHub {
     set.add(l);
     this.#listeners.set(typeKey, set);
     return () => set.delete(l);
+  }
+
+  /** Registers a function that ends one watch stream; returns the function that unregisters it. */
+  onDisconnect(close: () => void): () => void {
+    this.#closers.add(close);
+    return () => this.#closers.delete(close);
+  }
+
+  /**
+   * Ends every open watch stream (clients then resume from their last resourceVersion, and get 410
+   * Gone when it has left the history): what an API server restart or a load balancer does to watches.
+   */
+  disconnectAll(): void {
+    for (const close of [...this.#closers]) close();
+  }
+
+  /**
+   * Makes new watch streams wait (after their response headers) until the returned function is
+   * called: a slow network or API server, under which a client's resourceVersion can fall out of
+   * the history before its watch starts.
+   */
+  hold(): () => void {
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.#held = promise;
+    return () => {
+      this.#held = undefined;
+      resolve();
+    };
+  }
+
+  /** Resolves when watches may start (at once unless {@link hold} is in effect). */
+  async released(): Promise<void> {
+    while (this.#held) await this.#held;
   }
 
   /** How many listeners are subscribed (all types). */
