@@ -71,6 +71,8 @@ export class DenoWatch extends Watch {
       const response = await this.#api.get(path, params, controller.signal);
       if (response.status !== 200) {
         await response.body?.cancel();
+        // A resourceVersion too old may be refused up front rather than by an ERROR event.
+        if (response.status === 410) this.#onGone();
         end(
           Object.assign(new Error(`${response.status} ${response.statusText}`), {
             statusCode: response.status,

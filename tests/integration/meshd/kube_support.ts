@@ -52,13 +52,11 @@ spec:
 `;
 }
 
-/** A TCP relay to `target`: `cut()` ends every relayed connection, `pause` refuses new ones. */
+/** A TCP relay to `target`: `cut()` ends every relayed connection, as a network failure would. */
 export interface Relay {
   port: number;
   /** Closes every connection relayed now (both sides). */
   cut(): void;
-  /** While true, new connections are closed at once. */
-  paused: boolean;
   close(): Promise<void>;
 }
 
@@ -86,7 +84,6 @@ export function startRelay(targetPort: number): Relay {
   };
   const relay: Relay = {
     port: (listener.addr as Deno.NetAddr).port,
-    paused: false,
     cut: () => [...open].forEach(close),
     async close() {
       listener.close();
@@ -97,10 +94,6 @@ export function startRelay(targetPort: number): Relay {
   };
   const accepting = (async () => {
     for await (const client of listener) {
-      if (relay.paused) {
-        client.close();
-        continue;
-      }
       let server: Deno.Conn;
       try {
         server = await Deno.connect({ hostname: "127.0.0.1", port: targetPort });
