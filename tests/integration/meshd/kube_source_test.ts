@@ -195,3 +195,50 @@ Deno.test(requires(commandMissing("kubectl"), {
     }
   },
 }));
+
+Deno.test(requires(commandMissing("kubectl") ?? commandMissing("openssl"), {
+  name: "kube source: a TLS Secret is a gateway credential; a Secret without a credential is not config",
+  async fn() {
+    const api = await cluster();
+    const dir = await Deno.makeTempDir();
+    const logs: string[] = [];
+    const rejected: ValidationIssue[] = [];
+    const store = new ConfigStore(source(api.kubeconfig, logs), {
+      onRejected: (i) => rejected.push(i),
+      logger: { info: () => {}, warn: (m) => logs.push(m), error: (m) => logs.push(m) },
+    });
+    try {
+      const made = await new Deno.Command("openssl", {
+        args: ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1"]
+          .concat(["-subj", "/CN=gw.example.com", "-keyout", `${dir}/tls.key`, "-out", `${dir}/tls.crt`]),
+        stdout: "null",
+        stderr: "piped",
+      }).output();
+      assert.ok(made.success, new TextDecoder().decode(made.stderr));
+      // `create --dry-run=client -o yaml | apply`: the test API server speaks JSON only, not the
+      // protobuf that `kubectl create secret` sends.
+      const dryRun = ["--dry-run=client", "-o", "yaml"];
+      const tls = ["create", "secret", "tls", "gw-cred", "-n", "foo", "--cert", `${dir}/tls.crt`];
+      await kubectl(
+        api.kubeconfig,
+        ["apply", "-f", "-"],
+        await kubectl(api.kubeconfig, [...tls, "--key", `${dir}/tls.key`, ...dryRun]),
+      );
+      const generic = ["create", "secret", "generic", "db", "-n", "foo", "--from-literal=password=x"];
+      await kubectl(
+        api.kubeconfig,
+        ["apply", "-f", "-"],
+        await kubectl(api.kubeconfig, [...generic, ...dryRun]),
+      );
+      await store.start();
+      const secret = store.snapshot().byKey["Secret/foo/gw-cred"];
+      assert.equal(secret?.kind, "Secret");
+      assert.equal(store.snapshot().byKey["Secret/foo/db"], undefined);
+      assert.deepEqual(rejected, [], logs.join("\n"));
+    } finally {
+      await store.stop();
+      await api.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+}));
