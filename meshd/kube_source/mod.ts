@@ -59,8 +59,6 @@ export interface KubeSourceOptions {
   logger?: KubeSourceLogger;
   /** A watch of this kind ended with 410 Gone and its informer lists again. */
   onGone?(kind: string): void;
-  /** Each object event, by kind (disco_orch_cfg_events). */
-  onEvent?(kind: string, event: "add" | "update" | "delete"): void;
 }
 
 const MAX_RETRY_MS = 30_000;
@@ -141,13 +139,9 @@ export class KubeSource implements ConfigFeed {
       false,
     );
     const w: Watcher = { resource, informer, watch, synced: false, retryMs: o.retryMs ?? 1000 };
-    const note = (event: "add" | "update" | "delete") => (obj: KubernetesObject) => {
-      o.onEvent?.(resource.kind, event);
-      this.#note(resource, obj, event === "delete");
-    };
-    informer.on("add", note("add"));
-    informer.on("update", note("update"));
-    informer.on("delete", note("delete"));
+    informer.on("add", (obj) => this.#note(resource, obj, false));
+    informer.on("update", (obj) => this.#note(resource, obj, false));
+    informer.on("delete", (obj) => this.#note(resource, obj, true));
     informer.on("error", (err) => this.#failed(w, err));
     return w;
   }
