@@ -209,6 +209,13 @@ Deno.test("discovery: with no config source, one line says what to pass, exit 1,
   );
 });
 
+Deno.test("discovery: with --configDir, --kubeconfig and MESH_WATCH_NAMESPACE warn that they have no effect", async () => {
+  const r = await discovery(["--kubeconfig", "/nonexistent"], { vars: { MESH_WATCH_NAMESPACE: "foo" } });
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /\twarn\t--kubeconfig has no effect: --configDir is the config source$/m);
+  assert.match(r.out, /\twarn\tMESH_WATCH_NAMESPACE has no effect: --configDir is the config source$/m);
+});
+
 Deno.test("discovery: --kubeconfig without the Orchestrator registry is no config source", async () => {
   const r = await meshd(["discovery", "--kubeconfig", "/nonexistent", "--registries", "Mock"]);
   assert.equal(r.code, 1, r.err);

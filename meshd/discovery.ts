@@ -47,7 +47,15 @@ function configFeed(
   rootNamespace: string,
   logger: Logger,
 ): ConfigFeed | undefined {
-  if (options.configDir !== "") return undefined;
+  if (options.configDir !== "") {
+    // The directory wins, as Istio's file config source does; what only the Kubernetes source reads says so.
+    const log = logger.scope("default");
+    if (options.kubeconfig !== "") log.warn("--kubeconfig has no effect: --configDir is the config source");
+    if (env.MESH_WATCH_NAMESPACE) {
+      log.warn("MESH_WATCH_NAMESPACE has no effect: --configDir is the config source");
+    }
+    return undefined;
+  }
   if (!options.registries.includes(DEFAULT_REGISTRY)) {
     throw new Error(`no config source: no --configDir, and --registries does not name ${DEFAULT_REGISTRY}`);
   }
