@@ -21,7 +21,7 @@ import {
 } from "./options/discovery_flags.ts";
 import { DISCOVERY_FLAGS } from "./options/discovery_flag_table.ts";
 import { ENV_VARS, readEnvironment } from "./options/environment.ts";
-import { type EnvVar } from "./options/env/env_var.ts";
+import { DEFAULT_REGISTRY, type EnvVar } from "./options/env/env_var.ts";
 import { parseGoBool, parseListenAddress, showValue } from "../shared/internal/cli/go_values.ts";
 
 /** Where a run's output goes, and the environment it reads. */
@@ -46,8 +46,18 @@ function goBool(text: string): boolean {
 
 /** The one line `meshd discovery` prints when it has nowhere to read config from. */
 const NO_CONFIG_SOURCE =
-  "meshd discovery needs a config source: pass --configDir <directory of config YAML " +
-  "files> (Kubernetes as a config source comes with issue 14)";
+  "meshd discovery needs a config source: pass --configDir <directory of config YAML files>, or " +
+  "--kubeconfig <file> (in a pod: the in-cluster config) with --registries including Orchestrator";
+
+/** --configDir, or Kubernetes (the Orchestrator registry) through --kubeconfig or the in-cluster config. */
+function hasConfigSource(
+  options: { configDir: string; kubeconfig: string; registries: readonly string[] },
+  env: Readonly<Record<string, string | undefined>>,
+): boolean {
+  if (options.configDir !== "") return true;
+  return options.registries.includes(DEFAULT_REGISTRY) &&
+    (options.kubeconfig !== "" || (env.KUBERNETES_SERVICE_HOST ?? "") !== "");
+}
 
 /** `meshd discovery --help`'s list of the environment variables, those without effect marked. */
 function environmentHelp(): string {
@@ -70,8 +80,10 @@ function environmentHelp(): string {
 function discoveryCommand(io: MeshdIo, setExitCode: (code: number) => void): CommandUnknownOpts {
   const command: CommandUnknownOpts = new Command("discovery")
     .description(
-      "Start the proxy discovery service: config from --configDir, ADS, the CA, metrics and debug. " +
-        "PARTIAL: no Kubernetes config source and no webhooks yet",
+      "Start the proxy discovery service: config from --configDir or the Kubernetes API (--kubeconfig or " +
+        "in-cluster), ADS, the CA, metrics and debug. PARTIAL: from Kubernetes only the mesh's CRDs and " +
+        "gateway Secrets are read (no Services, EndpointSlices or Pods yet), no status is written, and " +
+        "there are no webhooks yet",
     );
   command.addHelpText("after", environmentHelp);
   return addDiscoveryFlags(command).action(async () => {
@@ -79,7 +91,7 @@ function discoveryCommand(io: MeshdIo, setExitCode: (code: number) => void): Com
     const flags = validateDiscoveryFlags(readDiscoveryFlags(command), { environment: environment.env });
     for (const w of [...flags.warnings, ...environment.warnings]) io.stderr(`warning: ${w}\n`);
     const errors = [...flags.errors, ...environment.errors];
-    if (errors.length === 0 && flags.options.configDir === "") errors.push(NO_CONFIG_SOURCE);
+    if (errors.length === 0 && !hasConfigSource(flags.options, io.env)) errors.push(NO_CONFIG_SOURCE);
     for (const e of errors) io.stderr(`error: ${e}\n`);
     if (errors.length > 0) {
       setExitCode(1);
@@ -246,8 +258,9 @@ export function buildProgram(io: MeshdIo, setExitCode: (code: number) => void): 
   const vklog = DISCOVERY_FLAGS.find((f) => f.name === "vklog")!;
   const program: CommandUnknownOpts = new Command("meshd")
     .description(
-      "The mesh control plane (in the manner of istiod). PARTIAL: config comes from --configDir only " +
-        "(no Kubernetes), and there are no injection or validation webhooks yet",
+      "The mesh control plane (in the manner of istiod). PARTIAL: from Kubernetes it reads config " +
+        "(CRDs, gateway Secrets) but no service registry yet, and there are no injection or validation " +
+        "webhooks yet",
     )
     .addOption(flagOption(vklog))
     .showHelpAfterError();

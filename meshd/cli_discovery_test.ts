@@ -157,12 +157,12 @@ Deno.test("discovery: insecure cipher suites and flags without effect are warnin
   const r = await discovery([
     "--tls-cipher-suites",
     "TLS_RSA_WITH_AES_128_CBC_SHA",
-    "--kubeconfig",
-    "k",
+    "--orchApiQPS",
+    "5",
   ]);
   assert.equal(r.code, 0, r.err);
   assert.match(r.err, /^warning: --tls-cipher-suites: TLS_RSA_WITH_AES_128_CBC_SHA is insecure$/m);
-  assert.match(r.err, /^warning: --kubeconfig has no effect yet: /m);
+  assert.match(r.err, /^warning: --orchApiQPS has no effect yet: /m);
 });
 
 Deno.test("discovery: the secure port offers only AEAD suites, whatever --tls-cipher-suites says (real openssl)", async () => {
@@ -205,9 +205,22 @@ Deno.test("discovery: with no config source, one line says what to pass, exit 1,
   assert.equal(r.out, "");
   assert.equal(
     r.err,
-    "error: meshd discovery needs a config source: pass --configDir <directory of config YAML files> " +
-      "(Kubernetes as a config source comes with issue 14)\n",
+    "error: meshd discovery needs a config source: pass --configDir <directory of config YAML files>, or " +
+      "--kubeconfig <file> (in a pod: the in-cluster config) with --registries including Orchestrator\n",
   );
+});
+
+Deno.test("discovery: with --configDir, --kubeconfig and MESH_WATCH_NAMESPACE warn that they have no effect", async () => {
+  const r = await discovery(["--kubeconfig", "/nonexistent"], { vars: { MESH_WATCH_NAMESPACE: "foo" } });
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /\twarn\t--kubeconfig has no effect: --configDir is the config source$/m);
+  assert.match(r.out, /\twarn\tMESH_WATCH_NAMESPACE has no effect: --configDir is the config source$/m);
+});
+
+Deno.test("discovery: --kubeconfig without the Orchestrator registry is no config source", async () => {
+  const r = await meshd(["discovery", "--kubeconfig", "/nonexistent", "--registries", "Mock"]);
+  assert.equal(r.code, 1, r.err);
+  assert.match(r.err, /^error: meshd discovery needs a config source: /m);
 });
 
 Deno.test("discovery: each variable and flag without effect warns once when set, naming it and why", async () => {
@@ -221,11 +234,12 @@ Deno.test("discovery: each variable and flag without effect warns once when set,
   });
   assert.equal(r.code, 0, r.err);
   assert.deepEqual(r.err.trimEnd().split("\n").sort(), [
-    "warning: --clusterID has no effect yet: Kubernetes registries come with issue 14",
+    "warning: --clusterID has no effect yet: the Kubernetes service registry (Services, EndpointSlices, Pods) " +
+    "comes with issue 14",
     "warning: environment variable CA_TRUSTED_NODE_ACCOUNTS is set but has no effect yet: node authentication " +
     "needs Kubernetes (issue 14); a CSR for another identity is refused",
-    "warning: environment variable CLUSTER_ID is set but has no effect yet: Kubernetes registries and " +
-    "controllers come with issue 14; config comes from --configDir",
+    "warning: environment variable CLUSTER_ID is set but has no effect yet: the Kubernetes service registry " +
+    "and controllers come with issue 14 (Kubernetes config is read: meshd/kube_source)",
     "warning: environment variable MESH_DELTA_XDS is set but has no effect yet: delta xDS is served to every " +
     "proxy that asks for it; it cannot be turned off",
   ]);

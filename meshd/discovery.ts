@@ -6,7 +6,8 @@
  * that can die and be replaced (server/serving/README.md, denoland/deno#36788); shutdown stops
  * accepting, waits up to --shutdownDuration for certificate requests in flight, and exits without a
  * GOAWAY to proxies; the injection and validation webhooks on --httpsAddr (webhooks/, with the CA).
- * Not yet: Kubernetes as a config source.
+ * Config comes from --configDir, else from the Kubernetes API (--kubeconfig or in-cluster, when
+ * --registries names Orchestrator; meshd/kube_source). Not yet: the Kubernetes service registry.
  *
  * @module
  */
@@ -29,6 +30,48 @@ import { xdsAuthorizer } from "./server/xds_auth.ts";
 import { type RunningWebhooks, startWebhooks } from "./webhooks/mod.ts";
 import { parseJwksFetchMode } from "../shared/mod.ts";
 import { keptAfterFailure } from "../shared/internal/jwks/refresher.ts";
+import type { ConfigFeed } from "./config_store/mod.ts";
+import { KubeSource } from "./kube_source/mod.ts";
+import { loadKubeConfig } from "./kube_source/kube_config.ts";
+import { DEFAULT_REGISTRY } from "./options/env/env_var.ts";
+
+/**
+ * The config source: --configDir when given, else the Kubernetes API when --registries names the
+ * orchestrator (Kubernetes), from --kubeconfig or the in-cluster config.
+ *
+ * @returns undefined for --configDir
+ * @throws Error naming the flags when there is no source
+ */
+function configFeed(
+  options: DiscoveryOptions,
+  env: MeshdEnvironment,
+  rootNamespace: string,
+  logger: Logger,
+): ConfigFeed | undefined {
+  if (options.configDir !== "") {
+    // The directory wins, as Istio's file config source does; what only the Kubernetes source reads says so.
+    const log = logger.scope("default");
+    if (options.kubeconfig !== "") log.warn("--kubeconfig has no effect: --configDir is the config source");
+    if (env.MESH_WATCH_NAMESPACE) {
+      log.warn("MESH_WATCH_NAMESPACE has no effect: --configDir is the config source");
+    }
+    return undefined;
+  }
+  if (!options.registries.includes(DEFAULT_REGISTRY)) {
+    throw new Error(`no config source: no --configDir, and --registries does not name ${DEFAULT_REGISTRY}`);
+  }
+  const choice = loadKubeConfig(options.kubeconfig, Deno.env.toObject());
+  if (!choice.ok) throw new Error(`no config source: ${choice.reason}`);
+  const log = logger.scope("kube");
+  return new KubeSource({
+    config: choice.config,
+    description: choice.description +
+      (env.MESH_WATCH_NAMESPACE ? `, namespace ${env.MESH_WATCH_NAMESPACE} only` : ""),
+    namespace: env.MESH_WATCH_NAMESPACE,
+    rootNamespace,
+    logger: log,
+  });
+}
 
 /** `host:port` text of a listen address; an empty host is every address. */
 export function addressText(a: ListenAddress): string {
@@ -125,11 +168,9 @@ export async function startDiscovery(
   const log = logger.scope("default");
   log.info("effective flags", optionFields(options));
   log.info("effective environment", Object.fromEntries(ENV_VARS_IN_EFFECT.map((name) => [name, env[name]])));
-  if (options.configDir === "") {
-    throw new Error("--configDir is required: Kubernetes as a config source is not supported yet");
-  }
   const mesh = await loadMeshConfig(options.meshConfig);
   for (const w of mesh.warnings) log.warn(w);
+  const feed = configFeed(options, env, mesh.config.rootNamespace, logger);
   const metrics = createMetrics();
   const observers = discoveryObservers(metrics);
   const stops: (() => Promise<void>)[] = [];
@@ -202,6 +243,7 @@ export async function startDiscovery(
   };
   const discovery = new DiscoveryServer({
     configDir: options.configDir,
+    configFeed: feed,
     grpcAddr: addressText(options.grpcAddr),
     rootNamespace: mesh.config.rootNamespace,
     trustDomain: mesh.config.trustDomain,
@@ -218,7 +260,7 @@ export async function startDiscovery(
     servingChildren: options.servingChildren,
     // The pool logs each death itself.
     onChildDeath: () => metrics.servingChildDeaths.inc(),
-    logger: logger.scope("file"),
+    logger: logger.scope(feed ? "kube" : "file"),
     onRejected: observers.onRejected,
     onPushContext: (ctx, ms, reasons) => {
       observers.onPushContext(ctx, ms, reasons);

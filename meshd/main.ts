@@ -1,7 +1,8 @@
 /**
  * meshd entry point: `deno task meshd <command>` or `./dev meshd <command>`. The commands are
  * `discovery`, `request`, `token`, `version` and `completion` (see cli.ts). PARTIAL: config comes
- * from --configDir only (no Kubernetes), and the injection and validation webhooks are not there yet.
+ * from --configDir or the Kubernetes API (CRDs and gateway Secrets; no Kubernetes service registry
+ * yet), and the injection and validation webhooks are not there yet.
  *
  * @module
  */

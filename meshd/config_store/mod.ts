@@ -9,6 +9,10 @@
  * including editors' save-by-rename. Every change produces a new frozen {@link ConfigSnapshot} with a
  * higher revision, and listeners hear which keys were added, updated or removed.
  *
+ * A {@link ConfigFeed} (meshd/kube_source, the Kubernetes API) may take the directory's place: it
+ * validates its objects with the same `validateText` and hands batches to the same index, one
+ * object per "file", so the rules below hold for it alike.
+ *
  * An invalid document is rejected: logged with file, line and field, and passed to `onRejected`
  * (meshd counts it in `disco_total_rejected_configs`). It never removes or corrupts valid config:
  * a resource whose document turns invalid keeps its last good version until the file is fixed or
@@ -35,6 +39,33 @@ import { type ConfigEntry, ResourceIndex } from "./resource_index.ts";
 export type { ConfigEntry, ConfigResource, ConfigSource, DeepReadonly } from "./resource_index.ts";
 export { resourceKey } from "./resource_index.ts";
 export { isConfigPath } from "./directory_source.ts";
+
+/** One object of a {@link ConfigFeed} as validated now; `result` undefined means the object is gone. */
+export interface FeedItem {
+  /**
+   * The object's identity and its name in every message (the "file" of the resource index), e.g.
+   * `PeerAuthentication.security.istio.io foo/default`; unique per object.
+   */
+  readonly name: string;
+  readonly result: ValidationResult | undefined;
+}
+
+/**
+ * A config source other than a directory (meshd/kube_source): it validates each object it reads with
+ * shared's validator and hands the store batches, each of which becomes one revision.
+ */
+export interface ConfigFeed {
+  /** What the source is, for logs: e.g. `the Kubernetes API at https://10.0.0.1:443`. */
+  readonly description: string;
+  /**
+   * Starts reading; resolves once the first full read is applied through `apply`.
+   *
+   * @throws when the source cannot be reached at all (the store does not start)
+   */
+  start(apply: (batch: readonly FeedItem[]) => void): Promise<void>;
+  /** Stops reading and releases connections. Idempotent. */
+  stop(): Promise<void>;
+}
 
 /** The resources in force at one revision; frozen, and never changed afterwards. */
 export interface ConfigSnapshot {
@@ -94,7 +125,7 @@ const stderrLogger: ConfigStoreLogger = {
 export class ConfigStore {
   readonly #options: ConfigStoreOptions;
   readonly #log: ConfigStoreLogger;
-  readonly #source: DirectorySource;
+  readonly #source: DirectorySource | ConfigFeed;
   readonly #index = new ResourceIndex();
   /** What each file was when last processed, so that an event without a change is not re-reported. */
   readonly #fingerprints = new Map<string, string>();
@@ -102,17 +133,20 @@ export class ConfigStore {
   #snapshot: ConfigSnapshot = freezeSnapshot(0, []);
 
   /**
-   * @param configDir the directory to load and watch (meshd's `--configDir`)
+   * @param source the directory to load and watch (meshd's `--configDir`), or another source
+   *   (meshd/kube_source) that validates its objects itself
    * @param options callbacks, logger, namespaces and the coalescing delay
    */
-  constructor(configDir: string, options: ConfigStoreOptions = {}) {
+  constructor(source: string | ConfigFeed, options: ConfigStoreOptions = {}) {
     this.#options = options;
     this.#log = options.logger ?? stderrLogger;
-    this.#source = new DirectorySource(configDir, {
-      onFiles: (files) => this.#sync(files),
-      coalesceMs: options.coalesceMs,
-      onError: (m) => this.#log.error(m),
-    });
+    this.#source = typeof source === "string"
+      ? new DirectorySource(source, {
+        onFiles: (files) => this.#sync(files),
+        coalesceMs: options.coalesceMs,
+        onError: (m) => this.#log.error(m),
+      })
+      : source;
   }
 
   /**
@@ -121,7 +155,10 @@ export class ConfigStore {
    * @throws if the directory does not exist or is not a directory
    */
   start(): Promise<void> {
-    return this.#source.start();
+    const source = this.#source;
+    return source instanceof DirectorySource
+      ? source.start()
+      : source.start((batch) => this.#applyFeed(batch));
   }
 
   /** Stops watching and releases the watcher; the last snapshot stays readable. Idempotent. */
@@ -143,6 +180,19 @@ export class ConfigStore {
   onChange(listener: (change: ConfigChange) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /** Applies one batch of a {@link ConfigFeed}: each object's issues reported, one revision for all. */
+  #applyFeed(batch: readonly FeedItem[]): void {
+    const before = this.#snapshot.byKey;
+    const touched = new Set<string>();
+    for (const { name, result } of batch) {
+      if (result !== undefined) this.#report(name, result);
+      const changes = this.#index.apply(name, result);
+      changes.warnings.forEach((w) => this.#log.warn(w));
+      for (const key of [...changes.added, ...changes.updated, ...changes.removed]) touched.add(key);
+    }
+    this.#publish(before, touched);
   }
 
   /** Re-reads a batch of files and publishes one revision for all of their changes. */
@@ -174,6 +224,11 @@ export class ConfigStore {
       changes.warnings.forEach((w) => this.#log.warn(w));
       for (const key of [...changes.added, ...changes.updated, ...changes.removed]) touched.add(key);
     }
+    this.#publish(before, touched);
+  }
+
+  /** Publishes the index as a new revision if any touched key changed since `before`. */
+  #publish(before: ConfigSnapshot["byKey"], touched: Set<string>): void {
     // Compared with the published snapshot rather than summed per file, so that a key removed by one
     // file and re-added by another in the same batch is one update (or nothing).
     const change: { added: string[]; updated: string[]; removed: string[] } = {

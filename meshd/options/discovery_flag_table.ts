@@ -46,8 +46,8 @@ export interface DiscoveryFlag {
   readonly global?: boolean;
 }
 
-const NO_ORCH = "no orchestrator client yet (issue 14)";
-const NO_KUBE = "Kubernetes registries come with issue 14";
+const NO_ORCH = "meshd's Kubernetes client is not rate-limited yet (issue 14)";
+const NO_KUBE = "the Kubernetes service registry (Services, EndpointSlices, Pods) comes with issue 14";
 const NO_MULTICLUSTER = "no multicluster support yet";
 
 /** Every flag of `meshd discovery` in the seed's order (`--vklog` belongs to the root command). */
@@ -163,8 +163,7 @@ export const DISCOVERY_FLAGS: readonly DiscoveryFlag[] = [
     type: "string",
     default: "",
     description: "Use an orchestrator config file instead of in-cluster config",
-    effect: "no effect yet",
-    reason: NO_ORCH,
+    effect: "now",
   },
   {
     name: "orchApiBurst",
@@ -261,8 +260,7 @@ export const DISCOVERY_FLAGS: readonly DiscoveryFlag[] = [
     type: "stringSlice",
     default: [DEFAULT_REGISTRY],
     description: `Platform registries to read: ${DEFAULT_REGISTRY} and/or Mock`,
-    effect: "no effect yet",
-    reason: "no service registry yet",
+    effect: "now",
   },
   {
     name: "secureGRPCAddr",

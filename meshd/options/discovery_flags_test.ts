@@ -45,12 +45,10 @@ Deno.test("table: --help says 'no effect yet' exactly for the flags without effe
     "clusterID",
     "clusterRegistriesNamespace",
     "cniNamespace",
-    "kubeconfig",
     "orchApiBurst",
     "orchApiQPS",
     "networksConfig",
     "profile",
-    "registries",
     "tls-cipher-suites",
     "vklog",
   ]);
@@ -275,11 +273,11 @@ Deno.test("invalid: every bad flag is reported, not only the first", () => {
 });
 
 Deno.test("warnings: insecure cipher suites and flags without effect, when given", () => {
-  const r = discovery(["--tls-cipher-suites", "TLS_RSA_WITH_RC4_128_SHA", "--profile", "--kubeconfig", "k"]);
+  const r = discovery(["--tls-cipher-suites", "TLS_RSA_WITH_RC4_128_SHA", "--profile", "--orchApiQPS", "5"]);
   assert.deepEqual(r.errors, []);
   assert.deepEqual(r.options.tlsCipherSuites, ["TLS_RSA_WITH_RC4_128_SHA"]);
   assert.deepEqual(r.warnings.sort(), [
-    "--kubeconfig has no effect yet: no orchestrator client yet (issue 14)",
+    "--orchApiQPS has no effect yet: meshd's Kubernetes client is not rate-limited yet (issue 14)",
     "--profile has no effect yet: no profiling interface yet",
     "--tls-cipher-suites has no effect yet: Deno's TLS stack chooses the suites itself (TLS 1.3 and ECDHE AEAD suites only; no CBC, RC4 or 3DES)",
     "--tls-cipher-suites: TLS_RSA_WITH_RC4_128_SHA is insecure",

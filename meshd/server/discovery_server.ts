@@ -8,7 +8,7 @@
  */
 import type { ProxySettings } from "../../shared/proxy_settings/mod.ts";
 import * as grpc from "@grpc/grpc-js";
-import { ConfigStore } from "../config_store/mod.ts";
+import { type ConfigFeed, ConfigStore } from "../config_store/mod.ts";
 import { jwksFetcherOf, type JwksFetchMode, type ValidationIssue } from "../../shared/mod.ts";
 import { Debouncer } from "../push_context/debounce.ts";
 import { buildPushContext, type PushContext } from "../push_context/push_context.ts";
@@ -33,8 +33,10 @@ export interface DiscoveryLogger {
 
 /** Options of {@link DiscoveryServer}. */
 export interface DiscoveryServerOptions {
-  /** Directory of config YAML (--configDir). */
+  /** Directory of config YAML (--configDir); ignored when `configFeed` is given. */
   configDir: string;
+  /** Another config source instead of the directory: the Kubernetes API (meshd/kube_source). */
+  configFeed?: ConfigFeed;
   /** Plain-text ADS address (--grpcAddr), `host:port` or `:port`; port 0 picks a free one. */
   grpcAddr: string;
   /** Root namespace (meshConfig rootNamespace); default mesh-system. */
@@ -171,6 +173,10 @@ function bind(
   );
 }
 
+function configFrom(o: DiscoveryServerOptions): string {
+  return o.configFeed?.description ?? o.configDir;
+}
+
 /** The running discovery server. */
 export class DiscoveryServer {
   readonly #options: DiscoveryServerOptions;
@@ -198,7 +204,7 @@ export class DiscoveryServer {
   /** @param options addresses, config directory, timings and observers */
   constructor(options: DiscoveryServerOptions) {
     this.#options = options;
-    this.#store = new ConfigStore(options.configDir, {
+    this.#store = new ConfigStore(options.configFeed ?? options.configDir, {
       rootNamespace: options.rootNamespace,
       onRejected: options.onRejected,
       logger: options.logger,
@@ -298,7 +304,7 @@ export class DiscoveryServer {
       "--grpcAddr",
     );
     this.#bound.set(this.#grpc, withPort(o.grpcAddr, grpcPort));
-    o.logger?.info(`ADS listening on ${o.grpcAddr} (port ${grpcPort}), config from ${o.configDir}`);
+    o.logger?.info(`ADS listening on ${o.grpcAddr} (port ${grpcPort}), config from ${configFrom(o)}`);
     let securePort = 0;
     if (o.secure) {
       this.#secureGrpc = new grpc.Server(serverOptions);
@@ -360,7 +366,7 @@ export class DiscoveryServer {
     }
     const served = `served by ${children} child processes`;
     o.logger?.info(
-      `ADS listening on ${o.grpcAddr} (port ${ports.plaintext}), config from ${o.configDir}; ${served}`,
+      `ADS listening on ${o.grpcAddr} (port ${ports.plaintext}), config from ${configFrom(o)}; ${served}`,
     );
     if (o.secure) {
       o.logger?.info(

@@ -16,7 +16,8 @@ const NO_AUTOALLOCATE = "ServiceEntries get no automatic addresses";
 const NO_GATEWAY_API =
   "no Gateway API support: gateways are configured by Gateway resources of networking.mesh.io";
 const NO_HEALTHCHECKS = "WorkloadEntries are not health-checked";
-const NO_KUBE = "Kubernetes registries and controllers come with issue 14; config comes from --configDir";
+const NO_KUBE =
+  "the Kubernetes service registry and controllers come with issue 14 (Kubernetes config is read: meshd/kube_source)";
 const NO_MULTICLUSTER = "meshd has no multicluster or multi-network support";
 const NO_STATUS = "meshd writes no status and runs no analyzers (meshctl analyze does)";
 
@@ -105,7 +106,6 @@ export const REGISTRY_ENV = [
   },
   {
     name: "MESH_WATCH_NAMESPACE",
-    noEffect: NO_KUBE,
     type: "string",
     default: undefined,
     description: "Limit watches to one namespace (only one allowed)",
