@@ -328,6 +328,15 @@ Deno.test("the ingress gateway: proxy flags exist, its WorkloadGroup and --label
   assert.ok(selects(selector, flagLabels));
   assert.ok(selects(selector, labels(group.object, "spec.metadata.labels")));
   const mounts = list(c, "volumeMounts").map((m) => String(m.mountPath));
+  const audiences = list(container(find("Deployment", "meshd")), "env").find((e) =>
+    e.name === "TOKEN_AUDIENCES"
+  );
+  const token = list(dep.object, "spec.template.spec.volumes").find((v) => v.name === "token");
+  const projected = list(token, "projected.sources")[0];
+  assert.ok(
+    String(audiences?.value).split(",").includes(String(at(projected, "serviceAccountToken.audience"))),
+  );
+  assert.equal(a.get("tokenFile"), `/var/run/secrets/tokens/${at(projected, "serviceAccountToken.path")}`);
   for (const f of ["tokenFile", "rootCertFile"]) {
     assert.ok(mounts.some((m) => a.get(f)?.startsWith(`${m}/`)), `--${f} is on a mounted volume`);
   }
