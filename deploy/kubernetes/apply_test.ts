@@ -6,21 +6,11 @@
  * kinds against their schema (a misspelt field is stored), so the schema check is schema_check.ts.
  */
 import assert from "node:assert/strict";
-import { requires } from "../../shared/internal/testing/prerequisites.ts";
+import { commandMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 import { startKubeApi } from "../lab/kube_api/mod.ts";
 import { loadManifests, MANIFESTS_DIR } from "./manifests.ts";
 
 const docs = await loadManifests();
-
-function onPath(command: string): boolean {
-  return (Deno.env.get("PATH") ?? "").split(":").some((dir) => {
-    try {
-      return Deno.statSync(`${dir}/${command}`).isFile;
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** Paths where `got` differs from `want`, ignoring fields the server added (defaults such as clusterIP). */
 function differences(got: unknown, want: unknown, path: string): string[] {
@@ -47,7 +37,7 @@ async function kubectl(kubeconfig: string, ...args: string[]): Promise<string> {
 }
 
 Deno.test(
-  requires(onPath("kubectl") ? undefined : "kubectl (Debian package kubernetes-client)", {
+  requires(commandMissing("kubectl"), {
     name: "kubectl applies deploy/kubernetes to the test API server and reads every object back as written",
     async fn() {
       const api = await startKubeApi();

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { ACCEPTED_API_VERSIONS, formatIssue, KINDS, MESH_GROUPS, validateText } from "../../shared/mod.ts";
-import { requires } from "../../shared/internal/testing/prerequisites.ts";
+import { commandMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 import { ENV_VARS } from "../../meshd/options/environment.ts";
 import { DISCOVERY_FLAGS } from "../../meshd/options/discovery_flag_table.ts";
 import { PROXY_FLAGS } from "../../proxy/options/flags.ts";
@@ -343,29 +343,18 @@ Deno.test("the ingress gateway: proxy flags exist, its WorkloadGroup and --label
 });
 
 Deno.test(
-  requires(
-    Deno.env.get("PATH")?.split(":").some((p) => {
-        try {
-          return Deno.statSync(`${p}/kubectl`).isFile;
-        } catch {
-          return false;
-        }
-      })
-      ? undefined
-      : "kubectl (Debian package kubernetes-client)",
-    {
-      name: "kubectl kustomize renders deploy/kubernetes into the same objects",
-      async fn() {
-        const out = await new Deno.Command("kubectl", {
-          args: ["kustomize", MANIFESTS_DIR.pathname],
-          stdout: "piped",
-          stderr: "piped",
-        }).output();
-        assert.equal(new TextDecoder().decode(out.stderr), "");
-        assert.ok(out.success);
-        const rendered = new TextDecoder().decode(out.stdout).split(/^---$/m).length;
-        assert.equal(rendered, docs.length);
-      },
+  requires(commandMissing("kubectl"), {
+    name: "kubectl kustomize renders deploy/kubernetes into the same objects",
+    async fn() {
+      const out = await new Deno.Command("kubectl", {
+        args: ["kustomize", MANIFESTS_DIR.pathname],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(new TextDecoder().decode(out.stderr), "");
+      assert.ok(out.success);
+      const rendered = new TextDecoder().decode(out.stdout).split(/^---$/m).length;
+      assert.equal(rendered, docs.length);
     },
-  ),
+  }),
 );
