@@ -302,8 +302,8 @@ Deno.test("RBAC: subjects are the ServiceAccount meshd runs as; roleRefs exist; 
     " secrets get,list,watch",
     "authentication.k8s.io tokenreviews create",
     "admissionregistration.k8s.io mutatingwebhookconfigurations,validatingwebhookconfigurations get,list,watch",
-    "admissionregistration.k8s.io mutatingwebhookconfigurations patch mesh-sidecar-injector",
-    "admissionregistration.k8s.io validatingwebhookconfigurations patch mesh-mesh-system",
+    "admissionregistration.k8s.io mutatingwebhookconfigurations update mesh-sidecar-injector",
+    "admissionregistration.k8s.io validatingwebhookconfigurations update mesh-mesh-system",
   ]);
   assert.deepEqual(list(find("Role", "meshd", "mesh-system").object, "rules"), [
     { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
