@@ -13,6 +13,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { stringify } from "yaml";
 import { commandMissing, type Missing, requires } from "../../shared/internal/testing/prerequisites.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
 import { startKubeApi } from "../lab/kube_api/mod.ts";
@@ -214,21 +215,14 @@ Deno.test(
           /admission webhook "rev\.validation\.mesh\.io" denied the request: .*spec\.action: must be one of/,
         );
 
+        const namespace = {
+          apiVersion: "v1",
+          kind: "Namespace",
+          metadata: { name: "foo", labels: { "mesh-injection": "enabled" } },
+        };
         await kubectl(
           ["apply", "-f", "-"],
-          JSON.stringify({
-            apiVersion: "v1",
-            kind: "List",
-            items: [
-              {
-                apiVersion: "v1",
-                kind: "Namespace",
-                metadata: { name: "foo", labels: { "mesh-injection": "enabled" } },
-              },
-              pod("foo"),
-              pod("mesh-system"),
-            ],
-          }),
+          [namespace, pod("foo"), pod("mesh-system")].map((o) => stringify(o)).join("---\n"),
         );
         const names = async (ns: string) => {
           const p = JSON.parse(await kubectl(["get", "pod", "sleep", "-n", ns, "-o", "json"]));
@@ -239,8 +233,14 @@ Deno.test(
         assert.deepEqual(await names("foo"), ["mesh-init", "sleep", "mesh-proxy"]);
         assert.deepEqual(await names("mesh-system"), ["sleep"]);
 
+        // --shutdownDuration is 10 s; on a cluster the kubelet waits 30 s, then kills.
         meshd.kill("SIGTERM");
-        assert.equal((await status).code, 0, log);
+        const code = (await within(
+          status,
+          20_000,
+          "meshd's exit after SIGTERM while the API server is up (its watches or webhook connections keep it running?)",
+        )).code;
+        assert.equal(code, 0, log);
         await reading;
         meshd = undefined;
       } finally {
