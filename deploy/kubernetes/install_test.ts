@@ -1,0 +1,275 @@
+/**
+ * The install, end to end on the test API server (deploy/lab/kube_api): the operator's steps of
+ * README.md ("Install") with kubectl, then meshd run as its Deployment runs it (the container's flags
+ * and environment, read from meshd.yaml; listen addresses on free loopback ports; `--kubeconfig` in
+ * place of the in-cluster config; the cacerts Secret's files from make_cacerts.sh as ROOT_CA_DIR).
+ * An EndpointSlice stands in for the kubelet and the endpoints controller, and the caBundle is set by
+ * hand as long as meshd does not patch it. Then, through the webhook configurations of webhooks.yaml:
+ * an invalid AuthorizationPolicy is refused by `kubectl apply` with the field named, a pod in a
+ * namespace labelled mesh-injection=enabled gets the sidecar, and a pod in mesh-system does not.
+ *
+ * Needs meshd's Kubernetes source and webhooks (issue 14, items 1 and 2): until they are merged it is
+ * ignored, saying so (and fails under CI=true, as every missing prerequisite does).
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { commandMissing, type Missing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
+import { startKubeApi } from "../lab/kube_api/mod.ts";
+import { loadManifests, MANIFESTS_DIR } from "./manifests.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const docs = await loadManifests();
+
+function meshdKubernetesMissing(): Missing {
+  const missing = ["meshd/kube_source/mod.ts", "meshd/webhooks/mod.ts"].filter((f) => {
+    try {
+      return !Deno.statSync(join(ROOT, f)).isFile;
+    } catch {
+      return true;
+    }
+  });
+  return missing.length === 0 ? undefined : `meshd's Kubernetes source and webhooks (${missing.join(", ")})`;
+}
+
+async function run(command: string, args: string[], stdin?: string): Promise<string> {
+  const child = new Deno.Command(command, {
+    args,
+    stdin: stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(stdin));
+    await w.close();
+  }
+  const out = await child.output();
+  const text = new TextDecoder().decode(out.stdout);
+  if (!out.success) throw new Error(`${command} ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  return text;
+}
+
+function meshdContainer(): { args: string[]; env: { name: string; value?: string }[] } {
+  const d = docs.find((d) =>
+    d.object.kind === "Deployment" && (d.object.metadata as { name: string }).name === "meshd"
+  );
+  const spec = d?.object.spec as { template: { spec: { containers: { args: string[]; env: [] }[] } } };
+  return spec.template.spec.containers[0];
+}
+
+Deno.test(
+  requires(commandMissing("kubectl") ?? commandMissing("openssl") ?? meshdKubernetesMissing(), {
+    name:
+      "install: kubectl applies deploy/kubernetes, meshd runs with its Deployment's settings, its webhooks validate and inject",
+    async fn() {
+      const api = await startKubeApi();
+      const dir = await Deno.makeTempDir({ prefix: "mesh-install-" });
+      let meshd: Deno.ChildProcess | undefined;
+      let stopped = false;
+      try {
+        const kubectl = (args: string[], stdin?: string) =>
+          run("kubectl", ["--kubeconfig", api.kubeconfig, ...args], stdin);
+        const m = MANIFESTS_DIR.pathname;
+        await run(join(m, "make_cacerts.sh"), [join(dir, "ca")]);
+        const files = [
+          "ca-cert.pem",
+          "ca-key.pem",
+          "cert-chain.pem",
+          "root-cert.pem",
+          "token-signing-key.pem",
+        ];
+        await Deno.mkdir(join(dir, "cacerts"));
+        for (const f of files) await Deno.copyFile(join(dir, "ca", f), join(dir, "cacerts", f));
+        await kubectl(["apply", "-f", join(m, "namespace.yaml")]);
+        // The test server takes JSON only, and `kubectl create` sends protobuf: render, then apply.
+        const secret = await kubectl([
+          "create",
+          "secret",
+          "generic",
+          "cacerts",
+          "-n",
+          "mesh-system",
+          ...files.map((f) => `--from-file=${join(dir, "ca", f)}`),
+          "--dry-run=client",
+          "-o",
+          "yaml",
+        ]);
+        await kubectl(["apply", "-f", "-"], secret);
+        await kubectl(
+          ["apply", "-f", "-"],
+          await kubectl([
+            "create",
+            "configmap",
+            "mesh-ca-root-cert",
+            "-n",
+            "mesh-system",
+            `--from-file=${join(dir, "ca", "root-cert.pem")}`,
+            "--dry-run=client",
+            "-o",
+            "yaml",
+          ]),
+        );
+        await kubectl(["apply", "-f", join(m, "crds.yaml")]);
+        await kubectl(["apply", "-k", m]);
+
+        const c = meshdContainer();
+        const meshConfig = docs.find((d) => d.object.kind === "ConfigMap")?.object.data as { mesh: string };
+        await Deno.writeTextFile(join(dir, "mesh"), meshConfig.mesh);
+        const args = c.args.map((a) => {
+          if (/^--(grpcAddr|secureGRPCAddr|httpsAddr|monitoringAddr|httpAddr)=/.test(a)) {
+            return a.replace(/=.*/, "=127.0.0.1:0");
+          }
+          if (a.startsWith("--meshConfig=")) return `--meshConfig=${join(dir, "mesh")}`;
+          return a;
+        });
+        const env: Record<string, string> = { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "" };
+        for (const name of ["HOME", "DENO_DIR"]) if (Deno.env.get(name)) env[name] = Deno.env.get(name)!;
+        for (const e of c.env) if (e.value !== undefined) env[e.name] = e.value;
+        Object.assign(env, {
+          POD_NAME: "meshd-0",
+          POD_NAMESPACE: "mesh-system",
+          ROOT_CA_DIR: join(dir, "cacerts"),
+        });
+        meshd = new Deno.Command(Deno.execPath(), {
+          args: [
+            "run",
+            "--allow-read",
+            "--allow-write",
+            "--allow-net",
+            "--allow-env",
+            "--allow-sys",
+            "--allow-run",
+            join(ROOT, "meshd/main.ts"),
+            ...args,
+            "--ctrlz_port=0",
+            `--kubeconfig=${api.kubeconfig}`,
+          ],
+          cwd: dir,
+          clearEnv: true,
+          env,
+          stdout: "piped",
+          stderr: "piped",
+        }).spawn();
+        let log = "";
+        const collect = async (s: ReadableStream<Uint8Array>) => {
+          for await (const t of s.pipeThrough(new TextDecoderStream())) log += t;
+        };
+        const reading = Promise.all([collect(meshd.stdout), collect(meshd.stderr)]);
+        let exited = false;
+        const status = meshd.status.then((s) => (exited = true, s));
+        const ready = async (): Promise<number> => {
+          while (!exited && !stopped) {
+            const port = /webhooks listening on [\d.]+:(\d+)/.exec(log)?.[1];
+            if (port && log.includes("meshd ready")) return Number(port);
+            await new Promise((r) => setTimeout(r, 50));
+          }
+          throw new Error(`meshd exited before it was ready:\n${log}`);
+        };
+        const webhookPort = await within(ready(), 30_000, `meshd ready (log so far: ${log})`);
+
+        await kubectl(
+          ["apply", "-f", "-"],
+          JSON.stringify({
+            apiVersion: "discovery.k8s.io/v1",
+            kind: "EndpointSlice",
+            metadata: {
+              name: "meshd-0",
+              namespace: "mesh-system",
+              labels: { "kubernetes.io/service-name": "meshd" },
+            },
+            addressType: "IPv4",
+            ports: [{ name: "https-webhook", port: webhookPort, protocol: "TCP" }],
+            endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
+          }),
+        );
+        const bundle = btoa(await Deno.readTextFile(join(dir, "ca", "root-cert.pem")));
+        for (
+          const [kind, name] of [["mutatingwebhookconfiguration", "mesh-sidecar-injector"], [
+            "validatingwebhookconfiguration",
+            "mesh-mesh-system",
+          ]]
+        ) {
+          const count = docs.find((d) => (d.object.metadata as { name: string }).name === name)?.object
+            .webhooks as unknown[];
+          const patch = count.map((_, i) => ({
+            op: "add",
+            path: `/webhooks/${i}/clientConfig/caBundle`,
+            value: bundle,
+          }));
+          await kubectl(["patch", kind, name, "--type=json", "-p", JSON.stringify(patch)]);
+        }
+
+        const refused = await kubectl(
+          ["apply", "-f", "-"],
+          JSON.stringify({
+            apiVersion: "security.mesh.io/v1",
+            kind: "AuthorizationPolicy",
+            metadata: { name: "bad", namespace: "mesh-system" },
+            spec: { action: "DENYY", rules: [{}] },
+          }),
+        ).then(() => "accepted", (e: Error) => e.message);
+        assert.match(
+          refused,
+          /admission webhook "rev\.validation\.mesh\.io" denied the request: .*spec\.action: must be one of/,
+        );
+
+        const namespace = {
+          apiVersion: "v1",
+          kind: "Namespace",
+          metadata: { name: "foo", labels: { "mesh-injection": "enabled" } },
+        };
+        await kubectl(
+          ["apply", "-f", "-"],
+          [namespace, pod("foo"), pod("mesh-system")].map((o) => stringify(o)).join("---\n"),
+        );
+        const names = async (ns: string) => {
+          const p = JSON.parse(await kubectl(["get", "pod", "sleep", "-n", ns, "-o", "json"]));
+          return [...(p.spec.initContainers ?? []), ...p.spec.containers].map((c: { name: string }) =>
+            c.name
+          );
+        };
+        assert.deepEqual(await names("foo"), ["mesh-init", "sleep", "mesh-proxy"]);
+        assert.deepEqual(await names("mesh-system"), ["sleep"]);
+
+        // --shutdownDuration is 10 s; on a cluster the kubelet waits 30 s, then kills.
+        meshd.kill("SIGTERM");
+        const code = (await within(
+          status,
+          20_000,
+          "meshd's exit after SIGTERM while the API server is up (its watches or webhook connections keep it running?)",
+        )).code;
+        assert.equal(code, 0, log);
+        await reading;
+        meshd = undefined;
+      } finally {
+        stopped = true;
+        if (meshd) {
+          meshd.kill("SIGKILL");
+          await meshd.status;
+          await meshd.stdout.cancel().catch(() => {});
+          await meshd.stderr.cancel().catch(() => {});
+        }
+        await api.stop();
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  }),
+);
+
+function pod(namespace: string): Record<string, unknown> {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "sleep", namespace, labels: { app: "sleep" } },
+    spec: {
+      containers: [{
+        name: "sleep",
+        image: "curlimages/curl",
+        command: ["sleep", "3600"],
+        ports: [{ containerPort: 8080 }],
+      }],
+    },
+  };
+}
