@@ -7,31 +7,17 @@
  * hand as long as meshd does not patch it. Then, through the webhook configurations of webhooks.yaml:
  * an invalid AuthorizationPolicy is refused by `kubectl apply` with the field named, a pod in a
  * namespace labelled mesh-injection=enabled gets the sidecar, and a pod in mesh-system does not.
- *
- * Needs meshd's Kubernetes source and webhooks (issue 14, items 1 and 2): until they are merged it is
- * ignored, saying so (and fails under CI=true, as every missing prerequisite does).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { commandMissing, type Missing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { commandMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
 import { startKubeApi } from "../lab/kube_api/mod.ts";
 import { loadManifests, MANIFESTS_DIR } from "./manifests.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const docs = await loadManifests();
-
-function meshdKubernetesMissing(): Missing {
-  const missing = ["meshd/kube_source/mod.ts", "meshd/webhooks/mod.ts"].filter((f) => {
-    try {
-      return !Deno.statSync(join(ROOT, f)).isFile;
-    } catch {
-      return true;
-    }
-  });
-  return missing.length === 0 ? undefined : `meshd's Kubernetes source and webhooks (${missing.join(", ")})`;
-}
 
 async function run(command: string, args: string[], stdin?: string): Promise<string> {
   const child = new Deno.Command(command, {
@@ -60,7 +46,7 @@ function meshdContainer(): { args: string[]; env: { name: string; value?: string
 }
 
 Deno.test(
-  requires(commandMissing("kubectl") ?? commandMissing("openssl") ?? meshdKubernetesMissing(), {
+  requires(commandMissing("kubectl") ?? commandMissing("openssl"), {
     name:
       "install: kubectl applies deploy/kubernetes, meshd runs with its Deployment's settings, its webhooks validate and inject",
     async fn() {
