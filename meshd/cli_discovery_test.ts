@@ -157,12 +157,12 @@ Deno.test("discovery: insecure cipher suites and flags without effect are warnin
   const r = await discovery([
     "--tls-cipher-suites",
     "TLS_RSA_WITH_AES_128_CBC_SHA",
-    "--orchApiQPS",
-    "5",
+    "--clusterID",
+    "east",
   ]);
   assert.equal(r.code, 0, r.err);
   assert.match(r.err, /^warning: --tls-cipher-suites: TLS_RSA_WITH_AES_128_CBC_SHA is insecure$/m);
-  assert.match(r.err, /^warning: --orchApiQPS has no effect yet: /m);
+  assert.match(r.err, /^warning: --clusterID has no effect yet: /m);
 });
 
 Deno.test("discovery: the secure port offers only AEAD suites, whatever --tls-cipher-suites says (real openssl)", async () => {

@@ -30,48 +30,7 @@ import { xdsAuthorizer } from "./server/xds_auth.ts";
 import { type RunningWebhooks, startWebhooks } from "./webhooks/mod.ts";
 import { parseJwksFetchMode } from "../shared/mod.ts";
 import { keptAfterFailure } from "../shared/internal/jwks/refresher.ts";
-import type { ConfigFeed } from "./config_store/mod.ts";
-import { KubeSource } from "./kube_source/mod.ts";
-import { loadKubeConfig } from "./kube_source/kube_config.ts";
-import { DEFAULT_REGISTRY } from "./options/env/env_var.ts";
-
-/**
- * The config source: --configDir when given, else the Kubernetes API when --registries names the
- * orchestrator (Kubernetes), from --kubeconfig or the in-cluster config.
- *
- * @returns undefined for --configDir
- * @throws Error naming the flags when there is no source
- */
-function configFeed(
-  options: DiscoveryOptions,
-  env: MeshdEnvironment,
-  rootNamespace: string,
-  logger: Logger,
-): ConfigFeed | undefined {
-  if (options.configDir !== "") {
-    // The directory wins, as Istio's file config source does; what only the Kubernetes source reads says so.
-    const log = logger.scope("default");
-    if (options.kubeconfig !== "") log.warn("--kubeconfig has no effect: --configDir is the config source");
-    if (env.MESH_WATCH_NAMESPACE) {
-      log.warn("MESH_WATCH_NAMESPACE has no effect: --configDir is the config source");
-    }
-    return undefined;
-  }
-  if (!options.registries.includes(DEFAULT_REGISTRY)) {
-    throw new Error(`no config source: no --configDir, and --registries does not name ${DEFAULT_REGISTRY}`);
-  }
-  const choice = loadKubeConfig(options.kubeconfig, Deno.env.toObject());
-  if (!choice.ok) throw new Error(`no config source: ${choice.reason}`);
-  const log = logger.scope("kube");
-  return new KubeSource({
-    config: choice.config,
-    description: choice.description +
-      (env.MESH_WATCH_NAMESPACE ? `, namespace ${env.MESH_WATCH_NAMESPACE} only` : ""),
-    namespace: env.MESH_WATCH_NAMESPACE,
-    rootNamespace,
-    logger: log,
-  });
-}
+import { kubeConfigSource, startKubeControl } from "./kube_control.ts";
 
 /** `host:port` text of a listen address; an empty host is every address. */
 export function addressText(a: ListenAddress): string {
@@ -170,7 +129,8 @@ export async function startDiscovery(
   log.info("effective environment", Object.fromEntries(ENV_VARS_IN_EFFECT.map((name) => [name, env[name]])));
   const mesh = await loadMeshConfig(options.meshConfig);
   for (const w of mesh.warnings) log.warn(w);
-  const feed = configFeed(options, env, mesh.config.rootNamespace, logger);
+  const source = kubeConfigSource(options, env, mesh.config.rootNamespace, logger);
+  const feed = source?.feed;
   const metrics = createMetrics();
   const observers = discoveryObservers(metrics);
   const stops: (() => Promise<void>)[] = [];
@@ -347,6 +307,10 @@ export async function startDiscovery(
   }
   const webhooks = await serveWebhooks(options, env, ca, mesh.config.rootNamespace, metrics.registry, logger);
   if (webhooks) stops.unshift(() => webhooks.stop());
+  if (source) {
+    const kube = startKubeControl(source.kube, { logger });
+    stops.push(() => kube.stop());
+  }
   const ctrlz = serveCtrlz(logger, { address: options.ctrlzAddress, port: options.ctrlzPort });
   stops.push(() => ctrlz.shutdown());
 

@@ -11,6 +11,8 @@
  * - a watch over undici under Deno never ended when its connection was cut: no `done`, no error, an
  *   informer deaf for good. Deno's fetch errors the body when the connection goes.
  *
+ * Requests wait for a token bucket (--orchApiQPS, --orchApiBurst), as client-go's do.
+ *
  * Not supported: `insecure-skip-tls-verify` (refused: give the cluster's CA), `tls-server-name`,
  * proxies (`proxy-url`).
  *
@@ -32,15 +34,40 @@ export class ApiError extends Error {
   }
 }
 
-/** GET requests to one API server, over one HTTP/1.1 client. */
+/** Options of {@link ApiClient}. */
+export interface ApiClientOptions {
+  /**
+   * --orchApiQPS and --orchApiBurst: requests per second and the burst allowed above it (client-go's
+   * token bucket: `burst` requests at once, then one every 1/qps s). Default: no limit.
+   */
+  rateLimit?: { qps: number; burst: number };
+}
+
+/** The parts of a request beyond its method and path. */
+export interface ApiRequest {
+  query?: Record<string, string>;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Default `application/json`; `application/merge-patch+json` etc. for PATCH. */
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+/** Requests to one API server, over one HTTP/1.1 client, at most at the configured rate. */
 export class ApiClient {
   readonly #config: KubeConfig;
+  readonly #limiter: TokenBucket | undefined;
   /** Made once, on first use: concurrent first requests share it. */
   #client: Promise<Deno.HttpClient> | undefined;
 
-  /** @param config the API server and credentials */
-  constructor(config: KubeConfig) {
+  /**
+   * @param config the API server and credentials
+   * @param options the rate limit
+   */
+  constructor(config: KubeConfig, options: ApiClientOptions = {}) {
     this.#config = config;
+    const r = options.rateLimit;
+    this.#limiter = r && r.qps > 0 ? new TokenBucket(r.qps, Math.max(1, r.burst)) : undefined;
   }
 
   /**
@@ -48,17 +75,56 @@ export class ApiClient {
    *
    * @throws when the request fails to connect, or the kubeconfig asks for what is not supported
    */
-  async get(path: string, query: Record<string, string>, signal?: AbortSignal): Promise<Response> {
+  get(path: string, query: Record<string, string>, signal?: AbortSignal): Promise<Response> {
+    return this.request("GET", path, { query, signal });
+  }
+
+  /**
+   * Sends one request to the current cluster's server, after waiting for the rate limiter.
+   *
+   * @throws when the request fails to connect, or the kubeconfig asks for what is not supported
+   */
+  async request(method: string, path: string, req: ApiRequest = {}): Promise<Response> {
     const server = this.#config.getCurrentCluster()?.server;
     if (!server) throw new Error("the kubeconfig's current context names no cluster");
     const url = new URL(server + path);
-    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
-    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
+    for (const [k, v] of Object.entries(req.query ?? {})) url.searchParams.set(k, v);
+    await this.#limiter?.take(req.signal);
+    const ctx = new RequestContext(url.toString(), httpMethod(method));
     await this.#config.applySecurityAuthentication(ctx);
     // client-node made an undici dispatcher for this request; it is not used (see the module docs).
     void ctx.getDispatcher()?.close();
     const client = await (this.#client ??= this.#makeClient());
-    return await fetch(url, { headers: { ...ctx.getHeaders(), accept: "application/json" }, client, signal });
+    const headers: Record<string, string> = { ...ctx.getHeaders(), accept: "application/json" };
+    if (req.body !== undefined) headers["content-type"] = req.contentType ?? "application/json";
+    return await fetch(url, {
+      method,
+      headers,
+      client,
+      signal: req.signal,
+      body: req.body === undefined ? undefined : JSON.stringify(req.body),
+    });
+  }
+
+  /**
+   * Sends a request and reads its JSON answer.
+   *
+   * @throws ApiError on a status other than 2xx, with the API's message
+   */
+  async json<T>(method: string, path: string, req: ApiRequest = {}): Promise<T> {
+    const response = await this.request(method, path, req);
+    if (response.status < 200 || response.status > 299) {
+      const text = await response.text();
+      let message = text.slice(0, 300);
+      try {
+        const status = JSON.parse(text);
+        if (typeof status?.message === "string") message = status.message;
+      } catch {
+        // Not a Status object: the text itself says what went wrong.
+      }
+      throw new ApiError(response.status, `${method} ${path}: ${response.status} ${message}`);
+    }
+    return await response.json() as T;
   }
 
   /**
@@ -66,13 +132,8 @@ export class ApiClient {
    *
    * @throws ApiError on a status other than 200
    */
-  async list<T>(path: string): Promise<T> {
-    const response = await this.get(path, {});
-    if (response.status !== 200) {
-      const text = await response.text();
-      throw new ApiError(response.status, `${response.status} ${response.statusText}: ${text.slice(0, 200)}`);
-    }
-    return await response.json();
+  list<T>(path: string): Promise<T> {
+    return this.json<T>("GET", path);
   }
 
   /** Closes the HTTP client (its idle connections). */
@@ -99,5 +160,65 @@ export class ApiClient {
       ...(ca ? { caCerts: [ca] } : {}),
       ...(cert && key ? { cert, key } : {}),
     });
+  }
+}
+
+function httpMethod(method: string): HttpMethod {
+  const m = (HttpMethod as Record<string, HttpMethod>)[method];
+  if (m === undefined) throw new Error(`unsupported HTTP method ${method}`);
+  return m;
+}
+
+/**
+ * client-go's token bucket (flowcontrol.NewTokenBucketRateLimiter): `burst` tokens, refilled at `qps`
+ * a second; a request waits for a token, in arrival order.
+ */
+export class TokenBucket {
+  #tokens: number;
+  #last = performance.now();
+  #queue: Promise<void> = Promise.resolve();
+
+  /**
+   * @param qps tokens added per second (> 0)
+   * @param burst the most tokens held
+   */
+  constructor(readonly qps: number, readonly burst: number) {
+    this.#tokens = burst;
+  }
+
+  /**
+   * Waits for a token.
+   *
+   * @throws the signal's reason when it aborts while waiting
+   */
+  take(signal?: AbortSignal): Promise<void> {
+    const turn = this.#queue.then(() => this.#wait(signal));
+    this.#queue = turn.catch(() => {});
+    return turn;
+  }
+
+  async #wait(signal?: AbortSignal): Promise<void> {
+    const now = performance.now();
+    this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#last) / 1000) * this.qps);
+    this.#last = now;
+    if (this.#tokens >= 1) {
+      this.#tokens -= 1;
+      return;
+    }
+    const waitMs = ((1 - this.#tokens) / this.qps) * 1000;
+    await new Promise<void>((resolve, reject) => {
+      signal?.throwIfAborted();
+      const timer = setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, waitMs);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+    this.#tokens = 0;
+    this.#last = performance.now();
   }
 }

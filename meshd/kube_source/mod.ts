@@ -43,6 +43,8 @@ export interface KubeSourceLogger {
 export interface KubeSourceOptions {
   /** The client configuration (kube_config.ts). */
   config: KubeConfig;
+  /** The client to use, shared with meshd's other API users (not closed by stop); default its own. */
+  api?: ApiClient;
   /** For logs: which API server, from where. */
   description: string;
   /** MESH_WATCH_NAMESPACE: watch only this namespace; default every namespace. */
@@ -81,6 +83,7 @@ export class KubeSource implements ConfigFeed {
   readonly #options: KubeSourceOptions;
   readonly #watchers: Watcher[] = [];
   readonly #api: ApiClient;
+  readonly #ownsApi: boolean;
   /** Objects changed since the last batch, by name; the value undefined means deleted. */
   readonly #pending = new Map<string, { resource: WatchedResource; obj: KubeObject | undefined }>();
   #apply: ((batch: readonly FeedItem[]) => void) | undefined;
@@ -93,7 +96,8 @@ export class KubeSource implements ConfigFeed {
   constructor(options: KubeSourceOptions) {
     this.#options = options;
     this.description = options.description;
-    this.#api = new ApiClient(options.config);
+    this.#ownsApi = options.api === undefined;
+    this.#api = options.api ?? new ApiClient(options.config);
   }
 
   /** Lists every type, applies everything as the first batch, then follows the watches. */
@@ -122,7 +126,7 @@ export class KubeSource implements ConfigFeed {
       await w.informer.stop();
       await w.watch.stop();
     }
-    await this.#api.close();
+    if (this.#ownsApi) await this.#api.close();
   }
 
   #makeWatcher(resource: WatchedResource): Watcher {

@@ -46,7 +46,6 @@ export interface DiscoveryFlag {
   readonly global?: boolean;
 }
 
-const NO_ORCH = "meshd's Kubernetes client is not rate-limited yet (issue 14)";
 const NO_KUBE = "the Kubernetes service registry (Services, EndpointSlices, Pods) comes with issue 14";
 const NO_MULTICLUSTER = "no multicluster support yet";
 
@@ -170,16 +169,14 @@ export const DISCOVERY_FLAGS: readonly DiscoveryFlag[] = [
     type: "int",
     default: "160",
     description: "Max burst when calling the orchestrator API",
-    effect: "no effect yet",
-    reason: NO_ORCH,
+    effect: "now",
   },
   {
     name: "orchApiQPS",
     type: "float32",
     default: "80",
     description: "Max QPS to the orchestrator API",
-    effect: "no effect yet",
-    reason: NO_ORCH,
+    effect: "now",
   },
   {
     name: "log_as_json",

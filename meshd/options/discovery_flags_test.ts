@@ -45,8 +45,6 @@ Deno.test("table: --help says 'no effect yet' exactly for the flags without effe
     "clusterID",
     "clusterRegistriesNamespace",
     "cniNamespace",
-    "orchApiBurst",
-    "orchApiQPS",
     "networksConfig",
     "profile",
     "tls-cipher-suites",
@@ -273,11 +271,11 @@ Deno.test("invalid: every bad flag is reported, not only the first", () => {
 });
 
 Deno.test("warnings: insecure cipher suites and flags without effect, when given", () => {
-  const r = discovery(["--tls-cipher-suites", "TLS_RSA_WITH_RC4_128_SHA", "--profile", "--orchApiQPS", "5"]);
+  const r = discovery(["--tls-cipher-suites", "TLS_RSA_WITH_RC4_128_SHA", "--profile", "--cniNamespace", "x"]);
   assert.deepEqual(r.errors, []);
   assert.deepEqual(r.options.tlsCipherSuites, ["TLS_RSA_WITH_RC4_128_SHA"]);
   assert.deepEqual(r.warnings.sort(), [
-    "--orchApiQPS has no effect yet: meshd's Kubernetes client is not rate-limited yet (issue 14)",
+    "--cniNamespace has no effect yet: no CNI component yet",
     "--profile has no effect yet: no profiling interface yet",
     "--tls-cipher-suites has no effect yet: Deno's TLS stack chooses the suites itself (TLS 1.3 and ECDHE AEAD suites only; no CBC, RC4 or 3DES)",
     "--tls-cipher-suites: TLS_RSA_WITH_RC4_128_SHA is insecure",
