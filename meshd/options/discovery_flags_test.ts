@@ -271,7 +271,13 @@ Deno.test("invalid: every bad flag is reported, not only the first", () => {
 });
 
 Deno.test("warnings: insecure cipher suites and flags without effect, when given", () => {
-  const r = discovery(["--tls-cipher-suites", "TLS_RSA_WITH_RC4_128_SHA", "--profile", "--cniNamespace", "x"]);
+  const r = discovery([
+    "--tls-cipher-suites",
+    "TLS_RSA_WITH_RC4_128_SHA",
+    "--profile",
+    "--cniNamespace",
+    "x",
+  ]);
   assert.deepEqual(r.errors, []);
   assert.deepEqual(r.options.tlsCipherSuites, ["TLS_RSA_WITH_RC4_128_SHA"]);
   assert.deepEqual(r.warnings.sort(), [
