@@ -2,7 +2,8 @@
  * `lab up`: validates the topology, makes the network (network.ts), writes the mesh config, starts
  * meshd in its namespace, then every workload's command and, in injected namespaces, its sidecar,
  * and every gateway's proxy (`--type router`), and waits until all are ready. On failure it tears down what it made (unless asked to keep it)
- * and reports the failing process's log.
+ * and reports the failing process's log. With `configSource: "kube"` the config goes to the test
+ * Kubernetes API server instead, through kubectl only (kube_config.ts), and meshd reads it with --kubeconfig.
  *
  * @module
  */
@@ -14,6 +15,7 @@ import { containerEnv, expandCommand } from "../../shared/internal/lab/container
 import { labDown } from "./down.ts";
 import { isAlive, labUnavailable, listNetns, spawnInNetns, waitInNetns } from "./host.ts";
 import { GENERATED_CONFIG_FILE, meshConfigYaml } from "./mesh_config.ts";
+import { applyLabConfig, KUBE_API_PORT, kubeApiArgv, labKubeconfig } from "./kube_config.ts";
 import { belongsToLab, labNames } from "../../shared/internal/lab/naming.ts";
 import { createNetwork } from "./network.ts";
 import {
@@ -25,6 +27,7 @@ import {
   SIDECAR_OUTBOUND_PORT,
 } from "../../shared/internal/lab/plan.ts";
 import {
+  type LabConfigSource,
   type LabPaths,
   labPaths,
   type LabProcess,
@@ -46,6 +49,8 @@ export interface LabUpOptions {
   keepOnFailure?: boolean;
   /** How long each process may take to become ready; default 30 s. */
   readyTimeoutMs?: number;
+  /** `files` (default): meshd's --configDir; `kube`: the test Kubernetes API server, written with kubectl. */
+  configSource?: LabConfigSource;
 }
 
 const DENO = Deno.execPath();
@@ -89,7 +94,10 @@ export async function labUp(topologyFile: string, options: LabUpOptions): Promis
   }
   const plan = planLab(lab, topology);
   const log = options.log ?? (() => {});
-  for (const d of [paths.configDir, paths.caDir, paths.tokens, paths.logs]) {
+  const source = options.configSource ?? "files";
+  for (
+    const d of [source === "kube" ? paths.kubeDir : paths.configDir, paths.caDir, paths.tokens, paths.logs]
+  ) {
     await Deno.mkdir(d, { recursive: true });
   }
   const state: LabState = {
@@ -102,6 +110,7 @@ export async function labUp(topologyFile: string, options: LabUpOptions): Promis
     netns: [],
     etcNetns: [],
     processes: [],
+    configSource: source,
   };
   const save = () => saveState(paths, state);
   await save();
@@ -112,7 +121,14 @@ export async function labUp(topologyFile: string, options: LabUpOptions): Promis
       etcNetns: async (p) => void (state.etcNetns.push(p), await save()),
     });
     log(`network: ${plan.workloads.length + 2} namespaces on ${lab.subnet} (${Date.now() - started} ms)`);
-    await Deno.writeTextFile(join(paths.configDir, GENERATED_CONFIG_FILE), meshConfigYaml(plan));
+    if (source === "kube") {
+      await startKubeApi(plan, paths, state, options);
+      log(
+        `kube-api: https://127.0.0.1:${KUBE_API_PORT} in ${plan.meshd.netns}, config applied with kubectl (${
+          Date.now() - started
+        } ms)`,
+      );
+    } else await Deno.writeTextFile(join(paths.configDir, GENERATED_CONFIG_FILE), meshConfigYaml(plan));
     await startMeshd(plan, paths, state, options);
     log(`meshd: ready at ${plan.meshd.address} (${Date.now() - started} ms)`);
     const issuer = await BootstrapTokenIssuer.open(paths.caDir, { audiences: ["mesh-ca"], create: false });
@@ -177,6 +193,28 @@ function start(
   return p;
 }
 
+/** The test API server in meshd's namespace; then the CRDs and the lab's config, through kubectl only. */
+async function startKubeApi(
+  plan: LabPlan,
+  paths: LabPaths,
+  state: LabState,
+  options: LabUpOptions,
+): Promise<void> {
+  const p = start(state, paths, plan.meshd.netns, "kube-api", kubeApiArgv(paths));
+  await saveState(paths, state);
+  // The server answers before it writes its kubeconfig: wait for both.
+  const ready = `test -s ${
+    labKubeconfig(paths)
+  } && curl -sk --max-time 1 https://127.0.0.1:${KUBE_API_PORT}/readyz`;
+  await waitInNetns(plan.meshd.netns, ["bash", "-c", ready], {
+    timeoutMs: options.readyTimeoutMs ?? 30_000,
+    what: "kube-api",
+    accept: (s) => s === "ok",
+    alive: () => isAlive(p.pid),
+  });
+  await applyLabConfig(plan, paths);
+}
+
 /** Writes the topology's meshConfig beside the lab's state; returns the file's path. */
 async function writeMeshConfig(paths: LabPaths, meshConfig: Record<string, unknown>): Promise<string> {
   const file = join(paths.dir, "mesh-config.yaml");
@@ -203,7 +241,9 @@ async function startMeshd(
     `--allow-run=${DENO}`,
     join(repoRoot(), "meshd/main.ts"),
     "discovery",
-    `--configDir=${paths.configDir}`,
+    ...(state.configSource === "kube"
+      ? [`--kubeconfig=${labKubeconfig(paths)}`]
+      : [`--configDir=${paths.configDir}`]),
     `--grpcAddr=${a}:15010`,
     `--secureGRPCAddr=${a}:15012`,
     `--monitoringAddr=${MESHD_MONITORING}`,
