@@ -11,7 +11,7 @@
  */
 import { join } from "node:path";
 import { parseAllDocuments, stringify } from "yaml";
-import { run, type RunResult } from "./host.ts";
+import { DENO_RUN_SERVER, run, type RunResult } from "./host.ts";
 import { GENERATED_CONFIG_FILE, meshConfigYaml } from "./mesh_config.ts";
 import type { LabPlan } from "../../shared/internal/lab/plan.ts";
 import { type LabPaths, labPaths, loadState, repoRoot } from "../../shared/internal/lab/state.ts";
@@ -35,13 +35,7 @@ export function labKubeconfig(paths: LabPaths): string {
 /** The command that runs the test API server for a lab (detached, in meshd's namespace). */
 export function kubeApiArgv(paths: LabPaths): string[] {
   return [
-    Deno.execPath(),
-    "run",
-    "--allow-read",
-    "--allow-write",
-    "--allow-net",
-    "--allow-env",
-    "--allow-sys",
+    ...DENO_RUN_SERVER,
     join(repoRoot(), "deploy/lab/kube_api/main.ts"),
     `--port=${KUBE_API_PORT}`,
     "--host=127.0.0.1",

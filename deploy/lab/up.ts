@@ -13,7 +13,7 @@ import { BootstrapTokenIssuer } from "../../shared/internal/ca/bootstrap_tokens.
 import { SELF_SIGNED_CERT_FILE } from "../../meshd/ca/root_ca.ts";
 import { containerEnv, expandCommand } from "../../shared/internal/lab/container_env.ts";
 import { labDown } from "./down.ts";
-import { isAlive, labUnavailable, listNetns, spawnInNetns, waitInNetns } from "./host.ts";
+import { DENO_RUN_SERVER, isAlive, labUnavailable, listNetns, spawnInNetns, waitInNetns } from "./host.ts";
 import { GENERATED_CONFIG_FILE, meshConfigYaml } from "./mesh_config.ts";
 import { applyLabConfig, KUBE_API_PORT, kubeApiArgv, labKubeconfig } from "./kube_config.ts";
 import { belongsToLab, labNames } from "../../shared/internal/lab/naming.ts";
@@ -230,13 +230,7 @@ async function startMeshd(
 ): Promise<void> {
   const a = plan.meshd.address;
   const p = start(state, paths, plan.meshd.netns, "meshd", [
-    DENO,
-    "run",
-    "--allow-read",
-    "--allow-write",
-    "--allow-net",
-    "--allow-env",
-    "--allow-sys",
+    ...DENO_RUN_SERVER,
     // meshd runs its serving children (meshd/server/serving) with its own Deno.
     `--allow-run=${DENO}`,
     join(repoRoot(), "meshd/main.ts"),
