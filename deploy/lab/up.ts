@@ -13,7 +13,15 @@ import { BootstrapTokenIssuer } from "../../shared/internal/ca/bootstrap_tokens.
 import { SELF_SIGNED_CERT_FILE } from "../../meshd/ca/root_ca.ts";
 import { containerEnv, expandCommand } from "../../shared/internal/lab/container_env.ts";
 import { labDown } from "./down.ts";
-import { DENO_RUN_SERVER, isAlive, labUnavailable, listNetns, spawnInNetns, waitInNetns } from "./host.ts";
+import {
+  DENO_RUN_SERVER,
+  isAlive,
+  labUnavailable,
+  listNetns,
+  run,
+  spawnInNetns,
+  waitInNetns,
+} from "./host.ts";
 import { GENERATED_CONFIG_FILE, meshConfigYaml } from "./mesh_config.ts";
 import { applyLabConfig, KUBE_API_PORT, kubeApiArgv, labKubeconfig } from "./kube_config.ts";
 import { belongsToLab, labNames } from "../../shared/internal/lab/naming.ts";
@@ -73,6 +81,14 @@ function childEnv(extra: Record<string, string> = {}): Record<string, string> {
 export async function labUp(topologyFile: string, options: LabUpOptions): Promise<LabState> {
   const unavailable = labUnavailable();
   if (unavailable) throw new Error(unavailable);
+  if (options.configSource === "kube") {
+    const kubectl = await run("kubectl", ["version", "--client"]).catch((e: Error) => e.message);
+    if (typeof kubectl === "string" || kubectl.code !== 0) {
+      throw new Error(
+        "--config-source kube needs kubectl on the PATH (./dev lab installs Debian's kubernetes-client)",
+      );
+    }
+  }
   const lab = labNames(options.name, options.subnet);
   const topology = parseTopology(await Deno.readTextFile(topologyFile), topologyFile);
   const paths = labPaths(lab.name, options.dir);
