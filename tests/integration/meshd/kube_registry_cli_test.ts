@@ -8,11 +8,13 @@
 import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
 import { discovery } from "../../../meshd/cli_test_support.ts";
-import { Proxy } from "../../../meshd/server/test_support.ts";
 import { TYPE_URLS } from "../../../meshd/xds/generators.ts";
 import { adsProtocol } from "../../../shared/internal/xds/envoy_protos.ts";
 import { commandMissing, requires } from "../../../shared/internal/testing/prerequisites.ts";
-import { cluster } from "./kube_support.ts";
+import { within } from "../../../shared/internal/testing/deadline.ts";
+import { freePort } from "../../../shared/internal/testing/free_port.ts";
+import { Proxy, STRICT } from "../../../meshd/server/test_support.ts";
+import { cluster, kubectl } from "./kube_support.ts";
 import { applyHttpbin } from "./kube_registry_support.ts";
 
 Deno.test(requires(commandMissing("kubectl"), {
@@ -23,9 +25,15 @@ Deno.test(requires(commandMissing("kubectl"), {
     const kc = api.kubeconfig;
     try {
       await applyHttpbin(kc);
+      await kubectl(kc, ["apply", "-f", "-"], STRICT);
       let service: Record<string, unknown> | undefined;
-      const r = await discovery(["--configDir", "", "--kubeconfig", kc, "--clusterID", "west"], {
+      let metrics = "";
+      const monitoring = freePort();
+      const args = ["--configDir", "", "--kubeconfig", kc, "--clusterID", "west"];
+      const r = await discovery([...args, "--monitoringAddr", `127.0.0.1:${monitoring}`], {
         whileReady: async (out) => {
+          const scrape = await within(fetch(`http://127.0.0.1:${monitoring}/metrics`), 5000, "/metrics");
+          metrics = await scrape.text();
           const port = /ADS listening on \S+ \(port (\d+)\)/.exec(out)?.[1];
           assert.ok(port, out);
           const client = new (adsProtocol().client)(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
@@ -54,6 +62,11 @@ Deno.test(requires(commandMissing("kubectl"), {
       assert.equal(endpoint.identity, "spiffe://cluster.local/ns/foo/sa/httpbin");
       assert.equal(endpoint.proxied, true);
       assert.equal(endpoint.labels["topology.istio.io/cluster"], "west");
+      // The informers' events, by kind and event: the registry's and the config's.
+      assert.match(metrics, /^disco_orch_reg_events\{type="Service",event="add"\} 1$/m);
+      assert.match(metrics, /^disco_orch_reg_events\{type="Pod",event="add"\} 1$/m);
+      assert.match(metrics, /^disco_orch_cfg_events\{type="PeerAuthentication",event="add"\} 1$/m);
+      assert.match(metrics, /^endpoint_no_pod 0$/m);
     } finally {
       await api.stop();
     }
