@@ -18,16 +18,15 @@
  * @module
  */
 import type { V1EndpointSlice, V1Namespace, V1Pod, V1Service, V1ServicePort } from "@kubernetes/client-node";
-import type {
-  RegistryEndpoint,
-  RegistryService,
-  RegistryServicePort,
-  RegistryWorkload,
+import {
+  REGISTRY_CLUSTER_LABEL,
+  type RegistryEndpoint,
+  type RegistryService,
+  type RegistryServicePort,
+  type RegistryWorkload,
 } from "../push_context/registry_services.ts";
 import { servicePortProtocol } from "./protocol.ts";
 
-/** The label naming a workload's cluster (Istio's). */
-export const CLUSTER_LABEL = "topology.istio.io/cluster";
 /** The label naming a namespace's or pod's network (Istio's). */
 export const NETWORK_LABEL = "topology.istio.io/network";
 /** The label that marks a mutual-TLS workload, as meshd's injector writes it. */
@@ -78,7 +77,10 @@ export function podWorkloads(
     }
     const namespace = pod.metadata?.namespace ?? "default";
     const name = pod.metadata?.name ?? "";
-    const labels: Record<string, string> = { ...pod.metadata?.labels, [CLUSTER_LABEL]: options.clusterID };
+    const labels: Record<string, string> = {
+      ...pod.metadata?.labels,
+      [REGISTRY_CLUSTER_LABEL]: options.clusterID,
+    };
     if (hasProxy(pod) && !TLS_MODE_LABELS.some((l) => l in labels)) labels[TLS_MODE_LABELS[0]] = "istio";
     const network = labels[NETWORK_LABEL] ?? namespaces.get(namespace)?.metadata?.labels?.[NETWORK_LABEL];
     const ports: Record<string, number> = {};

@@ -10,6 +10,9 @@
  */
 import type { ObjectMeta, WorkloadEntrySpec } from "../../shared/mod.ts";
 
+/** The label naming the cluster of a registry's workloads (Istio's): set by meshd/kube_registry. */
+export const REGISTRY_CLUSTER_LABEL = "topology.istio.io/cluster";
+
 // The push context's own types are structural copies here: push_context.ts imports this module.
 
 /** A port of a service: push_context.ts's ServicePortView. */

@@ -18,6 +18,7 @@ import { DiscoveryServer } from "../../../meshd/server/discovery_server.ts";
 import { TYPE_URLS } from "../../../meshd/xds/generators.ts";
 import { Proxy } from "../../../meshd/server/test_support.ts";
 import { adsProtocol } from "../../../shared/internal/xds/envoy_protos.ts";
+import { jsonToStruct } from "../../../shared/internal/xds/struct.ts";
 import * as grpc from "@grpc/grpc-js";
 import { commandMissing, requires } from "../../../shared/internal/testing/prerequisites.ts";
 import { waitFor } from "../../../meshd/config_store/test_support.ts";
@@ -105,6 +106,18 @@ Deno.test(requires(commandMissing("kubectl"), {
         proxy.decoded(TYPE_URLS.service, "service", "foo/httpbin")!.endpoints[0].identity,
         "spiffe://cluster.local/ns/foo/sa/httpbin",
       );
+      // The same node id from another cluster (node metadata CLUSTER_ID) is not this cluster's pod.
+      const other = new Proxy(
+        proxyClient,
+        {
+          id: "sidecar~10.1.0.5~httpbin-1.foo~foo.svc.cluster.local",
+          metadata: jsonToStruct({ CLUSTER_ID: "west" }),
+        },
+        [TYPE_URLS.service, TYPE_URLS.workload],
+      );
+      await other.until(() => other.held.has(TYPE_URLS.workload), 5000);
+      assert.equal(other.held.get(TYPE_URLS.workload)!.size, 0, "no Workload for a proxy of cluster west");
+      other.call.end();
 
       // A label change reaches the workload and the endpoint.
       await kubectl(kc, ["label", "pod", "httpbin-1", "-n", "foo", "version=v2"]);
