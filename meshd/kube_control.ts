@@ -13,12 +13,16 @@ import { DEFAULT_REGISTRY } from "./options/env/env_var.ts";
 import { KubeSource } from "./kube_source/mod.ts";
 import { loadKubeConfig } from "./kube_source/kube_config.ts";
 import { ApiClient } from "./kube_source/api_client.ts";
+import { KubeRegistry, type KubeRegistryHooks } from "./kube_registry/mod.ts";
+import type { OrchMetrics } from "./monitoring/metrics.ts";
 
 /**
  * The config source: --configDir when given, else the Kubernetes API when --registries names the
  * orchestrator (Kubernetes), from --kubeconfig or the in-cluster config.
  *
- * @returns undefined for --configDir; else the source and the connection to the API
+ * @param metrics the informers' metrics (disco_orch_*, controller_sync_errors_total); default none
+ * @returns undefined for --configDir; else the config source, the service registry (meshd/kube_registry)
+ *   and the connection to the API
  * @throws Error naming the flags when there is no source
  */
 export function kubeConfigSource(
@@ -26,7 +30,8 @@ export function kubeConfigSource(
   env: MeshdEnvironment,
   rootNamespace: string,
   logger: Logger,
-): { feed: KubeSource; kube: KubeConnection } | undefined {
+  metrics?: OrchMetrics,
+): { feed: KubeSource; registry: KubeRegistry; kube: KubeConnection } | undefined {
   if (options.configDir !== "") {
     // The directory wins, as Istio's file config source does; what only the Kubernetes source reads says so.
     const log = logger.scope("default");
@@ -54,8 +59,43 @@ export function kubeConfigSource(
     namespace: env.MESH_WATCH_NAMESPACE,
     rootNamespace,
     logger: log,
+    onEvent: (type, event) => metrics?.cfgEvents.inc({ type, event }),
+    onFailure: () => metrics?.controllerSyncErrors.inc(),
   });
-  return { feed, kube };
+  return { feed, registry: kubeRegistry(kube, options, env, logger, metrics), kube };
+}
+
+/** The Kubernetes service registry on the shared client, reporting to the metrics. */
+function kubeRegistry(
+  kube: KubeConnection,
+  options: DiscoveryOptions,
+  env: MeshdEnvironment,
+  logger: Logger,
+  metrics: OrchMetrics | undefined,
+): KubeRegistry {
+  return new KubeRegistry({
+    config: kube.config,
+    api: kube.api,
+    clusterID: options.clusterID,
+    domain: options.domain,
+    namespace: env.MESH_WATCH_NAMESPACE,
+    logger: logger.scope("kube"),
+    hooks: metrics && registryMetricHooks(metrics),
+  });
+}
+
+/** The registry's observers that keep its metrics (disco_orch_reg_events, disco_no_ip, endpoint_no_pod…). */
+export function registryMetricHooks(metrics: OrchMetrics): KubeRegistryHooks {
+  return {
+    onEvent: (type, event) => metrics.regEvents.inc({ type, event }),
+    onFailure: () => metrics.controllerSyncErrors.inc(),
+    onSnapshot: (counts, newlyPending) => {
+      metrics.noIp.set(counts.noIp);
+      metrics.endpointsPendingPod.set(counts.pending.length);
+      metrics.endpointNoPod.set(counts.noPod);
+      metrics.endpointsWithNoPods.inc(newlyPending);
+    },
+  };
 }
 
 /** The Kubernetes API meshd talks to, shared by everything that reads or writes it. */
