@@ -237,7 +237,8 @@ Deno.test("discovery: each variable and flag without effect warns once when set,
     "warning: --clusterID has no effect yet: the Kubernetes service registry (Services, EndpointSlices, Pods) " +
     "comes with issue 14",
     "warning: environment variable CA_TRUSTED_NODE_ACCOUNTS is set but has no effect yet: node authentication " +
-    "needs Kubernetes (issue 14); a CSR for another identity is refused",
+    "is for node proxies that request certificates for the pods on their node (Istio's ztunnel, ambient mode), " +
+    "which this mesh does not have; a CSR for another identity is refused",
     "warning: environment variable CLUSTER_ID is set but has no effect yet: the Kubernetes service registry " +
     "and controllers come with issue 14 (Kubernetes config is read: meshd/kube_source)",
     "warning: environment variable MESH_DELTA_XDS is set but has no effect yet: delta xDS is served to every " +

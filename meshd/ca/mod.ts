@@ -16,7 +16,7 @@
  */
 import type * as grpc from "@grpc/grpc-js";
 import * as x509 from "@peculiar/x509";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { formatSpiffeId } from "../../shared/identity/mod.ts";
 import { Authenticator, type AuthResult, type Credentials } from "./authenticate.ts";
 import {
@@ -26,7 +26,7 @@ import {
 } from "../../shared/internal/ca/bootstrap_tokens.ts";
 import { type CaServiceHooks, effectiveTtlSeconds, registerCertificateService } from "./ca_service.ts";
 import { toPem } from "../../shared/internal/ca/pem.ts";
-import { type CaBundle, ensureRootCa } from "./root_ca.ts";
+import { type CaBundle, ensureRootCa, SELF_SIGNED_CERT_FILE } from "./root_ca.ts";
 import { writeSelfSignedRoots } from "./root_renewal.ts";
 import { shouldRotateRoot } from "./root_rotator.ts";
 import { pemCertificates } from "../../shared/internal/ca/pem.ts";
@@ -96,6 +96,15 @@ export interface CertificateAuthorityOptions {
   maxTokenDurationSeconds?: number;
   /** Counters for the gRPC service (also settable per {@link CertificateAuthority.register}). */
   hooks?: CaServiceHooks;
+  /**
+   * Where the signer reads the CA from when not ROOT_CA_DIR itself: the copy of the Kubernetes
+   * Secret (kube_ca.ts). ROOT_CA_DIR still holds the bootstrap-token key.
+   */
+  caDir?: string;
+  /** Checks bearer tokens that are not bootstrap tokens (TokenReview; token_review.ts). */
+  reviewToken?: (token: string) => Promise<AuthResult>;
+  /** Called with `self-signed-ca-cert.pem`'s new text after a rotation wrote it (to update the Secret). */
+  onRootsWritten?: (rootsPem: string) => Promise<void>;
 }
 
 /** A serving certificate for one of meshd's TLS listeners, with its freshly generated key. */
@@ -156,12 +165,13 @@ export class CertificateAuthority {
     }
     formatSpiffeId({ trustDomain: options.trustDomain, namespace: "ns", serviceAccount: "sa" }); // checks the trust domain
     const rootCaDir = resolve(options.rootCaDir);
-    const ensured = await ensureRootCa(rootCaDir, {
+    const caDir = resolve(options.caDir ?? rootCaDir);
+    const ensured = await ensureRootCa(caDir, {
       trustDomain: options.trustDomain,
       rsaKeySize: options.selfSignedRsaKeySize,
       ttlMs: options.selfSignedTtlMs,
     });
-    const signer = await SignerClient.start(rootCaDir);
+    const signer = await SignerClient.start(caDir);
     try {
       const audiences = parseTokenAudiences(options.tokenAudiences);
       const tokens = await BootstrapTokenIssuer.open(rootCaDir, {
@@ -171,7 +181,7 @@ export class CertificateAuthority {
       });
       const authenticator = this.#authenticator(options, signer.bundle, tokens, audiences);
       this.#running = {
-        options: { ...options, rootCaDir },
+        options: { ...options, rootCaDir, caDir },
         signer,
         tokens,
         authenticator,
@@ -200,6 +210,7 @@ export class CertificateAuthority {
       tokenVerificationKey: tokens.verificationKey,
       // Renewal is for certificates this CA issued: signed by its signing certificate.
       issuerCertificatesPem: [bundle.signingCertPem],
+      reviewToken: options.reviewToken,
     });
   }
 
@@ -389,8 +400,11 @@ export class CertificateAuthority {
   async rotateRoot(ttlMs: number): Promise<CaBundle> {
     const s = this.#state();
     const rootPem = await s.signer.renewRoot(ttlMs);
-    await writeSelfSignedRoots(s.options.rootCaDir, rootPem, s.signer.bundle.rootCertPem);
-    return await this.#reload();
+    const caDir = s.options.caDir ?? s.options.rootCaDir;
+    await writeSelfSignedRoots(caDir, rootPem, s.signer.bundle.rootCertPem);
+    const bundle = await this.#reload();
+    await s.options.onRootsWritten?.(await Deno.readTextFile(join(caDir, SELF_SIGNED_CERT_FILE)));
+    return bundle;
   }
 
   async #reload(): Promise<CaBundle> {

@@ -1,0 +1,206 @@
+/**
+ * meshd/ca/kube_ca.ts against the test API server (deploy/lab/kube_api): the race of two replicas
+ * creating the Secret (409), USE_CACERTS_FOR_SELF_SIGNED_CA, a self-signed root already in
+ * ROOT_CA_DIR, invalid Secrets named with their data key, plugged-in files winning over the API,
+ * and the Secret updated after a rotation.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
+import { X509Certificate } from "node:crypto";
+import { join } from "node:path";
+import { startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
+import { CertificateAuthority } from "../../../meshd/ca/mod.ts";
+import { COPY_PREFIX, prepareKubeCa, type SecretApi } from "../../../meshd/ca/kube_ca.ts";
+import { createSelfSignedRootCa, loadRootCa } from "../../../meshd/ca/root_ca.ts";
+import { pluggedInCa } from "../../../meshd/ca/test_support.ts";
+import { RootCaError } from "../../../shared/internal/ca/root_ca_error.ts";
+import { apiClient, createAccounts, MESHD_NS, secretData } from "./ca_kube_support.ts";
+
+const HOUR = 3_600_000;
+const ROOT = { trustDomain: "cluster.local", rsaKeySize: 2048, ttlMs: 24 * HOUR };
+
+async function withApi(
+  fn: (api: ReturnType<typeof apiClient>, dirs: () => Promise<string>) => Promise<void>,
+) {
+  const kube = await startKubeApi();
+  const api = apiClient(kube.kubeconfig);
+  const made: string[] = [];
+  try {
+    await createAccounts(api, [MESHD_NS], []);
+    await fn(api, async () => {
+      const d = await Deno.makeTempDir();
+      made.push(d);
+      return d;
+    });
+  } finally {
+    for (const d of made) await Deno.remove(d, { recursive: true });
+    await api.close();
+    await kube.stop();
+  }
+}
+
+async function rootOf(dir: string): Promise<string> {
+  return (await loadRootCa(dir)).bundle.rootFingerprint;
+}
+
+const options = (api: SecretApi, rootCaDir: string, warn: (m: string) => void = () => {}) => ({
+  api,
+  namespace: MESHD_NS,
+  rootCaDir,
+  useCacertsSecret: false,
+  root: ROOT,
+  warn,
+});
+
+Deno.test("kube CA: a replica that lost the race to create the Secret (409) uses the winner's root", async () => {
+  await withApi(async (api, dirs) => {
+    const winner = await prepareKubeCa(options(api, await dirs()));
+    // The loser's GET ran before the winner's POST: it sees no Secret, makes its own root, and gets 409.
+    let hidden = false;
+    const racing: SecretApi = {
+      json<T>(method: string, path: string, req?: { body?: unknown }): Promise<T> {
+        if (method === "GET" && path.endsWith("/mesh-ca-secret") && !hidden) {
+          hidden = true;
+          return Promise.reject(Object.assign(new Error("404"), { statusCode: 404 }));
+        }
+        return api.json<T>(method, path, req);
+      },
+    };
+    const loser = await prepareKubeCa(options(racing, await dirs()));
+    assert.ok(hidden);
+    assert.equal(await rootOf(loser.caDir), await rootOf(winner.caDir));
+    assert.match(loser.description, /created by another replica first, read/);
+    await winner.cleanup();
+    await loser.cleanup();
+  });
+});
+
+Deno.test("kube CA: USE_CACERTS_FOR_SELF_SIGNED_CA stores the root in cacerts, read back as self-signed", async () => {
+  await withApi(async (api, dirs) => {
+    const first = await prepareKubeCa({ ...options(api, await dirs()), useCacertsSecret: true });
+    const secret = await secretData(api, "cacerts");
+    assert.equal(secret?.type, "mesh.io/ca-root");
+    assert.equal(await secretData(api, "mesh-ca-secret"), undefined);
+    // Istio's istio-ca-secret layout: ca-cert.pem = root-cert.pem's first certificate, empty cert-chain.pem.
+    assert.equal(secret?.data["ca-cert.pem"], secret?.data["root-cert.pem"]);
+    assert.equal(secret?.data["cert-chain.pem"], "");
+    const second = await prepareKubeCa({ ...options(api, await dirs()), useCacertsSecret: true });
+    assert.match(second.description, /self-signed root from Secret mesh-system\/cacerts \(read\)/);
+    assert.equal((await loadRootCa(second.caDir)).bundle.source, "self-signed");
+    assert.equal(await rootOf(second.caDir), await rootOf(first.caDir));
+    await first.cleanup();
+    await second.cleanup();
+  });
+});
+
+Deno.test("kube CA: a self-signed root already in ROOT_CA_DIR goes into the new Secret; plugged-in files win", async () => {
+  await withApi(async (api, dirs) => {
+    const local = await dirs();
+    await createSelfSignedRootCa(local, ROOT);
+    const ca = await prepareKubeCa(options(api, local));
+    assert.equal(await rootOf(ca.caDir), await rootOf(local));
+    assert.match(ca.description, /created from the self-signed root in /);
+    assert.ok(ca.caDir.startsWith(join(local, COPY_PREFIX)));
+    await ca.cleanup();
+    assert.deepEqual([...Deno.readDirSync(local)].map((e) => e.name).filter((n) => n.startsWith(".")), []);
+
+    const plugged = await dirs();
+    await pluggedInCa(plugged);
+    let calls = 0;
+    const counting: SecretApi = { json: (m, p, r) => (calls++, api.json(m, p, r)) };
+    const files = await prepareKubeCa(options(counting, plugged));
+    assert.equal(files.caDir, plugged);
+    assert.equal(calls, 0, "plugged-in files must not be overridden by a Secret");
+  });
+});
+
+Deno.test("kube CA: invalid Secrets are refused naming the Secret and the data key", async () => {
+  await withApi(async (api, dirs) => {
+    const post = (name: string, type: string, data: Record<string, string>) =>
+      api.json("POST", `/api/v1/namespaces/${MESHD_NS}/secrets`, {
+        body: {
+          apiVersion: "v1",
+          kind: "Secret",
+          metadata: { name },
+          type,
+          data: Object.fromEntries(
+            Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString("base64")]),
+          ),
+        },
+      });
+    const refused = async (reason: RegExp) => {
+      const dir = await dirs();
+      await assert.rejects(prepareKubeCa(options(api, dir)), (e: unknown) => {
+        assert.ok(e instanceof RootCaError, String(e));
+        assert.match(e.message, reason);
+        return true;
+      });
+      assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.startsWith(".")), []);
+    };
+    const plugged = await dirs();
+    await pluggedInCa(plugged);
+    const file = (f: string) => Deno.readTextFileSync(join(plugged, f));
+    await post("cacerts", "Opaque", { "ca-cert.pem": file("ca-cert.pem"), "ca-key.pem": file("ca-key.pem") });
+    await refused(/Secret mesh-system\/cacerts: data key cert-chain\.pem is missing or empty/);
+    await api.json("DELETE", `/api/v1/namespaces/${MESHD_NS}/secrets/cacerts`);
+    const other = await dirs();
+    await pluggedInCa(other);
+    await post("cacerts", "Opaque", {
+      "ca-cert.pem": file("ca-cert.pem"),
+      "ca-key.pem": Deno.readTextFileSync(join(other, "ca-key.pem")),
+      "cert-chain.pem": file("cert-chain.pem"),
+      "root-cert.pem": file("root-cert.pem"),
+    });
+    await refused(/Secret mesh-system\/cacerts: data key ca-key\.pem: does not match the certificate/);
+    await api.json("DELETE", `/api/v1/namespaces/${MESHD_NS}/secrets/cacerts`);
+    await post("mesh-ca-secret", "mesh.io/ca-root", {
+      "ca-key.pem": file("ca-key.pem"),
+      "root-cert.pem": "x",
+    });
+    await refused(/Secret mesh-system\/mesh-ca-secret: data key root-cert\.pem: contains no PEM CERTIFICATE/);
+  });
+});
+
+Deno.test("kube CA: a rotated self-signed root is written back to the Secret", async () => {
+  await withApi(async (api, dirs) => {
+    const rootCaDir = await dirs();
+    const warnings: string[] = [];
+    const kubeCa = await prepareKubeCa(options(api, rootCaDir, (m) => warnings.push(m)));
+    const ca = new CertificateAuthority();
+    await ca.start({
+      rootCaDir,
+      caDir: kubeCa.caDir,
+      onRootsWritten: kubeCa.onRootsWritten,
+      trustDomain: "cluster.local",
+      selfSignedRsaKeySize: 2048,
+      selfSignedTtlMs: 24 * HOUR,
+      defaultTtlMs: HOUR,
+      maxTtlMs: 24 * HOUR,
+      tokenAudiences: "mesh-ca",
+    });
+    try {
+      const before = (await secretData(api, "mesh-ca-secret"))!.data;
+      const bundle = await ca.rotateRoot(48 * HOUR);
+      const after = (await secretData(api, "mesh-ca-secret"))!.data;
+      assert.equal(after["root-cert.pem"], bundle.rootCertPem);
+      assert.equal(after["ca-key.pem"], before["ca-key.pem"]);
+      const roots = after["root-cert.pem"].split(/(?<=-----END CERTIFICATE-----\n)/).filter((s) => s !== "");
+      assert.equal(roots.length, 2, "the earlier root stays in the bundle");
+      assert.equal(after["ca-cert.pem"], roots[0]);
+      assert.equal(
+        new X509Certificate(roots[1]).fingerprint256,
+        new X509Certificate(before["ca-cert.pem"]).fingerprint256,
+      );
+      assert.deepEqual(warnings, []);
+      // A replica starting now reads the rotated root.
+      const next = await prepareKubeCa(options(api, await dirs()));
+      assert.equal(await rootOf(next.caDir), bundle.rootFingerprint);
+      await next.cleanup();
+    } finally {
+      await ca.stop();
+      await kubeCa.cleanup();
+    }
+  });
+});

@@ -1,0 +1,201 @@
+/**
+ * Certificates for pods (issue 14, item 3) from a real `meshd discovery --kubeconfig` process on the
+ * test API server (deploy/lab/kube_api, which implements TokenRequest and TokenReview): a pod's
+ * service-account token gets its ns/sa and nothing else; wrong audience, deleted service account and
+ * invalid tokens are refused, counted and logged; bootstrap tokens keep working. And one root for all
+ * replicas (item 4): two meshd processes on one API serve the same root from `mesh-ca-secret`, and a
+ * plugged-in `cacerts` Secret wins.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { X509Certificate } from "node:crypto";
+import type * as grpc from "@grpc/grpc-js";
+import { startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
+import {
+  certificateClient,
+  createCertificate,
+  makeCsr,
+  pluggedInCa,
+} from "../../../meshd/ca/test_support.ts";
+import { within } from "../../../shared/internal/testing/deadline.ts";
+import {
+  apiClient,
+  createAccounts,
+  debugText,
+  kubeMeshd,
+  MESHD_NS,
+  type MeshdPorts,
+  saToken,
+  secretData,
+} from "./ca_kube_support.ts";
+import { Buffer } from "node:buffer";
+
+const ID = (ns: string, sa: string) => `spiffe://cluster.local/ns/${ns}/sa/${sa}`;
+
+/** The leaf's URI SANs, from a chain meshd returned, or the gRPC error's code and details. */
+function outcome(r: { certChain: string[] } | grpc.ServiceError): string {
+  if ("certChain" in r) return new X509Certificate(r.certChain[0]).subjectAltName ?? "(no SAN)";
+  return `error ${r.code}: ${r.details}`;
+}
+
+async function metric(ports: MeshdPorts, name: string): Promise<number> {
+  const r = await within(fetch(`http://127.0.0.1:${ports.monitoring}/metrics`), 5000, "metrics");
+  const m = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(await r.text());
+  return m ? Number(m[1]) : 0;
+}
+
+async function bootstrapToken(ports: MeshdPorts, namespace: string, serviceAccount: string): Promise<string> {
+  const r = await within(
+    fetch(`http://127.0.0.1:${ports.http}/debug/bootstrapToken`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ namespace, serviceAccount }),
+    }),
+    5000,
+    "bootstrap token",
+  );
+  assert.equal(r.status, 200, await r.clone().text());
+  return (await r.json()).token;
+}
+
+Deno.test("pod certificates: a service-account token gets exactly its ns/sa; every other token is refused", async () => {
+  const kube = await startKubeApi();
+  const api = apiClient(kube.kubeconfig);
+  try {
+    await createAccounts(api, [MESHD_NS, "foo"], ["foo/sleep", "foo/other", "foo/gone"]);
+    const sleep = await saToken(api, "foo/sleep", ["mesh-ca"]);
+    const apiAudience = await saToken(api, "foo/sleep"); // made for the API server, not the CA
+    const gone = await saToken(api, "foo/gone", ["mesh-ca"]);
+    await api.json("DELETE", "/api/v1/namespaces/foo/serviceaccounts/gone");
+    const seen: Record<string, string> = {};
+    let failures = 0;
+    const r = await kubeMeshd(kube.kubeconfig, async (ports) => {
+      const roots = (await secretData(api, "mesh-ca-secret"))!.data["root-cert.pem"];
+      assert.equal(await debugText(ports, "/debug/rootCert"), roots);
+      const client = certificateClient(ports.secure, roots);
+      try {
+        const ask = async (token: string, uris: string[] = []) =>
+          outcome(await createCertificate(client, { csr: (await makeCsr({ uris })).csrPem }, token));
+        seen.plain = await ask(sleep);
+        seen.own = await ask(sleep, [ID("foo", "sleep")]);
+        seen.again = await ask(sleep); // from the review cache: same answer
+        seen.otherIdentity = await ask(sleep, [ID("foo", "other")]);
+        seen.wrongAudience = await ask(apiAudience);
+        seen.deleted = await ask(gone);
+        seen.invalid = await ask("not-a-token");
+        seen.forged = await ask(sleep.slice(0, -4) + (sleep.endsWith("AAAA") ? "BBBB" : "AAAA"));
+        seen.bootstrap = await ask(await bootstrapToken(ports, "bar", "vm"));
+        failures = await metric(ports, "ca_server_authentication_failure_count");
+      } finally {
+        client.close();
+      }
+    });
+    assert.equal(r.code, 0, r.err);
+    assert.deepEqual(seen, {
+      plain: `URI:${ID("foo", "sleep")}`,
+      own: `URI:${ID("foo", "sleep")}`,
+      again: `URI:${ID("foo", "sleep")}`,
+      otherIdentity: `error 7: ${ID("foo", "sleep")} may not obtain a certificate for another identity`,
+      wrongAudience: "error 16: request authenticate failure",
+      deleted: "error 16: request authenticate failure",
+      invalid: "error 16: request authenticate failure",
+      forged: "error 16: request authenticate failure",
+      bootstrap: `URI:${ID("bar", "vm")}`,
+    });
+    assert.equal(failures, 5, "each refusal is counted as an authentication failure");
+    const log = r.out + r.err;
+    for (
+      const reason of [
+        /CSR refused: .*spiffe:\/\/cluster\.local\/ns\/foo\/sa\/other/,
+        /CSR refused: service-account token: the API server refused it: token audiences do not match/,
+        /CSR refused: service-account token: the API server refused it: service account foo\/gone has been deleted/,
+        /CSR refused: service-account token: the API server refused it: invalid bearer token: Invalid Compact JWS/,
+        /CSR refused: service-account token: the API server refused it: invalid bearer token: signature verification failed/,
+      ]
+    ) assert.match(log, reason);
+    assert.match(log, /issued spiffe:\/\/cluster\.local\/ns\/foo\/sa\/sleep \(k8s-jwt\)/);
+    assert.match(log, /issued spiffe:\/\/cluster\.local\/ns\/bar\/sa\/vm \(jwt\)/);
+  } finally {
+    await api.close();
+    await kube.stop();
+  }
+});
+
+Deno.test("CA root: two meshd processes on one API serve the root of the Secret the first created", async () => {
+  const kube = await startKubeApi();
+  const api = apiClient(kube.kubeconfig);
+  try {
+    await createAccounts(api, [MESHD_NS], []);
+    let first = "";
+    let second = "";
+    let secondRun = { code: -1, out: "", err: "" };
+    const r = await kubeMeshd(kube.kubeconfig, async (a) => {
+      first = await debugText(a, "/debug/rootCert");
+      secondRun = await kubeMeshd(kube.kubeconfig, async (b) => {
+        second = await debugText(b, "/debug/rootCert");
+      });
+    });
+    assert.equal(r.code, 0, r.err);
+    assert.equal(secondRun.code, 0, secondRun.err);
+    const secret = await secretData(api, "mesh-ca-secret");
+    assert.equal(secret?.type, "mesh.io/ca-root");
+    assert.match(first, /^-----BEGIN CERTIFICATE-----/);
+    assert.equal(second, first, "the replicas serve different roots");
+    assert.equal(secret?.data["root-cert.pem"], first);
+    assert.match(
+      r.out + r.err,
+      /self-signed root from Secret mesh-system\/mesh-ca-secret \(created from a new/,
+    );
+    assert.match(
+      secondRun.out + secondRun.err,
+      /self-signed root from Secret mesh-system\/mesh-ca-secret \(read\)/,
+    );
+  } finally {
+    await api.close();
+    await kube.stop();
+  }
+});
+
+Deno.test("CA root: a plugged-in cacerts Secret is used, and no self-signed root is made", async () => {
+  const kube = await startKubeApi();
+  const api = apiClient(kube.kubeconfig);
+  const dir = await Deno.makeTempDir();
+  try {
+    await createAccounts(api, [MESHD_NS, "foo"], ["foo/sleep"]);
+    const { root, intermediate } = await pluggedInCa(dir);
+    const data: Record<string, string> = {};
+    for (const f of ["ca-cert.pem", "ca-key.pem", "cert-chain.pem", "root-cert.pem"]) {
+      data[f] = Buffer.from(await Deno.readTextFile(`${dir}/${f}`)).toString("base64");
+    }
+    await api.json("POST", `/api/v1/namespaces/${MESHD_NS}/secrets`, {
+      body: { apiVersion: "v1", kind: "Secret", metadata: { name: "cacerts" }, type: "Opaque", data },
+    });
+    const token = await saToken(api, "foo/sleep", ["mesh-ca"]);
+    let served = "";
+    let chain: string[] = [];
+    const r = await kubeMeshd(kube.kubeconfig, async (ports) => {
+      served = await debugText(ports, "/debug/rootCert");
+      const client = certificateClient(ports.secure, served);
+      try {
+        const res = await createCertificate(client, { csr: (await makeCsr()).csrPem }, token);
+        assert.ok("certChain" in res, outcome(res));
+        chain = res.certChain;
+      } finally {
+        client.close();
+      }
+    });
+    assert.equal(r.code, 0, r.err);
+    assert.equal(new X509Certificate(served).fingerprint256, new X509Certificate(root.pem).fingerprint256);
+    assert.equal(
+      new X509Certificate(chain[1]).fingerprint256,
+      new X509Certificate(intermediate.pem).fingerprint256,
+    );
+    assert.equal(await secretData(api, "mesh-ca-secret"), undefined);
+    assert.match(r.out + r.err, /plugged-in CA from Secret mesh-system\/cacerts/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await api.close();
+    await kube.stop();
+  }
+});
