@@ -30,6 +30,8 @@ import {
   secretData,
 } from "./ca_kube_support.ts";
 import { Buffer } from "node:buffer";
+import { CertificateManager } from "../../../proxy/agent/certificate_manager.ts";
+import { waitFor } from "../../../meshd/ca/test_support.ts";
 
 const ID = (ns: string, sa: string) => `spiffe://cluster.local/ns/${ns}/sa/${sa}`;
 
@@ -193,6 +195,49 @@ Deno.test("CA root: a plugged-in cacerts Secret is used, and no self-signed root
     );
     assert.equal(await secretData(api, "mesh-ca-secret"), undefined);
     assert.match(r.out + r.err, /plugged-in CA from Secret mesh-system\/cacerts/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await api.close();
+    await kube.stop();
+  }
+});
+
+Deno.test("pod certificates: the proxy agent sends the projected token file, read again for every CSR", async () => {
+  const kube = await startKubeApi();
+  const api = apiClient(kube.kubeconfig);
+  const dir = await Deno.makeTempDir();
+  try {
+    await createAccounts(api, [MESHD_NS, "foo"], ["foo/sleep"]);
+    // As kubelet writes it: the token file the injector mounts (mesh-token), first with a token for the API
+    // server (refused), then rotated to one for the CA.
+    const tokenFile = `${dir}/mesh-token`;
+    await Deno.writeTextFile(tokenFile, await saToken(api, "foo/sleep"));
+    const good = await saToken(api, "foo/sleep", ["mesh-ca"]);
+    let issued = "";
+    let refusedFirst = "";
+    const r = await kubeMeshd(kube.kubeconfig, async (ports) => {
+      const m = new CertificateManager({
+        address: `127.0.0.1:${ports.secure}`,
+        rootsPem: await debugText(ports, "/debug/rootCert"),
+        serverName: "meshd.mesh-system.svc",
+        tokenFile,
+        backoff: { initialMs: 100, maxMs: 200 },
+      });
+      try {
+        m.start();
+        await waitFor(() => m.status().failures >= 2, 10_000, "refusals of the API-audience token");
+        refusedFirst = m.status().lastError ?? "";
+        await Deno.writeTextFile(`${tokenFile}.new`, good);
+        await Deno.rename(`${tokenFile}.new`, tokenFile);
+        const cert = await within(m.firstCertificate(), 10_000, "a certificate after the token rotated");
+        issued = new X509Certificate(cert.certChainPem).subjectAltName ?? "";
+      } finally {
+        m.stop();
+      }
+    });
+    assert.equal(r.code, 0, r.err);
+    assert.match(refusedFirst, /code 16\): request authenticate failure/);
+    assert.equal(issued, `URI:${ID("foo", "sleep")}`);
   } finally {
     await Deno.remove(dir, { recursive: true });
     await api.close();
