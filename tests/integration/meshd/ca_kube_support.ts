@@ -10,6 +10,7 @@ import { ApiClient } from "../../../meshd/kube_source/api_client.ts";
 import { loadKubeConfig } from "../../../meshd/kube_source/kube_config.ts";
 import { discovery, type Run } from "../../../meshd/cli_test_support.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";
+import { type StartedKubeApi, startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
 
 /** meshd's namespace in these tests (the --namespace default). */
 export const MESHD_NS = "mesh-system";
@@ -116,4 +117,41 @@ export async function kubeMeshd(
     ],
     { vars: { ENABLE_DEBUG_ON_HTTP: "true", ...vars }, whileReady: () => whileReady(ports) },
   );
+}
+
+/** What {@link withKube} gives its test. */
+export interface KubeTest {
+  kube: StartedKubeApi;
+  api: ApiClient;
+  /** A new temporary directory, removed after the test. */
+  tempDir(): Promise<string>;
+}
+
+/**
+ * Runs `fn` against a new test API server holding meshd's namespace, `namespaces` and the service
+ * accounts `accounts` (`ns/name`), with meshd's API client; stops and removes everything after.
+ */
+export async function withKube(
+  namespaces: string[],
+  accounts: string[],
+  fn: (t: KubeTest) => Promise<void>,
+): Promise<void> {
+  const kube = await startKubeApi();
+  const api = apiClient(kube.kubeconfig);
+  const dirs: string[] = [];
+  try {
+    await createAccounts(api, [MESHD_NS, ...namespaces], accounts);
+    await fn({
+      kube,
+      api,
+      tempDir: async () => {
+        dirs.push(await Deno.makeTempDir());
+        return dirs[dirs.length - 1];
+      },
+    });
+  } finally {
+    for (const d of dirs) await Deno.remove(d, { recursive: true });
+    await api.close();
+    await kube.stop();
+  }
 }

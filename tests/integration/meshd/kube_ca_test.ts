@@ -10,36 +10,14 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { X509Certificate } from "node:crypto";
 import { join } from "node:path";
-import { startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
-import { CertificateAuthority } from "../../../meshd/ca/mod.ts";
 import { COPY_PREFIX, prepareKubeCa, type SecretApi } from "../../../meshd/ca/kube_ca.ts";
 import { createSelfSignedRootCa, loadRootCa } from "../../../meshd/ca/root_ca.ts";
-import { pluggedInCa } from "../../../meshd/ca/test_support.ts";
+import { pluggedInCa, startCa } from "../../../meshd/ca/test_support.ts";
 import { RootCaError } from "../../../shared/internal/ca/root_ca_error.ts";
-import { apiClient, createAccounts, MESHD_NS, secretData } from "./ca_kube_support.ts";
+import { MESHD_NS, secretData, withKube } from "./ca_kube_support.ts";
 
 const HOUR = 3_600_000;
 const ROOT = { trustDomain: "cluster.local", rsaKeySize: 2048, ttlMs: 24 * HOUR };
-
-async function withApi(
-  fn: (api: ReturnType<typeof apiClient>, dirs: () => Promise<string>) => Promise<void>,
-) {
-  const kube = await startKubeApi();
-  const api = apiClient(kube.kubeconfig);
-  const made: string[] = [];
-  try {
-    await createAccounts(api, [MESHD_NS], []);
-    await fn(api, async () => {
-      const d = await Deno.makeTempDir();
-      made.push(d);
-      return d;
-    });
-  } finally {
-    for (const d of made) await Deno.remove(d, { recursive: true });
-    await api.close();
-    await kube.stop();
-  }
-}
 
 async function rootOf(dir: string): Promise<string> {
   return (await loadRootCa(dir)).bundle.rootFingerprint;
@@ -55,7 +33,7 @@ const options = (api: SecretApi, rootCaDir: string, warn: (m: string) => void = 
 });
 
 Deno.test("kube CA: a replica that lost the race to create the Secret (409) uses the winner's root", async () => {
-  await withApi(async (api, dirs) => {
+  await withKube([], [], async ({ api, tempDir: dirs }) => {
     const winner = await prepareKubeCa(options(api, await dirs()));
     // The loser's GET ran before the winner's POST: it sees no Secret, makes its own root, and gets 409.
     let hidden = false;
@@ -78,7 +56,7 @@ Deno.test("kube CA: a replica that lost the race to create the Secret (409) uses
 });
 
 Deno.test("kube CA: USE_CACERTS_FOR_SELF_SIGNED_CA stores the root in cacerts, read back as self-signed", async () => {
-  await withApi(async (api, dirs) => {
+  await withKube([], [], async ({ api, tempDir: dirs }) => {
     const first = await prepareKubeCa({ ...options(api, await dirs()), useCacertsSecret: true });
     const secret = await secretData(api, "cacerts");
     assert.equal(secret?.type, "mesh.io/ca-root");
@@ -96,7 +74,7 @@ Deno.test("kube CA: USE_CACERTS_FOR_SELF_SIGNED_CA stores the root in cacerts, r
 });
 
 Deno.test("kube CA: a self-signed root already in ROOT_CA_DIR goes into the new Secret; plugged-in files win", async () => {
-  await withApi(async (api, dirs) => {
+  await withKube([], [], async ({ api, tempDir: dirs }) => {
     const local = await dirs();
     await createSelfSignedRootCa(local, ROOT);
     const ca = await prepareKubeCa(options(api, local));
@@ -117,7 +95,7 @@ Deno.test("kube CA: a self-signed root already in ROOT_CA_DIR goes into the new 
 });
 
 Deno.test("kube CA: invalid Secrets are refused naming the Secret and the data key", async () => {
-  await withApi(async (api, dirs) => {
+  await withKube([], [], async ({ api, tempDir: dirs }) => {
     const post = (name: string, type: string, data: Record<string, string>) =>
       api.json("POST", `/api/v1/namespaces/${MESHD_NS}/secrets`, {
         body: {
@@ -164,22 +142,11 @@ Deno.test("kube CA: invalid Secrets are refused naming the Secret and the data k
 });
 
 Deno.test("kube CA: a rotated self-signed root is written back to the Secret", async () => {
-  await withApi(async (api, dirs) => {
+  await withKube([], [], async ({ api, tempDir: dirs }) => {
     const rootCaDir = await dirs();
     const warnings: string[] = [];
     const kubeCa = await prepareKubeCa(options(api, rootCaDir, (m) => warnings.push(m)));
-    const ca = new CertificateAuthority();
-    await ca.start({
-      rootCaDir,
-      caDir: kubeCa.caDir,
-      onRootsWritten: kubeCa.onRootsWritten,
-      trustDomain: "cluster.local",
-      selfSignedRsaKeySize: 2048,
-      selfSignedTtlMs: 24 * HOUR,
-      defaultTtlMs: HOUR,
-      maxTtlMs: 24 * HOUR,
-      tokenAudiences: "mesh-ca",
-    });
+    const ca = await startCa(rootCaDir, { caDir: kubeCa.caDir, onRootsWritten: kubeCa.onRootsWritten });
     try {
       const before = (await secretData(api, "mesh-ca-secret"))!.data;
       const bundle = await ca.rotateRoot(48 * HOUR);

@@ -11,7 +11,6 @@
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import type * as grpc from "@grpc/grpc-js";
-import { startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
 import {
   certificateClient,
   createCertificate,
@@ -20,14 +19,13 @@ import {
 } from "../../../meshd/ca/test_support.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";
 import {
-  apiClient,
-  createAccounts,
   debugText,
   kubeMeshd,
   MESHD_NS,
   type MeshdPorts,
   saToken,
   secretData,
+  withKube,
 } from "./ca_kube_support.ts";
 import { Buffer } from "node:buffer";
 import { CertificateManager } from "../../../proxy/agent/certificate_manager.ts";
@@ -62,10 +60,7 @@ async function bootstrapToken(ports: MeshdPorts, namespace: string, serviceAccou
 }
 
 Deno.test("pod certificates: a service-account token gets exactly its ns/sa; every other token is refused", async () => {
-  const kube = await startKubeApi();
-  const api = apiClient(kube.kubeconfig);
-  try {
-    await createAccounts(api, [MESHD_NS, "foo"], ["foo/sleep", "foo/other", "foo/gone"]);
+  await withKube(["foo"], ["foo/sleep", "foo/other", "foo/gone"], async ({ kube, api }) => {
     const sleep = await saToken(api, "foo/sleep", ["mesh-ca"]);
     const apiAudience = await saToken(api, "foo/sleep"); // made for the API server, not the CA
     const gone = await saToken(api, "foo/gone", ["mesh-ca"]);
@@ -118,17 +113,11 @@ Deno.test("pod certificates: a service-account token gets exactly its ns/sa; eve
     ) assert.match(log, reason);
     assert.match(log, /issued spiffe:\/\/cluster\.local\/ns\/foo\/sa\/sleep \(k8s-jwt\)/);
     assert.match(log, /issued spiffe:\/\/cluster\.local\/ns\/bar\/sa\/vm \(jwt\)/);
-  } finally {
-    await api.close();
-    await kube.stop();
-  }
+  });
 });
 
 Deno.test("CA root: two meshd processes on one API serve the root of the Secret the first created", async () => {
-  const kube = await startKubeApi();
-  const api = apiClient(kube.kubeconfig);
-  try {
-    await createAccounts(api, [MESHD_NS], []);
+  await withKube([], [], async ({ kube, api }) => {
     let first = "";
     let second = "";
     let secondRun = { code: -1, out: "", err: "" };
@@ -153,18 +142,12 @@ Deno.test("CA root: two meshd processes on one API serve the root of the Secret 
       secondRun.out + secondRun.err,
       /self-signed root from Secret mesh-system\/mesh-ca-secret \(read\)/,
     );
-  } finally {
-    await api.close();
-    await kube.stop();
-  }
+  });
 });
 
 Deno.test("CA root: a plugged-in cacerts Secret is used, and no self-signed root is made", async () => {
-  const kube = await startKubeApi();
-  const api = apiClient(kube.kubeconfig);
-  const dir = await Deno.makeTempDir();
-  try {
-    await createAccounts(api, [MESHD_NS, "foo"], ["foo/sleep"]);
+  await withKube(["foo"], ["foo/sleep"], async ({ kube, api, tempDir }) => {
+    const dir = await tempDir();
     const { root, intermediate } = await pluggedInCa(dir);
     const data: Record<string, string> = {};
     for (const f of ["ca-cert.pem", "ca-key.pem", "cert-chain.pem", "root-cert.pem"]) {
@@ -195,19 +178,12 @@ Deno.test("CA root: a plugged-in cacerts Secret is used, and no self-signed root
     );
     assert.equal(await secretData(api, "mesh-ca-secret"), undefined);
     assert.match(r.out + r.err, /plugged-in CA from Secret mesh-system\/cacerts/);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-    await api.close();
-    await kube.stop();
-  }
+  });
 });
 
 Deno.test("pod certificates: the proxy agent sends the projected token file, read again for every CSR", async () => {
-  const kube = await startKubeApi();
-  const api = apiClient(kube.kubeconfig);
-  const dir = await Deno.makeTempDir();
-  try {
-    await createAccounts(api, [MESHD_NS, "foo"], ["foo/sleep"]);
+  await withKube(["foo"], ["foo/sleep"], async ({ kube, api, tempDir }) => {
+    const dir = await tempDir();
     // As kubelet writes it: the token file the injector mounts (mesh-token), first with a token for the API
     // server (refused), then rotated to one for the CA.
     const tokenFile = `${dir}/mesh-token`;
@@ -238,9 +214,5 @@ Deno.test("pod certificates: the proxy agent sends the projected token file, rea
     assert.equal(r.code, 0, r.err);
     assert.match(refusedFirst, /code 16\): request authenticate failure/);
     assert.equal(issued, `URI:${ID("foo", "sleep")}`);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-    await api.close();
-    await kube.stop();
-  }
+  });
 });
