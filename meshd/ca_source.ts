@@ -55,6 +55,7 @@ export async function caSource(
     },
     warn: (m) => log.warn(m),
   });
+  if (ca.warning) log.warn(ca.warning);
   const reviewer = new KubeTokenReviewer({
     api: kube.api,
     audiences: parseTokenAudiences(env.TOKEN_AUDIENCES),
@@ -62,7 +63,7 @@ export async function caSource(
   });
   return {
     start: { caDir: ca.caDir, reviewToken: (t) => reviewer.review(t), onRootsWritten: ca.onRootsWritten },
-    description: ca.description,
+    description: ca.warning ? undefined : ca.description,
     cleanup: ca.cleanup,
   };
 }

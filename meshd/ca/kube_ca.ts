@@ -81,7 +81,12 @@ export interface KubeCa {
   onRootsWritten?: (rootsPem: string) => Promise<void>;
   /** Removes the private copy. */
   cleanup(): Promise<void>;
+  /** Set when the root is not shared although the API is the source (meshd's namespace is missing). */
+  warning?: string;
 }
+
+/** The POST of the root's Secret found no namespace: the API server is not a cluster meshd runs in. */
+class NamespaceMissing extends Error {}
 
 function statusOf(e: unknown): number | undefined {
   return (e as { statusCode?: number }).statusCode;
@@ -171,7 +176,14 @@ export async function prepareKubeCa(o: KubeCaOptions): Promise<KubeCa> {
     return await fromSecrets(o, dir, cleanup);
   } catch (e) {
     await cleanup();
-    throw e;
+    if (!(e instanceof NamespaceMissing)) throw e;
+    return {
+      caDir: o.rootCaDir,
+      description: `files in ${o.rootCaDir}`,
+      cleanup: () => Promise.resolve(),
+      warning: `${e.message}: the CA root is not shared through a Secret; it is kept in ROOT_CA_DIR ` +
+        `${o.rootCaDir}, and other replicas would not trust this one's certificates`,
+    };
   }
 }
 
@@ -203,6 +215,7 @@ async function fromSecrets(o: KubeCaOptions, dir: string, cleanup: () => Promise
         secret = await o.api.json<Secret>("POST", secretPath(o.namespace), { body });
         how = `created from ${local ? `the self-signed root in ${o.rootCaDir}` : "a new self-signed root"}`;
       } catch (e) {
+        if (statusOf(e) === 404) throw new NamespaceMissing(`namespace ${o.namespace} does not exist`);
         if (statusOf(e) !== 409) throw e;
         secret = await getSecret(o.api, o.namespace, name);
         if (!secret) {

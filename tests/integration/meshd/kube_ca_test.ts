@@ -171,3 +171,16 @@ Deno.test("kube CA: a rotated self-signed root is written back to the Secret", a
     }
   });
 });
+
+Deno.test("kube CA: without meshd's namespace the root stays in ROOT_CA_DIR, with a warning", async () => {
+  await withKube([], [], async ({ api, tempDir }) => {
+    const rootCaDir = await tempDir();
+    const ca = await prepareKubeCa({ ...options(api, rootCaDir), namespace: "absent" });
+    assert.equal(ca.caDir, rootCaDir);
+    assert.match(
+      ca.warning ?? "",
+      /^namespace absent does not exist: the CA root is not shared through a Secret; it is kept in ROOT_CA_DIR /,
+    );
+    assert.deepEqual([...Deno.readDirSync(rootCaDir)], [], "nothing left behind");
+  });
+});
