@@ -14,6 +14,13 @@
  * and the API credentials, and the Worker has neither, so that a bug in CSR parsing cannot reach
  * them. The Worker only ever sees the SPIFFE ID this module's answer gives.
  *
+ * Before any review, the token must look like what the API server could accept for the CA: a JWT whose
+ * (unverified) `aud` holds one of TOKEN_AUDIENCES and whose `exp` is not past (60 s of clock skew
+ * allowed). Anyone can send a bearer token, and each review costs one request of meshd's shared,
+ * rate-limited API budget (--orchApiQPS), which the config source's watches need too: garbage and
+ * tokens made for something else are refused here without reaching the API server. The review
+ * remains the only thing that can accept a token.
+ *
  * Positive answers are cached by the SHA-256 of the token for at most {@link DEFAULT_CACHE_TTL_MS}
  * and never past the token's own `exp`, so that a proxy's retries do not each cost a review; a
  * refusal is never cached. A service account deleted after a review is therefore honoured for at
@@ -21,7 +28,7 @@
  *
  * @module
  */
-import { decodeJwt } from "jose";
+import { decodeJwt, type JWTPayload } from "jose";
 import type { AuthResult } from "./authenticate.ts";
 import { parseServiceAccountSubject } from "../../shared/internal/ca/bootstrap_tokens.ts";
 
@@ -86,6 +93,8 @@ export class KubeTokenReviewer {
    *   server is a refusal too (the proxy retries)
    */
   async review(token: string): Promise<AuthResult> {
+    const unfit = tokenUnfit(token, this.#o.audiences, this.#now());
+    if (unfit) return fail(unfit);
     const key = await sha256(token);
     const hit = this.#cache.get(key);
     if (hit && hit.until > this.#now()) return hit.result;
@@ -111,13 +120,7 @@ export class KubeTokenReviewer {
   #remember(key: string, token: string, result: Accepted): void {
     const ttl = this.#o.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
     if (ttl <= 0) return;
-    let exp: number | undefined;
-    try {
-      exp = decodeJwt(token).exp;
-    } catch {
-      return; // the API server accepted a token that is not a JWT: nothing bounds it, so no caching
-    }
-    if (typeof exp !== "number") return;
+    const exp = decodeJwt(token).exp!; // tokenUnfit let only JWTs with exp through
     const until = Math.min(this.#now() + ttl, exp * 1000);
     if (until <= this.#now()) return;
     if (this.#cache.size >= (this.#o.cacheEntries ?? DEFAULT_CACHE_ENTRIES)) {
@@ -130,6 +133,34 @@ export class KubeTokenReviewer {
   get cached(): number {
     return this.#cache.size;
   }
+}
+
+/** How far past its `exp` a token is still sent for review, for clock skew with the API server, ms. */
+const EXP_SKEW_MS = 60_000;
+
+/**
+ * Why `token` cannot be a service-account token for the CA, read without verifying (only to spare
+ * the API server); undefined when it may be one.
+ *
+ * @param audiences TOKEN_AUDIENCES
+ * @param nowMs the current time
+ */
+export function tokenUnfit(token: string, audiences: string[], nowMs: number): string | undefined {
+  let claims: JWTPayload;
+  try {
+    claims = decodeJwt(token);
+  } catch (e) {
+    return `not a JWT (${(e as Error).message})`;
+  }
+  const aud = typeof claims.aud === "string" ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud : [];
+  if (!aud.some((a) => audiences.includes(a))) {
+    return `made for ${JSON.stringify(aud)}, none of TOKEN_AUDIENCES ${JSON.stringify(audiences)}`;
+  }
+  if (typeof claims.exp !== "number") return "no exp claim (a legacy token that never expires)";
+  if (claims.exp * 1000 + EXP_SKEW_MS < nowMs) {
+    return `expired at ${new Date(claims.exp * 1000).toISOString()}`;
+  }
+  return undefined;
 }
 
 /**

@@ -41,8 +41,13 @@ export async function createAccounts(
   }
 }
 
-/** A TokenRequest for `ns/sa`; no audiences means the API server's own. */
-export async function saToken(api: ApiClient, account: string, audiences?: string[]): Promise<string> {
+/** A TokenRequest for `ns/sa`, bound to pod `pod` if given; no audiences means the API server's own. */
+export async function saToken(
+  api: ApiClient,
+  account: string,
+  audiences?: string[],
+  pod?: string,
+): Promise<string> {
   const [namespace, name] = account.split("/");
   const r = await api.json<{ status: { token: string } }>(
     "POST",
@@ -51,7 +56,11 @@ export async function saToken(api: ApiClient, account: string, audiences?: strin
       body: {
         apiVersion: "authentication.k8s.io/v1",
         kind: "TokenRequest",
-        spec: { audiences, expirationSeconds: 600 },
+        spec: {
+          audiences,
+          expirationSeconds: 600,
+          ...(pod ? { boundObjectRef: { apiVersion: "v1", kind: "Pod", name: pod } } : {}),
+        },
       },
     },
   );

@@ -65,6 +65,17 @@ Deno.test("pod certificates: a service-account token gets exactly its ns/sa; eve
     const apiAudience = await saToken(api, "foo/sleep"); // made for the API server, not the CA
     const gone = await saToken(api, "foo/gone", ["mesh-ca"]);
     await api.json("DELETE", "/api/v1/namespaces/foo/serviceaccounts/gone");
+    // A token bound to a pod (as kubelet's projected tokens are) dies with the pod.
+    await api.json("POST", "/api/v1/namespaces/foo/pods", {
+      body: {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "p1" },
+        spec: { serviceAccountName: "sleep", containers: [{ name: "c", image: "i" }] },
+      },
+    });
+    const podToken = await saToken(api, "foo/sleep", ["mesh-ca"], "p1");
+    await api.json("DELETE", "/api/v1/namespaces/foo/pods/p1");
     const seen: Record<string, string> = {};
     let failures = 0;
     const r = await kubeMeshd(kube.kubeconfig, async (ports) => {
@@ -80,6 +91,7 @@ Deno.test("pod certificates: a service-account token gets exactly its ns/sa; eve
         seen.otherIdentity = await ask(sleep, [ID("foo", "other")]);
         seen.wrongAudience = await ask(apiAudience);
         seen.deleted = await ask(gone);
+        seen.deletedPod = await ask(podToken);
         seen.invalid = await ask("not-a-token");
         seen.forged = await ask(sleep.slice(0, -4) + (sleep.endsWith("AAAA") ? "BBBB" : "AAAA"));
         seen.bootstrap = await ask(await bootstrapToken(ports, "bar", "vm"));
@@ -96,18 +108,20 @@ Deno.test("pod certificates: a service-account token gets exactly its ns/sa; eve
       otherIdentity: `error 7: ${ID("foo", "sleep")} may not obtain a certificate for another identity`,
       wrongAudience: "error 16: request authenticate failure",
       deleted: "error 16: request authenticate failure",
+      deletedPod: "error 16: request authenticate failure",
       invalid: "error 16: request authenticate failure",
       forged: "error 16: request authenticate failure",
       bootstrap: `URI:${ID("bar", "vm")}`,
     });
-    assert.equal(failures, 5, "each refusal is counted as an authentication failure");
+    assert.equal(failures, 6, "each refusal is counted as an authentication failure");
     const log = r.out + r.err;
     for (
       const reason of [
         /CSR refused: .*spiffe:\/\/cluster\.local\/ns\/foo\/sa\/other/,
-        /CSR refused: service-account token: the API server refused it: token audiences do not match/,
+        /CSR refused: service-account token: made for \["https:\/\/kubernetes\.default\.svc\.cluster\.local"\], none of TOKEN_AUDIENCES \["mesh-ca"\]/,
+        /CSR refused: service-account token: the API server refused it: pod foo\/p1 bound to the token has been deleted/,
         /CSR refused: service-account token: the API server refused it: service account foo\/gone has been deleted/,
-        /CSR refused: service-account token: the API server refused it: invalid bearer token: Invalid Compact JWS/,
+        /CSR refused: service-account token: not a JWT/,
         /CSR refused: service-account token: the API server refused it: invalid bearer token: signature verification failed/,
       ]
     ) assert.match(log, reason);
