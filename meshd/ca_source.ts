@@ -12,6 +12,7 @@ import { prepareKubeCa } from "./ca/kube_ca.ts";
 import { KubeTokenReviewer } from "./ca/token_review.ts";
 import type { KubeConnection } from "./kube_control.ts";
 import type { MeshdEnvironment } from "./options/environment.ts";
+import { RootCaError } from "../shared/internal/ca/root_ca_error.ts";
 
 /** The CA's Kubernetes parts, ready for CertificateAuthority.start. */
 export interface CaSource {
@@ -54,6 +55,11 @@ export async function caSource(
       ttlMs: env.CA_SELF_SIGNED_CA_CERT_TTL,
     },
     warn: (m) => log.warn(m),
+  }).catch((e: Error) => {
+    if (e instanceof RootCaError) throw e; // names the Secret and the data key already
+    throw new Error(`the CA root from the Kubernetes API (namespace ${namespace}): ${e.message}`, {
+      cause: e,
+    });
   });
   if (ca.warning) log.warn(ca.warning);
   const reviewer = new KubeTokenReviewer({

@@ -230,3 +230,14 @@ Deno.test("pod certificates: the proxy agent sends the projected token file, rea
     assert.equal(issued, `URI:${ID("foo", "sleep")}`);
   });
 });
+
+Deno.test("CA root: an API server that cannot be reached at start stops meshd with the reason", async () => {
+  await withKube([], [], async ({ kube, tempDir }) => {
+    const kubeconfig = `${await tempDir()}/kubeconfig`;
+    await Deno.copyFile(kube.kubeconfig, kubeconfig);
+    await kube.server.stop();
+    const r = await kubeMeshd(kubeconfig, () => Promise.reject(new Error("meshd became ready")));
+    assert.notEqual(r.code, 0);
+    assert.match(r.err, /the CA root from the Kubernetes API \(namespace mesh-system\): /);
+  });
+});
