@@ -17,7 +17,7 @@ import { RootCaError } from "../shared/internal/ca/root_ca_error.ts";
 /** The CA's Kubernetes parts, ready for CertificateAuthority.start. */
 export interface CaSource {
   /** Spread into CertificateAuthority.start's options. */
-  start: Pick<CertificateAuthorityOptions, "caDir" | "reviewToken" | "onRootsWritten">;
+  start: Pick<CertificateAuthorityOptions, "caDir" | "reviewToken" | "onRootsWritten" | "pullRoots">;
   /** Where the CA comes from, for the log; undefined for the file-based CA. */
   description?: string;
   /** Removes the private copy of the Secret's material; call after the CA stopped. */
@@ -68,7 +68,12 @@ export async function caSource(
     trustDomain,
   });
   return {
-    start: { caDir: ca.caDir, reviewToken: (t) => reviewer.review(t), onRootsWritten: ca.onRootsWritten },
+    start: {
+      caDir: ca.caDir,
+      reviewToken: (t) => reviewer.review(t),
+      onRootsWritten: ca.onRootsWritten,
+      pullRoots: ca.pullRoots,
+    },
     description: ca.warning ? undefined : ca.description,
     cleanup: ca.cleanup,
   };

@@ -17,7 +17,8 @@
  * (`.from-secret-*`, mode 0700, key 0600, removed at stop) that the signer Worker reads instead of
  * ROOT_CA_DIR, so the Worker stays as narrow as before and stale files of an earlier start are never
  * taken for plugged-in ones. ROOT_CA_DIR still holds the bootstrap-token key. After a rotation of the self-signed root the Secret is
- * updated (PUT with its resourceVersion); see README.md "One root for all replicas".
+ * updated (PUT with its resourceVersion), and at every root check each replica takes the Secret's roots
+ * when they changed; see README.md "One root for all replicas".
  *
  * @module
  */
@@ -79,6 +80,8 @@ export interface KubeCa {
   description: string;
   /** Updates the self-signed root's Secret after a rotation; absent when the root is not meshd's. */
   onRootsWritten?: (rootsPem: string) => Promise<void>;
+  /** The Secret's roots when they differ from the copy's (another replica rotated); self-signed only. */
+  pullRoots?: () => Promise<string | undefined>;
   /** Removes the private copy. */
   cleanup(): Promise<void>;
   /** Set when the root is not shared although the API is the source (meshd's namespace is missing). */
@@ -235,6 +238,12 @@ async function fromSecrets(o: KubeCaOptions, dir: string, cleanup: () => Promise
     caDir: dir,
     description: `self-signed root from ${where} (${how})`,
     onRootsWritten: (roots) => updateRoots(o, name, roots),
+    pullRoots: async () => {
+      const now = await getSecret(o.api, o.namespace, name);
+      if (!now) throw new RootCaError(where, "no longer exists; the roots in force are kept");
+      const roots = decoded(now, where, CACERTS_FILES.rootCert);
+      return roots === await Deno.readTextFile(join(dir, SELF_SIGNED_CERT_FILE)) ? undefined : roots;
+    },
     cleanup,
   };
 }

@@ -105,6 +105,8 @@ export interface CertificateAuthorityOptions {
   reviewToken?: (token: string) => Promise<AuthResult>;
   /** Called with `self-signed-ca-cert.pem`'s new text after a rotation wrote it (to update the Secret). */
   onRootsWritten?: (rootsPem: string) => Promise<void>;
+  /** At each root check: the shared Secret's roots when they differ from `self-signed-ca-cert.pem`'s. */
+  pullRoots?: () => Promise<string | undefined>;
 }
 
 /** A serving certificate for one of meshd's TLS listeners, with its freshly generated key. */
@@ -128,7 +130,8 @@ export type RootCheckOutcome =
   | "rotated" // a new root from the same key; the old one stays in the bundle until it expires
   | "pruned" // an earlier root expired and left the bundle
   | "unchanged"
-  | "plugged-in"; // plugged-in roots are the operator's to rotate
+  | "plugged-in" // plugged-in roots are the operator's to rotate
+  | "followed"; // the roots of the shared Secret changed (another replica rotated): taken over
 
 /** Whether any certificate of the PEM bundle has expired at `now`. */
 function holdsExpired(pem: string, now: Date): boolean {
@@ -378,6 +381,7 @@ export class CertificateAuthority {
   ): Promise<RootCheckOutcome> {
     const b = this.bundle;
     if (b.source !== "self-signed") return "plugged-in";
+    if (await this.#follow()) return "followed";
     const root = { notBefore: b.rootNotBefore, notAfter: b.rootNotAfter };
     if (shouldRotateRoot(root, now, settings.gracePeriodPercentile)) {
       await this.rotateRoot(settings.rootTtlMs);
@@ -405,6 +409,23 @@ export class CertificateAuthority {
     const bundle = await this.#reload();
     await s.options.onRootsWritten?.(await Deno.readTextFile(join(caDir, SELF_SIGNED_CERT_FILE)));
     return bundle;
+  }
+
+  /** Takes the shared Secret's roots (same key: the Worker refuses others); the file is restored on failure. */
+  async #follow(): Promise<boolean> {
+    const s = this.#state();
+    const pulled = await s.options.pullRoots?.();
+    if (pulled === undefined) return false;
+    const caDir = s.options.caDir ?? s.options.rootCaDir;
+    const before = await Deno.readTextFile(join(caDir, SELF_SIGNED_CERT_FILE));
+    await writeSelfSignedRoots(caDir, pulled, "");
+    try {
+      await this.#reload();
+    } catch (e) {
+      await writeSelfSignedRoots(caDir, before, "");
+      throw e;
+    }
+    return true;
   }
 
   async #reload(): Promise<CaBundle> {

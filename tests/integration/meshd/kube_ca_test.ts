@@ -184,3 +184,52 @@ Deno.test("kube CA: without meshd's namespace the root stays in ROOT_CA_DIR, wit
     assert.deepEqual([...Deno.readDirSync(rootCaDir)], [], "nothing left behind");
   });
 });
+
+Deno.test("kube CA: a running replica takes the roots another rotated; roots of another key are refused", async () => {
+  await withKube([], [], async ({ api, tempDir }) => {
+    const start = async () => {
+      const rootCaDir = await tempDir();
+      const k = await prepareKubeCa(options(api, rootCaDir));
+      const ca = await startCa(rootCaDir, {
+        caDir: k.caDir,
+        onRootsWritten: k.onRootsWritten,
+        pullRoots: k.pullRoots,
+      });
+      return { k, ca };
+    };
+    const a = await start();
+    const b = await start();
+    const settings = { gracePeriodPercentile: 20, rootTtlMs: 24 * HOUR };
+    try {
+      assert.equal(await b.ca.checkRoot(settings), "unchanged");
+      const rotated = await a.ca.rotateRoot(48 * HOUR);
+      assert.equal(await b.ca.checkRoot(settings), "followed");
+      assert.equal(b.ca.bundle.rootFingerprint, rotated.rootFingerprint);
+      assert.equal(b.ca.bundle.rootCertPem, rotated.rootCertPem);
+      assert.equal(await b.ca.checkRoot(settings), "unchanged");
+
+      // An operator (or attacker) puts a root of another key into the Secret: the Worker's key does not
+      // match it, so the replica keeps what it has.
+      const stranger = await tempDir();
+      await createSelfSignedRootCa(stranger, ROOT);
+      const path = `/api/v1/namespaces/${MESHD_NS}/secrets/mesh-ca-secret`;
+      const secret = await api.json<{ data: Record<string, string> }>("GET", path);
+      secret.data["root-cert.pem"] = Buffer.from(
+        await Deno.readTextFile(join(stranger, "self-signed-ca-cert.pem")),
+      ).toString("base64");
+      await api.json("PUT", path, { body: secret });
+      await assert.rejects(b.ca.checkRoot(settings), /does not match the certificate/);
+      assert.equal(b.ca.bundle.rootFingerprint, rotated.rootFingerprint);
+      assert.equal(
+        await Deno.readTextFile(join(b.k.caDir, "self-signed-ca-cert.pem")),
+        rotated.rootCertPem,
+        "the copy was restored",
+      );
+    } finally {
+      for (const r of [a, b]) {
+        await r.ca.stop();
+        await r.k.cleanup();
+      }
+    }
+  });
+});
