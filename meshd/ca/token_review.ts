@@ -24,7 +24,7 @@
  * Positive answers are cached by the SHA-256 of the token for at most {@link DEFAULT_CACHE_TTL_MS}
  * and never past the token's own `exp`, so that a proxy's retries do not each cost a review; a
  * refusal is never cached. A service account deleted after a review is therefore honoured for at
- * most that long (the same window as Istio's cached reviews).
+ * most that long.
  *
  * @module
  */
@@ -129,7 +129,7 @@ export class KubeTokenReviewer {
     this.#cache.set(key, { result, until });
   }
 
-  /** Cached reviews (for tests and the debug log). */
+  /** How many successful reviews are cached (for tests). */
   get cached(): number {
     return this.#cache.size;
   }
