@@ -298,8 +298,9 @@ export async function runMeshd(args: string[], io: MeshdIo): Promise<number> {
       io.stderr(`error: ${e.message}\n`);
       return 1;
     }
-    const err = e as { code?: string; exitCode?: number };
-    if (!err.code?.startsWith("commander.")) throw e;
+    const err = e as { code?: unknown; exitCode?: number };
+    // Not only commander's errors carry a code: the Kubernetes client's ApiError has a numeric one.
+    if (typeof err.code !== "string" || !err.code.startsWith("commander.")) throw e;
     // Commander has printed its message. Help asked for, or shown for a command group, is not a failure.
     if (err.exitCode === 0 || err.code === "commander.help") return 0;
     return err.code === "commander.invalidArgument" ? 1 : 2;

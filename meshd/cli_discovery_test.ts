@@ -235,7 +235,8 @@ Deno.test("discovery: each variable and flag without effect warns once when set,
   assert.deepEqual(r.err.trimEnd().split("\n").sort(), [
     "warning: --cniNamespace has no effect yet: no CNI component yet",
     "warning: environment variable CA_TRUSTED_NODE_ACCOUNTS is set but has no effect yet: node authentication " +
-    "needs Kubernetes (issue 14); a CSR for another identity is refused",
+    "is for node proxies that request certificates for the pods on their node (Istio's ztunnel, ambient mode), " +
+    "which this mesh does not have; a CSR for another identity is refused",
     "warning: environment variable MESH_DELTA_XDS is set but has no effect yet: delta xDS is served to every " +
     "proxy that asks for it; it cannot be turned off",
   ]);

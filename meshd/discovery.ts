@@ -31,6 +31,7 @@ import { type RunningWebhooks, startWebhooks } from "./webhooks/mod.ts";
 import { parseJwksFetchMode } from "../shared/mod.ts";
 import { keptAfterFailure } from "../shared/internal/jwks/refresher.ts";
 import { kubeConfigSource, startKubeControl } from "./kube_control.ts";
+import { caSource } from "./ca_source.ts";
 
 /** `host:port` text of a listen address; an empty host is every address. */
 export function addressText(a: ListenAddress): string {
@@ -139,7 +140,9 @@ export async function startDiscovery(
   if (env.ENABLE_CA_SERVER) {
     ca = new CertificateAuthority();
     const caLog = logger.scope("ca");
+    const fromKube = await caSource(source?.kube, env, options.namespace, mesh.config.trustDomain, caLog);
     const bundle = await ca.start({
+      ...fromKube.start,
       rootCaDir: env.ROOT_CA_DIR,
       trustDomain: mesh.config.trustDomain,
       selfSignedRsaKeySize: env.CA_SELF_SIGNED_CA_RSA_KEY_SIZE,
@@ -173,7 +176,8 @@ export async function startDiscovery(
     recordCaExpiry(metrics, bundle);
     ca.onBundleChange((b) => recordCaExpiry(metrics, b));
     caLog.info(
-      `CA ${ca.createdRoot ? "created a self-signed root" : "loaded its root"} in ${env.ROOT_CA_DIR}`,
+      fromKube.description ??
+        `CA ${ca.createdRoot ? "created a self-signed root" : "loaded its root"} in ${env.ROOT_CA_DIR}`,
     );
     const rotator = startRootRotation(ca, {
       checkIntervalMs: env.CA_SELF_SIGNED_ROOT_CERT_CHECK_INTERVAL,
@@ -181,7 +185,7 @@ export async function startDiscovery(
       jitter: env.CA_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR,
       rootTtlMs: env.CA_SELF_SIGNED_CA_CERT_TTL,
     }, caLog);
-    stops.push(() => rotator.stop(), () => ca!.stop());
+    stops.push(() => rotator.stop(), () => ca!.stop(), () => fromKube.cleanup());
   }
 
   const secure = ca

@@ -83,7 +83,7 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
   const identity = token === undefined ? undefined : tokenIdentity(token);
   if (identity && (identity.namespace !== o.namespace || identity.serviceAccount !== o.serviceAccount)) {
     io.stderr(
-      `error: --namespace/--serviceAccount: ${o.namespace}/${o.serviceAccount} does not match the bootstrap ` +
+      `error: --namespace/--serviceAccount: ${o.namespace}/${o.serviceAccount} does not match the ` +
         `token's ${identity.namespace}/${identity.serviceAccount} (--tokenFile ${o.tokenFile})\n`,
     );
     return 1;

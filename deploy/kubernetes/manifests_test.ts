@@ -307,6 +307,8 @@ Deno.test("RBAC: subjects are the ServiceAccount meshd runs as; roleRefs exist; 
   ]);
   assert.deepEqual(list(find("Role", "meshd", "mesh-system").object, "rules"), [
     { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
+    { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+    { apiGroups: [""], resources: ["secrets"], resourceNames: ["mesh-ca-secret"], verbs: ["update"] },
   ]);
 });
 

@@ -8,6 +8,10 @@
  *   `mesh-bootstrap+jwt`, `iss` as configured, `aud` one of TOKEN_AUDIENCES, not expired, `sub`
  *   `system:serviceaccount:<ns>:<sa>`.
  *
+ * - when the Kubernetes API is the config source, any other bearer token: a Kubernetes
+ *   service-account token, checked with the TokenReview API ({@link ./token_review.ts}). A token
+ *   whose JOSE header says `typ: mesh-bootstrap+jwt` is only ever checked as a bootstrap token.
+ *
  * The client certificate is tried first (Istio's order); the first credential that verifies wins.
  * The result is the identity that will be certified; nothing in the CSR can change it.
  *
@@ -34,6 +38,9 @@ export interface CallerIdentity {
   serviceAccount: string;
 }
 
+/** Which credential authenticated: a bootstrap token, a client certificate, a Kubernetes token. */
+export type AuthMethod = "jwt" | "mtls" | "k8s-jwt";
+
 /** The credentials a request carried. */
 export interface Credentials {
   /** The `authorization` header or metadata value, e.g. `Bearer eyJ...`. */
@@ -47,7 +54,7 @@ export interface Credentials {
  * identity could be taken from it (ca_server_id_extraction_err_count).
  */
 export type AuthResult =
-  | { ok: true; identity: CallerIdentity; method: "jwt" | "mtls" }
+  | { ok: true; identity: CallerIdentity; method: AuthMethod }
   | { ok: false; reason: string; idExtraction: boolean };
 
 /** Options of {@link Authenticator}. */
@@ -66,6 +73,11 @@ export interface AuthenticatorOptions {
   clockToleranceSeconds?: number;
   /** The current time; for tests. */
   now?: () => Date;
+  /**
+   * Checks a bearer token that is not a bootstrap token (a Kubernetes service-account token, with
+   * the TokenReview API); absent without the Kubernetes API, and then such tokens are refused.
+   */
+  reviewToken?: (token: string) => Promise<AuthResult>;
 }
 
 /** Longest `authorization` value looked at. */
@@ -117,6 +129,8 @@ export class Authenticator {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!m) return fail('token: the authorization value is not "Bearer <token>"');
     if (m[1].length > MAX_TOKEN_CHARS) return fail(`token: longer than ${MAX_TOKEN_CHARS} characters`);
+    const review = this.#opts.reviewToken;
+    if (review !== undefined && !isBootstrapToken(m[1])) return await review(m[1]);
     return await this.verifyToken(m[1]);
   }
 
@@ -180,6 +194,15 @@ export class Authenticator {
       return fail(`certificate: trust domain ${id.trustDomain} is not ${this.#opts.trustDomain}`, true);
     }
     return { ok: true, method: "mtls", identity: id };
+  }
+}
+
+/** Whether the token's JOSE header claims to be a bootstrap token; unparsable headers do not. */
+function isBootstrapToken(token: string): boolean {
+  try {
+    return jose.decodeProtectedHeader(token).typ === BOOTSTRAP_TOKEN_TYPE;
+  } catch {
+    return false;
   }
 }
 

@@ -205,3 +205,54 @@ Deno.test("both credentials: the certificate is tried first; a bad certificate f
     await s.cleanup();
   }
 });
+
+Deno.test("bearer token with a TokenReview: bootstrap tokens stay local, every other token is reviewed", async () => {
+  const s = await setup();
+  try {
+    const reviewed: string[] = [];
+    const auth = new Authenticator({
+      trustDomain: "cluster.local",
+      tokenAudiences: ["mesh-ca"],
+      tokenVerificationKey: s.issuer.verificationKey,
+      issuerCertificatesPem: [s.ca.bundle.signingCertPem],
+      reviewToken: (t) => {
+        reviewed.push(t);
+        return Promise.resolve({ ok: false, reason: "service-account token: reviewed", idExtraction: false });
+      },
+    });
+    const { token } = await s.issuer.issue({ namespace: "foo", serviceAccount: "sleep" });
+    assert.deepEqual(await auth.authenticate({ authorization: `Bearer ${token}` }), {
+      ok: true,
+      method: "jwt",
+      identity: SLEEP,
+    });
+    // A forged "bootstrap" token (another key) is refused by the bootstrap check, never sent for review.
+    const key = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign"]);
+    const forged = await new jose.SignJWT({ sub: "system:serviceaccount:foo:sleep" })
+      .setProtectedHeader({ alg: "ES256", typ: BOOTSTRAP_TOKEN_TYPE })
+      .setIssuer("meshd").setAudience("mesh-ca").setIssuedAt().setExpirationTime("1h")
+      .sign(key.privateKey);
+    refused(
+      await auth.authenticate({ authorization: `Bearer ${forged}` }),
+      /^token: signature does not verify/,
+    );
+    assert.deepEqual(reviewed, []);
+    const other = await new jose.SignJWT({ sub: "system:serviceaccount:foo:sleep" })
+      .setProtectedHeader({ alg: "ES256" }).setAudience("mesh-ca").setExpirationTime("1h").sign(
+        key.privateKey,
+      );
+    refused(
+      await auth.authenticate({ authorization: `Bearer ${other}` }),
+      /^service-account token: reviewed$/,
+    );
+    refused(
+      await auth.authenticate({ authorization: "Bearer not-a-jwt" }),
+      /^service-account token: reviewed$/,
+    );
+    assert.deepEqual(reviewed, [other, "not-a-jwt"]);
+    // Without the Kubernetes API, such a token is checked as a bootstrap token, and fails.
+    refused(await s.auth.authenticate({ authorization: `Bearer ${other}` }), /^token: /);
+  } finally {
+    await s.cleanup();
+  }
+});

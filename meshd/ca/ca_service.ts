@@ -24,7 +24,7 @@ import * as protoLoader from "@grpc/proto-loader";
 import { X509Certificate } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { formatSpiffeId } from "../../shared/identity/mod.ts";
-import type { AuthResult, CallerIdentity, Credentials } from "./authenticate.ts";
+import type { AuthMethod, AuthResult, CallerIdentity, Credentials } from "./authenticate.ts";
 import { SignError } from "./leaf_cert.ts";
 
 /** Observers for the ca_server_* metrics and for logs; all optional. */
@@ -40,7 +40,7 @@ export interface CaServiceHooks {
   /** Signing failed (ca_server_csr_sign_err_count). */
   onSignError?(reason: string): void;
   /** A certificate was issued (ca_server_success_cert_issuance_count). */
-  onSuccess?(issued: { spiffeId: string; method: "jwt" | "mtls"; notAfter: Date }): void;
+  onSuccess?(issued: { spiffeId: string; method: AuthMethod; notAfter: Date }): void;
 }
 
 /** What the service needs. */
@@ -61,6 +61,11 @@ export interface CaServiceDeps {
 
 /** The metadata key of Istio's node impersonation, refused here. */
 export const IMPERSONATED_IDENTITY_KEY = "ImpersonatedIdentity";
+
+/** Why {@link IMPERSONATED_IDENTITY_KEY} is refused (CA_TRUSTED_NODE_ACCOUNTS has no effect). */
+export const NODE_AUTHENTICATION_ABSENT =
+  "node authentication (CA_TRUSTED_NODE_ACCOUNTS) is for node proxies that request certificates for the " +
+  "pods on their node (Istio's ztunnel, ambient mode), which this mesh does not have";
 
 /**
  * The lifetime to sign for: DEFAULT_WORKLOAD_CERT_TTL when none (zero or negative) is asked for,
@@ -148,7 +153,7 @@ export function createCertificateHandler(
     const auth = await deps.authenticate(credentialsOf(call));
     if (!auth.ok) throw refuse(auth.reason, auth.idExtraction);
     if (req.metadata?.[IMPERSONATED_IDENTITY_KEY]) {
-      throw refuse("impersonation is not supported (CA_TRUSTED_NODE_ACCOUNTS is not implemented)");
+      throw refuse(`impersonation is not supported: ${NODE_AUTHENTICATION_ABSENT}`);
     }
     const id: CallerIdentity = auth.identity;
     const spiffeId = formatSpiffeId(id);

@@ -3,7 +3,7 @@ import * as grpc from "@grpc/grpc-js";
 import * as x509 from "@peculiar/x509";
 import { X509Certificate } from "node:crypto";
 import { BootstrapTokenIssuer, loadOrCreateTokenKey } from "../../shared/internal/ca/bootstrap_tokens.ts";
-import { effectiveTtlSeconds, IMPERSONATED_IDENTITY_KEY } from "./ca_service.ts";
+import { effectiveTtlSeconds, IMPERSONATED_IDENTITY_KEY, NODE_AUTHENTICATION_ABSENT } from "./ca_service.ts";
 import { CertificateAuthority } from "./mod.ts";
 import { CLOCK_SKEW_GRACE_MS } from "./root_ca.ts";
 import {
@@ -316,6 +316,7 @@ Deno.test("CreateCertificate: Istio's ImpersonatedIdentity metadata is refused",
     assert.ok(isError(res));
     assert.equal(res.code, grpc.status.UNAUTHENTICATED);
     assert.deepEqual(h.counts, { csr: 1, authFailure: 1 });
+    assert.deepEqual(h.reasons, [`impersonation is not supported: ${NODE_AUTHENTICATION_ABSENT}`]);
   } finally {
     await h.close();
   }

@@ -39,6 +39,11 @@ export function startRootRotation(
             `(fingerprint ${b.rootFingerprint}); the trust bundle holds ${roots} roots, the earlier ones ` +
             "until they expire",
         );
+      } else if (outcome === "followed") {
+        log.info(
+          `took the roots of the shared Secret (another replica rotated): root valid until ` +
+            `${b.rootNotAfter.toISOString()} (fingerprint ${b.rootFingerprint}), ${roots} roots in the bundle`,
+        );
       } else if (outcome === "pruned") {
         log.info(`an earlier root expired and left the trust bundle, which holds ${roots} roots`);
       }

@@ -16,7 +16,7 @@
  */
 import type * as grpc from "@grpc/grpc-js";
 import * as x509 from "@peculiar/x509";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { formatSpiffeId } from "../../shared/identity/mod.ts";
 import { Authenticator, type AuthResult, type Credentials } from "./authenticate.ts";
 import {
@@ -26,7 +26,7 @@ import {
 } from "../../shared/internal/ca/bootstrap_tokens.ts";
 import { type CaServiceHooks, effectiveTtlSeconds, registerCertificateService } from "./ca_service.ts";
 import { toPem } from "../../shared/internal/ca/pem.ts";
-import { type CaBundle, ensureRootCa } from "./root_ca.ts";
+import { type CaBundle, ensureRootCa, SELF_SIGNED_CERT_FILE } from "./root_ca.ts";
 import { writeSelfSignedRoots } from "./root_renewal.ts";
 import { shouldRotateRoot } from "./root_rotator.ts";
 import { pemCertificates } from "../../shared/internal/ca/pem.ts";
@@ -96,6 +96,17 @@ export interface CertificateAuthorityOptions {
   maxTokenDurationSeconds?: number;
   /** Counters for the gRPC service (also settable per {@link CertificateAuthority.register}). */
   hooks?: CaServiceHooks;
+  /**
+   * Where the signer reads the CA from when not ROOT_CA_DIR itself: the copy of the Kubernetes
+   * Secret (kube_ca.ts). ROOT_CA_DIR still holds the bootstrap-token key.
+   */
+  caDir?: string;
+  /** Checks bearer tokens that are not bootstrap tokens (TokenReview; token_review.ts). */
+  reviewToken?: (token: string) => Promise<AuthResult>;
+  /** Called with `self-signed-ca-cert.pem`'s new text after a rotation wrote it (to update the Secret). */
+  onRootsWritten?: (rootsPem: string) => Promise<void>;
+  /** At each root check: the shared Secret's roots when they differ from `self-signed-ca-cert.pem`'s. */
+  pullRoots?: () => Promise<string | undefined>;
 }
 
 /** A serving certificate for one of meshd's TLS listeners, with its freshly generated key. */
@@ -119,7 +130,8 @@ export type RootCheckOutcome =
   | "rotated" // a new root from the same key; the old one stays in the bundle until it expires
   | "pruned" // an earlier root expired and left the bundle
   | "unchanged"
-  | "plugged-in"; // plugged-in roots are the operator's to rotate
+  | "plugged-in" // plugged-in roots are the operator's to rotate
+  | "followed"; // the roots of the shared Secret changed (another replica rotated): taken over
 
 /** Whether any certificate of the PEM bundle has expired at `now`. */
 function holdsExpired(pem: string, now: Date): boolean {
@@ -156,12 +168,13 @@ export class CertificateAuthority {
     }
     formatSpiffeId({ trustDomain: options.trustDomain, namespace: "ns", serviceAccount: "sa" }); // checks the trust domain
     const rootCaDir = resolve(options.rootCaDir);
-    const ensured = await ensureRootCa(rootCaDir, {
+    const caDir = resolve(options.caDir ?? rootCaDir);
+    const ensured = await ensureRootCa(caDir, {
       trustDomain: options.trustDomain,
       rsaKeySize: options.selfSignedRsaKeySize,
       ttlMs: options.selfSignedTtlMs,
     });
-    const signer = await SignerClient.start(rootCaDir);
+    const signer = await SignerClient.start(caDir);
     try {
       const audiences = parseTokenAudiences(options.tokenAudiences);
       const tokens = await BootstrapTokenIssuer.open(rootCaDir, {
@@ -171,7 +184,7 @@ export class CertificateAuthority {
       });
       const authenticator = this.#authenticator(options, signer.bundle, tokens, audiences);
       this.#running = {
-        options: { ...options, rootCaDir },
+        options: { ...options, rootCaDir, caDir },
         signer,
         tokens,
         authenticator,
@@ -200,6 +213,7 @@ export class CertificateAuthority {
       tokenVerificationKey: tokens.verificationKey,
       // Renewal is for certificates this CA issued: signed by its signing certificate.
       issuerCertificatesPem: [bundle.signingCertPem],
+      reviewToken: options.reviewToken,
     });
   }
 
@@ -367,6 +381,7 @@ export class CertificateAuthority {
   ): Promise<RootCheckOutcome> {
     const b = this.bundle;
     if (b.source !== "self-signed") return "plugged-in";
+    if (await this.#follow()) return "followed";
     const root = { notBefore: b.rootNotBefore, notAfter: b.rootNotAfter };
     if (shouldRotateRoot(root, now, settings.gracePeriodPercentile)) {
       await this.rotateRoot(settings.rootTtlMs);
@@ -389,8 +404,28 @@ export class CertificateAuthority {
   async rotateRoot(ttlMs: number): Promise<CaBundle> {
     const s = this.#state();
     const rootPem = await s.signer.renewRoot(ttlMs);
-    await writeSelfSignedRoots(s.options.rootCaDir, rootPem, s.signer.bundle.rootCertPem);
-    return await this.#reload();
+    const caDir = s.options.caDir ?? s.options.rootCaDir;
+    await writeSelfSignedRoots(caDir, rootPem, s.signer.bundle.rootCertPem);
+    const bundle = await this.#reload();
+    await s.options.onRootsWritten?.(await Deno.readTextFile(join(caDir, SELF_SIGNED_CERT_FILE)));
+    return bundle;
+  }
+
+  /** Takes the shared Secret's roots (same key: the Worker refuses others); the file is restored on failure. */
+  async #follow(): Promise<boolean> {
+    const s = this.#state();
+    const pulled = await s.options.pullRoots?.();
+    if (pulled === undefined) return false;
+    const caDir = s.options.caDir ?? s.options.rootCaDir;
+    const before = await Deno.readTextFile(join(caDir, SELF_SIGNED_CERT_FILE));
+    await writeSelfSignedRoots(caDir, pulled, "");
+    try {
+      await this.#reload();
+    } catch (e) {
+      await writeSelfSignedRoots(caDir, before, "");
+      throw e;
+    }
+    return true;
   }
 
   async #reload(): Promise<CaBundle> {

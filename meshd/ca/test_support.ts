@@ -10,7 +10,7 @@ import * as x509 from "@peculiar/x509";
 import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { certificateProtocol } from "./ca_service.ts";
-import { CertificateAuthority } from "./mod.ts";
+import { CertificateAuthority, type CertificateAuthorityOptions } from "./mod.ts";
 import { toPem } from "../../shared/internal/ca/pem.ts";
 
 /** The DNS name in meshd's serving certificate in these tests. */
@@ -28,8 +28,11 @@ export async function waitFor(cond: () => boolean, timeoutMs: number, what = "co
   return Date.now() - start;
 }
 
-/** A started CA on a temp ROOT_CA_DIR that allows short certificates (validity_duration from 1 s). */
-export async function startCa(rootCaDir: string): Promise<CertificateAuthority> {
+/** A started CA on a temp ROOT_CA_DIR that allows short certificates (validity_duration from 1 s); `extra` options win. */
+export async function startCa(
+  rootCaDir: string,
+  extra: Partial<CertificateAuthorityOptions> = {},
+): Promise<CertificateAuthority> {
   const ca = new CertificateAuthority();
   await ca.start({
     rootCaDir,
@@ -39,6 +42,7 @@ export async function startCa(rootCaDir: string): Promise<CertificateAuthority> 
     defaultTtlMs: HOUR,
     maxTtlMs: 24 * HOUR,
     tokenAudiences: "mesh-ca",
+    ...extra,
   });
   return ca;
 }

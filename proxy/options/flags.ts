@@ -66,7 +66,7 @@ export const PROXY_FLAGS: readonly ProxyFlag[] = [
   {
     name: "serviceAccount",
     value: "<name>",
-    description: "the workload's service account; must match the bootstrap token's when both are known",
+    description: "the workload's service account; must match the token's (--tokenFile) when both are known",
     default: "default",
   },
   {
@@ -99,7 +99,9 @@ export const PROXY_FLAGS: readonly ProxyFlag[] = [
   {
     name: "tokenFile",
     value: "<file>",
-    description: "the bootstrap token (JWT) for the first CSR; read again for every CSR that needs it",
+    description:
+      "the token for a CSR without a valid certificate: the pod's projected service-account token (what meshd's " +
+      "injector mounts here, audience TOKEN_AUDIENCES) or a meshd bootstrap token; read again for every such CSR",
     default: "/var/run/secrets/tokens/mesh-token",
   },
   {

@@ -13,9 +13,12 @@ import type { EnvVar } from "./env_var.ts";
 const FIXED_NAMES =
   "meshd's serving certificate is issued by its CA for meshd.<namespace>.svc, localhost and 127.0.0.1";
 const NO_COMPLIANCE = "no compliance policy is applied; TLS versions and cipher suites are Deno's";
-const NO_NODE_AUTH = "node authentication needs Kubernetes (issue 14); a CSR for another identity is refused";
+const NO_NODE_AUTH =
+  "node authentication is for node proxies that request certificates for the pods on their node (Istio's " +
+  "ztunnel, ambient mode), which this mesh does not have; a CSR for another identity is refused";
 const NO_SIGNER =
-  "meshd signs with its own root in ROOT_CA_DIR; Kubernetes and external signers come with issue 14";
+  "meshd signs with its own root (ROOT_CA_DIR, or its Secret in Kubernetes); Kubernetes CSR signers and " +
+  "external CAs are not implemented";
 const NO_XFCC = "no connection is trusted for XFCC by its address";
 const ONE_ROOT = "the mesh has one trust anchor";
 const OWN_AUTH = "meshd's own clients authenticate with mesh certificates and bootstrap tokens only";
@@ -216,7 +219,6 @@ export const SECURITY_ENV = [
   },
   {
     name: "USE_CACERTS_FOR_SELF_SIGNED_CA",
-    noEffect: NO_SIGNER,
     type: "bool",
     default: "false",
     description: "Store the self-signed root in a secret named cacerts",
