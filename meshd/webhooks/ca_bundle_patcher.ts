@@ -53,6 +53,7 @@ export function startCaBundlePatcher(o: CaBundlePatcherOptions): CaBundlePatcher
   let running: Promise<void> | undefined;
   const once = async (): Promise<void> => {
     for (const ref of refs) {
+      if (stopped) return;
       try {
         const result = await patchCaBundle(o.api, ref, o.trustBundlePem(), (retry) => {
           o.counters.attempts();
@@ -65,6 +66,8 @@ export function startCaBundlePatcher(o: CaBundlePatcherOptions): CaBundlePatcher
           o.log.warn(`${ref.kind} webhook configuration ${ref.name} does not exist (yet)`);
         }
       } catch (e) {
+        // Stopped meanwhile (leadership lost): the aborted request is no failure.
+        if (stopped) return;
         o.counters.failures();
         o.log.warn(
           `caBundle patch failed: ${(e as Error).message}; tried again within ${

@@ -10,6 +10,8 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { type StartedKubeApi, startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
 import { ApiClient } from "../../../meshd/kube_source/api_client.ts";
 import { LeaderElector } from "../../../meshd/leader_election/mod.ts";
+import { startLeaderControllers } from "../../../meshd/leader_election/controllers.ts";
+import { Logger, parseLogOptions } from "../../../meshd/logging/logger.ts";
 import { kubeconfigVia, kubectl, startRelay } from "./kube_support.ts";
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1000, retryPeriodMs: 200 };
@@ -169,6 +171,67 @@ Deno.test("leader election: a leader cut off from the API stops leading within t
       assert.ok(led <= TIMINGS.renewDeadlineMs + 100, `a led ${led.toFixed(0)} ms without the API`);
       assert.match(a.lines.join("\n"), /stopped leading [^\n]*within the renew deadline/);
     } finally {
+      if (!closed) await relay.close();
+    }
+  });
+});
+
+Deno.test("leader controllers: tasks run only while leading, stop the moment the lease is lost, and /debug/leader says so", async () => {
+  await withCluster(async (api) => {
+    const relay = startRelay(Number(new URL(api.url).port));
+    const config = new KubeConfig();
+    config.loadFromFile(await kubeconfigVia(api.kubeconfig, relay.port));
+    const client = new ApiClient(config);
+    const parsed = parseLogOptions({
+      outputLevel: "",
+      stacktraceLevel: "default:none",
+      caller: "",
+      asJson: false,
+      targets: ["stdout"],
+    });
+    const lines: string[] = [];
+    const logger = new Logger(parsed.value, { stdout: (l) => lines.push(l), stderr: (l) => lines.push(l) });
+    const events: string[] = [];
+    const controllers = startLeaderControllers({
+      api: client,
+      electionEnabled: true,
+      namespace: "mesh-system",
+      identity: "meshd-a",
+      tasks: [{ name: "t", start: () => (events.push("start"), () => events.push("stop")) }],
+      logger,
+      timings: TIMINGS,
+    });
+    let closed = false;
+    try {
+      const status = async () =>
+        await (await controllers.debugHandlers["/debug/leader"](
+          new Request("http://x/debug/leader"),
+          "127.0.0.1",
+        ))
+          .json();
+      const wait = async (cond: () => boolean, ms: number, what: string) => {
+        const end = Date.now() + ms;
+        while (!cond()) {
+          if (Date.now() > end) throw new Error(`${what}; log: ${lines.join(" | ")}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      await wait(() => events.length === 1, 3000, "the task did not start");
+      assert.deepEqual(await status(), {
+        lease: "mesh-system/meshd-leader",
+        identity: "meshd-a",
+        leading: true,
+        holder: "meshd-a",
+        electionEnabled: true,
+      });
+      await relay.close();
+      closed = true;
+      await wait(() => events.length === 2, TIMINGS.renewDeadlineMs + 500, "the task was not stopped");
+      assert.deepEqual(events, ["start", "stop"]);
+      assert.equal((await status()).leading, false);
+    } finally {
+      await controllers.stop();
+      await client.close();
       if (!closed) await relay.close();
     }
   });
