@@ -11,7 +11,7 @@ import { type StartedKubeApi, startKubeApi } from "../../../deploy/lab/kube_api/
 import { ApiClient } from "../../../meshd/kube_source/api_client.ts";
 import { LeaderElector } from "../../../meshd/leader_election/mod.ts";
 import { startLeaderControllers } from "../../../meshd/leader_election/controllers.ts";
-import { Logger, parseLogOptions } from "../../../meshd/logging/logger.ts";
+import { testLogger } from "../../../meshd/logging/test_support.ts";
 import { kubeconfigVia, kubectl, startRelay } from "./kube_support.ts";
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1000, retryPeriodMs: 200 };
@@ -182,15 +182,8 @@ Deno.test("leader controllers: tasks run only while leading, stop the moment the
     const config = new KubeConfig();
     config.loadFromFile(await kubeconfigVia(api.kubeconfig, relay.port));
     const client = new ApiClient(config);
-    const parsed = parseLogOptions({
-      outputLevel: "",
-      stacktraceLevel: "default:none",
-      caller: "",
-      asJson: false,
-      targets: ["stdout"],
-    });
     const lines: string[] = [];
-    const logger = new Logger(parsed.value, { stdout: (l) => lines.push(l), stderr: (l) => lines.push(l) });
+    const logger = testLogger((l) => lines.push(l));
     const events: string[] = [];
     const controllers = startLeaderControllers({
       api: client,
