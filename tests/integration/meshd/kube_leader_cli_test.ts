@@ -255,3 +255,43 @@ Deno.test(requires(commandMissing("kubectl"), {
     }
   },
 }));
+
+Deno.test(requires(commandMissing("kubectl"), {
+  name: "meshd replicas: a killed leader (no release) is replaced once its 30 s lease expired, not before",
+  async fn() {
+    const api = await cluster();
+    const ps: MeshdProcess[] = [];
+    try {
+      await kubectl(
+        api.kubeconfig,
+        ["apply", "-f", "-"],
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: mesh-system}\n",
+      );
+      const a = await startMeshd(api.kubeconfig, { POD_NAME: "meshd-a" });
+      ps.push(a);
+      await a.waitFor(/meshd-a is now the leader/, 10_000);
+      const b = await startMeshd(api.kubeconfig, { POD_NAME: "meshd-b" });
+      ps.push(b);
+      // b has seen a renew (every 5 s) before a dies.
+      await new Promise((r) => setTimeout(r, 6000));
+      assert.equal((await leader(b)).leading, false);
+      await a.stop("SIGKILL");
+      const killedAt = Date.now();
+      await b.waitFor(/meshd-b is now the leader/, 50_000);
+      const waited = Date.now() - killedAt;
+      // a's last renewal was at most 5 s before the kill; b takes over within a retry period of the expiry.
+      assert.ok(
+        waited >= 30_000 - 5_000 - 1_000,
+        `b led ${waited} ms after the kill: before the lease expired`,
+      );
+      assert.ok(waited <= 30_000 + 2 * 5_000 + 2_000, `b led only ${waited} ms after the kill`);
+      assert.match(
+        await kubectl(api.kubeconfig, ["get", "lease", "meshd-leader", "-n", "mesh-system", "-o", "yaml"]),
+        /holderIdentity: meshd-b[\s\S]*leaseTransitions: 1/,
+      );
+    } finally {
+      for (const p of ps) await p.stop();
+      await api.stop();
+    }
+  },
+}));
