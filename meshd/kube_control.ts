@@ -108,7 +108,11 @@ export function startKubeControl(kube: KubeConnection, deps: KubeControlDeps): R
   const tasks: LeaderTask[] = [];
   const caTask = caBundleTask(kube.api, deps);
   if (caTask) tasks.push(caTask);
-  const status = statusWriterTask(kube.feed, { api: kube.api, log: deps.logger.scope("status") });
+  const status = statusWriterTask(kube.feed, {
+    api: kube.api,
+    log: deps.logger.scope("status"),
+    rateLimit: { qps: deps.env.DISCO_STATUS_QPS, burst: deps.env.DISCO_STATUS_BURST },
+  });
   tasks.push(status.task);
   stops.push(() => Promise.resolve(status.unsubscribe()));
   const leader = startLeaderControllers({

@@ -16,7 +16,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import { formatIssue } from "../../shared/mod.ts";
-import type { ApiClient } from "./api_client.ts";
+import { type ApiClient, TokenBucket } from "./api_client.ts";
 import type { KubeSource, ValidatedObject } from "./mod.ts";
 import type { LeaderTask } from "../leader_election/controllers.ts";
 import type { WatchedResource } from "./resources.ts";
@@ -58,8 +58,12 @@ export interface StatusWriterOptions {
   log: { info(m: string): void; warn(m: string): void };
   /** How long a failed write waits before it is tried again, ms; default 5000. */
   retryMs?: number;
-  /** Counts each status written (for tests and /debug/leader). */
-  onWrite?: (name: string) => void;
+  /**
+   * DISCO_STATUS_QPS and DISCO_STATUS_BURST (Istio's PILOT_STATUS_QPS/_BURST): status writes per second
+   * and the burst above it, on top of the API client's own limit, so that a burst of invalid objects
+   * does not take the whole --orchApiQPS. Default: no limit of its own.
+   */
+  rateLimit?: { qps: number; burst: number };
 }
 
 interface Entry {
@@ -81,10 +85,13 @@ export class StatusWriter {
   #abort: AbortController | undefined;
   #draining: Promise<void> | undefined;
   #retry: ReturnType<typeof setTimeout> | undefined;
+  readonly #limiter: TokenBucket | undefined;
 
-  /** @param options the API client and where to log */
+  /** @param options the API client, where to log, the rate limit */
   constructor(options: StatusWriterOptions) {
     this.#o = options;
+    const r = options.rateLimit;
+    this.#limiter = r && r.qps > 0 ? new TokenBucket(r.qps, Math.max(1, r.burst)) : undefined;
   }
 
   /** Feeds objects as the config source validated them (KubeSource.onValidated). */
@@ -142,13 +149,13 @@ export class StatusWriter {
       if (!e || isDeepStrictEqual(e.current ?? [], e.desired)) continue;
       try {
         if (!(await this.#hasStatus(e.resource, signal))) continue;
+        await this.#limiter?.take(signal);
         await this.#o.api.json("PATCH", statusPath(e.resource, e.namespace, e.objectName), {
           body: { status: { validationMessages: e.desired.length > 0 ? e.desired : null } },
           contentType: "application/merge-patch+json",
           signal,
         });
         e.current = e.desired;
-        this.#o.onWrite?.(key);
         this.#o.log.info(
           e.desired.length > 0
             ? `${key}: status.validationMessages set (${e.desired.length} error(s))`
