@@ -13,6 +13,12 @@ import { DEFAULT_REGISTRY } from "./options/env/env_var.ts";
 import { KubeSource } from "./kube_source/mod.ts";
 import { loadKubeConfig } from "./kube_source/kube_config.ts";
 import { ApiClient } from "./kube_source/api_client.ts";
+import type { CertificateAuthority } from "./ca/mod.ts";
+import type { MeshdMetrics } from "./monitoring/metrics.ts";
+import type { DebugHandlers } from "./monitoring/http_servers.ts";
+import { electionIdentity, type LeaderTask, startLeaderControllers } from "./leader_election/controllers.ts";
+import { caBundleTask } from "./webhooks/ca_bundle_task.ts";
+import { statusWriterTask } from "./kube_source/status_writer.ts";
 import { KubeRegistry, type KubeRegistryHooks } from "./kube_registry/mod.ts";
 import type { OrchMetrics } from "./monitoring/metrics.ts";
 
@@ -50,7 +56,6 @@ export function kubeConfigSource(
   const api = new ApiClient(choice.config, {
     rateLimit: { qps: options.orchApiQPS, burst: options.orchApiBurst },
   });
-  const kube: KubeConnection = { config: choice.config, api, description: choice.description };
   const feed = new KubeSource({
     config: choice.config,
     api,
@@ -62,6 +67,7 @@ export function kubeConfigSource(
     onEvent: (type, event) => metrics?.cfgEvents.inc({ type, event }),
     onFailure: () => metrics?.controllerSyncErrors.inc(),
   });
+  const kube: KubeConnection = { config: choice.config, api, description: choice.description, feed };
   return { feed, registry: kubeRegistry(kube, options, env, logger, metrics), kube };
 }
 
@@ -104,12 +110,29 @@ export interface KubeConnection {
   /** One rate-limited client (--orchApiQPS, --orchApiBurst) for every request. */
   api: ApiClient;
   description: string;
+  /** The config source reading through `api`. */
+  feed: KubeSource;
 }
 
 /** What {@link startKubeControl} started. */
 export interface RunningKubeControl {
+  /** Pages for --httpAddr's debug server (`/debug/leader`). */
+  debugHandlers: DebugHandlers;
+  /** Stops what only the leader does and releases the Lease, so a successor takes over at once. */
+  stepDown(): Promise<void>;
   /** Stops the controllers, then closes the API client. */
   stop(): Promise<void>;
+}
+
+/** What the controllers use. */
+export interface KubeControlDeps {
+  logger: Logger;
+  env: MeshdEnvironment;
+  /** Where meshd runs (--namespace, from POD_NAMESPACE): the leader-election Lease's namespace. */
+  namespace: string;
+  /** The CA, whose trust bundle goes into the webhook configurations; none: no caBundle patch. */
+  ca: CertificateAuthority | undefined;
+  metrics: MeshdMetrics;
 }
 
 /**
@@ -118,10 +141,32 @@ export interface RunningKubeControl {
  * @param kube the connection {@link kubeConfigSource} made
  * @param deps what the controllers use
  */
-export function startKubeControl(kube: KubeConnection, deps: { logger: Logger }): RunningKubeControl {
+export function startKubeControl(kube: KubeConnection, deps: KubeControlDeps): RunningKubeControl {
   const stops: (() => Promise<void>)[] = [];
   deps.logger.scope("kube").info(`Kubernetes API: ${kube.description}`);
+  // What writes to the API runs on the elected leader only (meshd/leader_election).
+  const tasks: LeaderTask[] = [];
+  const caTask = caBundleTask(kube.api, deps);
+  if (caTask) tasks.push(caTask);
+  const status = statusWriterTask(kube.feed, {
+    api: kube.api,
+    log: deps.logger.scope("status"),
+    rateLimit: { qps: deps.env.DISCO_STATUS_QPS, burst: deps.env.DISCO_STATUS_BURST },
+  });
+  tasks.push(status.task);
+  stops.push(() => Promise.resolve(status.unsubscribe()));
+  const leader = startLeaderControllers({
+    api: kube.api,
+    electionEnabled: deps.env.ENABLE_LEADER_ELECTION,
+    namespace: deps.namespace,
+    identity: electionIdentity(deps.env.POD_NAME),
+    tasks,
+    logger: deps.logger,
+  });
+  stops.push(() => leader.stop());
   return {
+    debugHandlers: leader.debugHandlers,
+    stepDown: () => leader.stop(),
     stop: async () => {
       for (const s of stops) await s();
       await kube.api.close();
