@@ -14,7 +14,7 @@ import {
   type KubernetesObject,
   ListWatch,
 } from "@kubernetes/client-node";
-import type { ApiClient } from "./api_client.ts";
+import type { ApiClient } from "../../shared/internal/kube/api_client.ts";
 import { DenoWatch } from "./watch_transport.ts";
 
 /** Where an informer logs; matches meshd/logging's scope loggers. */
