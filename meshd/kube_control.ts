@@ -12,7 +12,7 @@ import type { Logger } from "./logging/mod.ts";
 import { DEFAULT_REGISTRY } from "./options/env/env_var.ts";
 import { KubeSource } from "./kube_source/mod.ts";
 import { loadKubeConfig } from "./kube_source/kube_config.ts";
-import { ApiClient } from "./kube_source/api_client.ts";
+import { ApiClient } from "../shared/internal/kube/api_client.ts";
 import type { CertificateAuthority } from "./ca/mod.ts";
 import type { MeshdMetrics } from "./monitoring/metrics.ts";
 import type { DebugHandlers } from "./monitoring/http_servers.ts";

@@ -19,7 +19,7 @@ import type {
   V1Pod,
   V1Service,
 } from "@kubernetes/client-node";
-import type { ApiClient } from "../kube_source/api_client.ts";
+import type { ApiClient } from "../../shared/internal/kube/api_client.ts";
 import { Informer, type InformerEvent, type InformerLogger } from "../kube_source/informer.ts";
 import type { RegistrySnapshot, ServiceRegistry } from "../push_context/registry_services.ts";
 import { type ConvertCounts, NETWORK_LABEL, podWorkloads, registryServices } from "./convert.ts";

@@ -14,7 +14,7 @@ import {
   type KubernetesObject,
   ListWatch,
 } from "@kubernetes/client-node";
-import type { ApiClient } from "./api_client.ts";
+import type { ApiClient } from "../../shared/internal/kube/api_client.ts";
 import { DenoWatch } from "./watch_transport.ts";
 
 /** Where an informer logs; matches meshd/logging's scope loggers. */
@@ -51,6 +51,9 @@ export interface InformerOptions {
 const MAX_RETRY_MS = 30_000;
 const SILENT: InformerLogger = { info: () => {}, warn: () => {}, error: () => {} };
 
+/** The longest wait before a watch that ended is started again, ms. */
+const MAX_RECONNECT_DELAY_MS = 1000;
+
 /** One list-and-watch of a collection with retries; its objects are client-node's cache. */
 export class Informer {
   /** Resolves when the collection was listed once, answered 404 (not served), or the informer stopped. */
@@ -65,6 +68,8 @@ export class Informer {
   #lastFailure: string | undefined;
   #markSynced!: () => void;
   #stopped = false;
+  /** The reconnect waits in progress, ended by {@link stop}. */
+  readonly #delays = new Set<() => void>();
 
   /** @param options the collection, client, timings and observers */
   constructor(options: InformerOptions) {
@@ -80,6 +85,13 @@ export class Informer {
       this.#watch,
       () => options.api.list<KubernetesListObject<KubernetesObject>>(options.path),
       false,
+      undefined,
+      undefined,
+      // ListWatch's default waits with `setTimeout` called without a callback: no wait at all, and a
+      // timer armed that nothing clears (the op sanitizer reported them). This one waits, at most 1 s
+      // (ListWatch doubles it to 30 s across quiet watch ends: config would arrive that late), and ends
+      // at stop; 1 s still keeps a server that ends every watch at once from being hammered.
+      { delayFn: (ms) => this.#delay(Math.min(ms, MAX_RECONNECT_DELAY_MS)) },
     );
     this.#informer.on("add", (obj) => options.onEvent("add", obj));
     this.#informer.on("update", (obj) => options.onEvent("update", obj));
@@ -102,8 +114,23 @@ export class Informer {
     this.#stopped = true;
     this.#markSynced();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
+    for (const end of this.#delays) end();
     await this.#informer.stop();
     await this.#watch.stop();
+  }
+
+  /** ListWatch's reconnect delay after a watch ended: `ms`, or until {@link stop}. */
+  #delay(ms: number): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const end = () => {
+        clearTimeout(timer);
+        this.#delays.delete(end);
+        resolve();
+      };
+      const timer = setTimeout(end, ms);
+      this.#delays.add(end);
+    });
   }
 
   get #log(): InformerLogger {

@@ -15,7 +15,7 @@
  * @module
  */
 import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
-import { ApiClient } from "./api_client.ts";
+import { ApiClient } from "../../shared/internal/kube/api_client.ts";
 import { Informer, type InformerEvent } from "./informer.ts";
 import type { ConfigFeed, FeedItem } from "../config_store/mod.ts";
 import type { ValidationResult } from "../../shared/mod.ts";

@@ -16,7 +16,7 @@
  */
 import { isDeepStrictEqual } from "node:util";
 import { formatIssue } from "../../shared/mod.ts";
-import { type ApiClient, TokenBucket } from "./api_client.ts";
+import { type ApiClient, TokenBucket } from "../../shared/internal/kube/api_client.ts";
 import type { KubeSource, ValidatedObject } from "./mod.ts";
 import type { LeaderTask } from "../leader_election/controllers.ts";
 import type { WatchedResource } from "./resources.ts";

@@ -1,6 +1,6 @@
 /**
  * The watch requests of meshd's informers, through {@link ApiClient} (Deno's fetch, HTTP/1.1) in place
- * of client-node's undici transport (api_client.ts says why); the informer logic (list, watch from
+ * of client-node's undici transport (shared/internal/kube/api_client.ts says why); the informer logic (list, watch from
  * the resourceVersion, re-list on 410 Gone, the object cache) stays client-node's ListWatch.
  *
  * The server ends each watch after `timeoutSeconds` (as client-go asks, 5 to 10 minutes), and a watch
@@ -10,7 +10,7 @@
  * @module
  */
 import { type KubeConfig, Watch } from "@kubernetes/client-node";
-import type { ApiClient } from "./api_client.ts";
+import type { ApiClient } from "../../shared/internal/kube/api_client.ts";
 
 /** Watch options: the server-side timeout range, seconds. */
 const MIN_TIMEOUT_S = 300;

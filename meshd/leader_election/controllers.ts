@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { ApiClient } from "../kube_source/api_client.ts";
+import type { ApiClient } from "../../shared/internal/kube/api_client.ts";
 import type { Logger } from "../logging/mod.ts";
 import type { DebugHandlers } from "../monitoring/http_servers.ts";
 import { alwaysLeader, LeaderElector, type LeaderElectorOptions, type Leadership } from "./mod.ts";

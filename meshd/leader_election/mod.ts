@@ -23,7 +23,7 @@
  * @module
  */
 
-/** The requests the elector makes: {@link ApiClient.json} of meshd/kube_source/api_client.ts. */
+/** The requests the elector makes: {@link ApiClient.json} of shared/internal/kube/api_client.ts. */
 export interface LeaseApi {
   json<T>(method: string, path: string, req?: { body?: unknown; signal?: AbortSignal }): Promise<T>;
 }

@@ -1,10 +1,10 @@
 /**
  * The caBundle patcher's two requests ({@link WebhookConfigApi}) over meshd's one rate-limited
- * Kubernetes API client (meshd/kube_source/api_client.ts, shared through meshd/kube_control.ts).
+ * Kubernetes API client (shared/internal/kube/api_client.ts, shared through meshd/kube_control.ts).
  *
  * @module
  */
-import type { ApiClient } from "../kube_source/api_client.ts";
+import type { ApiClient } from "../../shared/internal/kube/api_client.ts";
 import type { JsonObject } from "./admission.ts";
 import type { WebhookConfigApi } from "./ca_bundle.ts";
 

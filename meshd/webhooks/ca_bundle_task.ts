@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { ApiClient } from "../kube_source/api_client.ts";
+import type { ApiClient } from "../../shared/internal/kube/api_client.ts";
 import type { CertificateAuthority } from "../ca/mod.ts";
 import type { Logger } from "../logging/mod.ts";
 import type { MeshdMetrics } from "../monitoring/metrics.ts";

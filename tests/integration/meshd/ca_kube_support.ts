@@ -6,7 +6,7 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { ApiClient } from "../../../meshd/kube_source/api_client.ts";
+import { ApiClient } from "../../../shared/internal/kube/api_client.ts";
 import { loadKubeConfig } from "../../../meshd/kube_source/kube_config.ts";
 import { discovery, type Run } from "../../../meshd/cli_test_support.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";

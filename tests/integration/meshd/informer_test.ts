@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { loadKubeConfig } from "../../../meshd/kube_source/kube_config.ts";
-import { ApiClient } from "../../../meshd/kube_source/api_client.ts";
+import { ApiClient } from "../../../shared/internal/kube/api_client.ts";
 import { Informer, type InformerEvent } from "../../../meshd/kube_source/informer.ts";
 import { waitFor } from "../../../meshd/config_store/test_support.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { loadKubeConfig } from "../../../meshd/kube_source/kube_config.ts";
-import { ApiClient } from "../../../meshd/kube_source/api_client.ts";
+import { ApiClient } from "../../../shared/internal/kube/api_client.ts";
 import { KubeRegistry } from "../../../meshd/kube_registry/mod.ts";
 import { registryMetricHooks } from "../../../meshd/kube_control.ts";
 import { createMetrics } from "../../../meshd/monitoring/metrics.ts";

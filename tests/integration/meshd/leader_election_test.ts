@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { KubeConfig } from "@kubernetes/client-node";
 import { type StartedKubeApi, startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
-import { ApiClient } from "../../../meshd/kube_source/api_client.ts";
+import { ApiClient } from "../../../shared/internal/kube/api_client.ts";
 import { LeaderElector } from "../../../meshd/leader_election/mod.ts";
 import { startLeaderControllers } from "../../../meshd/leader_election/controllers.ts";
 import { testLogger } from "../../../meshd/logging/test_support.ts";

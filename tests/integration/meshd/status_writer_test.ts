@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { KubeConfig } from "@kubernetes/client-node";
-import { ApiClient, type ApiRequest } from "../../../meshd/kube_source/api_client.ts";
+import { ApiClient, type ApiRequest } from "../../../shared/internal/kube/api_client.ts";
 import { KubeSource } from "../../../meshd/kube_source/mod.ts";
 import { StatusWriter } from "../../../meshd/kube_source/status_writer.ts";
 import { commandMissing, requires } from "../../../shared/internal/testing/prerequisites.ts";
