@@ -1,0 +1,136 @@
+/**
+ * Test support for tests/e2e/meshd_failover_test.ts (root): its own small network on subnet
+ * 10.247.1.0/24 (10.247.0.0/24 is lab_jwt_authz_test's), made of network namespaces prefixed `fo-`: a
+ * hub with a bridge, and one namespace per host joined to it by a veth pair (as deploy/lab does); and
+ * the programs run inside them as processes whose output is kept.
+ *
+ * @module
+ */
+import { mustRun, run } from "../../deploy/lab/host.ts";
+
+/** The hosts of the failover network, by role: namespace and address. */
+export const HOSTS = {
+  meshdA: { netns: "fo-meshd-a", address: "10.247.1.2" },
+  meshdB: { netns: "fo-meshd-b", address: "10.247.1.3" },
+  httpbin: { netns: "fo-httpbin", address: "10.247.1.10" },
+  sleep: { netns: "fo-sleep", address: "10.247.1.11" },
+} as const;
+
+const HUB = "fo-hub";
+
+/** Deletes every namespace of the network (each one's processes die with their last reference). */
+export async function removeNetwork(): Promise<void> {
+  for (const h of [...Object.values(HOSTS).map((h) => h.netns), HUB]) {
+    await run("ip", ["netns", "del", h]);
+  }
+}
+
+/** Makes the hub and the hosts, after removing what a crashed earlier run left. */
+export async function createNetwork(): Promise<void> {
+  await removeNetwork();
+  await mustRun("ip", ["netns", "add", HUB]);
+  await mustRun("ip", ["-n", HUB, "link", "add", "br0", "type", "bridge"]);
+  await mustRun("ip", ["-n", HUB, "link", "set", "br0", "up"]);
+  let n = 0;
+  for (const h of Object.values(HOSTS)) {
+    const link = `v${n++}`;
+    await mustRun("ip", ["netns", "add", h.netns]);
+    await mustRun("ip", [
+      "-n",
+      HUB,
+      "link",
+      "add",
+      link,
+      "type",
+      "veth",
+      "peer",
+      "name",
+      "eth0",
+      "netns",
+      h.netns,
+    ]);
+    await mustRun("ip", ["-n", HUB, "link", "set", link, "master", "br0", "up"]);
+    await mustRun("ip", ["-n", h.netns, "addr", "add", `${h.address}/24`, "dev", "eth0"]);
+    await mustRun("ip", ["-n", h.netns, "link", "set", "eth0", "up"]);
+    await mustRun("ip", ["-n", h.netns, "link", "set", "lo", "up"]);
+  }
+}
+
+/** A program running in a namespace. */
+export interface NetnsProcess {
+  /** Its pid: that of the program itself, as `ip netns exec` execs it. */
+  pid: number;
+  /** Everything it wrote (stdout and stderr) so far. */
+  output(): string;
+  /** Whether it has exited. */
+  exited(): boolean;
+  /** SIGKILL unless it has exited; resolves when it has, with the rest of its output read. */
+  kill(): Promise<void>;
+}
+
+/** Starts `argv` in `netns` with `env` added, keeping its output. */
+export function spawnIn(netns: string, argv: string[], env: Record<string, string> = {}): NetnsProcess {
+  const child = new Deno.Command("ip", {
+    args: ["netns", "exec", netns, ...argv],
+    env: { NO_COLOR: "1", ...env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "";
+  const sink = () => new WritableStream<string>({ write: (chunk) => void (out += chunk) });
+  const reading = Promise.all([
+    child.stdout.pipeThrough(new TextDecoderStream()).pipeTo(sink()).catch(() => {}),
+    child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(sink()).catch(() => {}),
+  ]);
+  let exited = false;
+  const status = child.status.then(() => void (exited = true));
+  return {
+    pid: child.pid,
+    output: () => out,
+    exited: () => exited,
+    kill: async () => {
+      if (!exited) child.kill("SIGKILL");
+      await status;
+      await reading;
+    },
+  };
+}
+
+/** Runs `argv` in `netns` to completion: exit code and stdout. */
+export async function execIn(netns: string, argv: string[]): Promise<{ code: number; stdout: string }> {
+  const r = await new Deno.Command("ip", { args: ["netns", "exec", netns, ...argv], stdin: "null" }).output();
+  return { code: r.code, stdout: new TextDecoder().decode(r.stdout) };
+}
+
+/** GET `url` with curl from inside `netns`: the status code (0 when no answer) and the body. */
+export async function curlIn(
+  netns: string,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
+  const h = Object.entries(headers).flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
+  const r = await execIn(netns, ["curl", "-s", "-m", "5", "-w", "\n%{http_code}", ...h, url]);
+  const cut = r.stdout.lastIndexOf("\n");
+  return { status: Number(r.stdout.slice(cut + 1)) || 0, body: r.stdout.slice(0, cut) };
+}
+
+/** What `hey` reported: responses per status, and errors. */
+export interface HeyReport {
+  statuses: Record<string, number>;
+  errors: number;
+  sent: number;
+  /** Error lines as printed. */
+  errorLines: string[];
+}
+
+/** Parses hey's summary ("Status code distribution", "Error distribution"). */
+export function parseHey(text: string): HeyReport {
+  const statuses: Record<string, number> = {};
+  for (const m of text.matchAll(/^\s*\[(\d{3})\]\s+(\d+) responses$/gm)) statuses[m[1]] = Number(m[2]);
+  const errorPart = text.split("Error distribution:")[1] ?? "";
+  const errorLines = errorPart.split("\n").filter((l) => /^\s*\[\d+\]/.test(l));
+  const errors = errorLines.reduce((n, l) => n + Number(/\[(\d+)\]/.exec(l)![1]), 0);
+  const sent = Object.values(statuses).reduce((a, b) => a + b, 0) + errors;
+  return { statuses, errors, sent, errorLines };
+}
