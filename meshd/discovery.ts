@@ -298,19 +298,26 @@ export async function startDiscovery(
     ready: () => ready,
   });
   stops.push(() => monitoring.shutdown());
+  const kube = source
+    ? startKubeControl(source.kube, { logger, env, namespace: options.namespace, ca, metrics })
+    : undefined;
+  if (kube) {
+    // The Lease is released first, so that a successor leads while this replica drains.
+    stops.unshift(() => kube.stepDown());
+    stops.push(() => kube.stop());
+  }
   let httpPort = 0;
   if (env.ENABLE_DEBUG_ON_HTTP) {
-    const extra: DebugHandlers = ca ? { "/debug/bootstrapToken": ca.bootstrapTokenHandler() } : {};
+    const extra: DebugHandlers = {
+      ...(ca ? { "/debug/bootstrapToken": ca.bootstrapTokenHandler() } : {}),
+      ...kube?.debugHandlers,
+    };
     const debug = serveDebug(discovery.debugPages, options.httpAddr, extra);
     httpPort = debug.addr.port;
     stops.push(() => debug.shutdown());
   }
   const webhooks = await serveWebhooks(options, env, ca, mesh.config.rootNamespace, metrics.registry, logger);
   if (webhooks) stops.unshift(() => webhooks.stop());
-  if (source) {
-    const kube = startKubeControl(source.kube, { logger });
-    stops.push(() => kube.stop());
-  }
   const ctrlz = serveCtrlz(logger, { address: options.ctrlzAddress, port: options.ctrlzPort });
   stops.push(() => ctrlz.shutdown());
 

@@ -13,6 +13,11 @@ import { DEFAULT_REGISTRY } from "./options/env/env_var.ts";
 import { KubeSource } from "./kube_source/mod.ts";
 import { loadKubeConfig } from "./kube_source/kube_config.ts";
 import { ApiClient } from "./kube_source/api_client.ts";
+import type { CertificateAuthority } from "./ca/mod.ts";
+import type { MeshdMetrics } from "./monitoring/metrics.ts";
+import type { DebugHandlers } from "./monitoring/http_servers.ts";
+import { electionIdentity, type LeaderTask, startLeaderControllers } from "./leader_election/controllers.ts";
+import { caBundleTask } from "./webhooks/ca_bundle_task.ts";
 
 /**
  * The config source: --configDir when given, else the Kubernetes API when --registries names the
@@ -68,8 +73,23 @@ export interface KubeConnection {
 
 /** What {@link startKubeControl} started. */
 export interface RunningKubeControl {
+  /** Pages for --httpAddr's debug server (`/debug/leader`). */
+  debugHandlers: DebugHandlers;
+  /** Stops what only the leader does and releases the Lease, so a successor takes over at once. */
+  stepDown(): Promise<void>;
   /** Stops the controllers, then closes the API client. */
   stop(): Promise<void>;
+}
+
+/** What the controllers use. */
+export interface KubeControlDeps {
+  logger: Logger;
+  env: MeshdEnvironment;
+  /** Where meshd runs (--namespace, from POD_NAMESPACE): the leader-election Lease's namespace. */
+  namespace: string;
+  /** The CA, whose trust bundle goes into the webhook configurations; none: no caBundle patch. */
+  ca: CertificateAuthority | undefined;
+  metrics: MeshdMetrics;
 }
 
 /**
@@ -78,10 +98,25 @@ export interface RunningKubeControl {
  * @param kube the connection {@link kubeConfigSource} made
  * @param deps what the controllers use
  */
-export function startKubeControl(kube: KubeConnection, deps: { logger: Logger }): RunningKubeControl {
+export function startKubeControl(kube: KubeConnection, deps: KubeControlDeps): RunningKubeControl {
   const stops: (() => Promise<void>)[] = [];
   deps.logger.scope("kube").info(`Kubernetes API: ${kube.description}`);
+  // What writes to the API runs on the elected leader only (meshd/leader_election).
+  const tasks: LeaderTask[] = [];
+  const caTask = caBundleTask(kube.api, deps);
+  if (caTask) tasks.push(caTask);
+  const leader = startLeaderControllers({
+    api: kube.api,
+    electionEnabled: deps.env.ENABLE_LEADER_ELECTION,
+    namespace: deps.namespace,
+    identity: electionIdentity(deps.env.POD_NAME),
+    tasks,
+    logger: deps.logger,
+  });
+  stops.push(() => leader.stop());
   return {
+    debugHandlers: leader.debugHandlers,
+    stepDown: () => leader.stop(),
     stop: async () => {
       for (const s of stops) await s();
       await kube.api.close();

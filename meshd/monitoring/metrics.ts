@@ -46,6 +46,10 @@ export interface MeshdMetrics {
   startupDurationSeconds: client.Gauge;
   discoJwksResolverNetworkFetchSuccessTotal: client.Counter;
   discoJwksResolverNetworkFetchFailTotal: client.Counter;
+  /** The webhook caBundle patcher's writes (meshd/webhooks/ca_bundle_patcher.ts). */
+  webhookPatchAttemptsTotal: client.Counter;
+  webhookPatchFailuresTotal: client.Counter;
+  webhookPatchRetriesTotal: client.Counter;
 }
 
 /** Creates the metrics in a fresh registry. */
@@ -155,6 +159,9 @@ export function createMetrics(): MeshdMetrics {
       "meshd_serving_child_deaths_total",
       "Serving child processes that died (denoland/deno#36788 aborts, kills) and were replaced",
     ),
+    webhookPatchAttemptsTotal: counter("webhook_patch_attempts_total", "Webhook patch attempts"),
+    webhookPatchFailuresTotal: counter("webhook_patch_failures_total", "Webhook patch failures"),
+    webhookPatchRetriesTotal: counter("webhook_patch_retries_total", "Webhook patch retries"),
   };
   m.meshBuild.set({ component: "meshd", tag: buildInfo().version }, 1);
   return m;

@@ -10,9 +10,6 @@
 import type { EnvVar } from "./env_var.ts";
 
 const NO_INJECTION = "not part of the injection webhook yet (meshd/webhooks/README.md)";
-const NO_CA_BUNDLE_PATCH = "the webhooks serve on --httpsAddr and the caBundle patcher is built " +
-  "(meshd/webhooks/ca_bundle_patcher.ts, tested against the test API server), but meshd starts it only once " +
-  "it has a Kubernetes client (issue 14): set caBundle to the mesh root by hand (meshd/webhooks/README.md)";
 
 /** The variables of this part, in the seed's order. */
 export const INJECTION_ENV = [
@@ -46,7 +43,6 @@ export const INJECTION_ENV = [
   },
   {
     name: "INJECTION_WEBHOOK_CONFIG_NAME",
-    noEffect: NO_CA_BUNDLE_PATCH,
     type: "string",
     default: "mesh-sidecar-injector",
     description: "Mutating webhook configuration to patch when the CLI tool is not used",
@@ -124,7 +120,6 @@ export const INJECTION_ENV = [
   },
   {
     name: "VALIDATION_WEBHOOK_CONFIG_NAME",
-    noEffect: NO_CA_BUNDLE_PATCH,
     type: "string",
     default: "mesh-mesh-system",
     description: "Validating webhook configuration patched when the CA cert changes; empty disables",

@@ -120,7 +120,6 @@ export const PLATFORM_ENV = [
     name: "POD_NAME",
     type: "string",
     default: undefined,
-    noEffect: NO_PLATFORM,
     description: "No description given",
   },
   { name: "POD_NAMESPACE", type: "string", default: "mesh-system", description: "Namespace of the pod" },

@@ -47,7 +47,6 @@ export const REGISTRY_ENV = [
   },
   {
     name: "ENABLE_LEADER_ELECTION",
-    noEffect: NO_KUBE,
     type: "bool",
     default: "true",
     description: "Leader election before running controllers; false assumes one daemon instance",
