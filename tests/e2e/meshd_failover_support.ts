@@ -18,6 +18,9 @@ export const HOSTS = {
 
 const HUB = "fo-hub";
 
+/** This host's own address on the failover network, with {@link createNetwork}'s `withHost`. */
+export const HOST_ADDRESS = "10.247.1.1";
+
 /** Deletes every namespace of the network (each one's processes die with their last reference). */
 export async function removeNetwork(): Promise<void> {
   for (const h of [...Object.values(HOSTS).map((h) => h.netns), HUB]) {
@@ -25,8 +28,11 @@ export async function removeNetwork(): Promise<void> {
   }
 }
 
-/** Makes the hub and the hosts, after removing what a crashed earlier run left. */
-export async function createNetwork(): Promise<void> {
+/**
+ * Makes the hub and the hosts, after removing what a crashed earlier run left; with `withHost`, this
+ * host joins too as {@link HOST_ADDRESS} (for a server the test runs itself, as the Kubernetes API).
+ */
+export async function createNetwork(withHost = false): Promise<void> {
   await removeNetwork();
   await mustRun("ip", ["netns", "add", HUB]);
   await mustRun("ip", ["-n", HUB, "link", "add", "br0", "type", "bridge"]);
@@ -53,6 +59,13 @@ export async function createNetwork(): Promise<void> {
     await mustRun("ip", ["-n", h.netns, "addr", "add", `${h.address}/24`, "dev", "eth0"]);
     await mustRun("ip", ["-n", h.netns, "link", "set", "eth0", "up"]);
     await mustRun("ip", ["-n", h.netns, "link", "set", "lo", "up"]);
+  }
+  if (withHost) {
+    // Its peer lives in the hub: deleting the hub removes both ends.
+    await mustRun("ip", ["link", "add", "fo-host", "type", "veth", "peer", "name", "vh", "netns", HUB]);
+    await mustRun("ip", ["-n", HUB, "link", "set", "vh", "master", "br0", "up"]);
+    await mustRun("ip", ["addr", "add", `${HOST_ADDRESS}/24`, "dev", "fo-host"]);
+    await mustRun("ip", ["link", "set", "fo-host", "up"]);
   }
 }
 
