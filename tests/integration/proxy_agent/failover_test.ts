@@ -6,9 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { AdsClient } from "../../../proxy/agent/ads_client.ts";
+import { ProxyAgent } from "../../../proxy/agent/agent.ts";
 import { createCsr } from "../../../proxy/agent/certificate_manager.ts";
 import { CsrError, GrpcCsrClient } from "../../../proxy/agent/csr_client.ts";
-import { SERVICE, startCa, startMeshd, startRecordingCa, waitFor } from "../meshd_support.ts";
+import { MESHD_NAME, SERVICE, startCa, startMeshd, startRecordingCa, waitFor } from "../meshd_support.ts";
+import { within } from "../../../shared/internal/testing/deadline.ts";
 
 // Off for the same reason as csr_client_test.ts: grpc-js leaves the reconnect backoff timers of
 // refused connections running past close() (@grpc/grpc-js 1.14.7 backoff-timeout.js).
@@ -126,6 +128,53 @@ grpcTest(
       down.stop();
       up.stop();
       await ca.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+grpcTest(
+  "secure naming per replica: an address whose meshd chains to another root gets neither the token nor the ADS stream",
+  async () => {
+    const dir = await Deno.makeTempDir();
+    await Deno.mkdir(`${dir}/config`);
+    await Deno.writeTextFile(`${dir}/config/services.yaml`, SERVICE);
+    const ca = await startCa(`${dir}/ca`);
+    const foreign = await startCa(`${dir}/foreign`);
+    const good = await startMeshd(`${dir}/config`, { ca });
+    // Serving certificates for the same name (MESHD_NAME), from a root the proxy does not trust.
+    const impostor = await startMeshd(`${dir}/config`, { ca: foreign });
+    const impostorCa = await startRecordingCa(foreign);
+    const { token } = await ca.issueBootstrapToken({ namespace: "foo", serviceAccount: "sleep" });
+    await Deno.writeTextFile(`${dir}/istio-token`, token);
+    const fast = { initialMs: 50, maxMs: 400 };
+    const agent = new ProxyAgent({
+      node: NODE,
+      discoveryAddress: `127.0.0.1:${impostor.securePort},127.0.0.1:${good.securePort}`,
+      serverName: MESHD_NAME,
+      rootsPem: ca.trustBundlePem,
+      ca: {
+        tokenFile: `${dir}/istio-token`,
+        address: `127.0.0.1:${impostorCa.port},127.0.0.1:${good.securePort}`,
+        backoff: fast,
+      },
+      backoff: fast,
+    });
+    try {
+      await agent.start();
+      const s = await within(agent.ready(), 10_000, "ready");
+      assert.equal(s.certificate!.spiffeId, "spiffe://cluster.local/ns/foo/sa/sleep");
+      assert.equal(agent.status().ads!.address, `127.0.0.1:${good.securePort}`);
+      assert.equal(impostorCa.seen.length, 0, "the bootstrap token never reached the impostor's CA");
+      assert.deepEqual([impostor.seen.length, impostor.server.ads.streams().length], [0, 0]);
+      assert.equal(good.seen.length, 1);
+    } finally {
+      await agent.stop();
+      impostorCa.stop();
+      await impostor.stop();
+      await good.stop();
+      await ca.stop();
+      await foreign.stop();
       await Deno.remove(dir, { recursive: true });
     }
   },
