@@ -41,6 +41,29 @@ export async function meshd(
   return { code: r.code, out: dec.decode(r.stdout), err: dec.decode(r.stderr) };
 }
 
+/** The environment of a test's meshd: no colour, the CA in `caDir`, and what Deno needs (nothing else leaks in). */
+export function discoveryEnv(caDir: string): Record<string, string> {
+  const base: Record<string, string> = { NO_COLOR: "1", ROOT_CA_DIR: caDir };
+  for (const name of ["HOME", "PATH", "DENO_DIR"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) base[name] = value;
+  }
+  return base;
+}
+
+/** `deno run` and the permissions of `meshd discovery` (writing only the CA directory, when given). */
+export function discoveryPermissions(caDir: string | undefined): string[] {
+  return [
+    "run",
+    "--allow-read",
+    "--allow-env",
+    "--allow-net",
+    "--allow-sys",
+    `--allow-run=${Deno.execPath()}`,
+    ...(caDir === undefined ? [] : [`--allow-write=${caDir}`]),
+  ];
+}
+
 /**
  * Runs `meshd discovery` for real on free loopback ports with a temp config and CA directory, waits
  * until it logs "meshd ready" (or exits), then stops it with SIGTERM. `args` come after the defaults,
@@ -58,20 +81,10 @@ export async function discovery(
 ): Promise<Run> {
   const dir = await Deno.makeTempDir();
   await Deno.mkdir(`${dir}/config`);
-  const base: Record<string, string> = { NO_COLOR: "1", ROOT_CA_DIR: `${dir}/ca` };
-  for (const name of ["HOME", "PATH", "DENO_DIR"]) {
-    const value = Deno.env.get(name);
-    if (value !== undefined) base[name] = value;
-  }
+  const base = discoveryEnv(`${dir}/ca`);
   const child = new Deno.Command(Deno.execPath(), {
     args: [
-      "run",
-      "--allow-read",
-      "--allow-env",
-      "--allow-net",
-      "--allow-sys",
-      `--allow-run=${Deno.execPath()}`,
-      ...(options.writable === false ? [] : [`--allow-write=${dir}/ca`]),
+      ...discoveryPermissions(options.writable === false ? undefined : `${dir}/ca`),
       ...(options.extra ?? []),
       MAIN,
       "discovery",

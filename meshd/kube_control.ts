@@ -18,6 +18,7 @@ import type { MeshdMetrics } from "./monitoring/metrics.ts";
 import type { DebugHandlers } from "./monitoring/http_servers.ts";
 import { electionIdentity, type LeaderTask, startLeaderControllers } from "./leader_election/controllers.ts";
 import { caBundleTask } from "./webhooks/ca_bundle_task.ts";
+import { statusWriterTask } from "./kube_source/status_writer.ts";
 
 /**
  * The config source: --configDir when given, else the Kubernetes API when --registries names the
@@ -50,7 +51,6 @@ export function kubeConfigSource(
   const api = new ApiClient(choice.config, {
     rateLimit: { qps: options.orchApiQPS, burst: options.orchApiBurst },
   });
-  const kube: KubeConnection = { config: choice.config, api, description: choice.description };
   const feed = new KubeSource({
     config: choice.config,
     api,
@@ -60,6 +60,7 @@ export function kubeConfigSource(
     rootNamespace,
     logger: log,
   });
+  const kube: KubeConnection = { config: choice.config, api, description: choice.description, feed };
   return { feed, kube };
 }
 
@@ -69,6 +70,8 @@ export interface KubeConnection {
   /** One rate-limited client (--orchApiQPS, --orchApiBurst) for every request. */
   api: ApiClient;
   description: string;
+  /** The config source reading through `api`. */
+  feed: KubeSource;
 }
 
 /** What {@link startKubeControl} started. */
@@ -105,6 +108,13 @@ export function startKubeControl(kube: KubeConnection, deps: KubeControlDeps): R
   const tasks: LeaderTask[] = [];
   const caTask = caBundleTask(kube.api, deps);
   if (caTask) tasks.push(caTask);
+  const status = statusWriterTask(kube.feed, {
+    api: kube.api,
+    log: deps.logger.scope("status"),
+    rateLimit: { qps: deps.env.DISCO_STATUS_QPS, burst: deps.env.DISCO_STATUS_BURST },
+  });
+  tasks.push(status.task);
+  stops.push(() => Promise.resolve(status.unsubscribe()));
   const leader = startLeaderControllers({
     api: kube.api,
     electionEnabled: deps.env.ENABLE_LEADER_ELECTION,

@@ -3,8 +3,8 @@
  * README.md ("Install") with kubectl, then meshd run as its Deployment runs it (the container's flags
  * and environment, read from meshd.yaml; listen addresses on free loopback ports; `--kubeconfig` in
  * place of the in-cluster config; the cacerts Secret's files from make_cacerts.sh as ROOT_CA_DIR).
- * An EndpointSlice stands in for the kubelet and the endpoints controller, and the caBundle is set by
- * hand as long as meshd does not patch it. Then, through the webhook configurations of webhooks.yaml:
+ * An EndpointSlice stands in for the kubelet and the endpoints controller; meshd, elected leader through
+ * its Lease, patches the caBundle of both webhook configurations. Then, through those of webhooks.yaml:
  * an invalid AuthorizationPolicy is refused by `kubectl apply` with the field named, a pod in a
  * namespace labelled mesh-injection=enabled gets the sidecar, and a pod in mesh-system does not.
  */
@@ -36,6 +36,11 @@ async function run(command: string, args: string[], stdin?: string): Promise<str
   if (!out.success) throw new Error(`${command} ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
   return text;
 }
+
+const WEBHOOK_CONFIGS = [
+  ["mutatingwebhookconfiguration", "mesh-sidecar-injector"],
+  ["validatingwebhookconfiguration", "mesh-mesh-system"],
+];
 
 function meshdContainer(): { args: string[]; env: { name: string; value?: string }[] } {
   const d = docs.find((d) =>
@@ -170,22 +175,27 @@ Deno.test(
             endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
           }),
         );
+        // meshd, the leader (the only replica), patches the mesh root into both configurations.
         const bundle = btoa(await Deno.readTextFile(join(dir, "ca", "root-cert.pem")));
-        for (
-          const [kind, name] of [["mutatingwebhookconfiguration", "mesh-sidecar-injector"], [
-            "validatingwebhookconfiguration",
-            "mesh-mesh-system",
-          ]]
-        ) {
-          const count = docs.find((d) => (d.object.metadata as { name: string }).name === name)?.object
-            .webhooks as unknown[];
-          const patch = count.map((_, i) => ({
-            op: "add",
-            path: `/webhooks/${i}/clientConfig/caBundle`,
-            value: bundle,
-          }));
-          await kubectl(["patch", kind, name, "--type=json", "-p", JSON.stringify(patch)]);
+        const patched = async () => {
+          for (const [kind, name] of WEBHOOK_CONFIGS) {
+            const config = JSON.parse(await kubectl(["get", kind, name, "-o", "json"]));
+            const bundles = config.webhooks.map((w: { clientConfig: { caBundle?: string } }) =>
+              w.clientConfig.caBundle
+            );
+            if (!bundles.every((b: string | undefined) => b === bundle)) return false;
+          }
+          return true;
+        };
+        const deadline = Date.now() + 15_000;
+        while (!(await patched())) {
+          if (Date.now() > deadline) throw new Error(`meshd did not patch the caBundle; log:\n${log}`);
+          await new Promise((r) => setTimeout(r, 100));
         }
+        assert.match(
+          await kubectl(["get", "lease", "meshd-leader", "-n", "mesh-system", "-o", "yaml"]),
+          /holderIdentity: meshd-0/,
+        );
 
         const refused = await kubectl(
           ["apply", "-f", "-"],

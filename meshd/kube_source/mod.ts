@@ -22,8 +22,10 @@ import { ApiClient } from "./api_client.ts";
 import { DenoWatch } from "./watch_transport.ts";
 import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-node";
 import type { ConfigFeed, FeedItem } from "../config_store/mod.ts";
+import type { ValidationResult } from "../../shared/mod.ts";
 import {
   collectionPath,
+  documentOf,
   isCredentialSecret,
   type KubeObject,
   objectName,
@@ -65,6 +67,17 @@ export interface KubeSourceOptions {
 
 const MAX_RETRY_MS = 30_000;
 
+/** One object as last seen, and what validating it found (meshd/kube_source/status_writer.ts reads these). */
+export interface ValidatedObject {
+  /** The resource index's name of the object ({@link objectName}). */
+  name: string;
+  resource: WatchedResource;
+  /** The object as watched (status included); undefined once deleted. */
+  object: KubeObject | undefined;
+  /** undefined for a deleted object or a Secret that is no credential. */
+  result: ValidationResult | undefined;
+}
+
 /** One watched type: its informer, retry state, and whether its first list is done. */
 interface Watcher {
   resource: WatchedResource;
@@ -87,6 +100,9 @@ export class KubeSource implements ConfigFeed {
   /** Objects changed since the last batch, by name; the value undefined means deleted. */
   readonly #pending = new Map<string, { resource: WatchedResource; obj: KubeObject | undefined }>();
   #apply: ((batch: readonly FeedItem[]) => void) | undefined;
+  /** Every object's last validation, and the document validated (to skip status-only changes). */
+  readonly #validated = new Map<string, ValidatedObject & { doc: string }>();
+  readonly #validatedListeners = new Set<(items: readonly ValidatedObject[]) => void>();
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
   #started = false;
   #stopped = false;
@@ -205,20 +221,44 @@ export class KubeSource implements ConfigFeed {
     this.#flushTimer = setTimeout(() => this.#flush(), this.#options.coalesceMs ?? 20);
   }
 
+  /**
+   * Calls `listener` with every object validated so far, then with each batch of changes (status-only
+   * changes included, which the config store does not see). Returns the unsubscribe function.
+   */
+  onValidated(listener: (items: readonly ValidatedObject[]) => void): () => void {
+    this.#validatedListeners.add(listener);
+    const known = [...this.#validated.values()];
+    if (known.length > 0) listener(known);
+    return () => this.#validatedListeners.delete(listener);
+  }
+
   #flush(): void {
     this.#flushTimer = undefined;
     if (this.#stopped || this.#apply === undefined) return;
     const batch: FeedItem[] = [];
+    const validated: ValidatedObject[] = [];
     for (const [name, { resource, obj }] of [...this.#pending].sort(([a], [b]) => (a < b ? -1 : 1))) {
       // A Secret that holds no credential is not config (nor is one that stopped holding one).
       const config = obj !== undefined && (resource.kind !== "Secret" || isCredentialSecret(obj));
-      batch.push({
-        name,
-        result: config ? validateObject(resource, obj, name, this.#options.rootNamespace) : undefined,
-      });
+      const doc = config ? JSON.stringify(documentOf(resource, obj)) : "";
+      const before = this.#validated.get(name);
+      // A change of status or server-set metadata only is no change of config: not validated, logged
+      // or counted again.
+      const result = config && before?.doc === doc
+        ? before.result
+        : config
+        ? validateObject(resource, obj, name, this.#options.rootNamespace)
+        : undefined;
+      const item = { name, resource, object: obj, result };
+      validated.push(item);
+      if (config) this.#validated.set(name, { ...item, doc });
+      else this.#validated.delete(name);
+      if (config && before?.doc === doc) continue;
+      batch.push({ name, result });
     }
     this.#pending.clear();
     if (batch.length > 0) this.#apply(batch);
+    for (const l of [...this.#validatedListeners]) l(validated);
   }
 }
 

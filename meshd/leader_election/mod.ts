@@ -161,23 +161,34 @@ export class LeaderElector implements Leadership {
     if (options.release && wasLeading) await this.#release();
   }
 
-  async #tick(): Promise<void> {
-    if (this.#stopped) return;
-    const renewDeadline = this.#o.renewDeadlineMs ?? RENEW_DEADLINE_MS;
-    // A try never outlasts the renew deadline (client-go's per-renewal timeout): a hung request must not
-    // keep a leader from noticing that it no longer holds the Lease.
+  /**
+   * Runs `fn` with a signal that aborts after the renew deadline (client-go's per-renewal timeout: a
+   * hung request must not keep a leader from noticing that it lost the Lease, nor hang the shutdown),
+   * and when the elector stops unless `outliveStop`.
+   */
+  async #bounded<T>(fn: (signal: AbortSignal) => Promise<T>, outliveStop = false): Promise<T> {
     const attempt = new AbortController();
     const onStop = () => attempt.abort();
-    this.#abort.signal.addEventListener("abort", onStop, { once: true });
-    const timeout = setTimeout(() => attempt.abort(new Error("timed out")), renewDeadline);
+    if (!outliveStop) this.#abort.signal.addEventListener("abort", onStop, { once: true });
+    const timeout = setTimeout(
+      () => attempt.abort(new Error("timed out")),
+      this.#o.renewDeadlineMs ?? RENEW_DEADLINE_MS,
+    );
     try {
-      if (await this.#tryAcquireOrRenew(attempt.signal)) this.#renewed();
-    } catch (e) {
-      if (this.#stopped) return;
-      this.#o.log.warn(`leader election: lease ${this.status().lease}: ${(e as Error).message}`);
+      return await fn(attempt.signal);
     } finally {
       clearTimeout(timeout);
       this.#abort.signal.removeEventListener("abort", onStop);
+    }
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#stopped) return;
+    try {
+      if (await this.#bounded((signal) => this.#tryAcquireOrRenew(signal))) this.#renewed();
+    } catch (e) {
+      if (this.#stopped) return;
+      this.#o.log.warn(`leader election: lease ${this.status().lease}: ${(e as Error).message}`);
     }
     if (this.#stopped) return;
     this.#timer = setTimeout(() => {
@@ -262,10 +273,14 @@ export class LeaderElector implements Leadership {
   /** Writes an empty holder, so that a candidate takes over on its next try (client-go's release). */
   async #release(): Promise<void> {
     try {
-      const current = await this.#o.api.json<Lease>("GET", this.#path);
-      if (current.spec?.holderIdentity !== this.#o.identity) return;
-      const spec = { ...current.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: isoNow() };
-      await this.#o.api.json<Lease>("PUT", this.#path, { body: { ...current, spec } });
+      const released = await this.#bounded(async (signal) => {
+        const current = await this.#o.api.json<Lease>("GET", this.#path, { signal });
+        if (current.spec?.holderIdentity !== this.#o.identity) return false;
+        const spec = { ...current.spec, holderIdentity: "", leaseDurationSeconds: 1, renewTime: isoNow() };
+        await this.#o.api.json<Lease>("PUT", this.#path, { body: { ...current, spec }, signal });
+        return true;
+      }, true);
+      if (!released) return;
       this.#holder = "";
       this.#o.log.info(`leader election: released lease ${this.status().lease}`);
     } catch (e) {

@@ -1,20 +1,12 @@
 import assert from "node:assert/strict";
-import { Logger, parseLogOptions } from "../logging/logger.ts";
+import { testLogger } from "../logging/test_support.ts";
 import { serveCtrlz } from "./ctrlz.ts";
 
 /** ctrlz on a free loopback port over a real logger; `fn` gets a request function and the logger. */
 async function withCtrlz(
   fn: (call: (path: string, body?: string) => Promise<{ status: number; json: unknown }>) => Promise<void>,
 ): Promise<void> {
-  const parsed = parseLogOptions({
-    outputLevel: "",
-    stacktraceLevel: "default:none",
-    caller: "",
-    asJson: false,
-    targets: ["stdout"],
-  });
-  assert.deepEqual(parsed.errors, []);
-  const logger = new Logger(parsed.value, { stdout: () => {}, stderr: () => {} });
+  const logger = testLogger();
   const server = serveCtrlz(logger, { address: "localhost", port: 0 });
   try {
     await fn(async (path, body) => {

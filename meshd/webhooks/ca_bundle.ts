@@ -8,9 +8,9 @@
  * configuration that does not exist is logged and tried again later (the operator may create it
  * after meshd); a write that lost a race (409) is read and written again.
  *
- * Partial: the Kubernetes transport comes from the Kubernetes config source (meshd/kube_source, on
- * another branch of issue 14), so meshd does not call this yet; {@link WebhookConfigApi} is the
- * seam. Tested against the test API server (tests/integration/meshd/webhook_ca_bundle_test.ts).
+ * meshd's elected leader runs it (ca_bundle_task.ts) over its one API client (ca_bundle_api.ts implements
+ * {@link WebhookConfigApi}). Tested against the test API server
+ * (tests/integration/meshd/webhook_ca_bundle_test.ts, kube_leader_cli_test.ts).
  *
  * @module
  */

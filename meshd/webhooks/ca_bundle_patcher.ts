@@ -1,12 +1,10 @@
 /**
  * Runs the caBundle patch (ca_bundle.ts) for meshd: once at start, again after every change of the
  * CA's trust bundle (a root rotation), and every {@link RECHECK_MS} while a configuration is missing
- * or a write failed (Istio's patcher also re-runs when someone edits the configuration; meshd has no
- * watch on it, so the periodic recheck is what repairs an edited caBundle). Each write is counted as
+ * or a write failed; {@link CaBundlePatcher.run} also runs it on demand (ca_bundle_task.ts calls it on
+ * every watch event of the configurations, as Istio's patcher re-runs when someone edits them). Each write is counted as
  * `webhook_patch_attempts_total` (`_retries_total` after a conflict), each failure as
  * `webhook_patch_failures_total`, all logged with the configuration's name.
- *
- * Partial: meshd does not start it yet (see ca_bundle.ts).
  *
  * @module
  */
@@ -55,6 +53,7 @@ export function startCaBundlePatcher(o: CaBundlePatcherOptions): CaBundlePatcher
   let running: Promise<void> | undefined;
   const once = async (): Promise<void> => {
     for (const ref of refs) {
+      if (stopped) return;
       try {
         const result = await patchCaBundle(o.api, ref, o.trustBundlePem(), (retry) => {
           o.counters.attempts();
@@ -67,6 +66,8 @@ export function startCaBundlePatcher(o: CaBundlePatcherOptions): CaBundlePatcher
           o.log.warn(`${ref.kind} webhook configuration ${ref.name} does not exist (yet)`);
         }
       } catch (e) {
+        // Stopped meanwhile (leadership lost): the aborted request is no failure.
+        if (stopped) return;
         o.counters.failures();
         o.log.warn(
           `caBundle patch failed: ${(e as Error).message}; tried again within ${

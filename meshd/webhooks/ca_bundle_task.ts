@@ -43,8 +43,10 @@ export function caBundleTask(
   return {
     name: "webhook caBundle patcher",
     start: () => {
+      // Aborted when leadership is lost: no write of this replica may follow.
+      const abort = new AbortController();
       const patcher = startCaBundlePatcher({
-        api: webhookConfigApi(api),
+        api: webhookConfigApi(api, abort.signal),
         injectionName,
         validationName,
         trustBundlePem: () => ca.trustBundlePem,
@@ -56,14 +58,13 @@ export function caBundleTask(
         },
         log,
       });
-      const abort = new AbortController();
       const watches = [
         { collection: "mutatingwebhookconfigurations", name: injectionName },
         { collection: "validatingwebhookconfigurations", name: validationName },
       ].filter((w) => w.name !== "").map((w) => watchConfig(api, w, () => void patcher.run(), abort.signal));
       return () => {
-        abort.abort();
         patcher.stop();
+        abort.abort();
         void Promise.all(watches);
       };
     },

@@ -4,8 +4,8 @@
  * `/metrics` on --monitoringAddr serves them.
  *
  * Not registered, because nothing does their work yet: `cfgvalidator_validation_config_load_error`,
- * `_config_updates`, `_config_update_error` and `webhook_patch_*` (the caBundle patcher is not started
- * until meshd has a Kubernetes client; see README.md, "Not yet").
+ * `_config_updates` and `_config_update_error`. `webhook_patch_*` (the caBundle patcher) are in
+ * monitoring/metrics.ts, fed by ca_bundle_task.ts.
  *
  * @module
  */

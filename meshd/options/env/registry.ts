@@ -19,7 +19,8 @@ const NO_HEALTHCHECKS = "WorkloadEntries are not health-checked";
 const NO_KUBE =
   "the Kubernetes service registry and controllers come with issue 14 (Kubernetes config is read: meshd/kube_source)";
 const NO_MULTICLUSTER = "meshd has no multicluster or multi-network support";
-const NO_STATUS = "meshd writes no status and runs no analyzers (meshctl analyze does)";
+const NO_STATUS =
+  "meshd runs no analyzers (meshctl analyze does) and writes no distribution status; it writes only validation errors (status.validationMessages)";
 
 /** The variables of this part, in the seed's order. */
 export const REGISTRY_ENV = [
@@ -310,12 +311,12 @@ export const REGISTRY_ENV = [
     name: "DISCO_STATUS_BURST",
     type: "int",
     default: "500",
-    noEffect: NO_STATUS,
     description: "Burst of status updates",
   },
   {
     name: "DISCO_STATUS_MAX_WORKERS",
-    noEffect: NO_STATUS,
+    noEffect:
+      "status.validationMessages are written by one worker, one object at a time (meshd/kube_source/status_writer.ts)",
     type: "int",
     default: "100",
     description: "Max status workers; fewer raises latency",
@@ -324,7 +325,6 @@ export const REGISTRY_ENV = [
     name: "DISCO_STATUS_QPS",
     type: "int",
     default: "100",
-    noEffect: NO_STATUS,
     description: "QPS of status updates",
   },
   {

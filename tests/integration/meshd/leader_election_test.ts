@@ -10,6 +10,8 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { type StartedKubeApi, startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
 import { ApiClient } from "../../../meshd/kube_source/api_client.ts";
 import { LeaderElector } from "../../../meshd/leader_election/mod.ts";
+import { startLeaderControllers } from "../../../meshd/leader_election/controllers.ts";
+import { testLogger } from "../../../meshd/logging/test_support.ts";
 import { kubeconfigVia, kubectl, startRelay } from "./kube_support.ts";
 
 const TIMINGS = { leaseDurationMs: 2000, renewDeadlineMs: 1000, retryPeriodMs: 200 };
@@ -74,11 +76,11 @@ async function holder(kubeconfig: string): Promise<string> {
   return /holderIdentity: (\S*)/.exec(yaml)?.[1] ?? "";
 }
 
-/** Samples both electors until `ms` passed; fails if both ever lead at once. */
-async function neverBoth(a: Candidate, b: Candidate, ms: number): Promise<void> {
+/** Samples the electors until `ms` passed; fails if two ever lead at once. */
+async function neverTwo(cs: Candidate[], ms: number): Promise<void> {
   const end = performance.now() + ms;
   while (performance.now() < end) {
-    assert.ok(!(a.elector.leading && b.elector.leading), "two leaders at once");
+    assert.ok(cs.filter((c) => c.elector.leading).length <= 1, "two leaders at once");
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -90,7 +92,7 @@ Deno.test("leader election: one of two leads; the other takes over only after th
     a.elector.start();
     await until(() => a.elector.leading, 3000, "a did not lead", made);
     b.elector.start();
-    await neverBoth(a, b, 1500);
+    await neverTwo([a, b], 1500);
     assert.equal(b.elector.leading, false);
     assert.equal(await holder(api.kubeconfig), "meshd-a");
     assert.deepEqual(b.elector.status().holder, "meshd-a");
@@ -126,7 +128,7 @@ Deno.test("leader election: a graceful stop releases the lease and the other tak
     a.elector.start();
     await until(() => a.elector.leading, 3000, "a did not lead", made);
     b.elector.start();
-    await neverBoth(a, b, 500);
+    await neverTwo([a, b], 500);
     await a.elector.stop({ release: true });
     assert.match(
       a.lines.join("\n"),
@@ -146,11 +148,7 @@ Deno.test("leader election: of candidates starting together exactly one leads (4
     made.push(...cs);
     for (const c of cs) c.elector.start();
     await until(() => cs.some((c) => c.elector.leading), 3000, "nobody led", made);
-    const end = performance.now() + 1500;
-    while (performance.now() < end) {
-      assert.ok(cs.filter((c) => c.elector.leading).length <= 1, "two leaders at once");
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await neverTwo(cs, 1500);
     const leader = cs.find((c) => c.elector.leading)!;
     assert.equal(await holder(api.kubeconfig), leader.elector.status().identity);
   });
@@ -173,6 +171,60 @@ Deno.test("leader election: a leader cut off from the API stops leading within t
       assert.ok(led <= TIMINGS.renewDeadlineMs + 100, `a led ${led.toFixed(0)} ms without the API`);
       assert.match(a.lines.join("\n"), /stopped leading [^\n]*within the renew deadline/);
     } finally {
+      if (!closed) await relay.close();
+    }
+  });
+});
+
+Deno.test("leader controllers: tasks run only while leading, stop the moment the lease is lost, and /debug/leader says so", async () => {
+  await withCluster(async (api) => {
+    const relay = startRelay(Number(new URL(api.url).port));
+    const config = new KubeConfig();
+    config.loadFromFile(await kubeconfigVia(api.kubeconfig, relay.port));
+    const client = new ApiClient(config);
+    const lines: string[] = [];
+    const logger = testLogger((l) => lines.push(l));
+    const events: string[] = [];
+    const controllers = startLeaderControllers({
+      api: client,
+      electionEnabled: true,
+      namespace: "mesh-system",
+      identity: "meshd-a",
+      tasks: [{ name: "t", start: () => (events.push("start"), () => events.push("stop")) }],
+      logger,
+      timings: TIMINGS,
+    });
+    let closed = false;
+    try {
+      const status = async () =>
+        await (await controllers.debugHandlers["/debug/leader"](
+          new Request("http://x/debug/leader"),
+          "127.0.0.1",
+        ))
+          .json();
+      const wait = async (cond: () => boolean, ms: number, what: string) => {
+        const end = Date.now() + ms;
+        while (!cond()) {
+          if (Date.now() > end) throw new Error(`${what}; log: ${lines.join(" | ")}`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      await wait(() => events.length === 1, 3000, "the task did not start");
+      assert.deepEqual(await status(), {
+        lease: "mesh-system/meshd-leader",
+        identity: "meshd-a",
+        leading: true,
+        holder: "meshd-a",
+        electionEnabled: true,
+      });
+      await relay.close();
+      closed = true;
+      await wait(() => events.length === 2, TIMINGS.renewDeadlineMs + 500, "the task was not stopped");
+      assert.deepEqual(events, ["start", "stop"]);
+      assert.equal((await status()).leading, false);
+    } finally {
+      await controllers.stop();
+      await client.close();
       if (!closed) await relay.close();
     }
   });
