@@ -2,8 +2,8 @@
  * meshd replicas with leader election, proxy failover (issue 14, item 4, in its own words: "kill the
  * leader under load; a replica takes over, with 0 failed data-path requests"), against the test
  * Kubernetes API server (deploy/lab/kube_api) on this host, joined to the failover network
- * (tests/e2e/meshd_failover_support.ts) as 10.247.1.1. Two `meshd discovery --kubeconfig` processes
- * (POD_NAME meshd-a and meshd-b, ENABLE_LEADER_ELECTION on by default) read the config, which exists only
+ * (tests/e2e/meshd_failover_support.ts; namespaces `fk-*`, 10.247.2.0/24) as 10.247.2.1. Two
+ * `meshd discovery --kubeconfig` processes (POD_NAME meshd-a and meshd-b, ENABLE_LEADER_ELECTION on by default) read the config, which exists only
  * as objects applied with kubectl (the mesh's own CRDs from deploy/crds), and share one ROOT_CA_DIR.
  * meshd-a starts first and holds the `meshd-leader` Lease (read with kubectl); the proxies use it too (the
  * first address of their list). It is killed with SIGKILL under load (tests/e2e/meshd_failover_scenario.ts):
@@ -23,14 +23,10 @@ import { commandMissing, httpbinMissing, requires } from "../../shared/internal/
 import { figure } from "../../shared/internal/testing/figures.ts";
 import { kubectl } from "../integration/meshd/kube_support.ts";
 import { eventually } from "./e2e_support.ts";
-import {
-  createNetwork,
-  HOST_ADDRESS,
-  HOSTS,
-  type NetnsProcess,
-  removeNetwork,
-} from "./meshd_failover_support.ts";
-import { CONFIG, failoverUnderLoad, meshdReady, startMeshd } from "./meshd_failover_scenario.ts";
+import { failoverNetwork, type NetnsProcess } from "./meshd_failover_support.ts";
+import { config, failoverUnderLoad, meshdReady, startMeshd } from "./meshd_failover_scenario.ts";
+
+const net = failoverNetwork("fk", 2);
 
 const CRDS = new URL("../../deploy/crds", import.meta.url).pathname;
 const NAMESPACES = ["mesh-system", "foo"].map((n) =>
@@ -52,10 +48,10 @@ Deno.test(requires(missing, {
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "meshd-failover-kube-e2e-" });
     await Deno.chmod(dir, 0o755);
-    await createNetwork(true);
+    await net.create(true);
     const api = await startKubeApi({
-      hostname: HOST_ADDRESS,
-      extraNames: [HOST_ADDRESS],
+      hostname: net.hostAddress,
+      extraNames: [net.hostAddress],
       dir: join(dir, "kube"),
     });
     const procs: NetnsProcess[] = [];
@@ -75,19 +71,20 @@ Deno.test(requires(missing, {
     try {
       await kubectl(api.kubeconfig, ["apply", "-f", CRDS]);
       await kubectl(api.kubeconfig, ["apply", "-f", "-"], NAMESPACES.join("---\n"));
-      await kubectl(api.kubeconfig, ["apply", "-f", "-"], meshGroups(CONFIG));
+      await kubectl(api.kubeconfig, ["apply", "-f", "-"], meshGroups(config(net)));
       const source = ["--kubeconfig", api.kubeconfig];
-      const a = startMeshd(HOSTS.meshdA, dir, source, { POD_NAME: "meshd-a" });
+      const a = startMeshd(net.hosts.meshdA, dir, source, { POD_NAME: "meshd-a" });
       procs.push(a);
       await meshdReady("meshd A", a);
       await eventually("meshd-a to hold the Lease", async () => {
         const h = await holder();
         return h === "meshd-a" ? undefined : `holder ${JSON.stringify(h)}`;
       }, 15_000);
-      const b = startMeshd(HOSTS.meshdB, dir, source, { POD_NAME: "meshd-b" });
+      const b = startMeshd(net.hosts.meshdB, dir, source, { POD_NAME: "meshd-b" });
       procs.push(b);
       await meshdReady("meshd B", b);
       const result = await failoverUnderLoad({
+        net,
         dir,
         a,
         b,
@@ -112,7 +109,7 @@ Deno.test(requires(missing, {
     } finally {
       for (const p of procs) await p.kill();
       await api.stop();
-      await removeNetwork();
+      await net.remove();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },

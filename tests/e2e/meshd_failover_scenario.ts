@@ -10,11 +10,17 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { BootstrapTokenIssuer } from "../../meshd/ca/mod.ts";
 import { eventually } from "./e2e_support.ts";
-import { curlIn, HOSTS, type NetnsProcess, parseHey, spawnIn } from "./meshd_failover_support.ts";
+import {
+  curlIn,
+  type FailoverNetwork,
+  type Host,
+  type NetnsProcess,
+  parseHey,
+  spawnIn,
+} from "./meshd_failover_support.ts";
 
 export const HOST = "httpbin.foo.svc.cluster.local:8000";
 const MESHD_NAME = "meshd.mesh-system.svc";
-const ADDRESSES = `${HOSTS.meshdA.address}:15012,${HOSTS.meshdB.address}:15012`;
 const OUTBOUND = "http://127.0.0.1:15001";
 const KILL_AFTER_MS = 5000;
 const BOTH = ["foo/httpbin-1", "foo/sleep-1"];
@@ -24,7 +30,8 @@ const BOTH = ["foo/httpbin-1", "foo/sleep-1"];
 // replica: a client that reaches the survivor before httpbin's proxy does is told to speak plain text to
 // a STRICT port for a moment (measured: 9 of 2,250 requests got 503; proxy/README.md).
 /** httpbin's ServiceEntry and WorkloadEntry, and STRICT mutual TLS in namespace foo. */
-export const CONFIG = `apiVersion: networking.istio.io/v1
+export const config = (net: FailoverNetwork): string =>
+  `apiVersion: networking.istio.io/v1
 kind: ServiceEntry
 metadata: {name: httpbin, namespace: foo}
 spec:
@@ -38,7 +45,7 @@ apiVersion: networking.istio.io/v1
 kind: WorkloadEntry
 metadata: {name: httpbin-1, namespace: foo}
 spec:
-  address: ${HOSTS.httpbin.address}
+  address: ${net.hosts.httpbin.address}
   labels: {app: httpbin, security.istio.io/tlsMode: istio}
   serviceAccount: httpbin
 ---
@@ -67,7 +74,7 @@ const main = (program: string) => new URL(`../../${program}/main.ts`, import.met
  * @param source `--configDir ...` or `--kubeconfig ...`
  */
 export function startMeshd(
-  host: { netns: string; address: string },
+  host: Host,
   dir: string,
   source: string[],
   env: Record<string, string> = {},
@@ -87,7 +94,8 @@ export function startMeshd(
 }
 
 function startProxy(
-  host: { netns: string; address: string },
+  net: FailoverNetwork,
+  host: Host,
   dir: string,
   who: { serviceAccount: string; workloadEntry: string; args: string[] },
 ): NetnsProcess {
@@ -99,7 +107,7 @@ function startProxy(
     "--allow-net",
     "--allow-sys",
     main("proxy"),
-    `--discoveryAddress=${ADDRESSES}`,
+    `--discoveryAddress=${net.hosts.meshdA.address}:15012,${net.hosts.meshdB.address}:15012`,
     `--discoveryServerName=${MESHD_NAME}`,
     "--namespace=foo",
     `--serviceAccount=${who.serviceAccount}`,
@@ -131,8 +139,8 @@ export const meshdReady = (what: string, p: NetnsProcess): Promise<void> =>
   ready(what, p, () => Promise.resolve(p.output().includes("meshd ready")), 40_000);
 
 /** The workloads whose proxies have an ADS stream to the meshd at `address` (its /debug/syncz). */
-async function connectedTo(address: string): Promise<string[]> {
-  const r = await curlIn(HOSTS.sleep.netns, `http://${address}:15014/debug/syncz`);
+async function connectedTo(net: FailoverNetwork, address: string): Promise<string[]> {
+  const r = await curlIn(net.hosts.sleep.netns, `http://${address}:15014/debug/syncz`);
   if (r.status !== 200) return [];
   return (JSON.parse(r.body) as { workload: string }[]).map((s) => s.workload).sort();
 }
@@ -141,19 +149,23 @@ const certificates = (p: NetnsProcess) =>
   (p.output().match(/workload certificate spiffe:\/\/\S+ valid until/g) ?? []).length;
 
 /** From a proxy's log: ms from its stream to meshd A ending to its first answer from meshd B. */
-function reconnectMsOf(p: NetnsProcess): number {
+function reconnectMsOf(net: FailoverNetwork, p: NetnsProcess): number {
   const at = (re: RegExp) => Date.parse(re.exec(p.output())?.[1] ?? "");
   const ended = at(
-    new RegExp(`^(\\S+)\\t\\S+\\tagent\\tADS: stream \\d+ to meshd ${HOSTS.meshdA.address}:15012 ended`, "m"),
+    new RegExp(
+      `^(\\S+)\\t\\S+\\tagent\\tADS: stream \\d+ to meshd ${net.hosts.meshdA.address}:15012 ended`,
+      "m",
+    ),
   );
   const connected = at(
-    new RegExp(`^(\\S+)\\t\\S+\\tagent\\tADS: connected to ${HOSTS.meshdB.address}:15012`, "m"),
+    new RegExp(`^(\\S+)\\t\\S+\\tagent\\tADS: connected to ${net.hosts.meshdB.address}:15012`, "m"),
   );
   return connected - ended;
 }
 
 /** What the scenario needs from its test. */
 export interface Scenario {
+  net: FailoverNetwork;
   dir: string;
   /** Replica A (the first address: the proxies' choice) and replica B, both ready. */
   a: NetnsProcess;
@@ -174,12 +186,13 @@ export interface Scenario {
  * @returns the figure line
  */
 export async function failoverUnderLoad(s: Scenario): Promise<string> {
-  const { dir, a, b } = s;
+  const { net, dir, a, b } = s;
+  const hosts = net.hosts;
   const rootOf = async (m: { address: string }) =>
-    (await curlIn(HOSTS.sleep.netns, `http://${m.address}:15014/debug/rootCert`)).body;
-  const root = await rootOf(HOSTS.meshdA);
+    (await curlIn(hosts.sleep.netns, `http://${m.address}:15014/debug/rootCert`)).body;
+  const root = await rootOf(hosts.meshdA);
   assert.match(root, /BEGIN CERTIFICATE/);
-  assert.equal(await rootOf(HOSTS.meshdB), root, "both replicas issue under one root");
+  assert.equal(await rootOf(hosts.meshdB), root, "both replicas issue under one root");
   await Deno.writeTextFile(join(dir, "root-cert.pem"), root);
   const tokens = await BootstrapTokenIssuer.open(join(dir, "ca"), { audiences: ["mesh-ca"], create: false });
   for (const [sa, name] of [["httpbin", "httpbin-1"], ["sleep", "sleep-1"]]) {
@@ -187,17 +200,17 @@ export async function failoverUnderLoad(s: Scenario): Promise<string> {
     await Deno.writeTextFile(join(dir, `${name}.token`), token);
   }
 
-  const app = spawnIn(HOSTS.httpbin.netns, [
+  const app = spawnIn(hosts.httpbin.netns, [
     ...["/usr/bin/gunicorn", "-b", "127.0.0.1:8080", "-k", "gthread", "--threads", "8"],
     ...["--keep-alive", "30", "httpbin:app"],
   ]);
   s.procs.push(app);
-  const server = startProxy(HOSTS.httpbin, dir, {
+  const server = startProxy(net, hosts.httpbin, dir, {
     serviceAccount: "httpbin",
     workloadEntry: "httpbin-1",
     args: ["--labels=app=httpbin", `--inbound=8000=127.0.0.1:8080`],
   });
-  const client = startProxy(HOSTS.sleep, dir, {
+  const client = startProxy(net, hosts.sleep, dir, {
     serviceAccount: "sleep",
     workloadEntry: "sleep-1",
     args: ["--outbound=127.0.0.1:15001"],
@@ -206,19 +219,22 @@ export async function failoverUnderLoad(s: Scenario): Promise<string> {
   const isReady = (host: { netns: string }) => async () =>
     (await curlIn(host.netns, "http://127.0.0.1:15000/ready")).status === 200;
   const httpbinUp = async () =>
-    (await curlIn(HOSTS.httpbin.netns, "http://127.0.0.1:8080/status/200")).status === 200;
+    (await curlIn(hosts.httpbin.netns, "http://127.0.0.1:8080/status/200")).status === 200;
   await ready("httpbin", app, httpbinUp, 30_000);
-  await ready("server proxy", server, isReady(HOSTS.httpbin), 40_000);
-  await ready("client proxy", client, isReady(HOSTS.sleep), 40_000);
+  await ready("server proxy", server, isReady(hosts.httpbin), 40_000);
+  await ready("client proxy", client, isReady(hosts.sleep), 40_000);
   await eventually("both proxies on meshd A", async () => {
-    const [onA, onB] = [await connectedTo(HOSTS.meshdA.address), await connectedTo(HOSTS.meshdB.address)];
+    const [onA, onB] = [
+      await connectedTo(net, hosts.meshdA.address),
+      await connectedTo(net, hosts.meshdB.address),
+    ];
     return onA.join() === BOTH.join() && onB.length === 0 ? undefined : `A: ${onA}; B: ${onB}`;
   }, 10_000);
-  const before = await curlIn(HOSTS.sleep.netns, `${OUTBOUND}/anything/denied`, { host: HOST });
+  const before = await curlIn(hosts.sleep.netns, `${OUTBOUND}/anything/denied`, { host: HOST });
   assert.equal(before.status, 200, "httpbin answers /anything/denied before the policy");
 
   const hey = (args: string[]) =>
-    spawnIn(HOSTS.sleep.netns, ["hey", "-z", `${s.loadSeconds}s`, "-host", HOST, ...args]);
+    spawnIn(hosts.sleep.netns, ["hey", "-z", `${s.loadSeconds}s`, "-host", HOST, ...args]);
   const kept = hey(["-c", "2", "-q", "20", `${OUTBOUND}/get`]);
   const fresh = hey(["-c", "1", "-q", "5", "-disable-keepalive", `${OUTBOUND}/status/200`]);
   s.procs.push(kept, fresh);
@@ -228,7 +244,7 @@ export async function failoverUnderLoad(s: Scenario): Promise<string> {
   await a.kill();
   const extra = s.afterKill?.(killedAt);
   await eventually("both proxies on meshd B", async () => {
-    const onB = await connectedTo(HOSTS.meshdB.address);
+    const onB = await connectedTo(net, hosts.meshdB.address);
     return onB.join() === BOTH.join() ? undefined : `B: ${onB}`;
   }, 20_000);
   const reconnectMs = Date.now() - killedAt;
@@ -236,7 +252,7 @@ export async function failoverUnderLoad(s: Scenario): Promise<string> {
   const changedAt = Date.now();
   await s.apply("deny.yaml", DENY);
   await eventually("the policy made after the kill", async () => {
-    const r = await curlIn(HOSTS.sleep.netns, `${OUTBOUND}/anything/denied`, { host: HOST });
+    const r = await curlIn(hosts.sleep.netns, `${OUTBOUND}/anything/denied`, { host: HOST });
     return r.status === 403 ? undefined : `status ${r.status}`;
   }, 15_000);
   const policyMs = Date.now() - changedAt;
@@ -254,8 +270,8 @@ export async function failoverUnderLoad(s: Scenario): Promise<string> {
   const failed = k.sent - (k.statuses["200"] ?? 0) + f.sent - (f.statuses["200"] ?? 0);
   const figure = `${k.sent + f.sent} requests (${k.sent} kept-alive, ${f.sent} new connections), ` +
     `${failed} failed; proxies on the other replica ${reconnectMs} ms after the SIGKILL (syncz polled; ` +
-    `stream end to first answer in the proxies' logs: server ${reconnectMsOf(server)} ms, client ` +
-    `${reconnectMsOf(client)} ms); a policy applied after the kill enforced in ${policyMs} ms; ` +
+    `stream end to first answer in the proxies' logs: server ${reconnectMsOf(net, server)} ms, client ` +
+    `${reconnectMsOf(net, client)} ms); a policy applied after the kill enforced in ${policyMs} ms; ` +
     `certificates issued by the survivor: ${issuedByB.length}${extraFigure}`;
   assert.deepEqual([k.errorLines, f.errorLines], [[], []], `no request failed: ${figure}`);
   assert.deepEqual(Object.keys(k.statuses), ["200"], kept.output());

@@ -1,72 +1,91 @@
 /**
- * Test support for tests/e2e/meshd_failover_test.ts (root): its own small network on subnet
- * 10.247.1.0/24 (10.247.0.0/24 is lab_jwt_authz_test's), made of network namespaces prefixed `fo-`: a
- * hub with a bridge, and one namespace per host joined to it by a veth pair (as deploy/lab does); and
- * the programs run inside them as processes whose output is kept.
+ * Test support for the meshd failover tests (root): a small network per test file, in subnet 10.247
+ * (10.247.0.0/24 is lab_jwt_authz_test's; the failover tests take 10.247.1 and 10.247.2), made of network
+ * namespaces with the file's prefix: a hub with a bridge, and one namespace per host joined to it by a
+ * veth pair (as deploy/lab does); and the programs run inside them as processes whose output is kept.
  *
  * @module
  */
 import { mustRun, run } from "../../deploy/lab/host.ts";
 
-/** The hosts of the failover network, by role: namespace and address. */
-export const HOSTS = {
-  meshdA: { netns: "fo-meshd-a", address: "10.247.1.2" },
-  meshdB: { netns: "fo-meshd-b", address: "10.247.1.3" },
-  httpbin: { netns: "fo-httpbin", address: "10.247.1.10" },
-  sleep: { netns: "fo-sleep", address: "10.247.1.11" },
-} as const;
+/** A host of the failover network: its namespace and address. */
+export interface Host {
+  netns: string;
+  address: string;
+}
 
-const HUB = "fo-hub";
-
-/** This host's own address on the failover network, with {@link createNetwork}'s `withHost`. */
-export const HOST_ADDRESS = "10.247.1.1";
-
-/** Deletes every namespace of the network (each one's processes die with their last reference). */
-export async function removeNetwork(): Promise<void> {
-  for (const h of [...Object.values(HOSTS).map((h) => h.netns), HUB]) {
-    await run("ip", ["netns", "del", h]);
-  }
+/** A failover network: the hosts by role, and how to make and remove it. */
+export interface FailoverNetwork {
+  hosts: { meshdA: Host; meshdB: Host; httpbin: Host; sleep: Host };
+  /** This host's own address on it, with `create(true)`. */
+  hostAddress: string;
+  /**
+   * Makes the hub and the hosts, after removing what a crashed earlier run left; with `withHost`, this
+   * host joins too (for a server the test runs itself, as the Kubernetes API).
+   */
+  create(withHost?: boolean): Promise<void>;
+  /** Deletes every namespace of the network (each one's processes die with their last reference). */
+  remove(): Promise<void>;
 }
 
 /**
- * Makes the hub and the hosts, after removing what a crashed earlier run left; with `withHost`, this
- * host joins too as {@link HOST_ADDRESS} (for a server the test runs itself, as the Kubernetes API).
+ * The network of one test file: namespaces `<prefix>-hub`, `<prefix>-meshd-a`, ... on 10.247.<octet>.0/24,
+ * so that files run in parallel never meet.
  */
-export async function createNetwork(withHost = false): Promise<void> {
-  await removeNetwork();
-  await mustRun("ip", ["netns", "add", HUB]);
-  await mustRun("ip", ["-n", HUB, "link", "add", "br0", "type", "bridge"]);
-  await mustRun("ip", ["-n", HUB, "link", "set", "br0", "up"]);
-  let n = 0;
-  for (const h of Object.values(HOSTS)) {
-    const link = `v${n++}`;
-    await mustRun("ip", ["netns", "add", h.netns]);
-    await mustRun("ip", [
-      "-n",
-      HUB,
-      "link",
-      "add",
-      link,
-      "type",
-      "veth",
-      "peer",
-      "name",
-      "eth0",
-      "netns",
-      h.netns,
-    ]);
-    await mustRun("ip", ["-n", HUB, "link", "set", link, "master", "br0", "up"]);
-    await mustRun("ip", ["-n", h.netns, "addr", "add", `${h.address}/24`, "dev", "eth0"]);
-    await mustRun("ip", ["-n", h.netns, "link", "set", "eth0", "up"]);
-    await mustRun("ip", ["-n", h.netns, "link", "set", "lo", "up"]);
-  }
-  if (withHost) {
-    // Its peer lives in the hub: deleting the hub removes both ends.
-    await mustRun("ip", ["link", "add", "fo-host", "type", "veth", "peer", "name", "vh", "netns", HUB]);
-    await mustRun("ip", ["-n", HUB, "link", "set", "vh", "master", "br0", "up"]);
-    await mustRun("ip", ["addr", "add", `${HOST_ADDRESS}/24`, "dev", "fo-host"]);
-    await mustRun("ip", ["link", "set", "fo-host", "up"]);
-  }
+export function failoverNetwork(prefix: string, octet: number): FailoverNetwork {
+  const host = (name: string, last: number): Host => ({
+    netns: `${prefix}-${name}`,
+    address: `10.247.${octet}.${last}`,
+  });
+  const hosts = {
+    meshdA: host("meshd-a", 2),
+    meshdB: host("meshd-b", 3),
+    httpbin: host("httpbin", 10),
+    sleep: host("sleep", 11),
+  };
+  const hub = `${prefix}-hub`;
+  const hostAddress = `10.247.${octet}.1`;
+  const remove = async () => {
+    for (const h of [...Object.values(hosts).map((h) => h.netns), hub]) await run("ip", ["netns", "del", h]);
+  };
+  const create = async (withHost = false) => {
+    await remove();
+    await mustRun("ip", ["netns", "add", hub]);
+    await mustRun("ip", ["-n", hub, "link", "add", "br0", "type", "bridge"]);
+    await mustRun("ip", ["-n", hub, "link", "set", "br0", "up"]);
+    let n = 0;
+    for (const h of Object.values(hosts)) {
+      const link = `v${n++}`;
+      await mustRun("ip", ["netns", "add", h.netns]);
+      await mustRun("ip", [
+        "-n",
+        hub,
+        "link",
+        "add",
+        link,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "eth0",
+        "netns",
+        h.netns,
+      ]);
+      await mustRun("ip", ["-n", hub, "link", "set", link, "master", "br0", "up"]);
+      await mustRun("ip", ["-n", h.netns, "addr", "add", `${h.address}/24`, "dev", "eth0"]);
+      await mustRun("ip", ["-n", h.netns, "link", "set", "eth0", "up"]);
+      await mustRun("ip", ["-n", h.netns, "link", "set", "lo", "up"]);
+    }
+    if (withHost) {
+      // Its peer lives in the hub: deleting the hub removes both ends.
+      const link = `${prefix}-host`;
+      await mustRun("ip", ["link", "add", link, "type", "veth", "peer", "name", "vh", "netns", hub]);
+      await mustRun("ip", ["-n", hub, "link", "set", "vh", "master", "br0", "up"]);
+      await mustRun("ip", ["addr", "add", `${hostAddress}/24`, "dev", link]);
+      await mustRun("ip", ["link", "set", link, "up"]);
+    }
+  };
+  return { hosts, hostAddress, create, remove };
 }
 
 /** A program running in a namespace. */

@@ -1,8 +1,8 @@
 /**
  * meshd replicas and proxy failover (issue 14, item 4), with --configDir, in network namespaces (subnet
- * 10.247.1.0/24, tests/e2e/meshd_failover_support.ts): two `meshd discovery` processes on two hosts
- * serve the same config directory and share one ROOT_CA_DIR (one root, both issue under it, each with
- * its own serving certificate for `meshd.mesh-system.svc`); a client sidecar (sleep) and a server
+ * 10.247.1.0/24, namespaces `fo-*`, tests/e2e/meshd_failover_support.ts): two `meshd discovery`
+ * processes on two hosts serve the same config directory and share one ROOT_CA_DIR (one root, both
+ * issue under it, each with its own serving certificate for `meshd.mesh-system.svc`); a client sidecar (sleep) and a server
  * sidecar in front of Debian's httpbin (gunicorn), STRICT mutual TLS, are given both meshd addresses;
  * `hey` sends a steady stream of requests through them from the sleep host, on kept-alive connections
  * and on a new connection per request. The meshd both proxies use is killed with SIGKILL; then
@@ -23,8 +23,15 @@ import { join } from "node:path";
 import { labUnavailable } from "../../deploy/lab/mod.ts";
 import { commandMissing, httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 import { figure } from "../../shared/internal/testing/figures.ts";
-import { createNetwork, HOSTS, type NetnsProcess, removeNetwork } from "./meshd_failover_support.ts";
-import { CONFIG, failoverUnderLoad, meshdReady, startMeshd } from "./meshd_failover_scenario.ts";
+import { failoverNetwork, type NetnsProcess } from "./meshd_failover_support.ts";
+import {
+  config as meshConfig,
+  failoverUnderLoad,
+  meshdReady,
+  startMeshd,
+} from "./meshd_failover_scenario.ts";
+
+const net = failoverNetwork("fo", 1);
 
 Deno.test(requires(labUnavailable() ?? httpbinMissing() ?? commandMissing("hey") ?? commandMissing("curl"), {
   name:
@@ -36,17 +43,18 @@ Deno.test(requires(labUnavailable() ?? httpbinMissing() ?? commandMissing("hey")
     await Deno.chmod(dir, 0o755);
     const config = join(dir, "config");
     await Deno.mkdir(config);
-    await Deno.writeTextFile(join(config, "mesh.yaml"), CONFIG);
-    await createNetwork();
+    await Deno.writeTextFile(join(config, "mesh.yaml"), meshConfig(net));
+    await net.create();
     const procs: NetnsProcess[] = [];
     try {
-      const a = startMeshd(HOSTS.meshdA, dir, ["--configDir", config]);
+      const a = startMeshd(net.hosts.meshdA, dir, ["--configDir", config]);
       procs.push(a);
       await meshdReady("meshd A", a);
-      const b = startMeshd(HOSTS.meshdB, dir, ["--configDir", config]);
+      const b = startMeshd(net.hosts.meshdB, dir, ["--configDir", config]);
       procs.push(b);
       await meshdReady("meshd B", b);
       const result = await failoverUnderLoad({
+        net,
         dir,
         a,
         b,
@@ -60,7 +68,7 @@ Deno.test(requires(labUnavailable() ?? httpbinMissing() ?? commandMissing("hey")
       throw e;
     } finally {
       for (const p of procs) await p.kill();
-      await removeNetwork();
+      await net.remove();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },
