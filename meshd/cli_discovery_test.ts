@@ -157,12 +157,12 @@ Deno.test("discovery: insecure cipher suites and flags without effect are warnin
   const r = await discovery([
     "--tls-cipher-suites",
     "TLS_RSA_WITH_AES_128_CBC_SHA",
-    "--clusterID",
-    "east",
+    "--cniNamespace",
+    "cni",
   ]);
   assert.equal(r.code, 0, r.err);
   assert.match(r.err, /^warning: --tls-cipher-suites: TLS_RSA_WITH_AES_128_CBC_SHA is insecure$/m);
-  assert.match(r.err, /^warning: --clusterID has no effect yet: /m);
+  assert.match(r.err, /^warning: --cniNamespace has no effect yet: /m);
 });
 
 Deno.test("discovery: the secure port offers only AEAD suites, whatever --tls-cipher-suites says (real openssl)", async () => {
@@ -224,9 +224,8 @@ Deno.test("discovery: --kubeconfig without the Orchestrator registry is no confi
 });
 
 Deno.test("discovery: each variable and flag without effect warns once when set, naming it and why", async () => {
-  const r = await discovery(["--clusterID", "c1"], {
+  const r = await discovery(["--cniNamespace", "cni"], {
     vars: {
-      CLUSTER_ID: "c1",
       MESH_DELTA_XDS: "false",
       CA_TRUSTED_NODE_ACCOUNTS: "ns/sa",
       ENABLE_AUTO_SNI: "",
@@ -234,17 +233,14 @@ Deno.test("discovery: each variable and flag without effect warns once when set,
   });
   assert.equal(r.code, 0, r.err);
   assert.deepEqual(r.err.trimEnd().split("\n").sort(), [
-    "warning: --clusterID has no effect yet: the Kubernetes service registry (Services, EndpointSlices, Pods) " +
-    "comes with issue 14",
+    "warning: --cniNamespace has no effect yet: no CNI component yet",
     "warning: environment variable CA_TRUSTED_NODE_ACCOUNTS is set but has no effect yet: node authentication " +
     "needs Kubernetes (issue 14); a CSR for another identity is refused",
-    "warning: environment variable CLUSTER_ID is set but has no effect yet: the Kubernetes service registry " +
-    "and controllers come with issue 14 (Kubernetes config is read: meshd/kube_source)",
     "warning: environment variable MESH_DELTA_XDS is set but has no effect yet: delta xDS is served to every " +
     "proxy that asks for it; it cannot be turned off",
   ]);
   const environment = r.out.split("\n").find((l) => l.includes("\teffective environment\t"))!;
-  for (const name of ["CLUSTER_ID", "MESH_DELTA_XDS", "CA_TRUSTED_NODE_ACCOUNTS"]) {
+  for (const name of ["MESH_DELTA_XDS", "CA_TRUSTED_NODE_ACCOUNTS"]) {
     assert.ok(!environment.includes(` ${name}=`), `${name} logged as in effect`);
   }
 });
@@ -254,8 +250,9 @@ Deno.test("discovery --help: the environment variables, those without effect lis
   const [live, inert] = help.split("Environment variables in effect:")[1]
     .split("Environment variables accepted and validated, with no effect yet").map(flat);
   assert.match(live, /\bXDS_AUTH\b/);
-  assert.doesNotMatch(live, /\bCLUSTER_ID\b|\bMESH_DELTA_XDS\b/);
-  assert.match(inert, /\bCLUSTER_ID\b.*\bMESH_DELTA_XDS\b|\bMESH_DELTA_XDS\b.*\bCLUSTER_ID\b/);
+  assert.match(live, /\bCLUSTER_ID\b/);
+  assert.doesNotMatch(live, /\bPLATFORM\b|\bMESH_DELTA_XDS\b/);
+  assert.match(inert, /\bMESH_DELTA_XDS\b.*\bPLATFORM\b|\bPLATFORM\b.*\bMESH_DELTA_XDS\b/);
 });
 
 Deno.test("discovery: the webhooks serve on --httpsAddr with a certificate from meshd's CA, and count in /metrics", async () => {

@@ -129,9 +129,9 @@ export async function startDiscovery(
   log.info("effective environment", Object.fromEntries(ENV_VARS_IN_EFFECT.map((name) => [name, env[name]])));
   const mesh = await loadMeshConfig(options.meshConfig);
   for (const w of mesh.warnings) log.warn(w);
-  const source = kubeConfigSource(options, env, mesh.config.rootNamespace, logger);
-  const feed = source?.feed;
   const metrics = createMetrics();
+  const source = kubeConfigSource(options, env, mesh.config.rootNamespace, logger, metrics.orch);
+  const feed = source?.feed;
   const observers = discoveryObservers(metrics);
   const stops: (() => Promise<void>)[] = [];
 
@@ -204,6 +204,7 @@ export async function startDiscovery(
   const discovery = new DiscoveryServer({
     configDir: options.configDir,
     configFeed: feed,
+    registry: source?.registry,
     grpcAddr: addressText(options.grpcAddr),
     rootNamespace: mesh.config.rootNamespace,
     trustDomain: mesh.config.trustDomain,

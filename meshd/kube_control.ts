@@ -19,12 +19,16 @@ import type { DebugHandlers } from "./monitoring/http_servers.ts";
 import { electionIdentity, type LeaderTask, startLeaderControllers } from "./leader_election/controllers.ts";
 import { caBundleTask } from "./webhooks/ca_bundle_task.ts";
 import { statusWriterTask } from "./kube_source/status_writer.ts";
+import { KubeRegistry, type KubeRegistryHooks } from "./kube_registry/mod.ts";
+import type { OrchMetrics } from "./monitoring/metrics.ts";
 
 /**
  * The config source: --configDir when given, else the Kubernetes API when --registries names the
  * orchestrator (Kubernetes), from --kubeconfig or the in-cluster config.
  *
- * @returns undefined for --configDir; else the source and the connection to the API
+ * @param metrics the informers' metrics (disco_orch_*, controller_sync_errors_total); default none
+ * @returns undefined for --configDir; else the config source, the service registry (meshd/kube_registry)
+ *   and the connection to the API
  * @throws Error naming the flags when there is no source
  */
 export function kubeConfigSource(
@@ -32,7 +36,8 @@ export function kubeConfigSource(
   env: MeshdEnvironment,
   rootNamespace: string,
   logger: Logger,
-): { feed: KubeSource; kube: KubeConnection } | undefined {
+  metrics?: OrchMetrics,
+): { feed: KubeSource; registry: KubeRegistry; kube: KubeConnection } | undefined {
   if (options.configDir !== "") {
     // The directory wins, as Istio's file config source does; what only the Kubernetes source reads says so.
     const log = logger.scope("default");
@@ -59,9 +64,44 @@ export function kubeConfigSource(
     namespace: env.MESH_WATCH_NAMESPACE,
     rootNamespace,
     logger: log,
+    onEvent: (type, event) => metrics?.cfgEvents.inc({ type, event }),
+    onFailure: () => metrics?.controllerSyncErrors.inc(),
   });
   const kube: KubeConnection = { config: choice.config, api, description: choice.description, feed };
-  return { feed, kube };
+  return { feed, registry: kubeRegistry(kube, options, env, logger, metrics), kube };
+}
+
+/** The Kubernetes service registry on the shared client, reporting to the metrics. */
+function kubeRegistry(
+  kube: KubeConnection,
+  options: DiscoveryOptions,
+  env: MeshdEnvironment,
+  logger: Logger,
+  metrics: OrchMetrics | undefined,
+): KubeRegistry {
+  return new KubeRegistry({
+    config: kube.config,
+    api: kube.api,
+    clusterID: options.clusterID,
+    domain: options.domain,
+    namespace: env.MESH_WATCH_NAMESPACE,
+    logger: logger.scope("kube"),
+    hooks: metrics && registryMetricHooks(metrics),
+  });
+}
+
+/** The registry's observers that keep its metrics (disco_orch_reg_events, disco_no_ip, endpoint_no_pod…). */
+export function registryMetricHooks(metrics: OrchMetrics): KubeRegistryHooks {
+  return {
+    onEvent: (type, event) => metrics.regEvents.inc({ type, event }),
+    onFailure: () => metrics.controllerSyncErrors.inc(),
+    onSnapshot: (counts, newlyPending) => {
+      metrics.noIp.set(counts.noIp);
+      metrics.endpointsPendingPod.set(counts.pending.length);
+      metrics.endpointNoPod.set(counts.noPod);
+      metrics.endpointsWithNoPods.inc(newlyPending);
+    },
+  };
 }
 
 /** The Kubernetes API meshd talks to, shared by everything that reads or writes it. */

@@ -11,6 +11,7 @@ import { ProxyAgent } from "./agent/agent.ts";
 import { nodeId, nodeMetadata, type NodeOptions } from "./agent/node.ts";
 import type { LastUpdated } from "./admin/config_dump.ts";
 import { type ServerState, startAdmin } from "./admin/server.ts";
+import { startStatusServer, type StatusServer } from "./status/server.ts";
 import { ProxyLogger } from "./logging/logger.ts";
 import { type LogLevels } from "../shared/internal/logging/levels.ts";
 import type { ProxyOptions } from "./options/flags.ts";
@@ -222,6 +223,20 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
     );
     return 1;
   }
+  let status: StatusServer | undefined;
+  if (o.statusPort > 0) {
+    try {
+      status = startStatusServer("0.0.0.0", o.statusPort, {
+        probers: o.appProbers,
+        ready: () => state === "LIVE",
+        log: logger.scope("admin"),
+      });
+    } catch (e) {
+      await admin.close();
+      io.stderr(`error: --statusPort: cannot listen on 0.0.0.0:${o.statusPort}: ${(e as Error).message}\n`);
+      return 1;
+    }
+  }
   for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, quit);
   mainLog.info("proxy starting", {
     node: bootstrap.node.id,
@@ -269,6 +284,7 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
   await gatewayUpdates;
   await pool?.close();
   await agent.stop({ exiting: true });
+  await status?.close();
   await admin.close();
   mainLog.info("proxy stopped");
   return code;

@@ -35,6 +35,8 @@ export interface ProxyProcessOptions {
   concurrency?: number;
   /** How long to wait for /ready; default 20 s. */
   readyTimeoutMs?: number;
+  /** More environment variables (NO_COLOR is set). */
+  env?: Record<string, string>;
 }
 
 /**
@@ -73,7 +75,7 @@ export async function startProxyProcess(o: ProxyProcessOptions): Promise<ProxyPr
     ],
     stdout: "null",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...o.env },
   }).spawn();
   let err = "";
   const reading = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(

@@ -1,18 +1,22 @@
 /**
- * The `lab` program (`./dev lab <command>`): up, apply, delete, exec, port-forward, status, down. Every command
+ * The `lab` program (`./dev lab <command>`): up, apply, delete, exec, port-forward, kubectl, config,
+ * status, down. Every command
  * takes `--name` (MESH_LAB_NAME, default `mesh`); `up` also takes `--subnet` (MESH_LAB_SUBNET,
  * default 10.213.0.0/24).
  *
  * @module
  */
-import { Command } from "@commander-js/extra-typings";
+import { Command, Option } from "@commander-js/extra-typings";
 import { labApply, labDelete } from "./config_files.ts";
 import { labDown } from "./down.ts";
 import { labExec } from "../../shared/internal/lab/exec.ts";
 import { labPortForward } from "./port_forward_command.ts";
-import { DEFAULT_LAB_NAME, DEFAULT_LAB_SUBNET } from "../../shared/internal/lab/naming.ts";
+import { DEFAULT_LAB_NAME, DEFAULT_LAB_SUBNET, labNames } from "../../shared/internal/lab/naming.ts";
 import { labStatus } from "./status.ts";
 import { labUp } from "./up.ts";
+import { isKubeLab, labKubectl, labObjectsYaml } from "./kube_config.ts";
+import { planLab } from "../../shared/internal/lab/plan.ts";
+import { parseTopology } from "../../shared/internal/lab/topology.ts";
 
 /** Where the program writes, and its environment. */
 export interface LabIo {
@@ -52,28 +56,39 @@ export async function runLab(args: string[], io: LabIo): Promise<number> {
       io.env.MESH_LAB_SUBNET || DEFAULT_LAB_SUBNET,
     )
     .option("--keep", "keep what was made when start-up fails (then: lab down)")
+    .addOption(
+      new Option(
+        "--config-source <source>",
+        "files: meshd --configDir; kube: the test Kubernetes API server (deploy/lab/kube_api) in meshd's " +
+          "namespace, the CRDs and the lab's config applied only with kubectl, meshd --kubeconfig " +
+          "(not a Kubernetes node: no pods, no kubelet)",
+      ).choices(["files", "kube"] as const).default("files" as const),
+    )
     .action(async (topology, o) => {
       const state = await labUp(topology, {
         name: o.name,
         subnet: o.subnet,
         keepOnFailure: o.keep,
+        configSource: o.configSource,
         log: line,
       });
       line(`lab ${state.name} is up; lab status --name ${state.name}; lab down --name ${state.name}`);
     });
   program.command("apply")
-    .description("Validate files and put them into meshd's config directory")
+    .description("Validate files and put them into meshd's config directory; kube mode: kubectl apply -f")
     .argument("<files...>")
     .option(...nameOption)
     .action(async (files, o) => {
-      for (const p of await labApply(o.name, files)) line(`applied ${p}`);
+      const kube = await isKubeLab(o.name);
+      for (const p of await labApply(o.name, files)) line(kube ? p : `applied ${p}`);
     });
   program.command("delete")
-    .description("Take files (by base name) out of meshd's config directory")
+    .description("Take files (by base name) out of meshd's config directory; kube mode: kubectl delete -f")
     .argument("<files...>")
     .option(...nameOption)
     .action(async (files, o) => {
-      for (const p of await labDelete(o.name, files)) line(`deleted ${p}`);
+      const kube = await isKubeLab(o.name);
+      for (const p of await labDelete(o.name, files)) line(kube ? p : `deleted ${p}`);
     });
   program.command("exec")
     .description("Run a command in a workload's network namespace, as kubectl exec in its pod")
@@ -107,6 +122,35 @@ export async function runLab(args: string[], io: LabIo): Promise<number> {
         log: line,
         error: (t) => io.stderr(t + "\n"),
       });
+    });
+  program.command("kubectl")
+    .description(
+      "Run kubectl against the lab's API server (lab up --config-source kube), inside meshd's namespace",
+    )
+    .argument("<args...>", "kubectl's arguments, after --")
+    .option(...nameOption)
+    .passThroughOptions()
+    .action(async (args, o) => {
+      const r = await labKubectl(o.name, args[0] === "--" ? args.slice(1) : args);
+      io.stdout(r.stdout);
+      io.stderr(r.stderr);
+      code = r.code;
+    });
+  program.command("config")
+    .description(
+      "Print what lab up --config-source kube applies after the CRDs: Namespaces, then the ServiceEntries, " +
+        "WorkloadGroups and WorkloadEntries of the topology (lab up writes the same into --configDir)",
+    )
+    .argument("<topology>", "topology YAML (deploy/lab/README.md)")
+    .option(...nameOption)
+    .option(
+      "--subnet <cidr>",
+      "the lab's IPv4 /24 (env MESH_LAB_SUBNET)",
+      io.env.MESH_LAB_SUBNET || DEFAULT_LAB_SUBNET,
+    )
+    .action(async (topology, o) => {
+      const parsed = parseTopology(await Deno.readTextFile(topology), topology);
+      io.stdout(labObjectsYaml(planLab(labNames(o.name, o.subnet), parsed)));
     });
   program.command("status")
     .description("Show the lab's processes, addresses and config files")

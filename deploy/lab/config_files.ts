@@ -3,7 +3,9 @@
  * them out, as `kubectl apply -f` / `kubectl delete -f` would. A file is validated with `shared`
  * first (the same rules as `meshctl validate`); a file with an error is not applied, and nothing
  * is applied when any file has one. Files keep their base name in the config directory and are
- * written by rename, so meshd never reads half a file.
+ * written by rename, so meshd never reads half a file. In a lab whose config comes from its Kubernetes API
+ * server (`lab up --config-source kube`, kube_config.ts), the same validation runs, then `kubectl apply -f`
+ * (`kubectl delete -f`) of each file: that lab has no config directory.
  *
  * @module
  */
@@ -12,6 +14,7 @@ import { formatIssue, validateText } from "../../shared/mod.ts";
 import { InputError } from "../../shared/internal/lab/input_error.ts";
 import { GENERATED_CONFIG_FILE } from "./mesh_config.ts";
 import { labPaths } from "../../shared/internal/lab/state.ts";
+import { isKubeLab, kubectlFiles } from "./kube_config.ts";
 
 async function configDirOf(name: string, dir?: string): Promise<string> {
   const configDir = labPaths(name, dir).configDir;
@@ -32,17 +35,33 @@ function targetName(file: string): string {
 }
 
 /**
- * Validates `files` and copies them into the lab's config directory.
+ * Validates `files` and copies them into the lab's config directory (kube mode: `kubectl apply -f` each).
  *
- * @returns the paths written
- * @throws InputError with every error (nothing is applied then); Error when the lab is not up
+ * @returns the paths written; in kube mode kubectl's lines (`<kind>.<group>/<name> created`)
+ * @throws InputError with every error (nothing is applied then); Error when the lab is not up or kubectl fails
  */
 export async function labApply(
   name: string,
   files: string[],
   options: { dir?: string } = {},
 ): Promise<string[]> {
+  if (await isKubeLab(name, options.dir)) {
+    await validatedTexts(files);
+    return await kubectlFiles(name, "apply", files, options);
+  }
   const configDir = await configDirOf(name, options.dir);
+  const written: string[] = [];
+  for (const { target, text } of await validatedTexts(files)) {
+    const path = join(configDir, target);
+    await Deno.writeTextFile(`${path}.tmp`, text);
+    await Deno.rename(`${path}.tmp`, path);
+    written.push(path);
+  }
+  return written;
+}
+
+/** Each file's text and base name; @throws InputError with every problem of every file */
+async function validatedTexts(files: string[]): Promise<{ target: string; text: string }[]> {
   const problems: string[] = [];
   const texts: { target: string; text: string }[] = [];
   for (const file of files) {
@@ -61,20 +80,14 @@ export async function labApply(
     texts.push({ target: targetName(file), text });
   }
   if (problems.length > 0) throw new InputError(problems);
-  const written: string[] = [];
-  for (const { target, text } of texts) {
-    const path = join(configDir, target);
-    await Deno.writeTextFile(`${path}.tmp`, text);
-    await Deno.rename(`${path}.tmp`, path);
-    written.push(path);
-  }
-  return written;
+  return texts;
 }
 
 /**
- * Removes the files of these base names from the lab's config directory.
+ * Removes the files of these base names from the lab's config directory (kube mode: `kubectl delete -f`
+ * each file, so there they are paths to the files that were applied).
  *
- * @returns the paths removed
+ * @returns the paths removed; in kube mode kubectl's lines
  * @throws Error naming a file that was never applied (the others are still removed)
  */
 export async function labDelete(
@@ -82,6 +95,7 @@ export async function labDelete(
   files: string[],
   options: { dir?: string } = {},
 ): Promise<string[]> {
+  if (await isKubeLab(name, options.dir)) return await kubectlFiles(name, "delete", files, options);
   const configDir = await configDirOf(name, options.dir);
   const removed: string[] = [];
   const missing: string[] = [];

@@ -15,6 +15,17 @@ export interface RunResult {
 
 const decoder = new TextDecoder();
 
+/** `deno run` with what the lab's servers (meshd, the test API server) need, before their own flags. */
+export const DENO_RUN_SERVER: readonly string[] = [
+  Deno.execPath(),
+  "run",
+  "--allow-read",
+  "--allow-write",
+  "--allow-net",
+  "--allow-env",
+  "--allow-sys",
+];
+
 /** Runs a command to completion; never throws for a non-zero exit (see {@link mustRun}). */
 export async function run(cmd: string, args: string[], options: { stdin?: string } = {}): Promise<RunResult> {
   const child = new Deno.Command(cmd, {

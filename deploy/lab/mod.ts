@@ -15,4 +15,5 @@ export { labStatus } from "./status.ts";
 export { labPaths, type LabState } from "../../shared/internal/lab/state.ts";
 export { parseTopology, type Topology } from "../../shared/internal/lab/topology.ts";
 export { labUp, type LabUpOptions } from "./up.ts";
+export { isKubeLab, labKubeconfig, labKubectl, labObjectsYaml } from "./kube_config.ts";
 export { type Probe, probe, probeText, xfccOf } from "./probe.ts";

@@ -8,6 +8,7 @@
 import { isAlive, listNetns, run } from "./host.ts";
 import { SIDECAR_ADMIN_PORT } from "../../shared/internal/lab/plan.ts";
 import { labPaths, loadState } from "../../shared/internal/lab/state.ts";
+import { KUBE_API_PORT, labKubeconfig } from "./kube_config.ts";
 
 /** The status as text lines. */
 export async function labStatus(name: string, options: { dir?: string } = {}): Promise<string[]> {
@@ -59,12 +60,23 @@ export async function labStatus(name: string, options: { dir?: string } = {}): P
         );
       }
     }
-    try {
-      const files = [];
-      for await (const e of Deno.readDir(paths.configDir)) files.push(e.name);
-      lines.push(`  config: ${files.sort().join(", ")}`);
-    } catch {
-      lines.push(`  config: ${paths.configDir} missing`);
+    if (state.configSource === "kube") {
+      lines.push(
+        `  kube-api https://127.0.0.1:${KUBE_API_PORT} in meshd's namespace: ${await alive("kube-api")}`,
+      );
+      lines.push(
+        `  config: from the Kubernetes API (kubeconfig ${
+          labKubeconfig(paths)
+        }; lab kubectl --name ${name} -- get …)`,
+      );
+    } else {
+      try {
+        const files = [];
+        for await (const e of Deno.readDir(paths.configDir)) files.push(e.name);
+        lines.push(`  config: ${files.sort().join(", ")}`);
+      } catch {
+        lines.push(`  config: ${paths.configDir} missing`);
+      }
     }
   }
   const rest = others.filter((o) => o !== name);

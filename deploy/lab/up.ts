@@ -2,7 +2,8 @@
  * `lab up`: validates the topology, makes the network (network.ts), writes the mesh config, starts
  * meshd in its namespace, then every workload's command and, in injected namespaces, its sidecar,
  * and every gateway's proxy (`--type router`), and waits until all are ready. On failure it tears down what it made (unless asked to keep it)
- * and reports the failing process's log.
+ * and reports the failing process's log. With `configSource: "kube"` the config goes to the test
+ * Kubernetes API server instead, through kubectl only (kube_config.ts), and meshd reads it with --kubeconfig.
  *
  * @module
  */
@@ -12,8 +13,17 @@ import { BootstrapTokenIssuer } from "../../shared/internal/ca/bootstrap_tokens.
 import { SELF_SIGNED_CERT_FILE } from "../../meshd/ca/root_ca.ts";
 import { containerEnv, expandCommand } from "../../shared/internal/lab/container_env.ts";
 import { labDown } from "./down.ts";
-import { isAlive, labUnavailable, listNetns, spawnInNetns, waitInNetns } from "./host.ts";
+import {
+  DENO_RUN_SERVER,
+  isAlive,
+  labUnavailable,
+  listNetns,
+  run,
+  spawnInNetns,
+  waitInNetns,
+} from "./host.ts";
 import { GENERATED_CONFIG_FILE, meshConfigYaml } from "./mesh_config.ts";
+import { applyLabConfig, KUBE_API_PORT, kubeApiArgv, labKubeconfig } from "./kube_config.ts";
 import { belongsToLab, labNames } from "../../shared/internal/lab/naming.ts";
 import { createNetwork } from "./network.ts";
 import {
@@ -25,6 +35,7 @@ import {
   SIDECAR_OUTBOUND_PORT,
 } from "../../shared/internal/lab/plan.ts";
 import {
+  type LabConfigSource,
   type LabPaths,
   labPaths,
   type LabProcess,
@@ -46,6 +57,8 @@ export interface LabUpOptions {
   keepOnFailure?: boolean;
   /** How long each process may take to become ready; default 30 s. */
   readyTimeoutMs?: number;
+  /** `files` (default): meshd's --configDir; `kube`: the test Kubernetes API server, written with kubectl. */
+  configSource?: LabConfigSource;
 }
 
 const DENO = Deno.execPath();
@@ -68,6 +81,14 @@ function childEnv(extra: Record<string, string> = {}): Record<string, string> {
 export async function labUp(topologyFile: string, options: LabUpOptions): Promise<LabState> {
   const unavailable = labUnavailable();
   if (unavailable) throw new Error(unavailable);
+  if (options.configSource === "kube") {
+    const kubectl = await run("kubectl", ["version", "--client"]).catch((e: Error) => e.message);
+    if (typeof kubectl === "string" || kubectl.code !== 0) {
+      throw new Error(
+        "--config-source kube needs kubectl on the PATH (./dev lab installs Debian's kubernetes-client)",
+      );
+    }
+  }
   const lab = labNames(options.name, options.subnet);
   const topology = parseTopology(await Deno.readTextFile(topologyFile), topologyFile);
   const paths = labPaths(lab.name, options.dir);
@@ -89,7 +110,10 @@ export async function labUp(topologyFile: string, options: LabUpOptions): Promis
   }
   const plan = planLab(lab, topology);
   const log = options.log ?? (() => {});
-  for (const d of [paths.configDir, paths.caDir, paths.tokens, paths.logs]) {
+  const source = options.configSource ?? "files";
+  for (
+    const d of [source === "kube" ? paths.kubeDir : paths.configDir, paths.caDir, paths.tokens, paths.logs]
+  ) {
     await Deno.mkdir(d, { recursive: true });
   }
   const state: LabState = {
@@ -102,6 +126,7 @@ export async function labUp(topologyFile: string, options: LabUpOptions): Promis
     netns: [],
     etcNetns: [],
     processes: [],
+    configSource: source,
   };
   const save = () => saveState(paths, state);
   await save();
@@ -112,7 +137,14 @@ export async function labUp(topologyFile: string, options: LabUpOptions): Promis
       etcNetns: async (p) => void (state.etcNetns.push(p), await save()),
     });
     log(`network: ${plan.workloads.length + 2} namespaces on ${lab.subnet} (${Date.now() - started} ms)`);
-    await Deno.writeTextFile(join(paths.configDir, GENERATED_CONFIG_FILE), meshConfigYaml(plan));
+    if (source === "kube") {
+      await startKubeApi(plan, paths, state, options);
+      log(
+        `kube-api: https://127.0.0.1:${KUBE_API_PORT} in ${plan.meshd.netns}, config applied with kubectl (${
+          Date.now() - started
+        } ms)`,
+      );
+    } else await Deno.writeTextFile(join(paths.configDir, GENERATED_CONFIG_FILE), meshConfigYaml(plan));
     await startMeshd(plan, paths, state, options);
     log(`meshd: ready at ${plan.meshd.address} (${Date.now() - started} ms)`);
     const issuer = await BootstrapTokenIssuer.open(paths.caDir, { audiences: ["mesh-ca"], create: false });
@@ -177,6 +209,28 @@ function start(
   return p;
 }
 
+/** The test API server in meshd's namespace; then the CRDs and the lab's config, through kubectl only. */
+async function startKubeApi(
+  plan: LabPlan,
+  paths: LabPaths,
+  state: LabState,
+  options: LabUpOptions,
+): Promise<void> {
+  const p = start(state, paths, plan.meshd.netns, "kube-api", kubeApiArgv(paths));
+  await saveState(paths, state);
+  // The server answers before it writes its kubeconfig: wait for both.
+  const ready = `test -s ${
+    labKubeconfig(paths)
+  } && curl -sk --max-time 1 https://127.0.0.1:${KUBE_API_PORT}/readyz`;
+  await waitInNetns(plan.meshd.netns, ["bash", "-c", ready], {
+    timeoutMs: options.readyTimeoutMs ?? 30_000,
+    what: "kube-api",
+    accept: (s) => s === "ok",
+    alive: () => isAlive(p.pid),
+  });
+  await applyLabConfig(plan, paths);
+}
+
 /** Writes the topology's meshConfig beside the lab's state; returns the file's path. */
 async function writeMeshConfig(paths: LabPaths, meshConfig: Record<string, unknown>): Promise<string> {
   const file = join(paths.dir, "mesh-config.yaml");
@@ -192,18 +246,14 @@ async function startMeshd(
 ): Promise<void> {
   const a = plan.meshd.address;
   const p = start(state, paths, plan.meshd.netns, "meshd", [
-    DENO,
-    "run",
-    "--allow-read",
-    "--allow-write",
-    "--allow-net",
-    "--allow-env",
-    "--allow-sys",
+    ...DENO_RUN_SERVER,
     // meshd runs its serving children (meshd/server/serving) with its own Deno.
     `--allow-run=${DENO}`,
     join(repoRoot(), "meshd/main.ts"),
     "discovery",
-    `--configDir=${paths.configDir}`,
+    ...(state.configSource === "kube"
+      ? [`--kubeconfig=${labKubeconfig(paths)}`]
+      : [`--configDir=${paths.configDir}`]),
     `--grpcAddr=${a}:15010`,
     `--secureGRPCAddr=${a}:15012`,
     `--monitoringAddr=${MESHD_MONITORING}`,

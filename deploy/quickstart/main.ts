@@ -4,11 +4,14 @@
  * (without), probes every sleep → httpbin pair, applies PeerAuthentication STRICT in foo, then
  * mesh-wide, probing after each, checks X-Forwarded-Client-Cert, prints every matrix and tears the
  * lab down. Exit code 0 when every matrix is the task's, 1 otherwise; with no root or no `ip`, it
- * says so and skips (exit 0).
+ * says so and skips (exit 0). `--config-source kube`: the lab's config, the policies included, goes
+ * through kubectl into the test Kubernetes API server, which meshd reads with --kubeconfig
+ * (deploy/lab/README.md, "Config from the Kubernetes API").
  *
  * @module
  */
 import { join } from "node:path";
+import { Command, Option } from "@commander-js/extra-typings";
 import {
   labApply,
   labDown,
@@ -19,15 +22,8 @@ import {
   workloadOf,
   xfccOf,
 } from "../lab/mod.ts";
-import {
-  differences,
-  expectedMatrix,
-  formatMatrix,
-  type Matrix,
-  NAMESPACES,
-  pair,
-  type Stage,
-} from "./probe_matrix.ts";
+import { formatMatrix, NAMESPACES, type Stage } from "./probe_matrix.ts";
+import { settleMatrix } from "./live_matrix.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
 const TOPOLOGY = join(HERE, "../lab/quickstart.yaml");
@@ -37,27 +33,10 @@ const SETTLE_MS = 10_000;
 const encoder = new TextEncoder();
 const print = (t: string) => Deno.stdout.writeSync(encoder.encode(t + "\n"));
 
-async function matrix(state: LabState): Promise<Matrix> {
-  const m: Matrix = {};
-  await Promise.all(NAMESPACES.flatMap((from) =>
-    NAMESPACES.map(async (to) => {
-      m[pair(from, to)] = await probe(workloadOf(state, `${from}/sleep`), `http://httpbin.${to}:8000/ip`);
-    })
-  ));
-  return m;
-}
-
 /** Probes until the matrix is the stage's (or SETTLE_MS passed), prints it; true when as expected. */
 async function stage(state: LabState, name: Stage): Promise<boolean> {
-  const want = expectedMatrix(name);
-  const start = Date.now();
-  let got = await matrix(state);
-  while (differences(got, want).length > 0 && Date.now() - start < SETTLE_MS) {
-    await new Promise((r) => setTimeout(r, 200));
-    got = await matrix(state);
-  }
-  const diff = differences(got, want);
-  print(`\n== ${name} (matrix settled after ${Date.now() - start} ms)`);
+  const { got, differences: diff, ms } = await settleMatrix(state, name, SETTLE_MS);
+  print(`\n== ${name} (matrix settled after ${ms} ms)`);
   for (const line of formatMatrix(got)) print(line);
   print(diff.length === 0 ? "-- as expected" : `-- UNEXPECTED:\n${diff.map((d) => `   ${d}`).join("\n")}`);
   return diff.length === 0;
@@ -88,7 +67,19 @@ async function xfcc(state: LabState): Promise<boolean> {
   return ok;
 }
 
-async function main(): Promise<number> {
+async function main(args: string[]): Promise<number> {
+  const options = new Command("quickstart")
+    .description("Istio's Mutual TLS Migration task on the local mesh lab (deploy/lab/README.md); needs root")
+    .addOption(
+      new Option(
+        "--config-source <source>",
+        "files: the lab writes meshd's --configDir; kube: the lab's config and the policies go through " +
+          "kubectl into the test Kubernetes API server (deploy/lab/kube_api), meshd reads it with --kubeconfig",
+      ).choices(["files", "kube"] as const).default("files" as const),
+    )
+    .parse(args, { from: "user" })
+    .opts();
+  const source = options.configSource;
   const unavailable = labUnavailable();
   if (unavailable) {
     print(`quickstart: skipped: ${unavailable}. Run ./dev quickstart as root.`);
@@ -105,8 +96,13 @@ async function main(): Promise<number> {
   Deno.addSignalListener("SIGTERM", onSignal);
   const results: boolean[] = [];
   try {
-    print(`$ lab up ${TOPOLOGY} --name ${name} --subnet 10.250.0.0/24`);
-    const state = await labUp(TOPOLOGY, { name, subnet: "10.250.0.0/24", log: (l) => print(`  ${l}`) });
+    print(`$ lab up ${TOPOLOGY} --name ${name} --subnet 10.250.0.0/24 --config-source ${source}`);
+    const state = await labUp(TOPOLOGY, {
+      name,
+      subnet: "10.250.0.0/24",
+      configSource: source,
+      log: (l) => print(`  ${l}`),
+    });
     results.push(await stage(state, "no policy"));
     results.push(await xfcc(state));
     for (
@@ -115,8 +111,8 @@ async function main(): Promise<number> {
         ["peer_authentication_mesh_strict.yaml", "STRICT mesh-wide"],
       ] as const
     ) {
-      print(`\n$ lab apply deploy/quickstart/${file}`);
-      await labApply(name, [join(HERE, file)]);
+      print(`\n$ ${source === "kube" ? "kubectl apply -f" : "lab apply"} deploy/quickstart/${file}`);
+      for (const l of await labApply(name, [join(HERE, file)])) if (source === "kube") print(`  ${l}`);
       results.push(await stage(state, next));
     }
   } catch (e) {
@@ -133,4 +129,4 @@ async function main(): Promise<number> {
   return failed === 0 ? 0 : 1;
 }
 
-if (import.meta.main) Deno.exit(await main());
+if (import.meta.main) Deno.exit(await main(Deno.args));

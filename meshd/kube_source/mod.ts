@@ -1,10 +1,7 @@
 /**
  * Kubernetes as meshd's config source (issue 14, item 1; istiod's config/kube/crdclient): one
- * @kubernetes/client-node informer per watched type (resources.ts), each a list and then a watch from
- * the list's resourceVersion. client-node's ListWatch re-lists when the watch ends with 410 Gone (an
- * `ERROR` event with code 410, or a 410 answer) and resumes from the last resourceVersion after a
- * timeout or a closed stream; any other failure stops it, so this source restarts it with backoff
- * (1 s doubling to 30 s) from where it was.
+ * informer per watched type (resources.ts; informer.ts: client-node's ListWatch, a list and then a
+ * watch from the list's resourceVersion, re-listed on 410 Gone, restarted with backoff on failures).
  *
  * Every object is validated by shared's `validateText` (resources.ts) and handed to the config store
  * as a batch ({@link ConfigFeed}): the same resource index, last-good rule, rejection count
@@ -17,10 +14,9 @@
  *
  * @module
  */
-import { type KubeConfig, ListWatch } from "@kubernetes/client-node";
+import type { KubeConfig, KubernetesObject } from "@kubernetes/client-node";
 import { ApiClient } from "./api_client.ts";
-import { DenoWatch } from "./watch_transport.ts";
-import type { KubernetesListObject, KubernetesObject } from "@kubernetes/client-node";
+import { Informer, type InformerEvent } from "./informer.ts";
 import type { ConfigFeed, FeedItem } from "../config_store/mod.ts";
 import type { ValidationResult } from "../../shared/mod.ts";
 import {
@@ -63,9 +59,11 @@ export interface KubeSourceOptions {
   logger?: KubeSourceLogger;
   /** A watch of this kind ended with 410 Gone and its informer lists again. */
   onGone?(kind: string): void;
+  /** Each informer event, by kind (disco_orch_cfg_events). */
+  onEvent?(kind: string, event: InformerEvent): void;
+  /** A list or watch failed and is retried (controller_sync_errors_total). */
+  onFailure?(kind: string): void;
 }
-
-const MAX_RETRY_MS = 30_000;
 
 /** One object as last seen, and what validating it found (meshd/kube_source/status_writer.ts reads these). */
 export interface ValidatedObject {
@@ -78,23 +76,11 @@ export interface ValidatedObject {
   result: ValidationResult | undefined;
 }
 
-/** One watched type: its informer, retry state, and whether its first list is done. */
-interface Watcher {
-  resource: WatchedResource;
-  informer: ListWatch<KubernetesObject>;
-  watch: DenoWatch;
-  synced: boolean;
-  retryMs: number;
-  timer?: ReturnType<typeof setTimeout>;
-  /** The last failure logged, so that a failure repeating every retry is logged once. */
-  lastFailure?: string;
-}
-
 /** The Kubernetes API as a {@link ConfigFeed}. */
 export class KubeSource implements ConfigFeed {
   readonly description: string;
   readonly #options: KubeSourceOptions;
-  readonly #watchers: Watcher[] = [];
+  readonly #informers: Informer[] = [];
   readonly #api: ApiClient;
   readonly #ownsApi: boolean;
   /** Objects changed since the last batch, by name; the value undefined means deleted. */
@@ -106,7 +92,6 @@ export class KubeSource implements ConfigFeed {
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
   #started = false;
   #stopped = false;
-  #syncedAll: (() => void) | undefined;
 
   /** @param options the API, namespaces, timings and observers */
   constructor(options: KubeSourceOptions) {
@@ -120,12 +105,30 @@ export class KubeSource implements ConfigFeed {
   async start(apply: (batch: readonly FeedItem[]) => void): Promise<void> {
     if (this.#started) throw new Error("KubeSource already started");
     this.#started = true;
-    const synced = new Promise<void>((resolve) => (this.#syncedAll = resolve));
-    for (const resource of this.#options.resources ?? WATCHED_RESOURCES) {
-      this.#watchers.push(this.#makeWatcher(resource));
+    const o = this.#options;
+    for (const resource of o.resources ?? WATCHED_RESOURCES) {
+      const path = collectionPath(resource, o.namespace);
+      this.#informers.push(
+        new Informer({
+          config: o.config,
+          api: this.#api,
+          path,
+          label: `${resource.apiVersion} ${resource.kind} (${path})`,
+          retryMs: o.retryMs,
+          // The mesh's own CRDs belong to the install; Istio's are optional aliases.
+          optional: !/^(networking|security)\.mesh\.io\//.test(resource.apiVersion),
+          logger: o.logger,
+          onEvent: (event, obj) => {
+            o.onEvent?.(resource.kind, event);
+            this.#note(resource, obj, event === "delete");
+          },
+          onGone: () => o.onGone?.(resource.kind),
+          onFailure: () => o.onFailure?.(resource.kind),
+        }),
+      );
     }
-    for (const w of this.#watchers) this.#startWatcher(w);
-    await synced;
+    for (const i of this.#informers) i.start();
+    await Promise.all(this.#informers.map((i) => i.synced));
     if (this.#stopped) return;
     this.#apply = apply;
     this.#flush();
@@ -136,81 +139,8 @@ export class KubeSource implements ConfigFeed {
     this.#stopped = true;
     if (this.#flushTimer !== undefined) clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
-    this.#syncedAll?.();
-    for (const w of this.#watchers) {
-      if (w.timer !== undefined) clearTimeout(w.timer);
-      await w.informer.stop();
-      await w.watch.stop();
-    }
+    for (const i of this.#informers) await i.stop();
     if (this.#ownsApi) await this.#api.close();
-  }
-
-  #makeWatcher(resource: WatchedResource): Watcher {
-    const o = this.#options;
-    const path = collectionPath(resource, o.namespace);
-    const watch = new DenoWatch(o.config, this.#api, () => {
-      o.onGone?.(resource.kind);
-      log(o).info(`${this.#label(w)}: resourceVersion too old (410 Gone): listing again`);
-    });
-    const informer = new ListWatch<KubernetesObject>(
-      path,
-      watch,
-      () => this.#api.list<KubernetesListObject<KubernetesObject>>(path),
-      false,
-    );
-    const w: Watcher = { resource, informer, watch, synced: false, retryMs: o.retryMs ?? 1000 };
-    informer.on("add", (obj) => this.#note(resource, obj, false));
-    informer.on("update", (obj) => this.#note(resource, obj, false));
-    informer.on("delete", (obj) => this.#note(resource, obj, true));
-    informer.on("error", (err) => this.#failed(w, err));
-    return w;
-  }
-
-  async #startWatcher(w: Watcher): Promise<void> {
-    w.timer = undefined;
-    if (this.#stopped) return;
-    // ListWatch.start lists (unless it has a resourceVersion to resume from) and starts the watch;
-    // a failure went to the error callback, which schedules the next attempt.
-    const failuresBefore = w.lastFailure;
-    await w.informer.start();
-    if (this.#stopped || w.timer !== undefined) return;
-    if (failuresBefore !== undefined) log(this.#options).info(`${this.#label(w)}: watching again`);
-    w.lastFailure = undefined;
-    w.retryMs = this.#options.retryMs ?? 1000;
-    this.#markSynced(w);
-  }
-
-  #failed(w: Watcher, err: unknown): void {
-    if (this.#stopped) return;
-    const status = statusOf(err);
-    const failure = status === 404
-      ? "not served (404): its CRD is not installed"
-      : `${status ? `HTTP ${status}` : "failed"}: ${err instanceof Error ? err.message : String(err)}`;
-    if (failure !== w.lastFailure) {
-      // The mesh's own CRDs belong to the install; Istio's are optional aliases.
-      const level = status === 404 && !/^(networking|security)\.mesh\.io\//.test(w.resource.apiVersion)
-        ? "info"
-        : "warn";
-      log(this.#options)[level](`${this.#label(w)}: ${failure}; retrying in ${w.retryMs} ms`);
-    }
-    w.lastFailure = failure;
-    // A type that is not served has nothing to wait for: the others' config is served meanwhile.
-    if (status === 404) this.#markSynced(w);
-    if (w.timer !== undefined) clearTimeout(w.timer);
-    w.timer = setTimeout(() => void this.#startWatcher(w), w.retryMs);
-    w.retryMs = Math.min(w.retryMs * 2, MAX_RETRY_MS);
-  }
-
-  #markSynced(w: Watcher): void {
-    if (w.synced) return;
-    w.synced = true;
-    if (this.#watchers.every((x) => x.synced)) this.#syncedAll?.();
-  }
-
-  #label(w: Watcher): string {
-    return `${w.resource.apiVersion} ${w.resource.kind} (${
-      collectionPath(w.resource, this.#options.namespace)
-    })`;
   }
 
   #note(resource: WatchedResource, obj: KubernetesObject, deleted: boolean): void {
@@ -260,17 +190,4 @@ export class KubeSource implements ConfigFeed {
     if (batch.length > 0) this.#apply(batch);
     for (const l of [...this.#validatedListeners]) l(validated);
   }
-}
-
-const SILENT: KubeSourceLogger = { info: () => {}, warn: () => {}, error: () => {} };
-
-function log(options: KubeSourceOptions): KubeSourceLogger {
-  return options.logger ?? SILENT;
-}
-
-/** The HTTP status of a client-node failure: ApiException's `code`, Watch's `statusCode`. */
-function statusOf(err: unknown): number | undefined {
-  if (typeof err !== "object" || err === null) return undefined;
-  const code = "code" in err ? err.code : "statusCode" in err ? err.statusCode : undefined;
-  return typeof code === "number" ? code : undefined;
 }

@@ -50,6 +50,7 @@ export interface MeshdMetrics {
   webhookPatchAttemptsTotal: client.Counter;
   webhookPatchFailuresTotal: client.Counter;
   webhookPatchRetriesTotal: client.Counter;
+  orch: OrchMetrics;
 }
 
 /** Creates the metrics in a fresh registry. */
@@ -162,9 +163,67 @@ export function createMetrics(): MeshdMetrics {
     webhookPatchAttemptsTotal: counter("webhook_patch_attempts_total", "Webhook patch attempts"),
     webhookPatchFailuresTotal: counter("webhook_patch_failures_total", "Webhook patch failures"),
     webhookPatchRetriesTotal: counter("webhook_patch_retries_total", "Webhook patch retries"),
+    orch: orchMetrics(registers),
   };
   m.meshBuild.set({ component: "meshd", tag: buildInfo().version }, 1);
   return m;
+}
+
+/**
+ * The Kubernetes informers' and service registry's metrics (meshd/kube_source, meshd/kube_registry),
+ * as Istio's pilot_k8s_cfg_events, pilot_k8s_reg_events, pilot_k8s_endpoints_pending_pod,
+ * pilot_k8s_endpoints_with_no_pods, endpoint_no_pod, pilot_no_ip and controller_sync_errors_total.
+ */
+export interface OrchMetrics {
+  /** disco_orch_cfg_events{type=<kind>, event=add|update|delete}: config informer events. */
+  cfgEvents: client.Counter<"type" | "event">;
+  /** disco_orch_reg_events{type=<kind>, event}: registry informer events. */
+  regEvents: client.Counter<"type" | "event">;
+  /** Endpoints whose targetRef pod is not known yet (left out until it is). */
+  endpointsPendingPod: client.Gauge;
+  /** Each endpoint found without its pod. */
+  endpointsWithNoPods: client.Counter;
+  /** Endpoints without a pod, pending ones included. */
+  endpointNoPod: client.Gauge;
+  /** Pods without an IP: missing from the endpoint table. */
+  noIp: client.Gauge;
+  /** Failed lists and watches of every informer (each retried). */
+  controllerSyncErrors: client.Counter;
+}
+
+function orchMetrics(registers: client.Registry[]): OrchMetrics {
+  const typeEvent: ("type" | "event")[] = ["type", "event"];
+  return {
+    cfgEvents: new client.Counter({
+      name: "disco_orch_cfg_events",
+      help: "Events from orchestrator config",
+      labelNames: typeEvent,
+      registers,
+    }),
+    regEvents: new client.Counter({
+      name: "disco_orch_reg_events",
+      help: "Events from the orchestrator registry",
+      labelNames: typeEvent,
+      registers,
+    }),
+    endpointsPendingPod: new client.Gauge({
+      name: "disco_orch_endpoints_pending_pod",
+      help: "Endpoints currently with no pod",
+      registers,
+    }),
+    endpointsWithNoPods: new client.Counter({
+      name: "disco_orch_endpoints_with_no_pods",
+      help: "Endpoints with no pods",
+      registers,
+    }),
+    endpointNoPod: new client.Gauge({ name: "endpoint_no_pod", help: "Endpoints without a pod", registers }),
+    noIp: new client.Gauge({ name: "disco_no_ip", help: "Pods missing from the endpoint table", registers }),
+    controllerSyncErrors: new client.Counter({
+      name: "controller_sync_errors_total",
+      help: "Controller sync errors",
+      registers,
+    }),
+  };
 }
 
 /**

@@ -46,7 +46,6 @@ export interface DiscoveryFlag {
   readonly global?: boolean;
 }
 
-const NO_KUBE = "the Kubernetes service registry (Services, EndpointSlices, Pods) comes with issue 14";
 const NO_MULTICLUSTER = "no multicluster support yet";
 
 /** Every flag of `meshd discovery` in the seed's order (`--vklog` belongs to the root command). */
@@ -71,9 +70,9 @@ export const DISCOVERY_FLAGS: readonly DiscoveryFlag[] = [
     type: "string",
     default: DEFAULT_REGISTRY,
     envDefault: "CLUSTER_ID",
-    description: "Cluster ID of this daemon",
-    effect: "no effect yet",
-    reason: NO_KUBE,
+    description:
+      "Cluster ID of this daemon: the topology.istio.io/cluster label of the Kubernetes registry's workloads",
+    effect: "now",
   },
   {
     name: "clusterRegistriesNamespace",

@@ -42,7 +42,6 @@ Deno.test("table: --help says 'no effect yet' exactly for the flags without effe
   const noEffect = DISCOVERY_FLAGS.filter((f) => f.effect === "no effect yet").map((f) => f.name);
   assert.deepEqual(noEffect, [
     "clusterAliases",
-    "clusterID",
     "clusterRegistriesNamespace",
     "cniNamespace",
     "networksConfig",

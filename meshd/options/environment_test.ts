@@ -27,9 +27,9 @@ Deno.test("environment: the seed's 177 variables, each once, with every default 
 Deno.test("environment: the variables in effect are all in the table", () => {
   const names = new Set<string>(ENV_VARS.map((v) => v.name));
   for (const n of ENV_VARS_IN_EFFECT) assert.ok(names.has(n), n);
-  assert.equal(ENV_VARS_IN_EFFECT.length, 37);
+  assert.equal(ENV_VARS_IN_EFFECT.length, 38);
   // Logged "in effect" before, but read by nothing (issue 13).
-  for (const n of ["CLUSTER_ID", "MESH_DELTA_XDS", "CA_TRUSTED_NODE_ACCOUNTS"]) {
+  for (const n of ["MESH_DELTA_XDS", "CA_TRUSTED_NODE_ACCOUNTS"]) {
     assert.ok(!(ENV_VARS_IN_EFFECT as readonly string[]).includes(n), n);
   }
 });
@@ -45,8 +45,6 @@ Deno.test("environment: every variable without effect says why, and warns once w
   const r = readEnvironment({ CLUSTER_ID: "c1", PLATFORM: "gcp", XDS_AUTH: "false", ENABLE_AUTO_SNI: "" });
   assert.deepEqual(r.errors, []);
   assert.deepEqual(r.warnings, [
-    "environment variable CLUSTER_ID is set but has no effect yet: the Kubernetes service registry and " +
-    "controllers come with issue 14 (Kubernetes config is read: meshd/kube_source)",
     "environment variable PLATFORM is set but has no effect yet: meshd reads no platform or cloud metadata",
   ]);
   assert.deepEqual(inertVariableWarnings({}), []);

@@ -35,6 +35,7 @@ import {
 } from "../../shared/mod.ts";
 import type { SecretResource, SpecByKind, SpecKind } from "../../shared/mod.ts";
 import { deepFreeze, FrozenMap } from "./frozen.ts";
+import { registryBoundPorts, registryServiceViews, type RegistrySnapshot } from "./registry_services.ts";
 
 /**
  * A resource of the config snapshot, as the config store hands it over (or auto-registration makes
@@ -174,6 +175,8 @@ export interface PushContext {
   readonly gatewayWarnings: readonly string[];
   /** The mesh config's data-path settings, sent to every proxy in its Workload. */
   readonly proxySettings: Readonly<ProxySettings>;
+  /** The service registry's own view (debug pages); absent without a registry. */
+  readonly registry?: RegistrySnapshot["debug"];
 }
 
 /** Inputs beyond the config. */
@@ -196,6 +199,8 @@ export interface PushContextOptions {
   jwksRefreshIntervalMs?: number;
   /** The mesh config's data-path settings; default shared's DEFAULT_PROXY_SETTINGS. */
   proxySettings?: ProxySettings;
+  /** A service registry's workloads and services (meshd/kube_registry), beside the config's. */
+  registry?: RegistrySnapshot;
 }
 
 const TLS_MODE_LABELS: Record<string, string> = {
@@ -209,12 +214,15 @@ const keyOf = (r: { namespace: string; name: string }): string => `${r.namespace
  * Builds the push context. Pure: the same inputs give an equal context. Everything it holds is
  * frozen: maps are {@link FrozenMap}s, objects and arrays are frozen deeply.
  *
- * @param resources every valid resource of the config snapshot
+ * @param configResources every valid resource of the config snapshot (a registry's workloads are added)
  */
 export function buildPushContext(
-  resources: readonly ConfigResource[],
+  configResources: readonly ConfigResource[],
   options: PushContextOptions,
 ): PushContext {
+  const resources: readonly ConfigResource[] = options.registry
+    ? [...configResources, ...options.registry.workloads]
+    : configResources;
   const rootNamespace = options.rootNamespace ?? "mesh-system";
   const trustDomain = options.trustDomain ?? "cluster.local";
   const connected = options.connected ?? new Set<string>();
@@ -249,6 +257,7 @@ export function buildPushContext(
       boundPorts.set(keyOf(we), set);
     }
   }
+  registryBoundPorts(options.registry, boundPorts);
 
   const workloads = new Map<string, WorkloadView>();
   const annotationWarnings: string[] = [];
@@ -289,7 +298,7 @@ export function buildPushContext(
     });
   }
 
-  const services: ServiceView[] = serviceEntries.map((se) => {
+  const services: ServiceView[] = serviceEntries.map((se): ServiceView => {
     const spec = se.resource.spec;
     const ports = (spec.ports ?? []).map((p) => ({
       name: p.name ?? "",
@@ -335,7 +344,7 @@ export function buildPushContext(
       location: spec.location ?? "MESH_EXTERNAL",
       resolution: spec.resolution ?? "NONE",
     };
-  });
+  }).concat(registryServiceViews(options.registry, workloads));
 
   const credentials = new Map<string, TlsCredential>();
   for (const r of byKind("Secret")) {
@@ -393,6 +402,7 @@ export function buildPushContext(
     gatewayWarnings,
     // A deep copy: shared's defaults are frozen only at the top, and deepFreeze stops at a frozen object.
     proxySettings: structuredClone(options.proxySettings ?? DEFAULT_PROXY_SETTINGS),
+    ...(options.registry ? { registry: options.registry.debug } : {}),
   });
 }
 

@@ -172,6 +172,8 @@ export class DebugPages {
       builtAt: new Date(ctx.builtAt).toISOString(),
       services: ctx.services,
       workloads: [...ctx.workloads.values()],
+      // The Kubernetes registry's own view (cluster ID, namespaces, service accounts, counts).
+      ...(ctx.registry ? { registry: ctx.registry } : {}),
     };
   }
 

@@ -18,6 +18,7 @@ import { PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
 import { type AutoRegistrationHooks, AutoRegistry } from "../registry/auto_registration.ts";
 import { JwksResolver, type JwksResolverOptions } from "../jwks/resolver.ts";
 import type { OfKind } from "../push_context/push_context.ts";
+import type { ServiceRegistry } from "../push_context/registry_services.ts";
 import { DebugPages } from "./debug_pages.ts";
 import { debugResponder, type DebugXdsOptions } from "./debug_xds.ts";
 import { BridgeServer, type ServiceRegistrar } from "./serving/bridge.ts";
@@ -37,6 +38,8 @@ export interface DiscoveryServerOptions {
   configDir: string;
   /** Another config source instead of the directory: the Kubernetes API (meshd/kube_source). */
   configFeed?: ConfigFeed;
+  /** A service registry (meshd/kube_registry): started and stopped with the server, its changes pushed. */
+  registry?: ServiceRegistry;
   /** Plain-text ADS address (--grpcAddr), `host:port` or `:port`; port 0 picks a free one. */
   grpcAddr: string;
   /** Root namespace (meshConfig rootNamespace); default mesh-system. */
@@ -280,6 +283,7 @@ export class DiscoveryServer {
   async start(): Promise<{ grpcPort: number; securePort: number }> {
     await this.#store.start();
     this.#unsubscribe = this.#store.onChange(() => this.#debouncer.trigger("config"));
+    await this.#options.registry?.start(() => this.#debouncer.trigger("registry"));
     this.#generator.update(this.#build());
     this.#syncJwks(this.#generator.context);
     const o = this.#options;
@@ -388,6 +392,7 @@ export class DiscoveryServer {
     this.#jwks.stop();
     this.#debouncer.stop();
     this.#unsubscribe?.();
+    await this.#options.registry?.stop();
     const servers = [this.#grpc, this.#secureGrpc].filter((s): s is grpc.Server => s !== undefined);
     if (this.#pool) {
       await this.#pool.stop(graceMs);
@@ -464,6 +469,7 @@ export class DiscoveryServer {
       jwks: this.#jwks.keys(),
       jwksFetchMode: this.#options.jwksFetchMode,
       jwksRefreshIntervalMs: this.#options.jwks?.refreshIntervalMs,
+      registry: this.#options.registry?.snapshot(),
     });
   }
 

@@ -61,7 +61,9 @@ export function caBundleTask(
       const watches = [
         { collection: "mutatingwebhookconfigurations", name: injectionName },
         { collection: "validatingwebhookconfigurations", name: validationName },
-      ].filter((w) => w.name !== "").map((w) => watchConfig(api, w, () => void patcher.run(), abort.signal));
+      ].filter((w) => w.name !== "").map((w) =>
+        watchConfig(api, w, () => void patcher.run(), abort.signal, (m) => log.warn(m))
+      );
       return () => {
         patcher.stop();
         abort.abort();
@@ -84,22 +86,35 @@ async function watchConfig(
   w: { collection: string; name: string },
   onEvent: () => void,
   signal: AbortSignal,
+  warn: (m: string) => void,
 ): Promise<void> {
   const path = `/apis/admissionregistration.k8s.io/v1/${w.collection}`;
+  // Logged when it changes: a watch refused for good (403: RBAC) would otherwise fail silently every second.
+  let lastFailure = "";
+  const failed = (why: string) => {
+    if (why !== lastFailure) {
+      warn(`watch of ${w.collection} ${w.name} failed: ${why}; retrying every ${REWATCH_MS} ms`);
+    }
+    lastFailure = why;
+  };
   while (!signal.aborted) {
     try {
       const response = await api.request("GET", path, {
         query: { watch: "1", fieldSelector: `metadata.name=${w.name}` },
         signal,
       });
-      if (!response.ok) await response.body?.cancel();
-      else {
+      if (!response.ok) {
+        await response.body?.cancel();
+        failed(`HTTP ${response.status}`);
+      } else {
+        lastFailure = "";
         for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
           if (chunk.includes("\n")) onEvent();
         }
       }
-    } catch {
+    } catch (e) {
       // A cut connection or the stop: started again below unless stopped.
+      if (!signal.aborted) failed((e as Error).message);
     }
     if (signal.aborted) return;
     await new Promise<void>((resolve) => {

@@ -17,10 +17,8 @@
  * - annotation `sidecar.mesh.io/status` (what was injected; marks the pod as injected) and label
  *   `security.istio.io/tlsMode: istio` (the pod speaks mutual TLS).
  *
- * Not done: Istio's probe rewrite. Istio points the application's HTTP probes at the agent's
- * `/app-health/<container>/livez|readyz` on port 15020; this mesh's proxy has no such endpoint, so
- * the probes are left as they are (they reach the application through the proxy's inbound listener,
- * which the application's PeerAuthentication may require to be mutual TLS).
+ * - the app prober rewrite (probe_rewrite.ts): the application containers' probes point at the
+ *   proxy's `--statusPort` 15020, the originals go to the proxy in `ISTIO_KUBE_APP_PROBERS`.
  *
  * @module
  */
@@ -28,6 +26,8 @@ import { isObject, type JsonObject, type JsonPatchOperation, pointerSegment } fr
 import type { InjectionTemplate } from "./template.ts";
 import { outboundRedirectRule, outboundReturnRule } from "../../shared/internal/lab/redirect.ts";
 import { SIDECAR_ADMIN_PORT, SIDECAR_OUTBOUND_PORT } from "../../shared/internal/lab/plan.ts";
+import { DEFAULT_STATUS_PORT, KUBE_APP_PROBERS_ENV } from "../../shared/internal/app_probers.ts";
+import { probeRewrite, shouldRewriteProbes } from "./probe_rewrite.ts";
 
 /** The injected containers' and volumes' names. */
 export const PROXY_CONTAINER = "mesh-proxy";
@@ -87,8 +87,18 @@ function fieldEnv(name: string, fieldPath: string): JsonObject {
   return { name, valueFrom: { fieldRef: { fieldPath } } };
 }
 
-/** The proxy container (native sidecar: with `restartPolicy: Always`). */
-export function proxyContainer(pod: JsonObject, t: InjectionTemplate, s: InjectionSettings): JsonObject {
+/**
+ * The proxy container (native sidecar: with `restartPolicy: Always`).
+ *
+ * @param probers the JSON of ISTIO_KUBE_APP_PROBERS when probes were rewritten: the proxy then serves
+ *   them on --statusPort
+ */
+export function proxyContainer(
+  pod: JsonObject,
+  t: InjectionTemplate,
+  s: InjectionSettings,
+  probers?: string,
+): JsonObject {
   const spec = isObject(pod.spec) ? pod.spec : {};
   const metadata = isObject(pod.metadata) ? pod.metadata : {};
   const labels = isObject(metadata.labels) ? metadata.labels : {};
@@ -110,12 +120,14 @@ export function proxyContainer(pod: JsonObject, t: InjectionTemplate, s: Injecti
       ...inboundPorts(spec).map((p) => `--inbound=${p}=127.0.0.1:${p}`),
       `--outbound=127.0.0.1:${SIDECAR_OUTBOUND_PORT}`,
       `--proxy-admin-port=${SIDECAR_ADMIN_PORT}`,
+      ...(probers === undefined ? [] : [`--statusPort=${DEFAULT_STATUS_PORT}`]),
     ],
     env: [
       fieldEnv("POD_NAME", "metadata.name"),
       fieldEnv("POD_NAMESPACE", "metadata.namespace"),
       fieldEnv("INSTANCE_IP", "status.podIP"),
       fieldEnv("SERVICE_ACCOUNT", "spec.serviceAccountName"),
+      ...(probers === undefined ? [] : [{ name: KUBE_APP_PROBERS_ENV, value: probers }]),
     ],
     securityContext: {
       runAsUser: t.proxyUid,
@@ -222,7 +234,13 @@ export function injectionPatch(
   const metadata = isObject(pod.metadata) ? pod.metadata : {};
   const ops: JsonPatchOperation[] = [];
   if (!isObject(pod.metadata)) ops.push({ op: "add", path: "/metadata", value: {} });
-  const proxy = proxyContainer(pod, t, s);
+  const rewrite = shouldRewriteProbes(metadata.annotations, t.rewriteAppProbes)
+    ? probeRewrite(spec, DEFAULT_STATUS_PORT)
+    : { probers: {}, ops: [] };
+  const rewritten = Object.keys(rewrite.probers).length > 0;
+  const proxy = proxyContainer(pod, t, s, rewritten ? JSON.stringify(rewrite.probers) : undefined);
+  // Replacing probes first: their indexes are those of the containers as sent.
+  ops.push(...rewrite.ops);
   append(
     ops,
     spec,

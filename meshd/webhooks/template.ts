@@ -12,7 +12,8 @@
  * `global.proxy.includeIPRanges` and `global.proxy.excludeIPRanges` (comma lists of CIDRs, `*` for
  * every destination), `global.proxy.privileged`; and the mesh's own `global.proxy.discoveryAddress`
  * (meshd's --secureGRPCAddr as pods reach it) and `global.proxy.uid` (the proxy's user, excluded
- * from redirection; Istio's 1337).
+ * from redirection; Istio's 1337); `sidecarInjectorWebhook.rewriteAppHTTPProbe` (default true: the
+ * app prober rewrite of probe_rewrite.ts, which a pod's annotation may override).
  *
  * @module
  */
@@ -37,6 +38,8 @@ export interface InjectionTemplate {
   privileged: boolean;
   /** The proxy container's `resources`, as given. */
   resources: JsonObject | undefined;
+  /** Istio's `sidecarInjectorWebhook.rewriteAppHTTPProbe`: rewrite app probes unless the pod says no. */
+  rewriteAppProbes: boolean;
 }
 
 /** The defaults, for meshd in namespace `namespace`. */
@@ -51,6 +54,7 @@ export function defaultTemplate(namespace: string): InjectionTemplate {
     proxyUid: 1337,
     privileged: false,
     resources: undefined,
+    rewriteAppProbes: true,
   };
 }
 
@@ -151,6 +155,13 @@ export function parseTemplate(
   if (privileged !== undefined) {
     if (typeof privileged !== "boolean") fail(source, "global.proxy.privileged", "must be true or false");
     t.privileged = privileged;
+  }
+  const rewrite = at(values, ["sidecarInjectorWebhook", "rewriteAppHTTPProbe"]);
+  if (rewrite !== undefined) {
+    if (typeof rewrite !== "boolean") {
+      fail(source, "sidecarInjectorWebhook.rewriteAppHTTPProbe", "must be true or false");
+    }
+    t.rewriteAppProbes = rewrite;
   }
   const resources = at(values, ["global", "proxy", "resources"]);
   if (resources !== undefined) {

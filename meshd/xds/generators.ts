@@ -27,6 +27,7 @@ import {
 } from "../../shared/mod.ts";
 import type { PushContext, SelectingPolicyView, WorkloadView } from "../push_context/push_context.ts";
 import { jwksTimeoutMs } from "../jwks/resolver.ts";
+import { REGISTRY_CLUSTER_LABEL } from "../push_context/registry_services.ts";
 import { autoRegisteredName, autoRegistrationRequest } from "../registry/auto_registration.ts";
 import type { GeneratedList, GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_types.ts";
 
@@ -68,6 +69,18 @@ export function workloadKeyOf(node: ProxyNode): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether a registry's workload (labelled with its cluster) is in the proxy's cluster: a proxy that
+ * names another one in its node metadata `CLUSTER_ID` is not that pod, as istiod looks a proxy up only
+ * in the registry of its own cluster. A proxy that names none is taken to be in meshd's.
+ */
+function inProxyCluster(w: WorkloadView, node: ProxyNode): boolean {
+  const cluster = w.labels[REGISTRY_CLUSTER_LABEL];
+  const proxyCluster = node.metadata.CLUSTER_ID;
+  return cluster === undefined || typeof proxyCluster !== "string" || proxyCluster === "" ||
+    proxyCluster === cluster;
+}
+
 /** Generates each proxy's resources from the current push context. */
 export class PushContextGenerator implements ResourceGenerator {
   #ctx: PushContext;
@@ -104,7 +117,8 @@ export class PushContextGenerator implements ResourceGenerator {
   generate(node: ProxyNode, typeUrl: string): GeneratedList | undefined {
     const ctx = this.#ctx;
     const key = workloadKeyOf(node);
-    const workload = key === undefined ? undefined : ctx.workloads.get(key);
+    const found = key === undefined ? undefined : ctx.workloads.get(key);
+    const workload = found && inProxyCluster(found, node) ? found : undefined;
     switch (typeUrl) {
       case TYPE_URLS.workload:
         if (!workload) return EMPTY_LIST;

@@ -19,6 +19,7 @@ import {
 } from "../../shared/internal/logging/levels.ts";
 import type { ProxyFlag } from "./flag.ts";
 import { LIMIT_FLAGS, validateLimitFlags } from "./limit_flags.ts";
+import { STATUS_FLAGS, type StatusOptions, validateStatusFlags } from "./status_flags.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
 
 export type { ProxyFlag } from "./flag.ts";
@@ -155,6 +156,7 @@ export const PROXY_FLAGS: readonly ProxyFlag[] = [
     default: "",
   },
   ...LIMIT_FLAGS,
+  ...STATUS_FLAGS,
 ];
 
 /** `port=host:port` of `--inbound`. */
@@ -165,7 +167,7 @@ export interface InboundPort {
 }
 
 /** The validated options. */
-export interface ProxyOptions {
+export interface ProxyOptions extends StatusOptions {
   discoveryAddress: string;
   plaintext: boolean;
   discoveryServerName?: string;
@@ -447,6 +449,11 @@ export function validateProxyFlags(raw: RawProxyFlags, context: ProxyFlagsContex
   }
 
   const connectionLimits = validateLimitFlags(text, err);
+  const status = validateStatusFlags(text, context.env, { err, errors, warnings });
+  const taken = [adminPort, ...inbound.map((p) => p.port), ...(outbound ? [outbound.port] : [])];
+  if (status.statusPort !== 0 && taken.includes(status.statusPort)) {
+    err("statusPort", String(status.statusPort), "is also the admin, an --inbound or the --outbound port");
+  }
 
   const options: ProxyOptions = {
     discoveryAddress,
@@ -465,6 +472,7 @@ export function validateProxyFlags(raw: RawProxyFlags, context: ProxyFlagsContex
     concurrency,
     logLevels,
     connectionLimits,
+    ...status,
   };
   if (discoveryServerName !== undefined) options.discoveryServerName = discoveryServerName;
   if (caAddress !== undefined) options.caAddress = caAddress;

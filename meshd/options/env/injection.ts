@@ -113,7 +113,8 @@ export const INJECTION_ENV = [
   },
   {
     name: "REWRITE_PROBE_LEGACY_LOCALHOST_DESTINATION",
-    noEffect: NO_INJECTION,
+    noEffect: "the proxy always sends rewritten probes to 127.0.0.1 (the lab sidecar's application listens " +
+      "there only; meshd/webhooks/README.md, Probe rewrite)",
     type: "bool",
     default: "false",
     description: "Send readiness probes to localhost instead of the pod IP",

@@ -41,7 +41,6 @@ export const REGISTRY_ENV = [
   },
   {
     name: "CLUSTER_ID",
-    noEffect: NO_KUBE,
     type: "string",
     default: DEFAULT_REGISTRY,
     description: "Cluster and registry this daemon belongs to",

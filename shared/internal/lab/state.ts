@@ -32,7 +32,15 @@ export interface LabState {
   /** `/etc/netns/<netns>` folders (each recorded before it is made). */
   etcNetns: string[];
   processes: LabProcess[];
+  /**
+   * Where meshd reads its config: `files` (absent in older states) is `--configDir`; `kube` is the test
+   * Kubernetes API server in meshd's namespace (deploy/lab/kube_api), written only with kubectl.
+   */
+  configSource?: LabConfigSource;
 }
+
+/** The lab's config sources (deploy/lab/README.md, "Config from the Kubernetes API"). */
+export type LabConfigSource = "files" | "kube";
 
 /** The places in a lab's state directory. */
 export interface LabPaths {
@@ -43,6 +51,8 @@ export interface LabPaths {
   rootCert: string;
   tokens: string;
   logs: string;
+  /** The test Kubernetes API server's state (kubeconfig, ca.crt, token) and what the lab applied. */
+  kubeDir: string;
 }
 
 const REPO_ROOT = new URL("../../../", import.meta.url).pathname;
@@ -68,6 +78,7 @@ export function labPaths(name: string, base: string = labsDir()): LabPaths {
     rootCert: join(dir, "root-cert.pem"),
     tokens: join(dir, "tokens"),
     logs: join(dir, "logs"),
+    kubeDir: join(dir, "kube"),
   };
 }
 

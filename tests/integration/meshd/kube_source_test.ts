@@ -9,13 +9,11 @@
  */
 import assert from "node:assert/strict";
 import { ConfigStore } from "../../../meshd/config_store/mod.ts";
-import { loadKubeConfig } from "../../../meshd/kube_source/kube_config.ts";
-import { KubeSource } from "../../../meshd/kube_source/mod.ts";
 import { DiscoveryServer } from "../../../meshd/server/discovery_server.ts";
 import type { ValidationIssue } from "../../../shared/mod.ts";
 import { commandMissing, requires } from "../../../shared/internal/testing/prerequisites.ts";
 import { waitFor } from "../../../meshd/config_store/test_support.ts";
-import { cluster, kubeconfigVia, kubectl, startRelay } from "./kube_support.ts";
+import { cluster, kubeconfigVia, kubectl, startRelay, testSource as source } from "./kube_support.ts";
 
 function peerAuthentication(group: string, name: string, spec: string): string {
   return `apiVersion: ${group}/v1
@@ -30,23 +28,6 @@ kind: AuthorizationPolicy
 metadata: {name: deny-all, namespace: foo}
 spec: {}
 `;
-
-/** A KubeSource on `kubeconfig`, quick to retry, logging into `logs`. */
-function source(kubeconfig: string, logs: string[], gone: string[] = []): KubeSource {
-  const choice = loadKubeConfig(kubeconfig, {});
-  if (!choice.ok) throw new Error(choice.reason);
-  return new KubeSource({
-    config: choice.config,
-    description: choice.description,
-    retryMs: 100,
-    onGone: (kind) => gone.push(kind),
-    logger: {
-      info: (m) => logs.push(`info: ${m}`),
-      warn: (m) => logs.push(`warn: ${m}`),
-      error: (m) => logs.push(`error: ${m}`),
-    },
-  });
-}
 
 Deno.test(requires(commandMissing("kubectl"), {
   name:

@@ -8,6 +8,8 @@
 import { join } from "node:path";
 import { type StartedKubeApi, startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";
+import { loadKubeConfig } from "../../../meshd/kube_source/kube_config.ts";
+import { KubeSource } from "../../../meshd/kube_source/mod.ts";
 
 const CRDS = join(new URL("../../../deploy/crds", import.meta.url).pathname);
 
@@ -136,4 +138,21 @@ export async function cluster(options: { historySize?: number } = {}): Promise<S
     throw e;
   }
   return api;
+}
+
+/** A KubeSource on `kubeconfig`, quick to retry, logging into `logs`; the kinds whose watch got 410 Gone go to `gone`. */
+export function testSource(kubeconfig: string, logs: string[], gone: string[] = []): KubeSource {
+  const choice = loadKubeConfig(kubeconfig, {});
+  if (!choice.ok) throw new Error(choice.reason);
+  return new KubeSource({
+    config: choice.config,
+    description: choice.description,
+    retryMs: 100,
+    onGone: (kind) => gone.push(kind),
+    logger: {
+      info: (m) => logs.push(`info: ${m}`),
+      warn: (m) => logs.push(`warn: ${m}`),
+      error: (m) => logs.push(`error: ${m}`),
+    },
+  });
 }
