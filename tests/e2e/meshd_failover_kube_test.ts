@@ -43,8 +43,6 @@ const missing = labUnavailable() ?? httpbinMissing() ?? commandMissing("hey") ??
 Deno.test(requires(missing, {
   name:
     "meshd failover (Kubernetes, leader election): SIGKILL of the leader in use under load; 0 failed requests, the other replica serves and takes the Lease",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "meshd-failover-kube-e2e-" });
     await Deno.chmod(dir, 0o755);

@@ -36,8 +36,6 @@ const net = failoverNetwork("fo", 1);
 Deno.test(requires(labUnavailable() ?? httpbinMissing() ?? commandMissing("hey") ?? commandMissing("curl"), {
   name:
     "meshd failover (--configDir): SIGKILL of the meshd in use under load; 0 failed requests, proxies move to the other replica",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "meshd-failover-e2e-" });
     await Deno.chmod(dir, 0o755);
