@@ -79,6 +79,18 @@ Deno.test("proxy: defaults and values parsed", async () => {
   assert.equal(o.logLevels.agent, "warning");
 });
 
+Deno.test("proxy: several meshd addresses, each checked and named when bad", async () => {
+  const list = "10.247.0.2:15012, 10.247.0.3:15012";
+  const ok = await run([...BASE, "--discoveryAddress", list, "--caAddress", "meshd-0:15012,meshd-1:15012"]);
+  assert.equal(ok.code, 0, ok.err);
+  assert.equal(ok.options!.discoveryAddress, list);
+  assert.equal(ok.options!.caAddress, "meshd-0:15012,meshd-1:15012");
+  const bad = await run([...BASE, "--discoveryAddress", "10.247.0.2:15012,nohost", "--caAddress", " , "]);
+  assert.equal(bad.code, 1);
+  assert.match(bad.err, /^error: --discoveryAddress: nohost is not an address/m);
+  assert.match(bad.err, /^error: --caAddress: " , " names no address/m);
+});
+
 Deno.test("proxy: environment defaults and the WorkloadGroup instance name from the host name", async () => {
   const r = await run(["--workloadGroup", "vms"], { POD_NAMESPACE: "bar", INSTANCE_IP: "10.0.0.9" });
   assert.equal(r.code, 0, r.err);

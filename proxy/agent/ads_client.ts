@@ -13,6 +13,11 @@
  * it holds in `initial_resource_versions`, so meshd sends only what changed meanwhile. What it holds
  * is never dropped while meshd is away.
  *
+ * Several meshd replicas (`address` a comma-separated list): a stream that ends without having been
+ * cancelled, or a connect that fails, moves the client to the next address (after the same backoff),
+ * on a new channel; an answered stream keeps it where it is. Replicas serving the same config send the
+ * same content-hash versions, so the reconnect to another replica ACKs what is held and changes nothing.
+ *
  * A new certificate ({@link AdsClient.setCertificate}) is taken into use make-before-break: a second
  * stream opens with it, and the old one is cancelled when the new one has received its first
  * response; a failure of the new stream leaves the old one serving.
@@ -27,6 +32,7 @@ import { type AdsConfig, type Decoded, emptyHeld, type HeldByKind, INSTALL } fro
 import { type NodeOptions, workloadKey, xdsNode } from "./node.ts";
 import { decodeXdsResource, deepFreeze, kindOf, type ResourceKind, SUBSCRIBED } from "./resources.ts";
 import { meshdRoots, secureChannel } from "../../shared/internal/tls/meshd_channel.ts";
+import { AddressRing } from "./meshd_addresses.ts";
 
 export type { AdsConfig };
 
@@ -66,7 +72,7 @@ export interface AdsClientHooks {
 
 /** Options of {@link AdsClient}. */
 export interface AdsClientOptions {
-  /** meshd's address, `host:port`. */
+  /** meshd's address, `host:port`, or several (replicas) separated by commas: see the module doc. */
   address: string;
   /** This proxy. */
   node: NodeOptions;
@@ -91,6 +97,8 @@ export interface AdsClientOptions {
 export interface AdsClientStatus {
   /** A stream has received a response and is open. */
   connected: boolean;
+  /** The meshd address in use, or tried next. */
+  address: string;
   /** Streams opened since start. */
   streams: number;
   /** Failed connection attempts since the last success. */
@@ -121,6 +129,8 @@ class Stream {
     readonly id: number,
     readonly client: grpc.Client,
     readonly call: grpc.ClientDuplexStream<Message, Message>,
+    /** The meshd address its channel dials. */
+    readonly address: string,
   ) {}
 
   /** meshd's status arrived: the stream is over on both sides. */
@@ -155,6 +165,7 @@ export class AdsClient {
   readonly #log: AgentLogger;
   readonly #hooks: AdsClientHooks;
   readonly #workloadKey: string;
+  readonly #addresses: AddressRing;
   readonly #held: HeldByKind = emptyHeld();
   readonly #listeners = new Set<(config: AdsConfig, typeUrl: string) => void>();
   readonly #streams = new Set<Stream>();
@@ -168,7 +179,9 @@ export class AdsClient {
    * The channel new streams use, kept across reconnects while the certificate stays the same: closing
    * a channel sends a GOAWAY (see stop).
    */
-  #channel: { client: InstanceType<grpc.ServiceClientConstructor>; certificate: string } | undefined;
+  #channel:
+    | { client: InstanceType<grpc.ServiceClientConstructor>; certificate: string; address: string }
+    | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #status: Pick<AdsClientStatus, "streams" | "failures" | "lastError"> = { streams: 0, failures: 0 };
   readonly #acked: Record<string, string> = {};
@@ -186,6 +199,7 @@ export class AdsClient {
     this.#log = options.logger ?? { info() {}, warn() {} };
     this.#hooks = options.hooks ?? {};
     this.#workloadKey = workloadKey(options.node);
+    this.#addresses = new AddressRing(options.address);
   }
 
   /** The resources held now (frozen). */
@@ -202,6 +216,7 @@ export class AdsClient {
   status(): AdsClientStatus {
     return {
       connected: this.connected,
+      address: this.#addresses.current,
       streams: this.#status.streams,
       failures: this.#status.failures,
       lastError: this.#status.lastError,
@@ -270,7 +285,7 @@ export class AdsClient {
   #credentials(): { credentials: grpc.ChannelCredentials; options: grpc.ChannelOptions } | undefined {
     if (this.#options.plaintext) return { credentials: grpc.credentials.createInsecure(), options: {} };
     if (!this.#certificate) return undefined;
-    return secureChannel(this.#options.address, {
+    return secureChannel(this.#addresses.current, {
       rootsPem: meshdRoots(this.#options.rootsPem!, this.#certificate.rootsPem),
       serverName: this.#options.serverName,
       clientCertificate: this.#certificate,
@@ -287,20 +302,23 @@ export class AdsClient {
     const id = ++this.#nextId;
     this.#status.streams++;
     const certificate = this.#options.plaintext ? "" : this.#certificate!.certChainPem;
-    if (this.#channel?.certificate !== certificate) {
-      // The old channel closes with the last stream on it (make-before-break).
-      const client = new (adsProtocol().client)(this.#options.address, security.credentials, {
+    const address = this.#addresses.current;
+    if (this.#channel?.certificate !== certificate || this.#channel.address !== address) {
+      // The old channel closes with the last stream on it (make-before-break), or now if it has none.
+      const old = this.#channel?.client;
+      if (old && ![...this.#streams].some((s) => s.client === old)) old.close();
+      const client = new (adsProtocol().client)(address, security.credentials, {
         ...security.options,
         "grpc.keepalive_time_ms": this.#options.keepaliveMs ?? 30_000,
         "grpc.keepalive_timeout_ms": 10_000,
         "grpc.max_receive_message_length": 64 * 1024 * 1024,
       });
-      this.#channel = { client, certificate };
+      this.#channel = { client, certificate, address };
     }
     const client = this.#channel.client;
     // A method of the client grpc-js builds from the loaded service definition (typed `Function`).
     const call: grpc.ClientDuplexStream<Message, Message> = client.DeltaAggregatedResources();
-    const stream = new Stream(id, client, call);
+    const stream = new Stream(id, client, call, address);
     this.#streams.add(stream);
     this.#latest = stream;
     call.on("data", (res: Message) => this.#onResponse(stream, res));
@@ -316,7 +334,7 @@ export class AdsClient {
         initialResourceVersions: Object.fromEntries([...held].map(([name, h]) => [name, h.version])),
       });
     }
-    this.#log.debug?.(`ADS: stream ${id} opened to ${this.#options.address}`);
+    this.#log.debug?.(`ADS: stream ${id} opened to ${address}`);
   }
 
   #onEnd(stream: Stream, status: grpc.StatusObject): void {
@@ -329,14 +347,19 @@ export class AdsClient {
     this.#hooks.onDisconnect?.(stream.id, reason);
     if (this.#active === stream) {
       this.#active = undefined;
-      this.#log.warn(`ADS: stream ${stream.id} to meshd ended (${reason}); keeping the last config`);
+      this.#log.warn(
+        `ADS: stream ${stream.id} to meshd ${stream.address} ended (${reason}); keeping the last config`,
+      );
     }
     if (this.#latest !== stream || !this.#running) return;
     this.#status.failures++;
     this.#status.lastError = reason;
+    const next = this.#addresses.failed(stream.address);
     const delay = this.#backoff.next();
     this.#hooks.onRetry?.(delay, this.#backoff.attempts);
-    this.#log.info(`ADS: reconnecting in ${delay} ms (attempt ${this.#backoff.attempts}; ${reason})`);
+    this.#log.info(
+      `ADS: reconnecting to ${next} in ${delay} ms (attempt ${this.#backoff.attempts}; ${reason})`,
+    );
     clearTimeout(this.#retryTimer);
     this.#retryTimer = setTimeout(() => this.#connect(), delay);
   }
@@ -358,7 +381,7 @@ export class AdsClient {
       this.#status.failures = 0;
       this.#status.lastError = undefined;
       this.#hooks.onConnect?.(stream.id);
-      this.#log.info(`ADS: connected to ${this.#options.address} (stream ${stream.id})`);
+      this.#log.info(`ADS: connected to ${stream.address} (stream ${stream.id})`);
     }
     const typeUrl: string = res.typeUrl ?? "";
     const resources: Message[] = res.resources ?? [];

@@ -36,9 +36,11 @@ export const PROXY_FLAGS: readonly ProxyFlag[] = [
   },
   {
     name: "discoveryAddress",
-    value: "<host:port>",
+    value: "<host:port>[,<host:port>...]",
     description: "meshd's ADS address: its --secureGRPCAddr (mutual TLS), or --grpcAddr with " +
-      "--controlPlaneAuthPolicy NONE",
+      "--controlPlaneAuthPolicy NONE. Several meshd replicas: a comma-separated list (a broken stream or a " +
+      "failed connect moves to the next, with backoff; the last config stays in force meanwhile), or one DNS " +
+      "name with several addresses (grpc-js tries each; not tested here). Every replica's certificate must pass the name check",
     default: "meshd.mesh-system.svc:15012",
   },
   {
@@ -50,12 +52,15 @@ export const PROXY_FLAGS: readonly ProxyFlag[] = [
   {
     name: "discoveryServerName",
     value: "<name>",
-    description: "the name meshd's serving certificate must carry (default: the host of --discoveryAddress)",
+    description:
+      "the name every meshd replica's serving certificate must carry (default: the host dialled, " +
+      "each address of --discoveryAddress in turn)",
   },
   {
     name: "caAddress",
-    value: "<host:port>",
-    description: "meshd's CA (mutual TLS); default --discoveryAddress",
+    value: "<host:port>[,<host:port>...]",
+    description: "meshd's CA (mutual TLS); a list as --discoveryAddress: a CSR that finds no meshd at one " +
+      "address goes to the next; default --discoveryAddress",
   },
   {
     name: "namespace",
@@ -283,18 +288,22 @@ export function validateProxyFlags(raw: RawProxyFlags, context: ProxyFlagsContex
     }
   }
 
-  const hostPort = (name: string, required: boolean): string | undefined => {
+  /** A list of meshd addresses, each `host:port` with both given. */
+  const meshdAddressList = (name: string): string | undefined => {
     const value = text(name);
     if (value === undefined) return undefined;
-    const r = parseListenAddress(value);
-    if (!r.ok) err(name, value, r.reason);
-    else if (required && (r.value.host === "" || r.value.port === 0)) {
-      err(name, value, "needs a host and a port other than 0, e.g. meshd.mesh-system.svc:15012");
+    if (value.split(",").every((a) => a.trim() === "")) err(name, value, "names no address");
+    for (const address of value.split(",").map((a) => a.trim()).filter((a) => a !== "")) {
+      const r = parseListenAddress(address);
+      if (!r.ok) err(name, address, r.reason);
+      else if (r.value.host === "" || r.value.port === 0) {
+        err(name, address, "needs a host and a port other than 0, e.g. meshd.mesh-system.svc:15012");
+      }
     }
     return value;
   };
-  const discoveryAddress = hostPort("discoveryAddress", true) ?? "";
-  const caAddress = raw.caAddress === undefined ? undefined : hostPort("caAddress", true);
+  const discoveryAddress = meshdAddressList("discoveryAddress") ?? "";
+  const caAddress = raw.caAddress === undefined ? undefined : meshdAddressList("caAddress");
 
   const policy = text("controlPlaneAuthPolicy")!;
   if (policy !== "MUTUAL_TLS" && policy !== "NONE") {
