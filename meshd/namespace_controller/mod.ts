@@ -100,10 +100,13 @@ export class RootCertPublisher {
   start(): void {
     this.#unsubscribe = this.#o.roots.onBundleChange(() => {
       if (!this.#ready) return;
+      const published = [...this.#namespaces].filter(([ns, phase]) =>
+        publishesTo(ns, this.#o.watchNamespace, phase)
+      ).map(([ns]) => ns);
       this.#o.logger.info(
-        `the mesh root changed: updating ${ROOT_CERT_CONFIG_MAP} in ${this.#namespaces.size} namespace(s)`,
+        `the mesh root changed: updating ${ROOT_CERT_CONFIG_MAP} in ${published.length} namespace(s)`,
       );
-      this.#enqueue([...this.#namespaces.keys()]);
+      this.#enqueue(published);
     });
     for (const i of this.#informers) i.start();
   }
