@@ -23,7 +23,7 @@ import {
   waitInNetns,
 } from "./host.ts";
 import { GENERATED_CONFIG_FILE, meshConfigYaml } from "./mesh_config.ts";
-import { applyLabConfig, KUBE_API_PORT, kubeApiArgv, labKubeconfig } from "./kube_config.ts";
+import { applyLabConfig, KUBE_API_PORT, kubeApiArgv, labKubeconfig, publishedRoots } from "./kube_config.ts";
 import { belongsToLab, labNames } from "../../shared/internal/lab/naming.ts";
 import { createNetwork } from "./network.ts";
 import {
@@ -269,7 +269,9 @@ async function startMeshd(
     accept: (s) => s === "200",
     alive: () => isAlive(p.pid),
   });
-  await Deno.copyFile(join(paths.caDir, SELF_SIGNED_CERT_FILE), paths.rootCert);
+  if (state.configSource === "kube") {
+    await Deno.writeTextFile(paths.rootCert, await publishedRoots(paths, plan.meshd.netns));
+  } else await Deno.copyFile(join(paths.caDir, SELF_SIGNED_CERT_FILE), paths.rootCert);
 }
 
 /**
