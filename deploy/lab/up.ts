@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { BootstrapTokenIssuer } from "../../shared/internal/ca/bootstrap_tokens.ts";
-import { createSelfSignedRootCa, SELF_SIGNED_CERT_FILE } from "../../meshd/ca/root_ca.ts";
+import { SELF_SIGNED_CERT_FILE } from "../../meshd/ca/root_ca.ts";
 import { containerEnv, expandCommand } from "../../shared/internal/lab/container_env.ts";
 import { labDown } from "./down.ts";
 import {
@@ -245,7 +245,6 @@ async function startMeshd(
   options: LabUpOptions,
 ): Promise<void> {
   const a = plan.meshd.address;
-  if (state.configSource === "kube") await seedKubeRoot(plan, paths);
   const p = start(state, paths, plan.meshd.netns, "meshd", [
     ...DENO_RUN_SERVER,
     // meshd runs its serving children (meshd/server/serving) with its own Deno.
@@ -272,27 +271,6 @@ async function startMeshd(
   if (state.configSource === "kube") {
     await Deno.writeTextFile(paths.rootCert, await publishedRoots(paths, plan.meshd.netns));
   } else await Deno.copyFile(join(paths.caDir, SELF_SIGNED_CERT_FILE), paths.rootCert);
-}
-
-/**
- * With the Kubernetes API as the source, meshd keeps its self-signed root in the `mesh-ca-secret`
- * Secret (meshd/ca/kube_ca.ts) and copies it into ROOT_CA_DIR only privately; made here first, the
- * root is the one meshd moves into the Secret, and the lab hands it to the sidecars as in file mode.
- */
-async function seedKubeRoot(plan: LabPlan, paths: LabPaths): Promise<void> {
-  try {
-    await Deno.stat(join(paths.caDir, SELF_SIGNED_CERT_FILE));
-    return;
-  } catch (e) {
-    if (!(e instanceof Deno.errors.NotFound)) throw e;
-  }
-  const td = plan.meshConfig?.trustDomain;
-  await Deno.mkdir(paths.caDir, { recursive: true });
-  await createSelfSignedRootCa(paths.caDir, {
-    trustDomain: typeof td === "string" && td !== "" ? td : "cluster.local",
-    rsaKeySize: 2048,
-    ttlMs: 10 * 365 * 24 * 3600 * 1000,
-  });
 }
 
 /** A sidecar, or for a gateway workload the ingress gateway (`--type router`, listeners from Gateways). */
