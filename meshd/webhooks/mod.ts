@@ -12,7 +12,7 @@ import type { ListenAddress } from "../../shared/internal/cli/go_values.ts";
 import type client from "prom-client";
 import { createWebhookMetrics } from "./metrics.ts";
 import { startWebhookServer, type WebhookLog } from "./server.ts";
-import { loadTemplate } from "./template.ts";
+import { loadTemplate } from "../../shared/internal/inject/template.ts";
 import { WebhookWorker } from "./worker_client.ts";
 import type { WebhookConfig } from "./worker_protocol.ts";
 

@@ -18,7 +18,7 @@
  * @module
  */
 import { parse } from "yaml";
-import { isObject, type JsonObject } from "./admission.ts";
+import { isObject, type JsonObject } from "./json.ts";
 import type { InjectionPolicy } from "./injection_policy.ts";
 
 /** The template's settings, defaults applied. */
