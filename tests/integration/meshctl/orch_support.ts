@@ -5,7 +5,7 @@
  * @module
  */
 import { join } from "node:path";
-import { type RequestLogEntry, type StartedKubeApi, startKubeApi } from "../../deploy/lab/kube_api/mod.ts";
+import { type RequestLogEntry, type StartedKubeApi, startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
 
 /** A started server, its two-context kubeconfig, and what it received. */
 export interface OrchTestApi {
