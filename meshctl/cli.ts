@@ -23,6 +23,9 @@ import { validateCommand } from "./commands/validate.ts";
 import { versionCommand } from "./commands/version.ts";
 import { collectArray } from "../shared/internal/cli/pflag.ts";
 import { checkCommand, notYetCommand } from "./command_check.ts";
+import { installCommands } from "./install/command.ts";
+import { orchInjectCommand } from "./install/orch_inject.ts";
+import { tagCommand } from "./install/tag.ts";
 
 import type { CliIo } from "./cli_io.ts";
 
@@ -83,6 +86,7 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
   );
   program.addCommand(optionsCommand(() => program, io.stdout));
   program.addCommand(versionCommand(io));
+  for (const c of [...installCommands(io), tagCommand(io), orchInjectCommand(io)]) program.addCommand(c);
   program.addCommand(completionCommand(() => program, io.stdout));
   program.addCommand(
     notYetCommand("waypoint", "Manage waypoint configuration", AMBIENT, [

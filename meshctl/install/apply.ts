@@ -13,7 +13,11 @@ import { COMPONENT_LABEL, REV_LABEL } from "./render.ts";
 
 /** What apply.ts needs of an API client (shared/internal/kube/api_client.ts's ApiClient). */
 export interface KubeApi {
-  json<T>(method: string, path: string, req?: { query?: Record<string, string>; body?: unknown; contentType?: string }): Promise<T>;
+  json<T>(
+    method: string,
+    path: string,
+    req?: { query?: Record<string, string>; body?: unknown; contentType?: string },
+  ): Promise<T>;
 }
 
 /** A kind meshctl installs: where it lives in the API. */
@@ -24,7 +28,10 @@ interface KindInfo {
 
 /** Every kind the manifests hold, by `apiVersion/kind`. */
 export const INSTALL_KINDS: Record<string, KindInfo> = {
-  "apiextensions.k8s.io/v1/CustomResourceDefinition": { plural: "customresourcedefinitions", namespaced: false },
+  "apiextensions.k8s.io/v1/CustomResourceDefinition": {
+    plural: "customresourcedefinitions",
+    namespaced: false,
+  },
   "v1/Namespace": { plural: "namespaces", namespaced: false },
   "v1/ServiceAccount": { plural: "serviceaccounts", namespaced: true },
   "v1/ConfigMap": { plural: "configmaps", namespaced: true },
@@ -125,7 +132,11 @@ export async function ownedObjects(api: KubeApi, selector: string): Promise<Kube
 }
 
 /** The live objects of revision `revision` (label value) that `keep` does not name. */
-export async function staleObjects(api: KubeApi, revisionLabel: string, keep: KubeObject[]): Promise<KubeObject[]> {
+export async function staleObjects(
+  api: KubeApi,
+  revisionLabel: string,
+  keep: KubeObject[],
+): Promise<KubeObject[]> {
   const names = new Set(keep.map(describe));
   const live = await ownedObjects(api, `${REV_LABEL}=${revisionLabel}`);
   return live.filter((o) => !names.has(describe(o)));

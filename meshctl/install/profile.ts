@@ -52,8 +52,12 @@ type Json = Record<string, unknown>;
 const isMap = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 const PROFILE_SPECS: Record<string, Json> = {
-  default: { components: { base: { enabled: true }, meshd: { enabled: true }, ingressGateway: { enabled: true } } },
-  minimal: { components: { base: { enabled: true }, meshd: { enabled: true }, ingressGateway: { enabled: false } } },
+  default: {
+    components: { base: { enabled: true }, meshd: { enabled: true }, ingressGateway: { enabled: true } },
+  },
+  minimal: {
+    components: { base: { enabled: true }, meshd: { enabled: true }, ingressGateway: { enabled: false } },
+  },
   // Istio's demo: every component, small; one replica each fits a one-node lab.
   demo: {
     components: {
@@ -70,7 +74,9 @@ const PROFILE_SPECS: Record<string, Json> = {
 /** Deep overlay: maps merge key by key, anything else (lists included) replaces. */
 export function overlay(base: Json, top: Json): Json {
   const out: Json = { ...base };
-  for (const [k, v] of Object.entries(top)) out[k] = isMap(v) && isMap(out[k]) ? overlay(out[k] as Json, v) : v;
+  for (const [k, v] of Object.entries(top)) {
+    out[k] = isMap(v) && isMap(out[k]) ? overlay(out[k] as Json, v) : v;
+  }
   return out;
 }
 
@@ -135,7 +141,16 @@ export function installResourceSpecs(text: string, file: string): Json[] {
   return specs;
 }
 
-const SPEC_KEYS = new Set(["profile", "revision", "hub", "tag", "components", "meshConfig", "values", "namespace"]);
+const SPEC_KEYS = new Set([
+  "profile",
+  "revision",
+  "hub",
+  "tag",
+  "components",
+  "meshConfig",
+  "values",
+  "namespace",
+]);
 
 /**
  * Builds the spec: the user's overlay (files, then sets) on the profile it names.
@@ -148,7 +163,9 @@ export function buildSpec(user: Json, revisionFlag: string): { spec: InstallSpec
   for (const k of Object.keys(user)) {
     if (!SPEC_KEYS.has(k)) problems.errors.push(`spec.${k}: unknown field`);
   }
-  if (user.values !== undefined) problems.warnings.push("spec.values: has no effect (meshctl has no chart values)");
+  if (user.values !== undefined) {
+    problems.warnings.push("spec.values: has no effect (meshctl has no chart values)");
+  }
   if (user.namespace !== undefined) {
     problems.warnings.push("spec.namespace: has no effect (the manifests install into mesh-system)");
   }
@@ -165,11 +182,15 @@ export function buildSpec(user: Json, revisionFlag: string): { spec: InstallSpec
   const out = {} as Record<ComponentName, ComponentSpec>;
   for (const [name, c] of Object.entries(merged.components as Json)) {
     if (!(COMPONENTS as readonly string[]).includes(name)) {
-      problems.errors.push(`spec.components.${name}: unknown component (known: ${COMPONENTS.join(", ")}, pilot)`);
+      problems.errors.push(
+        `spec.components.${name}: unknown component (known: ${COMPONENTS.join(", ")}, pilot)`,
+      );
       continue;
     }
     const comp = isMap(c) ? c : {};
-    if (typeof comp.enabled !== "boolean") problems.errors.push(`spec.components.${name}.enabled: must be a boolean`);
+    if (typeof comp.enabled !== "boolean") {
+      problems.errors.push(`spec.components.${name}.enabled: must be a boolean`);
+    }
     const replicas = comp.replicas;
     if (replicas !== undefined && (!Number.isInteger(replicas) || (replicas as number) < 0)) {
       problems.errors.push(`spec.components.${name}.replicas: must be a whole number ≥ 0`);

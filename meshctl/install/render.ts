@@ -9,7 +9,7 @@
  */
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { EMBEDDED_MANIFESTS } from "./manifests.gen.ts";
-import { COMPONENTS, type ComponentName, type InstallSpec } from "./profile.ts";
+import { type ComponentName, COMPONENTS, type InstallSpec } from "./profile.ts";
 
 /** A Kubernetes object as plain JSON. */
 export type KubeObject = Record<string, unknown> & {
@@ -170,7 +170,9 @@ function revisionMeshd(o: KubeObject, rev: string): void {
 function revisionInjectors(hooks: Json[], rev: string): Json[] {
   const byNs = hooks.find((h) => String(h.name).startsWith("rev.namespace."));
   const byObject = hooks.find((h) => String(h.name).startsWith("object."));
-  if (!byNs || !byObject) throw new Error("webhooks.yaml: the rev.namespace and object injectors are missing");
+  if (!byNs || !byObject) {
+    throw new Error("webhooks.yaml: the rev.namespace and object injectors are missing");
+  }
   const ns = structuredClone(byNs);
   ns.namespaceSelector = {
     matchExpressions: [
