@@ -65,7 +65,8 @@ export async function tagObjects(
 ): Promise<KubeObject[]> {
   const revision = o.revision || "default";
   const injectors = await list(api, MWC, `${REV_LABEL},!${TAG_LABEL}`);
-  if (injectors.some((w) => labelsOf(w)[REV_LABEL] === tag)) {
+  // The tag "default" takes over from the default revision's own injector (deactivated), as istioctl.
+  if (tag !== "default" && injectors.some((w) => labelsOf(w)[REV_LABEL] === tag)) {
     throw new Error(
       `cannot create revision tag "${tag}": found an existing control plane revision with the same name`,
     );
