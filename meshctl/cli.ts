@@ -23,6 +23,7 @@ import { validateCommand } from "./commands/validate.ts";
 import { versionCommand } from "./commands/version.ts";
 import { collectArray } from "../shared/internal/cli/pflag.ts";
 import { checkCommand, notYetCommand } from "./command_check.ts";
+import { addOrchXdsMode, closeOrchXdsMode } from "./orch/xds_mode.ts";
 
 import type { CliIo } from "./cli_io.ts";
 
@@ -66,6 +67,7 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
     for (const w of inertFlagWarnings(action)) io.stderr(`warning: ${w}\n`);
   });
   addLabMode(program);
+  addOrchXdsMode(program);
   program.addCommand(validateCommand(io.stdout, io.setExitCode));
   program.addCommand(analyzeCommand(io));
   program.addCommand(proxyConfigCommand(io));
@@ -140,6 +142,7 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
     return 1;
   } finally {
     await closeLabMode(program);
+    await closeOrchXdsMode(program);
   }
   return code;
 }
