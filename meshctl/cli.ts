@@ -23,6 +23,8 @@ import { validateCommand } from "./commands/validate.ts";
 import { versionCommand } from "./commands/version.ts";
 import { collectArray } from "../shared/internal/cli/pflag.ts";
 import { checkCommand, notYetCommand } from "./command_check.ts";
+import { addOrchXdsMode, closeOrchXdsMode } from "./orch/xds_mode.ts";
+import { COMPLETE_COMMAND, runComplete } from "./orch/complete.ts";
 import { installCommands } from "./install/command.ts";
 import { orchInjectCommand } from "./install/orch_inject.ts";
 import { tagCommand } from "./install/tag.ts";
@@ -69,6 +71,7 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
     for (const w of inertFlagWarnings(action)) io.stderr(`warning: ${w}\n`);
   });
   addLabMode(program);
+  addOrchXdsMode(program);
   program.addCommand(validateCommand(io.stdout, io.setExitCode));
   program.addCommand(analyzeCommand(io));
   program.addCommand(proxyConfigCommand(io));
@@ -87,7 +90,7 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
   program.addCommand(optionsCommand(() => program, io.stdout));
   program.addCommand(versionCommand(io));
   for (const c of [...installCommands(io), tagCommand(io), orchInjectCommand(io)]) program.addCommand(c);
-  program.addCommand(completionCommand(() => program, io.stdout));
+  program.addCommand(completionCommand(() => program, io.stdout, COMPLETE_COMMAND));
   program.addCommand(
     notYetCommand("waypoint", "Manage waypoint configuration", AMBIENT, [
       "apply",
@@ -123,6 +126,7 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
   const program = buildProgram({ ...io, setExitCode: (c) => (code = c) });
   const all = (c: CommandUnknownOpts): CommandUnknownOpts[] => [c, ...c.commands.flatMap(all)];
   for (const c of all(program)) c.exitOverride();
+  if (args[0] === COMPLETE_COMMAND) return await runComplete(args.slice(1), program, io.stdout);
   const inlined = inlineBoolFlags(args, program);
   const problem = checkCommand(inlined, program);
   if (problem) {
@@ -144,6 +148,7 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
     return 1;
   } finally {
     await closeLabMode(program);
+    await closeOrchXdsMode(program);
   }
   return code;
 }
