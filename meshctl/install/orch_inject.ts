@@ -122,6 +122,7 @@ export function injectYaml(
 async function template(
   opts: { injectConfigFile?: string; valuesFile?: string },
   ns: string,
+  revision: string,
 ): Promise<InjectionTemplate> {
   if (opts.injectConfigFile && opts.valuesFile) {
     throw new Error(
@@ -132,15 +133,15 @@ async function template(
     await Deno.stat(opts.injectConfigFile).catch((e) => {
       throw new Error(`--injectConfigFile ${opts.injectConfigFile}: ${(e as Error).message}`);
     });
-    return await loadTemplate(opts.injectConfigFile, ns);
+    return await loadTemplate(opts.injectConfigFile, ns, revision);
   }
   if (opts.valuesFile) {
     const values = await Deno.readTextFile(opts.valuesFile).catch((e) => {
       throw new Error(`--valuesFile ${opts.valuesFile}: ${(e as Error).message}`);
     });
-    return parseTemplate({ config: undefined, values }, opts.valuesFile, ns);
+    return parseTemplate({ config: undefined, values }, opts.valuesFile, ns, revision);
   }
-  return defaultTemplate(ns);
+  return defaultTemplate(ns, revision);
 }
 
 const NOT_REMOTE = "(no effect: orch-inject injects offline with meshd's injection code)";
@@ -186,7 +187,7 @@ export function orchInjectCommand(io: CliIo): CommandUnknownOpts {
     const out = injectYaml(
       text,
       opts.filename === "-" ? "(stdin)" : opts.filename,
-      await template(opts, g.meshNamespace),
+      await template(opts, g.meshNamespace, opts.revision),
       settings,
       g.namespace || "default",
     );
