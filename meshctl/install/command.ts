@@ -41,7 +41,8 @@ function installLike(name: string, description: string, io: CliIo): CommandUnkno
     const spec = await specFromFlags(specFlags(command), io);
     const components = render(spec);
     const rev = revisionLabel(spec.revision);
-    if (opts.dryRun) {
+    // `manifest --dry-run install` sets the group's flag: it counts as install's own.
+    if (opts.dryRun || (command.optsWithGlobals() as { dryRun?: boolean }).dryRun) {
       for (const c of components) {
         for (const o of c.objects) io.stdout(`would apply ${describe(o)} (${COMPONENT_TITLES[c.name]})\n`);
       }

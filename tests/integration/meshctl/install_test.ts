@@ -87,6 +87,14 @@ Deno.test(requires(kubectlMissing(), {
   fn: async () => {
     const t = await startOrchTestApi();
     try {
+      // Without -y meshctl asks on a terminal; the suite's standard input is none, which answers no.
+      if (!Deno.stdin.isTerminal()) {
+        const unconfirmed = await meshctl(t.kubeconfig, ["install"]);
+        assert.equal(unconfirmed.code, 1, "no terminal to confirm on, no -y");
+        assert.match(unconfirmed.err, /Proceed\? \(y\/N\) no: standard input is not a terminal; use -y/);
+      }
+      const groupDry = await meshctl(t.kubeconfig, ["manifest", "--dry-run", "install", "-y"]);
+      assert.match(groupDry.out, /dry run: nothing was changed/);
       const dry = await meshctl(t.kubeconfig, ["install", "--dry-run"]);
       assert.equal(dry.code, 0, dry.err);
       assert.match(dry.out, /would apply Deployment mesh-system\/meshd \(Meshd\)/);
