@@ -6,38 +6,15 @@
  * in a namespace labelled with the tag, before and after the tag is repointed.
  */
 import assert from "node:assert/strict";
-import client from "prom-client";
 import { kubectlMissing, kubectlOk } from "../../../deploy/lab/kube_api/test_support.ts";
 import { startCa, tempDir } from "../../../meshd/ca/test_support.ts";
-import { type RunningWebhooks, startWebhooks } from "../../../meshd/webhooks/mod.ts";
+import type { RunningWebhooks } from "../../../meshd/webhooks/mod.ts";
 import { httpbinPod } from "../../../meshd/webhooks/test_support.ts";
-import type { CertificateAuthority } from "../../../meshd/ca/mod.ts";
 import type { JsonObject } from "../../../shared/internal/inject/json.ts";
 import { requires } from "../../../shared/internal/testing/prerequisites.ts";
 import { markReady, meshctl } from "./install_support.ts";
 import { startOrchTestApi } from "./orch_support.ts";
-import { QUIET } from "../meshd/webhook_support.ts";
-
-function hooksOf(
-  ca: CertificateAuthority,
-  dir: string,
-  revision: string | undefined,
-): Promise<RunningWebhooks> {
-  return startWebhooks(ca, {
-    address: { host: "127.0.0.1", port: 0 },
-    namespace: "mesh-system",
-    domain: "cluster.local",
-    rootNamespace: "mesh-system",
-    injectEnabled: true,
-    nativeSidecars: false,
-    tokenAudiences: "mesh-ca",
-    revision,
-    injectionPath: `${dir}/none`,
-    registry: new client.Registry(),
-    caLog: QUIET,
-    log: QUIET,
-  });
-}
+import { startTestWebhooks } from "../meshd/webhook_support.ts";
 
 Deno.test(requires(kubectlMissing(), {
   name: "tag repointing: a new pod in a namespace labelled with the tag is injected by the tag's revision",
@@ -59,7 +36,7 @@ Deno.test(requires(kubectlMissing(), {
       }
       const bundle = btoa(ca.trustBundlePem);
       for (const [service, revision] of [["meshd", undefined], ["meshd-canary", "canary"]] as const) {
-        const hooks = await hooksOf(ca, dir, revision);
+        const hooks = await startTestWebhooks(ca, dir, revision);
         running.push(hooks);
         await kubectlOk(
           kc,
