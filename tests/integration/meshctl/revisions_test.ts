@@ -140,6 +140,18 @@ Deno.test(requires(kubectlMissing(), {
       assert.equal(removed.code, 0, removed.err);
       assert.deepEqual(await injectingServices(t.api, { "mesh.io/rev": "prod" }), []);
 
+      const op = `${t.api.dir}/canary.yaml`;
+      await Deno.writeTextFile(
+        op,
+        "apiVersion: install.mesh.io/v1alpha1\nkind: MeshOperator\nspec:\n  revision: canary\n",
+      );
+      const byFile = await meshctl(t.kubeconfig, ["uninstall", "-f", op, "--dry-run"]);
+      assert.match(byFile.out, /would remove Deployment mesh-system\/meshd-canary\n/);
+      assert.doesNotMatch(
+        byFile.out,
+        /meshd\n|mesh-sidecar-injector\n|CustomResourceDefinition/,
+        "only canary's objects",
+      );
       const un = await meshctl(t.kubeconfig, ["uninstall", "-r", "canary", "-y"]);
       assert.equal(un.code, 0, un.err);
       const after = await kubectlOk(t.kubeconfig, ["get", "deployment", "-n", "mesh-system", "-o", "name"]);
