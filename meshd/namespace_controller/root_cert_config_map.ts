@@ -5,11 +5,11 @@
  * `istio-ca-root-cert`), key `root-cert.pem`, holding the CA's trust bundle, in every namespace but
  * Kubernetes' own; created when missing, updated when its `root-cert.pem` differs (other keys, labels
  * and annotations someone added are kept, as Istio keeps them). The injected sidecar mounts it
- * (meshd/webhooks/inject_patch.ts `ROOT_CONFIG_MAP`).
+ * (shared/internal/inject/inject_patch.ts `ROOT_CONFIG_MAP`).
  *
  * @module
  */
-import { ROOT_CONFIG_MAP } from "../webhooks/inject_patch.ts";
+import { ROOT_CONFIG_MAP } from "../../shared/internal/inject/inject_patch.ts";
 
 /** The ConfigMap's name (Istio: `istio-ca-root-cert`). */
 export const ROOT_CERT_CONFIG_MAP = ROOT_CONFIG_MAP;
