@@ -1,0 +1,354 @@
+/**
+ * The lab node agent's loop: level-triggered, it lists the API's objects every `intervalMs` and acts
+ * as the controllers of a one-node cluster: a scheduler (sets `spec.nodeName`), the Deployment
+ * controller (Deployment → Pods directly, no ReplicaSets), the ServiceAccount controller (`default`
+ * per namespace), Istio's namespace controller for the root certificate ConfigMap
+ * (`mesh-ca-root-cert`), the kubelet (pod_runtime.ts: runs pods, reports IP, phase and readiness),
+ * the EndpointSlice controller and kube-proxy and DNS (desired.ts: DNAT rules and hosts files).
+ *
+ * @module
+ */
+import { isAlive, run } from "../host.ts";
+import {
+  dnatRules,
+  endpointSliceFor,
+  MANAGED_BY,
+  type Obj,
+  podFromDeployment,
+  podHostsFile,
+  podReady,
+  type ServiceRoute,
+  serviceRoutes,
+  SERVICES_CHAIN,
+} from "./desired.ts";
+import {
+  createPodNetwork,
+  hasSidecar,
+  type NodeContext,
+  plannedRuns,
+  removePod,
+  type RunningPod,
+  startPod,
+} from "./pod_runtime.ts";
+import { MESHD_HOST } from "../../../shared/internal/lab/plan.ts";
+
+/** The root certificate ConfigMap the injected proxy mounts (meshd/webhooks/inject_patch.ts). */
+export const ROOT_CONFIG_MAP = "mesh-ca-root-cert";
+
+/** The agent's state between passes. */
+export class NodeAgent {
+  readonly pods = new Map<string, RunningPod>();
+  readonly #failed = new Set<string>();
+  readonly #starting = new Set<string>();
+  #hosts = "";
+  #dnat = "";
+  #routes: ServiceRoute[] = [];
+
+  constructor(
+    readonly ctx: NodeContext,
+    readonly meshdIp: string,
+    readonly rootCert: string,
+    readonly log: (line: string) => void,
+  ) {}
+
+  async #list(path: string): Promise<Obj[]> {
+    return (await this.ctx.api.json<{ items: Obj[] }>("GET", path)).items;
+  }
+
+  async #send(method: string, path: string, body: unknown, contentType?: string): Promise<void> {
+    const r = await this.ctx.api.request(method, path, { body, contentType });
+    const text = await r.text();
+    if (!r.ok && r.status !== 409) this.log(`${method} ${path}: ${r.status} ${text.slice(0, 300)}`);
+  }
+
+  /** One pass over everything. */
+  async pass(): Promise<void> {
+    const namespaces = await this.#list("/api/v1/namespaces");
+    await this.#namespaceObjects(namespaces);
+    await this.#deployments();
+    const pods = await this.#list("/api/v1/pods");
+    await this.#schedule(pods);
+    await this.#kubelet(pods);
+    const services = await this.#list("/api/v1/services");
+    await this.#endpointSlices(services, await this.#list("/api/v1/pods"));
+    this.#routes = serviceRoutes(services, await this.#list("/apis/discovery.k8s.io/v1/endpointslices"));
+    await this.#network();
+  }
+
+  async #namespaceObjects(namespaces: Obj[]): Promise<void> {
+    const [sas, cms] = await Promise.all([
+      this.#list("/api/v1/serviceaccounts"),
+      this.#list(`/api/v1/configmaps?fieldSelector=metadata.name%3D${ROOT_CONFIG_MAP}`),
+    ]);
+    const root = await Deno.readTextFile(this.rootCert);
+    for (const ns of namespaces) {
+      const n = ns.metadata.name;
+      if (ns.metadata.deletionTimestamp) continue;
+      if (!sas.some((s) => s.metadata.namespace === n && s.metadata.name === "default")) {
+        await this.#send("POST", `/api/v1/namespaces/${n}/serviceaccounts`, {
+          apiVersion: "v1",
+          kind: "ServiceAccount",
+          metadata: { name: "default", namespace: n },
+        });
+      }
+      const cm = cms.find((c) => c.metadata.namespace === n);
+      if (cm?.data?.["root-cert.pem"] !== root) {
+        const body = {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: ROOT_CONFIG_MAP, namespace: n, labels: { "mesh.io/config": "true" } },
+          data: { "root-cert.pem": root },
+        };
+        if (cm) await this.#send("PUT", `/api/v1/namespaces/${n}/configmaps/${ROOT_CONFIG_MAP}`, body);
+        else await this.#send("POST", `/api/v1/namespaces/${n}/configmaps`, body);
+      }
+    }
+  }
+
+  async #deployments(): Promise<void> {
+    const deployments = await this.#list("/apis/apps/v1/deployments");
+    const pods = await this.#list("/api/v1/pods");
+    for (const d of deployments) {
+      const ns = d.metadata.namespace;
+      const owned = pods.filter((p) => p.metadata.ownerReferences?.some((o) => o.uid === d.metadata.uid));
+      const want = d.spec?.replicas ?? 1;
+      for (let i = owned.length; i < want; i++) {
+        await this.#send("POST", `/api/v1/namespaces/${ns}/pods`, podFromDeployment(d));
+      }
+      for (const extra of owned.slice(want)) {
+        await this.#send("DELETE", `/api/v1/namespaces/${ns}/pods/${extra.metadata.name}`, undefined);
+      }
+      const ready = owned.filter(podReady).length;
+      const status = {
+        replicas: owned.length,
+        readyReplicas: ready,
+        availableReplicas: ready,
+        updatedReplicas: owned.length,
+      };
+      if (JSON.stringify(d.status ?? {}) !== JSON.stringify({ ...(d.status ?? {}), ...status })) {
+        await this.#send("PATCH", `/apis/apps/v1/namespaces/${ns}/deployments/${d.metadata.name}/status`, {
+          status,
+        }, "application/merge-patch+json");
+      }
+    }
+  }
+
+  async #schedule(pods: Obj[]): Promise<void> {
+    for (const p of pods) {
+      if (p.spec?.nodeName) continue;
+      p.spec.nodeName = this.ctx.node;
+      await this.#send("PATCH", `/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}`, {
+        spec: { nodeName: this.ctx.node },
+      }, "application/merge-patch+json");
+    }
+  }
+
+  #freeIndex(): number {
+    const used = new Set([...this.pods.values()].map((p) => p.index));
+    for (let i = 3; i < 128; i++) if (!used.has(i)) return i;
+    throw new Error("the lab node holds at most 125 pods (the lower half of the lab's /24)");
+  }
+
+  async #patchStatus(
+    pod: { namespace: string; name: string },
+    status: Record<string, unknown>,
+  ): Promise<void> {
+    await this.#send(
+      "PATCH",
+      `/api/v1/namespaces/${pod.namespace}/pods/${pod.name}/status`,
+      { status },
+      "application/merge-patch+json",
+    );
+  }
+
+  async #kubelet(pods: Obj[]): Promise<void> {
+    const mine = pods.filter((p) => p.spec?.nodeName === this.ctx.node && !p.metadata.deletionTimestamp);
+    const uids = new Set(mine.map((p) => p.metadata.uid!));
+    for (const [uid, p] of this.pods) {
+      if (uids.has(uid)) continue;
+      this.pods.delete(uid);
+      await removePod(p, this.ctx);
+      this.log(`pod ${p.namespace}/${p.name}: removed`);
+    }
+    for (const pod of mine) {
+      const uid = pod.metadata.uid!;
+      const running = this.pods.get(uid);
+      if (running) await this.#probe(running, pod);
+      else if (!this.#failed.has(uid) && !this.#starting.has(uid)) await this.#start(pod);
+    }
+  }
+
+  async #start(pod: Obj): Promise<void> {
+    const uid = pod.metadata.uid!;
+    const ref = { namespace: pod.metadata.namespace!, name: pod.metadata.name };
+    const runs = plannedRuns(pod, this.ctx);
+    const statuses = (list: Obj[] | undefined, rs: typeof runs.main) =>
+      (list ?? []).map((c, i) => ({
+        name: c.metadata?.name ?? (c as unknown as { name: string }).name,
+        image: (c as unknown as { image: string }).image,
+        ready: false,
+        restartCount: 0,
+        state: rs[i].kind === "refused"
+          ? { waiting: { reason: "ErrImagePull", message: (rs[i] as { message: string }).message } }
+          : { waiting: { reason: "ContainerCreating" } },
+      }));
+    const refused = [...runs.init, ...runs.main].find((r) => r.kind === "refused");
+    if (refused) {
+      this.#failed.add(uid);
+      this.log(`pod ${ref.namespace}/${ref.name}: ${(refused as { message: string }).message}`);
+      await this.#patchStatus(ref, {
+        phase: "Pending",
+        containerStatuses: statuses(pod.spec?.containers, runs.main),
+        initContainerStatuses: statuses(pod.spec?.initContainers, runs.init),
+        conditions: [{ type: "Ready", status: "False", reason: "ContainersNotReady" }],
+      });
+      return;
+    }
+    const index = this.#freeIndex();
+    const p: RunningPod = {
+      uid,
+      ...ref,
+      netns: `${this.ctx.lab}_${ref.namespace}_${ref.name}`,
+      ip: `${this.ctx.prefix}.${index}`,
+      index,
+      sidecar: hasSidecar(pod),
+      pids: new Map(),
+      ports: (pod.spec?.containers ?? []).flatMap((
+        c: { name: string; ports?: { containerPort: number }[] },
+      ) => c.name === "mesh-proxy" ? [] : (c.ports ?? []).map((x) => x.containerPort)),
+    };
+    this.#starting.add(uid);
+    try {
+      this.pods.set(uid, p);
+      await createPodNetwork(
+        p,
+        this.ctx,
+        podHostsFile(p, { host: MESHD_HOST, ip: this.meshdIp }, this.#routes),
+      );
+      this.#hosts = "";
+      this.#dnat = "";
+      await this.#patchStatus(ref, {
+        phase: "Pending",
+        hostIP: this.meshdIp,
+        podIP: p.ip,
+        podIPs: [{ ip: p.ip }],
+        startTime: new Date().toISOString(),
+        containerStatuses: statuses(pod.spec?.containers, runs.main),
+      });
+      await startPod(p, this.ctx, pod, runs);
+      this.log(`pod ${ref.namespace}/${ref.name}: started at ${p.ip}${p.sidecar ? " with its sidecar" : ""}`);
+    } catch (e) {
+      this.#failed.add(uid);
+      this.log(`pod ${ref.namespace}/${ref.name}: ${(e as Error).message}`);
+      await this.#patchStatus(ref, {
+        phase: "Failed",
+        reason: "LabNodeError",
+        message: (e as Error).message,
+        conditions: [{
+          type: "Ready",
+          status: "False",
+          reason: "LabNodeError",
+          message: (e as Error).message,
+        }],
+      });
+    } finally {
+      this.#starting.delete(uid);
+    }
+  }
+
+  /** Ready when every process lives, every container port accepts connections and the sidecar's /ready is 200. */
+  async #probe(p: RunningPod, pod: Obj): Promise<void> {
+    const alive = (await Promise.all([...p.pids.values()].map(isAlive))).every(Boolean);
+    let ready = alive;
+    if (ready && !podReady(pod)) {
+      const host = p.sidecar ? "127.0.0.1" : p.ip;
+      const checks = p.ports.map((port) => `(exec 3<>/dev/tcp/${host}/${port}) 2>/dev/null || exit 1`);
+      if (p.sidecar) {
+        checks.push(
+          `[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 http://127.0.0.1:15000/ready)" = 200 ] || exit 1`,
+        );
+      }
+      ready =
+        (await run("ip", ["netns", "exec", p.netns, "bash", "-c", checks.join("\n") || "true"])).code === 0;
+    }
+    if (ready === podReady(pod) && pod.status?.phase === (alive ? "Running" : "Failed")) return;
+    const now = new Date().toISOString();
+    await this.#patchStatus(p, {
+      phase: alive ? "Running" : "Failed",
+      conditions: [
+        { type: "Initialized", status: "True", lastTransitionTime: now },
+        { type: "ContainersReady", status: ready ? "True" : "False", lastTransitionTime: now },
+        { type: "Ready", status: ready ? "True" : "False", lastTransitionTime: now },
+        { type: "PodScheduled", status: "True", lastTransitionTime: now },
+      ],
+      containerStatuses: (pod.spec?.containers ?? []).map((c: { name: string; image: string }) => ({
+        name: c.name,
+        image: c.image,
+        ready,
+        restartCount: 0,
+        started: true,
+        state: p.pids.has(c.name)
+          ? { running: { startedAt: now } }
+          : { terminated: { exitCode: 0, reason: "Completed" } },
+      })),
+    });
+    if (ready !== podReady(pod)) this.log(`pod ${p.namespace}/${p.name}: ready ${ready}`);
+  }
+
+  async #endpointSlices(services: Obj[], pods: Obj[]): Promise<void> {
+    const slices = await this.#list(
+      `/apis/discovery.k8s.io/v1/endpointslices?labelSelector=endpointslice.kubernetes.io%2Fmanaged-by%3D${MANAGED_BY}`,
+    );
+    const wanted = new Set<string>();
+    for (const s of services) {
+      const slice = endpointSliceFor(s, pods);
+      if (!slice) continue;
+      const ns = s.metadata.namespace;
+      wanted.add(`${ns}/${slice.metadata.name}`);
+      const have = slices.find((x) => x.metadata.namespace === ns && x.metadata.name === slice.metadata.name);
+      const strip = (o: Obj) =>
+        JSON.stringify({
+          e: (o as unknown as { endpoints: unknown }).endpoints ?? [],
+          p: (o as unknown as { ports: unknown }).ports ?? [],
+        });
+      if (!have) await this.#send("POST", `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, slice);
+      else if (strip(have) !== strip(slice)) {
+        await this.#send(
+          "PUT",
+          `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices/${slice.metadata.name}`,
+          slice,
+        );
+      }
+    }
+    for (const x of slices) {
+      if (!wanted.has(`${x.metadata.namespace}/${x.metadata.name}`)) {
+        await this.#send(
+          "DELETE",
+          `/apis/discovery.k8s.io/v1/namespaces/${x.metadata.namespace}/endpointslices/${x.metadata.name}`,
+          undefined,
+        );
+      }
+    }
+  }
+
+  /** Rewrites every pod's hosts file and, in pods without a sidecar, the DNAT chain, when the Services changed. */
+  async #network(): Promise<void> {
+    const dnat = JSON.stringify(dnatRules(this.#routes));
+    const hosts = JSON.stringify(this.#routes.map((r) => [r.name, r.namespace, r.clusterIP]));
+    if (dnat === this.#dnat && hosts === this.#hosts) return;
+    for (const p of this.pods.values()) {
+      if (this.#starting.has(p.uid)) continue;
+      await Deno.writeTextFile(
+        `/etc/netns/${p.netns}/hosts`,
+        podHostsFile(p, { host: MESHD_HOST, ip: this.meshdIp }, this.#routes),
+      );
+      if (p.sidecar) continue;
+      await run("ip", ["netns", "exec", p.netns, "iptables", "-w", "-t", "nat", "-F", SERVICES_CHAIN]);
+      for (const rule of dnatRules(this.#routes)) {
+        await run("ip", ["netns", "exec", p.netns, "iptables", ...rule]);
+      }
+    }
+    this.#dnat = dnat;
+    this.#hosts = hosts;
+  }
+}
