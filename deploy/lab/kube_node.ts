@@ -12,6 +12,7 @@ import { stringify } from "yaml";
 import { DENO_RUN_SERVER, isAlive, waitInNetns } from "./host.ts";
 import { labKubeconfig, mustKubectl } from "./kube_config.ts";
 import type { LabPlan } from "../../shared/internal/lab/plan.ts";
+import { nodePodsFile } from "../../shared/internal/lab/node_pods.ts";
 import { type LabPaths, type LabProcess, repoRoot } from "../../shared/internal/lab/state.ts";
 
 /** meshd's webhook configurations, as an operator applies them. */
@@ -72,6 +73,7 @@ export async function startNodeAgent(
     `--subnet=${plan.lab.subnet}`,
     `--root-cert=${paths.rootCert}`,
     `--dir=${join(paths.dir, "pods")}`,
+    `--pods-file=${nodePodsFile(paths)}`,
   ];
   const env = Deno.env.toObject();
   delete env.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH;

@@ -31,6 +31,7 @@ import {
   startPod,
 } from "./pod_runtime.ts";
 import { MESHD_HOST } from "../../../shared/internal/lab/plan.ts";
+import type { NodePod } from "../../../shared/internal/lab/node_pods.ts";
 
 /** The root certificate ConfigMap the injected proxy mounts (meshd/webhooks/inject_patch.ts). */
 export const ROOT_CONFIG_MAP = "mesh-ca-root-cert";
@@ -48,6 +49,7 @@ export class NodeAgent {
     readonly ctx: NodeContext,
     readonly meshdIp: string,
     readonly rootCert: string,
+    readonly podsFile: string,
     readonly log: (line: string) => void,
   ) {}
 
@@ -73,6 +75,33 @@ export class NodeAgent {
     await this.#endpointSlices(services, await this.#list("/api/v1/pods"));
     this.#routes = serviceRoutes(services, await this.#list("/apis/discovery.k8s.io/v1/endpointslices"));
     await this.#network();
+    await this.#recordPods();
+  }
+
+  #recorded = "";
+
+  /** Writes the running pods as lab workloads (shared/internal/lab/node_pods.ts) when they changed. */
+  async #recordPods(): Promise<void> {
+    const pods: NodePod[] = [...this.pods.values()].map((p) => ({
+      name: p.name,
+      namespace: p.namespace,
+      serviceAccount: p.serviceAccount,
+      labels: p.labels,
+      command: [],
+      containerPorts: p.ports,
+      services: [],
+      sidecar: p.sidecar,
+      gateway: false,
+      netns: p.netns,
+      address: p.ip,
+      hubLink: `p${p.index}`,
+      ready: p.ready,
+    }));
+    const text = JSON.stringify(pods, null, 1);
+    if (text === this.#recorded) return;
+    await Deno.writeTextFile(`${this.podsFile}.tmp`, text);
+    await Deno.rename(`${this.podsFile}.tmp`, this.podsFile);
+    this.#recorded = text;
   }
 
   async #namespaceObjects(namespaces: Obj[]): Promise<void> {
@@ -212,6 +241,9 @@ export class NodeAgent {
       ip: `${this.ctx.prefix}.${index}`,
       index,
       sidecar: hasSidecar(pod),
+      labels: pod.metadata.labels ?? {},
+      serviceAccount: pod.spec?.serviceAccountName ?? "default",
+      ready: false,
       pids: new Map(),
       ports: (pod.spec?.containers ?? []).flatMap((
         c: { name: string; ports?: { containerPort: number }[] },
@@ -271,6 +303,7 @@ export class NodeAgent {
       ready =
         (await run("ip", ["netns", "exec", p.netns, "bash", "-c", checks.join("\n") || "true"])).code === 0;
     }
+    p.ready = ready;
     if (ready === podReady(pod) && pod.status?.phase === (alive ? "Running" : "Failed")) return;
     const now = new Date().toISOString();
     await this.#patchStatus(p, {

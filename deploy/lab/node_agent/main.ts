@@ -24,6 +24,7 @@ const program = new Command("node-agent")
     "the mesh root, published as ConfigMap mesh-ca-root-cert in every namespace",
   )
   .requiredOption("--dir <dir>", "where pods' volumes and logs go")
+  .requiredOption("--pods-file <file>", "where the running pods are recorded for lab exec (node-pods.json)")
   .option("--node <name>", "the Node's name (default: <lab>-node)")
   .option("--interval-ms <ms>", "time between two passes over the API", "300");
 
@@ -47,6 +48,7 @@ const agent = new NodeAgent(
   },
   `${lab.prefix}.2`,
   o.rootCert,
+  o.podsFile,
   (line) => console.log(`${new Date().toISOString()} ${line}`),
 );
 await api.request("POST", "/api/v1/nodes", {

@@ -46,6 +46,10 @@ export interface RunningPod {
   pids: Map<string, number>;
   /** Container ports that must accept connections (on 127.0.0.1 with a sidecar, else the pod IP). */
   ports: number[];
+  labels: Record<string, string>;
+  serviceAccount: string;
+  /** The last readiness reported. */
+  ready: boolean;
 }
 
 /** Quotes one word for sh. */
