@@ -1,0 +1,173 @@
+/**
+ * The lab as a Kubernetes node (`lab up --kubernetes`, deploy/lab/node_agent/): Istio's httpbin and sleep
+ * samples, unchanged, applied with kubectl to foo (`mesh-injection=enabled`), bar
+ * (`istio-injection=enabled`) and legacy; meshd's webhook injects the sidecars, the node agent runs the
+ * pods, publishes their EndpointSlices and programs the cluster IPs; then Istio's Mutual TLS Migration
+ * matrix with real curl and httpbin while PeerAuthentications are applied with kubectl. Also: an image
+ * outside the node's table is refused with ErrImagePull in the pod's status; `kubectl scale` of a
+ * Deployment adds and removes pods (and their network namespaces) and the Service's endpoints follow.
+ * Lab name `kn<pid>`, subnet 10.254.0.0/24.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { labDown, labKubectl, type LabState, labUnavailable, labUp } from "../../deploy/lab/mod.ts";
+import { listNetns } from "../../deploy/lab/host.ts";
+import { settleMatrix } from "../../deploy/quickstart/live_matrix.ts";
+import { adoptSamplePods, applySamples } from "../../deploy/quickstart/kube_samples.ts";
+import type { Stage } from "../../deploy/quickstart/probe_matrix.ts";
+import { probe, xfccOf } from "../../deploy/lab/mod.ts";
+import { commandMissing, httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const SETTLE_MS = 10_000;
+const unavailable = labUnavailable() ?? httpbinMissing() ?? commandMissing("kubectl") ??
+  commandMissing("nsenter");
+
+async function kubectl(lab: string, args: string[], stdin?: string): Promise<string> {
+  const r = await within(labKubectl(lab, args, { stdin }), 30_000, `kubectl ${args.join(" ")}`);
+  assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout;
+}
+
+async function expectStage(state: LabState, stage: Stage): Promise<void> {
+  const settled = await settleMatrix(state, stage, SETTLE_MS);
+  assert.deepEqual(settled.differences, [], `${stage}: not within ${SETTLE_MS} ms`);
+}
+
+/** Polls `check` every 200 ms until it returns true, at most `ms`. */
+async function eventually(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > ms) assert.fail(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+Deno.test(requires(unavailable, {
+  name:
+    "lab --kubernetes: Istio's samples injected by meshd's webhook and run by the node agent; the matrix holds",
+  async fn() {
+    const name = `kn${Deno.pid}`;
+    await labDown(name);
+    try {
+      const state = await labUp(join(ROOT, "deploy/lab/kubernetes.yaml"), {
+        name,
+        subnet: "10.254.0.0/24",
+        kubernetes: true,
+      });
+      await applySamples(name);
+      await adoptSamplePods(state, 60_000);
+
+      // Injected by meshd's webhook (foo by mesh-injection, bar by Istio's label), legacy not.
+      for (const [ns, injected] of [["foo", true], ["bar", true], ["legacy", false]] as const) {
+        const pods = JSON.parse(
+          await kubectl(name, ["get", "pods", "-n", ns, "-l", "app=httpbin", "-o", "json"]),
+        );
+        const pod = pods.items[0];
+        const containers = pod.spec.containers.map((c: { name: string }) => c.name);
+        assert.equal(containers.includes("mesh-proxy"), injected, `${ns}: ${containers}`);
+        assert.equal(pod.metadata.annotations?.["sidecar.mesh.io/status"] !== undefined, injected);
+        assert.match(pod.status.podIP, /^10\.254\.0\.\d+$/);
+        assert.equal(pod.status.phase, "Running");
+        const slices = JSON.parse(
+          await kubectl(name, [
+            "get",
+            "endpointslices",
+            "-n",
+            ns,
+            "-l",
+            "kubernetes.io/service-name=httpbin",
+            "-o",
+            "json",
+          ]),
+        );
+        assert.deepEqual(
+          slices.items.flatMap((
+            s: { endpoints: { addresses: string[]; conditions: { ready: boolean } }[] },
+          ) => s.endpoints.map((e) => [e.addresses[0], e.conditions.ready])),
+          [[pod.status.podIP, true]],
+        );
+      }
+
+      await expectStage(state, "no policy");
+      // The sidecars' certificates come from their projected tokens (TokenReview): sleep's identity reaches httpbin.
+      const headers = await probe(
+        state.plan!.workloads.find((w) => w.namespace === "foo" && w.name === "sleep")!,
+        "http://httpbin.bar:8000/headers",
+      );
+      assert.ok(
+        xfccOf(headers)?.split(";").includes("URI=spiffe://cluster.local/ns/foo/sa/sleep"),
+        headers.body,
+      );
+
+      await kubectl(name, [
+        "apply",
+        "-f",
+        join(ROOT, "deploy/quickstart/peer_authentication_foo_strict.yaml"),
+      ]);
+      await expectStage(state, "STRICT in foo");
+      await kubectl(name, [
+        "apply",
+        "-f",
+        join(ROOT, "deploy/quickstart/peer_authentication_mesh_strict.yaml"),
+      ]);
+      await expectStage(state, "STRICT mesh-wide");
+
+      // An image outside the node's table: refused as a kubelet that cannot pull it.
+      await kubectl(
+        name,
+        ["apply", "-f", "-"],
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: legacy}\nspec:\n  containers: [{name: web, image: nginx:1.27}]\n",
+      );
+      await eventually("ErrImagePull", 10_000, async () => {
+        const pod = JSON.parse(await kubectl(name, ["get", "pod", "web", "-n", "legacy", "-o", "json"]));
+        const waiting = pod.status?.containerStatuses?.[0]?.state?.waiting;
+        if (waiting?.reason !== "ErrImagePull") return false;
+        assert.match(
+          waiting.message,
+          /container web: image "nginx:1\.27" is not in the lab node's image table/,
+        );
+        return true;
+      });
+
+      // kubectl scale: the Deployment controller adds a pod, the Service gets its endpoint; scaling down removes both.
+      const httpbinNetns = async () =>
+        (await listNetns()).filter((n) => n.startsWith(`${name}_bar_httpbin-`));
+      const readyEndpoints = async () => {
+        const s = JSON.parse(
+          await kubectl(name, [
+            "get",
+            "endpointslices",
+            "-n",
+            "bar",
+            "-l",
+            "kubernetes.io/service-name=httpbin",
+            "-o",
+            "json",
+          ]),
+        );
+        return s.items.flatMap((x: { endpoints: { conditions: { ready: boolean } }[] }) =>
+          x.endpoints.filter((e) => e.conditions.ready)
+        ).length;
+      };
+      await kubectl(name, ["scale", "deployment", "httpbin", "-n", "bar", "--replicas=2"]);
+      await eventually("2 ready endpoints", 30_000, async () => (await readyEndpoints()) === 2);
+      assert.equal((await httpbinNetns()).length, 2);
+      await kubectl(name, ["scale", "deployment", "httpbin", "-n", "bar", "--replicas=1"]);
+      await eventually(
+        "1 endpoint, 1 network namespace",
+        30_000,
+        async () => (await readyEndpoints()) === 1 && (await httpbinNetns()).length === 1,
+      );
+      await expectStage(state, "STRICT mesh-wide");
+    } finally {
+      const report = await labDown(name);
+      assert.deepEqual(
+        (await listNetns()).filter((n) => n.startsWith(`${name}_`)),
+        [],
+        JSON.stringify(report),
+      );
+    }
+  },
+}));
