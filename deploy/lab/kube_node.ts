@@ -9,7 +9,7 @@
  */
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { DENO_RUN_SERVER, isAlive, waitInNetns } from "./host.ts";
+import { DENO_RUN_SERVER, isAlive, spawnDetached, waitInNetns } from "./host.ts";
 import { labKubeconfig, mustKubectl } from "./kube_config.ts";
 import type { LabPlan } from "../../shared/internal/lab/plan.ts";
 import { nodePodsFile } from "../../shared/internal/lab/node_pods.ts";
@@ -77,19 +77,8 @@ export async function startNodeAgent(
   ];
   const env = Deno.env.toObject();
   delete env.GRPC_DEFAULT_SSL_ROOTS_FILE_PATH;
-  const child = new Deno.Command("sh", {
-    args: ["-c", 'exec nsenter "$@" >>"$0" 2>&1 </dev/null', log, ...argv],
-    env: { ...env, NO_COLOR: "1" },
-    clearEnv: true,
-    cwd: repoRoot(),
-    stdin: "null",
-    stdout: "null",
-    stderr: "null",
-    detached: true,
-  }).spawn();
-  child.unref();
-  child.status.catch(() => {});
-  const p: LabProcess = { role: "node-agent", netns: plan.meshd.netns, pid: child.pid, log };
+  const pid = spawnDetached(["nsenter", ...argv], { log, env: { ...env, NO_COLOR: "1" }, cwd: repoRoot() });
+  const p: LabProcess = { role: "node-agent", netns: plan.meshd.netns, pid, log };
   await waitInNetns(plan.meshd.netns, ["grep", "-c", ": ready$", log], {
     timeoutMs,
     what: "node agent",

@@ -10,30 +10,16 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { labDown, labKubectl, type LabState, labUnavailable, labUp } from "../../deploy/lab/mod.ts";
+import { labDown, labUnavailable, labUp } from "../../deploy/lab/mod.ts";
 import { listNetns } from "../../deploy/lab/host.ts";
-import { settleMatrix } from "../../deploy/quickstart/live_matrix.ts";
+import { expectStage, kubectl } from "./lab_kube_support.ts";
 import { adoptSamplePods, applySamples } from "../../deploy/quickstart/kube_samples.ts";
-import type { Stage } from "../../deploy/quickstart/probe_matrix.ts";
 import { probe, xfccOf } from "../../deploy/lab/mod.ts";
 import { commandMissing, httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
-import { within } from "../../shared/internal/testing/deadline.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const SETTLE_MS = 10_000;
 const unavailable = labUnavailable() ?? httpbinMissing() ?? commandMissing("kubectl") ??
   commandMissing("nsenter");
-
-async function kubectl(lab: string, args: string[], stdin?: string): Promise<string> {
-  const r = await within(labKubectl(lab, args, { stdin }), 30_000, `kubectl ${args.join(" ")}`);
-  assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-  return r.stdout;
-}
-
-async function expectStage(state: LabState, stage: Stage): Promise<void> {
-  const settled = await settleMatrix(state, stage, SETTLE_MS);
-  assert.deepEqual(settled.differences, [], `${stage}: not within ${SETTLE_MS} ms`);
-}
 
 /** Polls `check` every 200 ms until it returns true, at most `ms`. */
 async function eventually(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {

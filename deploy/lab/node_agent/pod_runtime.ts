@@ -14,6 +14,7 @@ import { expandCommand } from "../../../shared/internal/lab/container_env.ts";
 import { outboundRedirectRule } from "../../../shared/internal/lab/redirect.ts";
 import { SIDECAR_OUTBOUND_PORT } from "../../../shared/internal/lab/plan.ts";
 import { killNetnsProcesses, mustRun, run } from "../host.ts";
+import { addJoinedNetns } from "../network.ts";
 import { type ContainerRun, containerRun, type ContainerSpec } from "./images.ts";
 import { containerEnvironment, type Obj } from "./desired.ts";
 
@@ -78,25 +79,7 @@ export function plannedRuns(pod: Obj, ctx: NodeContext): { init: ContainerRun[];
 export async function createPodNetwork(p: RunningPod, ctx: NodeContext, hosts: string): Promise<void> {
   const link = `p${p.index}`;
   await run("ip", ["-n", ctx.hub, "link", "del", link]);
-  await mustRun("ip", ["netns", "add", p.netns]);
-  await mustRun("ip", [
-    "-n",
-    ctx.hub,
-    "link",
-    "add",
-    link,
-    "type",
-    "veth",
-    "peer",
-    "name",
-    "eth0",
-    "netns",
-    p.netns,
-  ]);
-  await mustRun("ip", ["-n", ctx.hub, "link", "set", link, "master", "br0", "up"]);
-  await mustRun("ip", ["-n", p.netns, "addr", "add", `${p.ip}/24`, "dev", "eth0"]);
-  await mustRun("ip", ["-n", p.netns, "link", "set", "eth0", "up"]);
-  await mustRun("ip", ["-n", p.netns, "link", "set", "lo", "up"]);
+  await addJoinedNetns(ctx.hub, p.netns, link, p.ip);
   // Cluster IPs are not on the wire: a route lets connect() reach the nat OUTPUT rules that rewrite them.
   await mustRun("ip", ["-n", p.netns, "route", "add", SERVICE_CIDR, "dev", "eth0"]);
   const etc = `/etc/netns/${p.netns}`;
