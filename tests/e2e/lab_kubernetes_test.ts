@@ -100,6 +100,62 @@ Deno.test(requires(unavailable, {
       ]);
       await expectStage(state, "STRICT mesh-wide");
 
+      // Readiness probes under STRICT mutual TLS: meshd's injector rewrote them to the proxy's status port,
+      // where the node agent runs them; a probe that fails keeps its pod out of the Service.
+      const probed = (name: string, path: string) =>
+        `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}, namespace: foo, labels: {app: probed}}\nspec:\n` +
+        `  containers:\n  - name: web\n    image: docker.io/mccutchen/go-httpbin:v2.15.0\n` +
+        `    ports: [{name: http, containerPort: 8080}]\n` +
+        `    readinessProbe: {httpGet: {path: ${path}, port: http}, periodSeconds: 1}\n`;
+      await kubectl(
+        name,
+        ["apply", "-f", "-"],
+        probed("probed-ok", "/status/200") + "---\n" + probed("probed-bad", "/status/500"),
+      );
+      const podJson = async (pod: string) =>
+        JSON.parse(await kubectl(name, ["get", "pod", pod, "-n", "foo", "-o", "json"]));
+      await eventually("probed-ok ready", 30_000, async () => {
+        const pod = await podJson("probed-ok");
+        return pod.status?.conditions?.some((c: { type: string; status: string }) =>
+          c.type === "Ready" && c.status === "True"
+        );
+      });
+      const bad = await podJson("probed-bad");
+      assert.deepEqual(bad.spec.containers[0].readinessProbe.httpGet, {
+        path: "/app-health/web/readyz",
+        port: 15020,
+        scheme: "HTTP",
+      });
+      assert.equal(bad.status.phase, "Running");
+      assert.ok(
+        !bad.status.conditions.some((c: { type: string; status: string }) =>
+          c.type === "Ready" && c.status === "True"
+        ),
+      );
+      await kubectl(
+        name,
+        ["apply", "-f", "-"],
+        "apiVersion: v1\nkind: Service\nmetadata: {name: probed, namespace: foo}\nspec:\n  selector: {app: probed}\n  ports: [{name: http, port: 8000, targetPort: 8080}]\n",
+      );
+      await eventually("the probed Service's endpoints", 10_000, async () => {
+        const s = JSON.parse(
+          await kubectl(name, [
+            "get",
+            "endpointslices",
+            "-n",
+            "foo",
+            "-l",
+            "kubernetes.io/service-name=probed",
+            "-o",
+            "json",
+          ]),
+        );
+        const eps = s.items.flatMap((
+          x: { endpoints: { targetRef: { name: string }; conditions: { ready: boolean } }[] },
+        ) => x.endpoints.map((e) => `${e.targetRef.name}=${e.conditions.ready}`)).sort();
+        return JSON.stringify(eps) === JSON.stringify(["probed-bad=false", "probed-ok=true"]);
+      });
+
       // An image outside the node's table: refused as a kubelet that cannot pull it.
       await kubectl(
         name,

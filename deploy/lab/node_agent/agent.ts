@@ -32,6 +32,7 @@ import {
 } from "./pod_runtime.ts";
 import { MESHD_HOST } from "../../../shared/internal/lab/plan.ts";
 import type { NodePod } from "../../../shared/internal/lab/node_pods.ts";
+import { probePeriodMs, readinessCheck } from "./probes.ts";
 
 /** The root certificate ConfigMap the injected proxy mounts (meshd/webhooks/inject_patch.ts). */
 export const ROOT_CONFIG_MAP = "mesh-ca-root-cert";
@@ -244,6 +245,9 @@ export class NodeAgent {
       labels: pod.metadata.labels ?? {},
       serviceAccount: pod.spec?.serviceAccountName ?? "default",
       ready: false,
+      readinessCheck: "",
+      periodMs: probePeriodMs(pod.spec?.containers ?? []),
+      checkedAt: 0,
       pids: new Map(),
       ports: (pod.spec?.containers ?? []).flatMap((
         c: { name: string; ports?: { containerPort: number }[] },
@@ -251,6 +255,7 @@ export class NodeAgent {
     };
     this.#starting.add(uid);
     try {
+      p.readinessCheck = readinessCheck(pod.spec?.containers ?? [], p.ip, p.sidecar);
       this.pods.set(uid, p);
       await createPodNetwork(
         p,
@@ -288,20 +293,13 @@ export class NodeAgent {
     }
   }
 
-  /** Ready when every process lives, every container port accepts connections and the sidecar's /ready is 200. */
+  /** Ready when every process lives and the readiness check passes (probes.ts); checked again every probe period. */
   async #probe(p: RunningPod, pod: Obj): Promise<void> {
     const alive = (await Promise.all([...p.pids.values()].map(isAlive))).every(Boolean);
-    let ready = alive;
-    if (ready && !podReady(pod)) {
-      const host = p.sidecar ? "127.0.0.1" : p.ip;
-      const checks = p.ports.map((port) => `(exec 3<>/dev/tcp/${host}/${port}) 2>/dev/null || exit 1`);
-      if (p.sidecar) {
-        checks.push(
-          `[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 http://127.0.0.1:15000/ready)" = 200 ] || exit 1`,
-        );
-      }
-      ready =
-        (await run("ip", ["netns", "exec", p.netns, "bash", "-c", checks.join("\n") || "true"])).code === 0;
+    let ready = alive && podReady(pod);
+    if (alive && (!podReady(pod) || Date.now() - p.checkedAt >= p.periodMs)) {
+      p.checkedAt = Date.now();
+      ready = (await run("ip", ["netns", "exec", p.netns, "bash", "-c", p.readinessCheck])).code === 0;
     }
     p.ready = ready;
     if (ready === podReady(pod) && pod.status?.phase === (alive ? "Running" : "Failed")) return;

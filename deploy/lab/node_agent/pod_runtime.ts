@@ -51,6 +51,12 @@ export interface RunningPod {
   serviceAccount: string;
   /** The last readiness reported. */
   ready: boolean;
+  /** The shell script that exits 0 when the pod is ready (readiness_check in probes.ts). */
+  readinessCheck: string;
+  /** How often a ready pod is checked again, ms. */
+  periodMs: number;
+  /** When it was last checked (epoch ms). */
+  checkedAt: number;
 }
 
 /** Quotes one word for sh. */
