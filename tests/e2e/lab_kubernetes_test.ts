@@ -156,6 +156,44 @@ Deno.test(requires(unavailable, {
         return JSON.stringify(eps) === JSON.stringify(["probed-bad=false", "probed-ok=true"]);
       });
 
+      // A container whose process ends is restarted (restartCount), and its pod is Ready again.
+      const legacyHttpbin =
+        JSON.parse(await kubectl(name, ["get", "pods", "-n", "legacy", "-l", "app=httpbin", "-o", "json"]))
+          .items[0];
+      const netns = `${name}_legacy_${legacyHttpbin.metadata.name}`;
+      const pids = (await new Deno.Command("ip", { args: ["netns", "pids", netns] }).output()).stdout;
+      for (const pid of new TextDecoder().decode(pids).trim().split("\n")) Deno.kill(Number(pid), "SIGKILL");
+      await eventually("httpbin restarted and Ready", 30_000, async () => {
+        const pod = JSON.parse(
+          await kubectl(name, ["get", "pod", legacyHttpbin.metadata.name, "-n", "legacy", "-o", "json"]),
+        );
+        return pod.status.containerStatuses[0].restartCount >= 1 &&
+          pod.status.conditions.some((c: { type: string; status: string }) =>
+            c.type === "Ready" && c.status === "True"
+          );
+      });
+
+      // A changed template rolls the Deployment: a pod of the new template replaces the old one.
+      const sleepPods = async () =>
+        JSON.parse(await kubectl(name, ["get", "pods", "-n", "legacy", "-l", "app=sleep", "-o", "json"]))
+          .items
+          .map((p: { metadata: { name: string } }) => p.metadata.name);
+      const [before] = await sleepPods();
+      await kubectl(name, [
+        "patch",
+        "deployment",
+        "sleep",
+        "-n",
+        "legacy",
+        "--type=merge",
+        "-p",
+        '{"spec":{"template":{"metadata":{"annotations":{"rolled":"1"}}}}}',
+      ]);
+      await eventually("a new sleep pod instead of the old one", 30_000, async () => {
+        const now = await sleepPods();
+        return now.length === 1 && now[0] !== before;
+      });
+
       // An image outside the node's table: refused as a kubelet that cannot pull it.
       await kubectl(
         name,
@@ -202,6 +240,7 @@ Deno.test(requires(unavailable, {
         30_000,
         async () => (await readyEndpoints()) === 1 && (await httpbinNetns()).length === 1,
       );
+      await adoptSamplePods(state, 30_000); // legacy/sleep is a new pod since the rollout
       await expectStage(state, "STRICT mesh-wide");
     } finally {
       const report = await labDown(name);

@@ -1,7 +1,8 @@
 /**
  * The lab node agent's loop: level-triggered, it lists the API's objects every `intervalMs` and acts
  * as the controllers of a one-node cluster: a scheduler (sets `spec.nodeName`), the Deployment
- * controller (Deployment → Pods directly, no ReplicaSets), the ServiceAccount controller (`default`
+ * controller (Deployment → Pods directly, no ReplicaSets; a changed template rolls, a deleted Deployment's
+ * pods are deleted), the ServiceAccount controller (`default`
  * per namespace), Istio's namespace controller for the root certificate ConfigMap
  * (`mesh-ca-root-cert`), the kubelet (pod_runtime.ts: runs pods, reports IP, phase and readiness),
  * the EndpointSlice controller and kube-proxy and DNS (desired.ts: DNAT rules and hosts files).
@@ -20,6 +21,7 @@ import {
   type ServiceRoute,
   serviceRoutes,
   SERVICES_CHAIN,
+  templateHash,
 } from "./desired.ts";
 import {
   createPodNetwork,
@@ -138,14 +140,31 @@ export class NodeAgent {
   async #deployments(): Promise<void> {
     const deployments = await this.#list("/apis/apps/v1/deployments");
     const pods = await this.#list("/api/v1/pods");
+    const uids = new Set(deployments.map((d) => d.metadata.uid));
+    for (const p of pods) {
+      const owner = p.metadata.ownerReferences?.find((o) => o.kind === "Deployment");
+      if (owner && !uids.has(owner.uid)) {
+        await this.#send(
+          "DELETE",
+          `/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}`,
+          undefined,
+        );
+      }
+    }
     for (const d of deployments) {
       const ns = d.metadata.namespace;
       const owned = pods.filter((p) => p.metadata.ownerReferences?.some((o) => o.uid === d.metadata.uid));
       const want = d.spec?.replicas ?? 1;
-      for (let i = owned.length; i < want; i++) {
+      // A rolling update in its simplest form: pods of the current template up to the replicas, then
+      // the older ones deleted once as many current ones are Ready.
+      const hash = templateHash(d.spec?.template ?? {});
+      const current = owned.filter((p) => p.metadata.labels?.["pod-template-hash"] === hash);
+      const stale = owned.filter((p) => !current.includes(p));
+      for (let i = current.length; i < want; i++) {
         await this.#send("POST", `/api/v1/namespaces/${ns}/pods`, podFromDeployment(d));
       }
-      for (const extra of owned.slice(want)) {
+      const doomed = [...current.slice(want), ...(current.filter(podReady).length >= want ? stale : [])];
+      for (const extra of doomed) {
         await this.#send("DELETE", `/api/v1/namespaces/${ns}/pods/${extra.metadata.name}`, undefined);
       }
       const ready = owned.filter(podReady).length;
@@ -153,7 +172,7 @@ export class NodeAgent {
         replicas: owned.length,
         readyReplicas: ready,
         availableReplicas: ready,
-        updatedReplicas: owned.length,
+        updatedReplicas: current.length,
       };
       if (JSON.stringify(d.status ?? {}) !== JSON.stringify({ ...(d.status ?? {}), ...status })) {
         await this.#send("PATCH", `/apis/apps/v1/namespaces/${ns}/deployments/${d.metadata.name}/status`, {
@@ -248,6 +267,8 @@ export class NodeAgent {
       readinessCheck: "",
       periodMs: probePeriodMs(pod.spec?.containers ?? []),
       checkedAt: 0,
+      restarters: new Map(),
+      restarts: new Map(),
       pids: new Map(),
       ports: (pod.spec?.containers ?? []).flatMap((
         c: { name: string; ports?: { containerPort: number }[] },
@@ -293,19 +314,49 @@ export class NodeAgent {
     }
   }
 
+  /**
+   * Restarts the containers whose process ended (unless `restartPolicy: Never`), after a back-off of
+   * 1 s doubling to 30 s per container (the kubelet's is 10 s to 5 min).
+   *
+   * @returns whether every container's process lives now
+   */
+  async #restart(p: RunningPod, pod: Obj): Promise<boolean> {
+    const dead: string[] = [];
+    for (const [name, pid] of p.pids) if (!(await isAlive(pid))) dead.push(name);
+    if (dead.length === 0 || pod.spec?.restartPolicy === "Never") return dead.length === 0;
+    for (const name of dead) {
+      const r = p.restarts.get(name) ?? { count: 0, notBefore: 0 };
+      if (Date.now() < r.notBefore) continue;
+      p.pids.set(name, await p.restarters.get(name)!());
+      p.restarts.set(name, {
+        count: r.count + 1,
+        notBefore: Date.now() + Math.min(30_000, 1000 * 2 ** r.count),
+      });
+      this.log(`pod ${p.namespace}/${p.name}: container ${name} exited; restarted (${r.count + 1})`);
+    }
+    return false;
+  }
+
   /** Ready when every process lives and the readiness check passes (probes.ts); checked again every probe period. */
   async #probe(p: RunningPod, pod: Obj): Promise<void> {
-    const alive = (await Promise.all([...p.pids.values()].map(isAlive))).every(Boolean);
+    const alive = await this.#restart(p, pod);
+    const failed = !alive && pod.spec?.restartPolicy === "Never";
     let ready = alive && podReady(pod);
     if (alive && (!podReady(pod) || Date.now() - p.checkedAt >= p.periodMs)) {
       p.checkedAt = Date.now();
       ready = (await run("ip", ["netns", "exec", p.netns, "bash", "-c", p.readinessCheck])).code === 0;
     }
     p.ready = ready;
-    if (ready === podReady(pod) && pod.status?.phase === (alive ? "Running" : "Failed")) return;
+    const restarts = [...p.restarts.values()].reduce((n, r) => n + r.count, 0);
+    const reported = (pod.status?.containerStatuses ?? []).reduce(
+      (n: number, c: { restartCount?: number }) => n + (c.restartCount ?? 0),
+      0,
+    );
+    const phase = failed ? "Failed" : "Running";
+    if (ready === podReady(pod) && pod.status?.phase === phase && restarts === reported) return;
     const now = new Date().toISOString();
     await this.#patchStatus(p, {
-      phase: alive ? "Running" : "Failed",
+      phase,
       conditions: [
         { type: "Initialized", status: "True", lastTransitionTime: now },
         { type: "ContainersReady", status: ready ? "True" : "False", lastTransitionTime: now },
@@ -316,7 +367,7 @@ export class NodeAgent {
         name: c.name,
         image: c.image,
         ready,
-        restartCount: 0,
+        restartCount: p.restarts.get(c.name)?.count ?? 0,
         started: true,
         state: p.pids.has(c.name)
           ? { running: { startedAt: now } }

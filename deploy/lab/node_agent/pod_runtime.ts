@@ -57,6 +57,10 @@ export interface RunningPod {
   periodMs: number;
   /** When it was last checked (epoch ms). */
   checkedAt: number;
+  /** Starts a long-running container again (restartPolicy), by name; returns the new pid. */
+  restarters: Map<string, () => Promise<number>>;
+  /** Restarts so far, by container name, and when the next may happen (epoch ms; the back-off). */
+  restarts: Map<string, { count: number; notBefore: number }>;
 }
 
 /** Quotes one word for sh. */
@@ -343,7 +347,9 @@ export async function startPod(
   const containers = pod.spec?.containers ?? [];
   for (const [i, r] of runs.main.entries()) {
     if (r.kind === "process") {
-      p.pids.set(containers[i].name, await startProcess(p, ctx, pod, containers[i], r.argv, volumes, false));
+      const start = () => startProcess(p, ctx, pod, containers[i], r.argv, volumes, false);
+      p.restarters.set(containers[i].name, start);
+      p.pids.set(containers[i].name, await start());
     }
   }
 }
