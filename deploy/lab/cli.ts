@@ -141,7 +141,14 @@ export async function runLab(args: string[], io: LabIo): Promise<number> {
     .option(...nameOption)
     .passThroughOptions()
     .action(async (args, o) => {
-      const r = await labKubectl(o.name, args[0] === "--" ? args.slice(1) : args);
+      const argv = args[0] === "--" ? args.slice(1) : args;
+      // `-f -` reads this command's standard input, as kubectl would.
+      const stdin = argv.some((a, i) =>
+          a === "-" && ["-f", "--filename"].includes(argv[i - 1]) || a === "--filename=-"
+        )
+        ? await new Response(Deno.stdin.readable).text()
+        : undefined;
+      const r = await labKubectl(o.name, argv, { stdin });
       io.stdout(r.stdout);
       io.stderr(r.stderr);
       code = r.code;

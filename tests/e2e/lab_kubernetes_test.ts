@@ -14,7 +14,7 @@ import { labDown, labUnavailable, labUp } from "../../deploy/lab/mod.ts";
 import { listNetns } from "../../deploy/lab/host.ts";
 import { expectStage, kubectl } from "./lab_kube_support.ts";
 import { adoptSamplePods, applySamples } from "../../deploy/quickstart/kube_samples.ts";
-import { probe, xfccOf } from "../../deploy/lab/mod.ts";
+import { findWorkload, probe, run, xfccOf } from "../../deploy/lab/mod.ts";
 import { commandMissing, httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -77,6 +77,22 @@ Deno.test(requires(unavailable, {
       }
 
       await expectStage(state, "no policy");
+      // lab exec finds pods by name or app label; meshd's namespace reaches Services too (jwksUri).
+      const sleepPod = await findWorkload(name, "foo/sleep");
+      assert.match(sleepPod.netns, new RegExp(`^${name}_foo_sleep-[0-9a-f]{10}-[a-z0-9]+$`));
+      assert.equal((await findWorkload(name, `foo/${sleepPod.name}`)).netns, sleepPod.netns);
+      const fromMeshd = await run("ip", [
+        "netns",
+        "exec",
+        `${name}_meshd`,
+        "curl",
+        "-s",
+        "-m",
+        "5",
+        "http://httpbin.legacy:8000/ip",
+      ]);
+      assert.equal(fromMeshd.code, 0, fromMeshd.stderr);
+      assert.match(fromMeshd.stdout, /"origin"/);
       // The sidecars' certificates come from their projected tokens (TokenReview): sleep's identity reaches httpbin.
       const headers = await probe(
         state.plan!.workloads.find((w) => w.namespace === "foo" && w.name === "sleep")!,

@@ -51,6 +51,7 @@ export class NodeAgent {
   constructor(
     readonly ctx: NodeContext,
     readonly meshdIp: string,
+    readonly meshdNetns: string,
     readonly rootCert: string,
     readonly podsFile: string,
     readonly log: (line: string) => void,
@@ -418,7 +419,16 @@ export class NodeAgent {
     const dnat = JSON.stringify(dnatRules(this.#routes));
     const hosts = JSON.stringify(this.#routes.map((r) => [r.name, r.namespace, r.clusterIP]));
     if (dnat === this.#dnat && hosts === this.#hosts) return;
-    for (const p of this.pods.values()) {
+    // meshd's namespace, where the agent runs, too: meshd fetches jwksUri from Services of the lab.
+    const meshd = {
+      uid: "",
+      netns: this.meshdNetns,
+      name: "meshd",
+      namespace: "mesh-system",
+      ip: this.meshdIp,
+      sidecar: false,
+    };
+    for (const p of [meshd, ...this.pods.values()]) {
       if (this.#starting.has(p.uid)) continue;
       await Deno.writeTextFile(
         `/etc/netns/${p.netns}/hosts`,

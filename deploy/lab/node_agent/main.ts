@@ -13,6 +13,7 @@ import { ApiClient } from "../../../shared/internal/kube/api_client.ts";
 import { labNames } from "../../../shared/internal/lab/naming.ts";
 import { repoRoot } from "../../../shared/internal/lab/state.ts";
 import { NodeAgent } from "./agent.ts";
+import { routeClusterIps } from "./pod_runtime.ts";
 
 const program = new Command("node-agent")
   .description("The lab's Kubernetes node: runs the pods scheduled to it (deploy/lab/node_agent/README.md)")
@@ -47,6 +48,7 @@ const agent = new NodeAgent(
     deno: Deno.execPath(),
   },
   `${lab.prefix}.2`,
+  lab.meshd,
   o.rootCert,
   o.podsFile,
   (line) => console.log(`${new Date().toISOString()} ${line}`),
@@ -58,6 +60,7 @@ await api.request("POST", "/api/v1/nodes", {
     metadata: { name: node, labels: { "kubernetes.io/hostname": node } },
   },
 }).then((r) => r.body?.cancel());
+await routeClusterIps(lab.meshd);
 let stopping = false;
 const stop = (): void => {
   stopping = true;

@@ -16,7 +16,7 @@ import { SIDECAR_OUTBOUND_PORT } from "../../../shared/internal/lab/plan.ts";
 import { killNetnsProcesses, mustRun, run } from "../host.ts";
 import { addJoinedNetns } from "../network.ts";
 import { type ContainerRun, containerRun, type ContainerSpec } from "./images.ts";
-import { containerEnvironment, type Obj } from "./desired.ts";
+import { containerEnvironment, type Obj, SERVICES_CHAIN } from "./desired.ts";
 
 /** The Service cluster-IP range of the test API server (kube_api/objects.ts allocates from it). */
 export const SERVICE_CIDR = "10.96.0.0/16";
@@ -90,8 +90,6 @@ export async function createPodNetwork(p: RunningPod, ctx: NodeContext, hosts: s
   const link = `p${p.index}`;
   await run("ip", ["-n", ctx.hub, "link", "del", link]);
   await addJoinedNetns(ctx.hub, p.netns, link, p.ip);
-  // Cluster IPs are not on the wire: a route lets connect() reach the nat OUTPUT rules that rewrite them.
-  await mustRun("ip", ["-n", p.netns, "route", "add", SERVICE_CIDR, "dev", "eth0"]);
   const etc = `/etc/netns/${p.netns}`;
   await Deno.mkdir(etc, { recursive: true });
   await Deno.writeTextFile(`${etc}/hosts`, hosts);
@@ -99,11 +97,20 @@ export async function createPodNetwork(p: RunningPod, ctx: NodeContext, hosts: s
     `${etc}/resolv.conf`,
     "# lab node: names are in /etc/hosts\noptions attempts:1 timeout:1\n",
   );
-  await mustRun("ip", ["netns", "exec", p.netns, "iptables", "-w", "-t", "nat", "-N", "LAB-SERVICES"]);
+  await routeClusterIps(p.netns);
+}
+
+/**
+ * Lets a namespace reach cluster IPs: a route for the Service range (cluster IPs are not on the wire; the
+ * route lets connect() reach the nat OUTPUT rules that rewrite them) and the DNAT chain, jumped to from OUTPUT.
+ */
+export async function routeClusterIps(netns: string): Promise<void> {
+  await mustRun("ip", ["-n", netns, "route", "add", SERVICE_CIDR, "dev", "eth0"]);
+  await mustRun("ip", ["netns", "exec", netns, "iptables", "-w", "-t", "nat", "-N", SERVICES_CHAIN]);
   await mustRun("ip", [
     "netns",
     "exec",
-    p.netns,
+    netns,
     "iptables",
     "-w",
     "-t",
@@ -111,7 +118,7 @@ export async function createPodNetwork(p: RunningPod, ctx: NodeContext, hosts: s
     "-A",
     "OUTPUT",
     "-j",
-    "LAB-SERVICES",
+    SERVICES_CHAIN,
   ]);
 }
 
