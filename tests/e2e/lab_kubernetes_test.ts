@@ -210,6 +210,42 @@ Deno.test(requires(unavailable, {
         return now.length === 1 && now[0] !== before;
       });
 
+      // A pod whose ConfigMap is not there yet waits (ContainerCreating, naming it), and starts once it is.
+      await kubectl(
+        name,
+        ["apply", "-f", "-"],
+        `apiVersion: v1
+kind: Pod
+metadata: {name: waits, namespace: legacy}
+spec:
+  containers:
+  - {name: c, image: curlimages/curl, command: [/bin/sleep, infinity], volumeMounts: [{name: cfg, mountPath: /run/${name}-cfg}]}
+  volumes: [{name: cfg, configMap: {name: later}}]
+`,
+      );
+      const waitsPod = async () =>
+        JSON.parse(await kubectl(name, ["get", "pod", "waits", "-n", "legacy", "-o", "json"]));
+      await eventually(
+        "waits is waiting for its ConfigMap",
+        10_000,
+        async () =>
+          (await waitsPod()).status?.containerStatuses?.[0]?.state?.waiting?.message ===
+            'volume cfg: configmap "later" not found',
+      );
+      await kubectl(
+        name,
+        ["apply", "-f", "-"],
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: later, namespace: legacy}\ndata: {k: v}\n",
+      );
+      await eventually(
+        "waits Ready",
+        10_000,
+        async () =>
+          (await waitsPod()).status?.conditions?.some((c: { type: string; status: string }) =>
+            c.type === "Ready" && c.status === "True"
+          ),
+      );
+
       // An image outside the node's table: refused as a kubelet that cannot pull it.
       await kubectl(
         name,
@@ -219,7 +255,9 @@ Deno.test(requires(unavailable, {
       await eventually("ErrImagePull", 10_000, async () => {
         const pod = JSON.parse(await kubectl(name, ["get", "pod", "web", "-n", "legacy", "-o", "json"]));
         const waiting = pod.status?.containerStatuses?.[0]?.state?.waiting;
-        if (waiting?.reason !== "ErrImagePull") return false;
+        if (waiting?.reason !== "ErrImagePull") {
+          return false;
+        }
         assert.match(
           waiting.message,
           /container web: image "nginx:1\.27" is not in the lab node's image table/,
@@ -260,6 +298,8 @@ Deno.test(requires(unavailable, {
       await expectStage(state, "STRICT mesh-wide");
     } finally {
       const report = await labDown(name);
+      // The mount point the agent made on the host for the pod "waits" (as a kubelet makes its own).
+      await Deno.remove(`/run/${name}-cfg`).catch(() => {});
       assert.deepEqual(
         (await listNetns()).filter((n) => n.startsWith(`${name}_`)),
         [],

@@ -31,6 +31,7 @@ import {
   removePod,
   type RunningPod,
   startPod,
+  VolumeNotReady,
 } from "./pod_runtime.ts";
 import { MESHD_HOST } from "../../../shared/internal/lab/plan.ts";
 import type { NodePod } from "../../../shared/internal/lab/node_pods.ts";
@@ -44,6 +45,8 @@ export class NodeAgent {
   readonly pods = new Map<string, RunningPod>();
   readonly #failed = new Set<string>();
   readonly #starting = new Set<string>();
+  /** Why a pod waits for its volumes (VolumeNotReady), by uid. */
+  readonly #waiting = new Map<string, string>();
   #hosts = "";
   #dnat = "";
   #routes: ServiceRoute[] = [];
@@ -214,6 +217,11 @@ export class NodeAgent {
   async #kubelet(pods: Obj[]): Promise<void> {
     const mine = pods.filter((p) => p.spec?.nodeName === this.ctx.node && !p.metadata.deletionTimestamp);
     const uids = new Set(mine.map((p) => p.metadata.uid!));
+    for (const uid of [...this.#waiting.keys(), ...this.#failed]) {
+      if (uids.has(uid)) continue;
+      this.#waiting.delete(uid);
+      this.#failed.delete(uid);
+    }
     for (const [uid, p] of this.pods) {
       if (uids.has(uid)) continue;
       this.pods.delete(uid);
@@ -297,8 +305,27 @@ export class NodeAgent {
       await startPod(p, this.ctx, pod, runs);
       this.log(`pod ${ref.namespace}/${ref.name}: started at ${p.ip}${p.sidecar ? " with its sidecar" : ""}`);
     } catch (e) {
-      this.#failed.add(uid);
+      if (e instanceof VolumeNotReady) {
+        // Tried again at the next pass, from scratch; said once per distinct reason.
+        this.pods.delete(uid);
+        await removePod(p, this.ctx);
+        if (this.#waiting.get(uid) === e.message) return;
+        this.#waiting.set(uid, e.message);
+        this.log(`pod ${ref.namespace}/${ref.name}: waiting: ${e.message}`);
+        await this.#patchStatus(ref, {
+          phase: "Pending",
+          containerStatuses: (pod.spec?.containers ?? []).map((c: { name: string; image: string }) => ({
+            name: c.name,
+            image: c.image,
+            ready: false,
+            restartCount: 0,
+            state: { waiting: { reason: "ContainerCreating", message: e.message } },
+          })),
+        });
+        return;
+      }
       this.log(`pod ${ref.namespace}/${ref.name}: ${(e as Error).message}`);
+      this.#failed.add(uid);
       await this.#patchStatus(ref, {
         phase: "Failed",
         reason: "LabNodeError",

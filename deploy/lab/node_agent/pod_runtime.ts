@@ -144,6 +144,12 @@ async function readObject(ctx: NodeContext, path: string): Promise<Obj | undefin
   return await r.json();
 }
 
+/**
+ * A volume whose source is not there yet (a ConfigMap, Secret or ServiceAccount the API may still get):
+ * the kubelet keeps the pod in ContainerCreating and tries again, and so does the agent.
+ */
+export class VolumeNotReady extends Error {}
+
 /** A projected service-account token from TokenRequest, bound to the pod (the kubelet's job). */
 async function requestToken(
   ctx: NodeContext,
@@ -166,7 +172,9 @@ async function requestToken(
         },
       },
     },
-  );
+  ).catch((e: Error) => {
+    throw new VolumeNotReady(`token for service account ${ns}/${sa}: ${e.message}`);
+  });
   return tr.status.token;
 }
 
@@ -202,7 +210,7 @@ export async function makeVolumes(pod: Obj, ctx: NodeContext): Promise<Map<strin
       const cm = await readObject(ctx, `/api/v1/namespaces/${ns}/configmaps/${s.name}`);
       if (!cm) {
         if (s.optional) return false;
-        throw new Error(`${where}: configmap "${s.name}" not found`);
+        throw new VolumeNotReady(`${where}: configmap "${s.name}" not found`);
       }
       await writeKeys(dir, cm.data ?? {}, s.items);
       return true;
@@ -214,7 +222,7 @@ export async function makeVolumes(pod: Obj, ctx: NodeContext): Promise<Map<strin
       const sec = await readObject(ctx, `/api/v1/namespaces/${ns}/secrets/${name}`);
       if (!sec) {
         if (s.optional) return false;
-        throw new Error(`${where}: secret "${name}" not found`);
+        throw new VolumeNotReady(`${where}: secret "${name}" not found`);
       }
       const data = Object.fromEntries(
         Object.entries(sec.data ?? {}).map((
