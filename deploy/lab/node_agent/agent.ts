@@ -28,6 +28,7 @@ import {
   hasSidecar,
   type NodeContext,
   plannedRuns,
+  refreshToken,
   removePod,
   type RunningPod,
   startPod,
@@ -277,6 +278,7 @@ export class NodeAgent {
       periodMs: probePeriodMs(pod.spec?.containers ?? []),
       checkedAt: 0,
       restarters: new Map(),
+      tokens: [],
       restarts: new Map(),
       pids: new Map(),
       ports: (pod.spec?.containers ?? []).flatMap((
@@ -367,6 +369,13 @@ export class NodeAgent {
 
   /** Ready when every process lives and the readiness check passes (probes.ts); checked again every probe period. */
   async #probe(p: RunningPod, pod: Obj): Promise<void> {
+    for (const t of p.tokens) {
+      if (Date.now() < t.refreshAt) continue;
+      await refreshToken(this.ctx, pod, t).catch((e: Error) => {
+        t.refreshAt = Date.now() + 10_000;
+        this.log(`pod ${p.namespace}/${p.name}: ${e.message}; the old token stays, tried again in 10 s`);
+      });
+    }
     const alive = await this.#restart(p, pod);
     const failed = !alive && pod.spec?.restartPolicy === "Never";
     let ready = alive && podReady(pod);

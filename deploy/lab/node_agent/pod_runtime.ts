@@ -59,6 +59,8 @@ export interface RunningPod {
   checkedAt: number;
   /** Starts a long-running container again (restartPolicy), by name; returns the new pid. */
   restarters: Map<string, () => Promise<number>>;
+  /** The projected service-account tokens, refreshed as the kubelet does. */
+  tokens: ProjectedToken[];
   /** Restarts so far, by container name, and when the next may happen (epoch ms; the back-off). */
   restarts: Map<string, { count: number; notBefore: number }>;
 }
@@ -178,6 +180,34 @@ async function requestToken(
   return tr.status.token;
 }
 
+/** A projected service-account token file and when to ask for a new one. */
+export interface ProjectedToken {
+  file: string;
+  source: { audience?: string; expirationSeconds?: number };
+  /** Epoch ms. */
+  refreshAt: number;
+}
+
+/**
+ * When the kubelet asks for a new projected token: at 80 % of its lifetime, or after 24 h, whichever is
+ * first (kubelet's token manager).
+ *
+ * @param issuedAtMs epoch ms
+ * @param expirationSeconds the token's lifetime
+ */
+export function tokenRefreshAt(issuedAtMs: number, expirationSeconds: number): number {
+  return issuedAtMs + Math.min(0.8 * expirationSeconds * 1000, 24 * 3600_000);
+}
+
+/** Asks for the token and replaces the file at once (write, then rename in the same folder). */
+export async function refreshToken(ctx: NodeContext, pod: Obj, t: ProjectedToken): Promise<void> {
+  const issuedAt = Date.now();
+  const token = await requestToken(ctx, pod, t.source);
+  await Deno.writeTextFile(`${t.file}.new`, token, { mode: 0o600 });
+  await Deno.rename(`${t.file}.new`, t.file);
+  t.refreshAt = tokenRefreshAt(issuedAt, t.source.expirationSeconds ?? 3600);
+}
+
 /** Writes `data` (key → text) into `dir`, all keys or the listed items. */
 async function writeKeys(
   dir: string,
@@ -197,7 +227,11 @@ async function writeKeys(
  *
  * @throws Error naming the volume for a missing required source or an unsupported volume type
  */
-export async function makeVolumes(pod: Obj, ctx: NodeContext): Promise<Map<string, string | undefined>> {
+export async function makeVolumes(
+  pod: Obj,
+  ctx: NodeContext,
+  tokens?: ProjectedToken[],
+): Promise<Map<string, string | undefined>> {
   const out = new Map<string, string | undefined>();
   const ns = pod.metadata.namespace;
   for (const v of pod.spec?.volumes ?? []) {
@@ -238,11 +272,13 @@ export async function makeVolumes(pod: Obj, ctx: NodeContext): Promise<Map<strin
     else if (v.projected) {
       for (const s of v.projected.sources ?? []) {
         if (s.serviceAccountToken) {
-          await Deno.writeTextFile(
-            join(dir, s.serviceAccountToken.path),
-            await requestToken(ctx, pod, s.serviceAccountToken),
-            { mode: 0o600 },
-          );
+          const token: ProjectedToken = {
+            file: join(dir, s.serviceAccountToken.path),
+            source: s.serviceAccountToken,
+            refreshAt: 0,
+          };
+          await refreshToken(ctx, pod, token);
+          tokens?.push(token);
         } else if (s.configMap) await configMap(s.configMap);
         else if (s.secret) await secret(s.secret);
         else {throw new Error(
@@ -343,7 +379,7 @@ export async function startPod(
   runs: { init: ContainerRun[]; main: ContainerRun[] },
 ): Promise<void> {
   await Deno.mkdir(podDir(ctx, p), { recursive: true });
-  const volumes = await makeVolumes(pod, ctx);
+  const volumes = await makeVolumes(pod, ctx, p.tokens);
   const inits = pod.spec?.initContainers ?? [];
   for (const [i, r] of runs.init.entries()) {
     const c = inits[i];
