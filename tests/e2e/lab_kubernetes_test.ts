@@ -21,6 +21,11 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 const unavailable = labUnavailable() ?? httpbinMissing() ?? commandMissing("kubectl") ??
   commandMissing("nsenter");
 
+/** Whether a pod's Ready condition is True. */
+function isReady(pod: { status?: { conditions?: { type: string; status: string }[] } }): boolean {
+  return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+}
+
 /** Polls `check` every 200 ms until it returns true, at most `ms`. */
 async function eventually(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
   const start = Date.now();
@@ -132,9 +137,7 @@ Deno.test(requires(unavailable, {
         JSON.parse(await kubectl(name, ["get", "pod", pod, "-n", "foo", "-o", "json"]));
       await eventually("probed-ok ready", 30_000, async () => {
         const pod = await podJson("probed-ok");
-        return pod.status?.conditions?.some((c: { type: string; status: string }) =>
-          c.type === "Ready" && c.status === "True"
-        );
+        return isReady(pod);
       });
       const bad = await podJson("probed-bad");
       assert.deepEqual(bad.spec.containers[0].readinessProbe.httpGet, {
@@ -144,9 +147,7 @@ Deno.test(requires(unavailable, {
       });
       assert.equal(bad.status.phase, "Running");
       assert.ok(
-        !bad.status.conditions.some((c: { type: string; status: string }) =>
-          c.type === "Ready" && c.status === "True"
-        ),
+        !isReady(bad),
       );
       await kubectl(
         name,
@@ -184,9 +185,7 @@ Deno.test(requires(unavailable, {
           await kubectl(name, ["get", "pod", legacyHttpbin.metadata.name, "-n", "legacy", "-o", "json"]),
         );
         return pod.status.containerStatuses[0].restartCount >= 1 &&
-          pod.status.conditions.some((c: { type: string; status: string }) =>
-            c.type === "Ready" && c.status === "True"
-          );
+          isReady(pod);
       });
 
       // A changed template rolls the Deployment: a pod of the new template replaces the old one.
@@ -237,14 +236,7 @@ spec:
         ["apply", "-f", "-"],
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: later, namespace: legacy}\ndata: {k: v}\n",
       );
-      await eventually(
-        "waits Ready",
-        10_000,
-        async () =>
-          (await waitsPod()).status?.conditions?.some((c: { type: string; status: string }) =>
-            c.type === "Ready" && c.status === "True"
-          ),
-      );
+      await eventually("waits Ready", 10_000, async () => isReady(await waitsPod()));
 
       // An image outside the node's table: refused as a kubelet that cannot pull it.
       await kubectl(
