@@ -22,31 +22,44 @@ import { proxyStatusCommand } from "./proxy_status/command.ts";
 import { validateCommand } from "./commands/validate.ts";
 import { versionCommand } from "./commands/version.ts";
 import { collectArray } from "../shared/internal/cli/pflag.ts";
+import { checkCommand, notYetCommand } from "./command_check.ts";
+import { addOrchXdsMode, closeOrchXdsMode } from "./orch/xds_mode.ts";
+import { COMPLETE_COMMAND, runComplete } from "./orch/complete.ts";
+import { installCommands } from "./install/command.ts";
+import { orchInjectCommand } from "./install/orch_inject.ts";
+import { tagCommand } from "./install/tag.ts";
 
 import type { CliIo } from "./cli_io.ts";
 
-const NO_ORCH = "no orchestrator client, issue 15";
+const AMBIENT = "needs ambient mode, node proxies and waypoints, which the mesh does not have; issue 15";
 
 /** Builds the whole meshctl command tree. */
 export function buildProgram(io: CliIo): CommandUnknownOpts {
   const program: CommandUnknownOpts = new Command("meshctl")
     .description("Operate and debug the mesh (in the manner of istioctl)")
-    .option("--as <user>", `user to impersonate (no effect yet: ${NO_ORCH})`)
+    .option("--as <user>", "user to impersonate for the orchestrator operation (Impersonate-User)")
     .option(
       "--as-group <group>",
-      `group to impersonate, repeatable (no effect yet: ${NO_ORCH})`,
+      "group to impersonate, repeatable; needs --as (Impersonate-Group)",
       collectArray,
       [] as string[],
     )
-    .option("--as-uid <uid>", `UID to impersonate (no effect yet: ${NO_ORCH})`)
-    .option("--context <name>", `orchestrator configuration context (no effect yet: ${NO_ORCH})`)
+    .option("--as-uid <uid>", "UID to impersonate; needs --as (Impersonate-Uid)")
+    .option("--context <name>", "orchestrator configuration context (default: the file's current-context)")
     .option(
       "-i, --meshNamespace <namespace>",
       "mesh system namespace, also the root namespace",
       DEFAULT_MESH_NAMESPACE,
     )
-    .option("-c, --orchconfig <file>", `orchestrator configuration file (no effect yet: ${NO_ORCH})`)
-    .option("-n, --namespace <namespace>", "namespace for resources that name none", "")
+    .option(
+      "-c, --orchconfig <file>",
+      "orchestrator configuration file (kubeconfig; default: KUBECONFIG, else ~/.kube/config)",
+    )
+    .option(
+      "-n, --namespace <namespace>",
+      "namespace for resources that name none (default: the context's namespace, else default)",
+      "",
+    )
     .option(
       "--vklog <level>",
       "log verbosity, like -v (no effect yet: meshctl writes no leveled logs)",
@@ -58,6 +71,7 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
     for (const w of inertFlagWarnings(action)) io.stderr(`warning: ${w}\n`);
   });
   addLabMode(program);
+  addOrchXdsMode(program);
   program.addCommand(validateCommand(io.stdout, io.setExitCode));
   program.addCommand(analyzeCommand(io));
   program.addCommand(proxyConfigCommand(io));
@@ -75,7 +89,28 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
   );
   program.addCommand(optionsCommand(() => program, io.stdout));
   program.addCommand(versionCommand(io));
-  program.addCommand(completionCommand(() => program, io.stdout));
+  for (const c of [...installCommands(io), tagCommand(io), orchInjectCommand(io)]) program.addCommand(c);
+  program.addCommand(completionCommand(() => program, io.stdout, COMPLETE_COMMAND));
+  program.addCommand(
+    notYetCommand("waypoint", "Manage waypoint configuration", AMBIENT, [
+      "apply",
+      "delete",
+      "generate",
+      "list",
+      "status",
+    ]),
+  );
+  program.addCommand(
+    notYetCommand("nodeproxy-config", "Retrieve or update node-proxy configuration", AMBIENT, [
+      "all",
+      "certificate",
+      "connections",
+      "log",
+      "policy",
+      "service",
+      "workload",
+    ]),
+  );
   const all = (c: CommandUnknownOpts): CommandUnknownOpts[] => [c, ...c.commands.flatMap(all)];
   for (const c of all(program)) c.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   return program;
@@ -91,8 +126,15 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
   const program = buildProgram({ ...io, setExitCode: (c) => (code = c) });
   const all = (c: CommandUnknownOpts): CommandUnknownOpts[] => [c, ...c.commands.flatMap(all)];
   for (const c of all(program)) c.exitOverride();
+  if (args[0] === COMPLETE_COMMAND) return await runComplete(args.slice(1), program, io.stdout);
+  const inlined = inlineBoolFlags(args, program);
+  const problem = checkCommand(inlined, program);
+  if (problem) {
+    io.stderr(`error: ${problem.message}\n`);
+    return problem.exitCode;
+  }
   try {
-    await program.parseAsync(inlineBoolFlags(args, program), { from: "user" });
+    await program.parseAsync(inlined, { from: "user" });
   } catch (e) {
     const err = e as { code?: string; exitCode?: number; message: string };
     if (
@@ -106,6 +148,7 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
     return 1;
   } finally {
     await closeLabMode(program);
+    await closeOrchXdsMode(program);
   }
   return code;
 }

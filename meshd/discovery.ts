@@ -27,7 +27,7 @@ import { loadMeshConfig } from "./options/mesh_config.ts";
 import type { PushContext } from "./push_context/push_context.ts";
 import { DiscoveryServer } from "./server/discovery_server.ts";
 import { xdsAuthorizer } from "./server/xds_auth.ts";
-import { type RunningWebhooks, startWebhooks } from "./webhooks/mod.ts";
+import { meshdDnsNames, type RunningWebhooks, startWebhooks } from "./webhooks/mod.ts";
 import { parseJwksFetchMode } from "../shared/mod.ts";
 import { keptAfterFailure } from "../shared/internal/jwks/refresher.ts";
 import { kubeConfigSource, startKubeControl } from "./kube_control.ts";
@@ -65,6 +65,7 @@ function optionFields(options: DiscoveryOptions): Record<string, unknown> {
  */
 async function secureCredentials(
   options: DiscoveryOptions,
+  revision: string | undefined,
   ca: CertificateAuthority,
   log: Parameters<typeof startServingCertificate>[2],
   stops: (() => Promise<void>)[],
@@ -72,11 +73,7 @@ async function secureCredentials(
   const caCertPem = options.caCertFile ? await readFlagFile("--caCertFile", options.caCertFile) : undefined;
   if (!options.tlsCertFile) {
     const serving = await startServingCertificate(ca, {
-      dnsNames: [
-        `meshd.${options.namespace}.svc`,
-        `meshd.${options.namespace}.svc.${options.domain}`,
-        "localhost",
-      ],
+      dnsNames: [...meshdDnsNames(options.namespace, options.domain, revision), "localhost"],
       ipAddresses: ["127.0.0.1"],
       trustBundlePem: caCertPem,
     }, log);
@@ -191,7 +188,7 @@ export async function startDiscovery(
   const secure = ca
     ? {
       addr: addressText(options.secureGRPCAddr),
-      certificates: await secureCredentials(options, ca, logger.scope("ca"), stops),
+      certificates: await secureCredentials(options, env.REVISION, ca, logger.scope("ca"), stops),
       register: (server: Parameters<CertificateAuthority["register"]>[0]) => ca!.register(server),
     }
     : undefined;

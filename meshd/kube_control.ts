@@ -19,6 +19,7 @@ import type { DebugHandlers } from "./monitoring/http_servers.ts";
 import { electionIdentity, type LeaderTask, startLeaderControllers } from "./leader_election/controllers.ts";
 import { caBundleTask } from "./webhooks/ca_bundle_task.ts";
 import { statusWriterTask } from "./kube_source/status_writer.ts";
+import { rootCertTask } from "./namespace_controller/mod.ts";
 import { KubeRegistry, type KubeRegistryHooks } from "./kube_registry/mod.ts";
 import type { OrchMetrics } from "./monitoring/metrics.ts";
 
@@ -130,7 +131,10 @@ export interface KubeControlDeps {
   env: MeshdEnvironment;
   /** Where meshd runs (--namespace, from POD_NAMESPACE): the leader-election Lease's namespace. */
   namespace: string;
-  /** The CA, whose trust bundle goes into the webhook configurations; none: no caBundle patch. */
+  /**
+   * The CA, whose trust bundle goes into the webhook configurations and the `mesh-ca-root-cert`
+   * ConfigMaps; none: neither is written.
+   */
   ca: CertificateAuthority | undefined;
   metrics: MeshdMetrics;
 }
@@ -155,6 +159,14 @@ export function startKubeControl(kube: KubeConnection, deps: KubeControlDeps): R
   });
   tasks.push(status.task);
   stops.push(() => Promise.resolve(status.unsubscribe()));
+  const rootTask = rootCertTask(deps.ca, {
+    config: kube.config,
+    api: kube.api,
+    watchNamespace: deps.env.MESH_WATCH_NAMESPACE ?? "",
+    logger: deps.logger.scope("controllers"),
+    onFailure: () => deps.metrics.orch.controllerSyncErrors.inc(),
+  });
+  if (rootTask) tasks.push(rootTask);
   const leader = startLeaderControllers({
     api: kube.api,
     electionEnabled: deps.env.ENABLE_LEADER_ELECTION,

@@ -2,11 +2,14 @@
  * The install, end to end on the test API server (deploy/lab/kube_api): the operator's steps of
  * README.md ("Install") with kubectl, then meshd run as its Deployment runs it (the container's flags
  * and environment, read from meshd.yaml; listen addresses on free loopback ports; `--kubeconfig` in
- * place of the in-cluster config; the cacerts Secret's files from make_cacerts.sh as ROOT_CA_DIR).
- * An EndpointSlice stands in for the kubelet and the endpoints controller; meshd, elected leader through
- * its Lease, patches the caBundle of both webhook configurations. Then, through those of webhooks.yaml:
- * an invalid AuthorizationPolicy is refused by `kubectl apply` with the field named, a pod in a
- * namespace labelled mesh-injection=enabled gets the sidecar, and a pod in mesh-system does not.
+ * place of the in-cluster config; an empty temporary directory for the Deployment's emptyDir
+ * ROOT_CA_DIR). No hand step: meshd creates the self-signed root's Secret `mesh-ca-secret`. An
+ * EndpointSlice stands in for the kubelet and the endpoints controller; meshd, elected leader through
+ * its Lease, patches that root into the caBundle of both webhook configurations and publishes it as the
+ * ConfigMap `mesh-ca-root-cert` in every namespace. Then, through the webhooks of webhooks.yaml: an
+ * invalid AuthorizationPolicy is refused by `kubectl apply` with the field named, a pod in a namespace
+ * labelled mesh-injection=enabled gets the sidecar (and its namespace the root ConfigMap), and a pod in
+ * mesh-system does not.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -51,7 +54,7 @@ function meshdContainer(): { args: string[]; env: { name: string; value?: string
 }
 
 Deno.test(
-  requires(commandMissing("kubectl") ?? commandMissing("openssl"), {
+  requires(commandMissing("kubectl"), {
     name:
       "install: kubectl applies deploy/kubernetes, meshd runs with its Deployment's settings, its webhooks validate and inject",
     async fn() {
@@ -63,45 +66,8 @@ Deno.test(
         const kubectl = (args: string[], stdin?: string) =>
           run("kubectl", ["--kubeconfig", api.kubeconfig, ...args], stdin);
         const m = MANIFESTS_DIR.pathname;
-        await run(join(m, "make_cacerts.sh"), [join(dir, "ca")]);
-        const files = [
-          "ca-cert.pem",
-          "ca-key.pem",
-          "cert-chain.pem",
-          "root-cert.pem",
-          "token-signing-key.pem",
-        ];
-        await Deno.mkdir(join(dir, "cacerts"));
-        for (const f of files) await Deno.copyFile(join(dir, "ca", f), join(dir, "cacerts", f));
+        // No hand step: no cacerts Secret, no root ConfigMap. ROOT_CA_DIR is the Deployment's emptyDir.
         await kubectl(["apply", "-f", join(m, "namespace.yaml")]);
-        // The test server takes JSON only, and `kubectl create` sends protobuf: render, then apply.
-        const secret = await kubectl([
-          "create",
-          "secret",
-          "generic",
-          "cacerts",
-          "-n",
-          "mesh-system",
-          ...files.map((f) => `--from-file=${join(dir, "ca", f)}`),
-          "--dry-run=client",
-          "-o",
-          "yaml",
-        ]);
-        await kubectl(["apply", "-f", "-"], secret);
-        await kubectl(
-          ["apply", "-f", "-"],
-          await kubectl([
-            "create",
-            "configmap",
-            "mesh-ca-root-cert",
-            "-n",
-            "mesh-system",
-            `--from-file=${join(dir, "ca", "root-cert.pem")}`,
-            "--dry-run=client",
-            "-o",
-            "yaml",
-          ]),
-        );
         await kubectl(["apply", "-f", join(m, "crds.yaml")]);
         await kubectl(["apply", "-k", m]);
 
@@ -121,7 +87,7 @@ Deno.test(
         Object.assign(env, {
           POD_NAME: "meshd-0",
           POD_NAMESPACE: "mesh-system",
-          ROOT_CA_DIR: join(dir, "cacerts"),
+          ROOT_CA_DIR: join(dir, "ca-emptydir"),
         });
         meshd = new Deno.Command(Deno.execPath(), {
           args: [
@@ -175,15 +141,21 @@ Deno.test(
             endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
           }),
         );
-        // meshd, the leader (the only replica), patches the mesh root into both configurations.
-        const bundle = btoa(await Deno.readTextFile(join(dir, "ca", "root-cert.pem")));
+        // meshd made the self-signed root's Secret (no cacerts was given) and, the leader (the only
+        // replica), patches that root into both configurations and publishes it in every namespace.
+        const secret = JSON.parse(
+          await kubectl(["get", "secret", "mesh-ca-secret", "-n", "mesh-system", "-o", "json"]),
+        );
+        assert.equal(secret.type, "mesh.io/ca-root");
+        const roots = atob(secret.data["root-cert.pem"]);
+        assert.match(roots, /^-----BEGIN CERTIFICATE-----/);
         const patched = async () => {
           for (const [kind, name] of WEBHOOK_CONFIGS) {
             const config = JSON.parse(await kubectl(["get", kind, name, "-o", "json"]));
             const bundles = config.webhooks.map((w: { clientConfig: { caBundle?: string } }) =>
               w.clientConfig.caBundle
             );
-            if (!bundles.every((b: string | undefined) => b === bundle)) return false;
+            if (!bundles.every((b: string | undefined) => b !== undefined && atob(b) === roots)) return false;
           }
           return true;
         };
@@ -228,6 +200,18 @@ Deno.test(
         };
         assert.deepEqual(await names("foo"), ["mesh-init", "sleep", "mesh-proxy"]);
         assert.deepEqual(await names("mesh-system"), ["sleep"]);
+        // The injected pod's root volume: the ConfigMap meshd published in foo, made after meshd started.
+        const rootMap = async (ns: string) => {
+          const cm = await kubectl(["get", "configmap", "mesh-ca-root-cert", "-n", ns, "-o", "json"]).catch(
+            () => "{}",
+          );
+          return (JSON.parse(cm).data ?? {})["root-cert.pem"];
+        };
+        const published = Date.now() + 10_000;
+        while ((await rootMap("foo")) !== roots || (await rootMap("mesh-system")) !== roots) {
+          if (Date.now() > published) throw new Error(`no mesh-ca-root-cert with the root; log:\n${log}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
 
         // --shutdownDuration is 10 s; on a cluster the kubelet waits 30 s, then kills.
         meshd.kill("SIGTERM");

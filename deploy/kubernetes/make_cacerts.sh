@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Writes a plugged-in CA for meshd into <dir> (Istio's cacerts layout, meshd/ca/README.md "The root"):
 # a root, an intermediate that signs workload certificates, the chain, and the bootstrap-token key.
-# Every meshd replica mounts the same files (the Secret cacerts), so they sign with one root.
+# Optional: without it meshd's replicas share a self-signed root (README.md, "The CA"). With it, every
+# replica reads the Secret cacerts through the API and signs with its root.
 # Usage: deploy/kubernetes/make_cacerts.sh <dir> [trust domain, default cluster.local]
 # Then: kubectl create secret generic cacerts -n mesh-system --from-file=<dir>/ca-cert.pem \
 #   --from-file=<dir>/ca-key.pem --from-file=<dir>/cert-chain.pem --from-file=<dir>/root-cert.pem \
 #   --from-file=<dir>/token-signing-key.pem
+# (token-signing-key.pem is used only when the Secret is mounted at ROOT_CA_DIR; README.md, "The CA".)
 # Keep <dir>/root-key.pem offline: it is not part of the Secret.
 set -euo pipefail
 dir=${1:?usage: make_cacerts.sh <dir> [trust domain]}

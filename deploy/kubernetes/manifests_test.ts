@@ -200,7 +200,7 @@ Deno.test("meshd listens where its Service and probe point: --grpcAddr, --secure
   );
 });
 
-Deno.test("meshd's environment variables are meshd's, and ROOT_CA_DIR is the mounted cacerts Secret", () => {
+Deno.test("meshd's environment variables are meshd's, and ROOT_CA_DIR is a writable emptyDir in memory", () => {
   const c = container(find("Deployment", "meshd"));
   const env = new Map(list(c, "env").map((e) => [e.name, e.value]));
   const known = new Set<string>(ENV_VARS.map((v) => v.name));
@@ -213,8 +213,14 @@ Deno.test("meshd's environment variables are meshd's, and ROOT_CA_DIR is the mou
   const volume = list(find("Deployment", "meshd").object, "spec.template.spec.volumes").find((v) =>
     v.name === mount?.name
   );
-  assert.equal(at(volume, "secret.secretName"), "cacerts");
-  assert.equal(at(volume, "secret.optional"), undefined, "not optional: replicas must share one root");
+  // meshd writes its copy of the CA Secret and its bootstrap-token key there (meshd/ca/kube_ca.ts); a
+  // read-only mount would stop it, and a disk-backed one would put the CA key on the node's disk.
+  assert.equal(at(volume, "emptyDir.medium"), "Memory");
+  assert.notEqual(mount?.readOnly, true);
+  assert.ok(
+    !list(find("Deployment", "meshd").object, "spec.template.spec.volumes").some((v) => v.secret),
+    "no Secret volume: the root comes from the API, so no Secret must exist before the install",
+  );
 });
 
 Deno.test("every volumeMount names a volume of its pod", () => {
@@ -304,6 +310,8 @@ Deno.test("RBAC: subjects are the ServiceAccount meshd runs as; roleRefs exist; 
     "admissionregistration.k8s.io mutatingwebhookconfigurations,validatingwebhookconfigurations get,list,watch",
     "admissionregistration.k8s.io mutatingwebhookconfigurations update mesh-sidecar-injector",
     "admissionregistration.k8s.io validatingwebhookconfigurations update mesh-mesh-system",
+    " configmaps get,list,watch,update mesh-ca-root-cert",
+    " configmaps create",
   ]);
   assert.deepEqual(list(find("Role", "meshd", "mesh-system").object, "rules"), [
     { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },

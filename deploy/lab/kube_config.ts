@@ -122,6 +122,37 @@ export async function mustKubectl(
 }
 
 /**
+ * The roots meshd's leader publishes as the ConfigMap `mesh-ca-root-cert` in mesh-system (what injected
+ * pods mount; meshd/namespace_controller), read with kubectl: with the Kubernetes source meshd shares its
+ * root through the Secret `mesh-ca-secret` and keeps no self-signed root file in ROOT_CA_DIR.
+ *
+ * @throws naming the ConfigMap when it holds no certificate within `timeoutMs`
+ */
+export async function publishedRoots(
+  paths: LabPaths,
+  meshdNetns: string,
+  timeoutMs = 10_000,
+): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await kubectlInLab(paths, meshdNetns, [
+      ...["get", "configmap", "mesh-ca-root-cert", "-n", "mesh-system"],
+      "-o",
+      "jsonpath={.data.root-cert\\.pem}",
+    ]);
+    if (r.code === 0 && r.stdout.includes("-----BEGIN CERTIFICATE-----")) return r.stdout;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `meshd published no root in ConfigMap mesh-system/mesh-ca-root-cert within ${timeoutMs} ms: ${
+          (r.stderr || r.stdout).trim() || "no certificate"
+        }`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/**
  * Applies, with kubectl only, what meshd reads: the CRDs and their Istio aliases, then the lab's namespaces
  * and generated config. The applied YAML is kept as `<kubeDir>/lab-generated.yaml` for inspection.
  */

@@ -71,7 +71,6 @@ export async function startNodeAgent(
     `--kubeconfig=${labKubeconfig(paths)}`,
     `--lab=${plan.lab.name}`,
     `--subnet=${plan.lab.subnet}`,
-    `--root-cert=${paths.rootCert}`,
     `--dir=${join(paths.dir, "pods")}`,
     `--pods-file=${nodePodsFile(paths)}`,
   ];

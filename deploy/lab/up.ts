@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { BootstrapTokenIssuer } from "../../shared/internal/ca/bootstrap_tokens.ts";
-import { createSelfSignedRootCa, SELF_SIGNED_CERT_FILE } from "../../meshd/ca/root_ca.ts";
+import { SELF_SIGNED_CERT_FILE } from "../../meshd/ca/root_ca.ts";
 import { containerEnv, expandCommand } from "../../shared/internal/lab/container_env.ts";
 import { labDown } from "./down.ts";
 import {
@@ -23,7 +23,7 @@ import {
   waitInNetns,
 } from "./host.ts";
 import { GENERATED_CONFIG_FILE, meshConfigYaml } from "./mesh_config.ts";
-import { applyLabConfig, KUBE_API_PORT, kubeApiArgv, labKubeconfig } from "./kube_config.ts";
+import { applyLabConfig, KUBE_API_PORT, kubeApiArgv, labKubeconfig, publishedRoots } from "./kube_config.ts";
 import { applyKubernetesObjects, startNodeAgent } from "./kube_node.ts";
 import { belongsToLab, labNames } from "../../shared/internal/lab/naming.ts";
 import { createNetwork } from "./network.ts";
@@ -255,17 +255,6 @@ async function startMeshd(
   options: LabUpOptions,
 ): Promise<void> {
   const a = plan.meshd.address;
-  if (state.configSource === "kube") {
-    // With the API as source meshd keeps its root in a Secret, made from ROOT_CA_DIR's self-signed root
-    // when there is one (meshd/ca/kube_ca.ts): make it here, so that the lab's root file and bootstrap
-    // tokens are the Secret's.
-    const trustDomain = plan.meshConfig?.trustDomain;
-    await createSelfSignedRootCa(paths.caDir, {
-      rsaKeySize: 2048,
-      ttlMs: 10 * 365 * 86400_000,
-      trustDomain: typeof trustDomain === "string" ? trustDomain : "cluster.local",
-    });
-  }
   const p = start(state, paths, plan.meshd.netns, "meshd", [
     ...DENO_RUN_SERVER,
     // meshd runs its serving children (meshd/server/serving) with its own Deno.
@@ -289,7 +278,9 @@ async function startMeshd(
     accept: (s) => s === "200",
     alive: () => isAlive(p.pid),
   });
-  await Deno.copyFile(join(paths.caDir, SELF_SIGNED_CERT_FILE), paths.rootCert);
+  if (state.configSource === "kube") {
+    await Deno.writeTextFile(paths.rootCert, await publishedRoots(paths, plan.meshd.netns));
+  } else await Deno.copyFile(join(paths.caDir, SELF_SIGNED_CERT_FILE), paths.rootCert);
 }
 
 /** A sidecar, or for a gateway workload the ingress gateway (`--type router`, listeners from Gateways). */

@@ -35,6 +35,8 @@ export interface InformerOptions {
   path: string;
   /** For logs: the type and path. */
   label: string;
+  /** A field selector for the list and the watch, e.g. `metadata.name=x` (RBAC's resourceNames need it). */
+  fieldSelector?: string;
   /** The first retry delay, ms (doubling up to 30 s); default 1000. */
   retryMs?: number;
   /** A 404 (type not served: an optional CRD) is logged as info, not as a warning. */
@@ -83,10 +85,15 @@ export class Informer {
     this.#informer = new ListWatch<KubernetesObject>(
       options.path,
       this.#watch,
-      () => options.api.list<KubernetesListObject<KubernetesObject>>(options.path),
+      () =>
+        options.fieldSelector === undefined
+          ? options.api.list<KubernetesListObject<KubernetesObject>>(options.path)
+          : options.api.json<KubernetesListObject<KubernetesObject>>("GET", options.path, {
+            query: { fieldSelector: options.fieldSelector },
+          }),
       false,
       undefined,
-      undefined,
+      options.fieldSelector,
       // ListWatch's default waits with `setTimeout` called without a callback: no wait at all, and a
       // timer armed that nothing clears (the op sanitizer reported them). This one waits, at most 1 s
       // (ListWatch doubles it to 30 s across quiet watch ends: config would arrive that late), and ends

@@ -17,7 +17,10 @@ import { alwaysLeader, LeaderElector, type LeaderElectorOptions, type Leadership
 export interface LeaderTask {
   /** For logs. */
   name: string;
-  /** Starts it; the returned function stops it (at once: no write may follow). */
+  /**
+   * Starts it; the returned function stops it (at once: no write may follow). When that function
+   * returns a promise (the task's requests and watches ending), the controllers' stop awaits it.
+   */
   start(): () => void;
 }
 
@@ -68,12 +71,13 @@ export function startLeaderControllers(o: LeaderControllersOptions): LeaderContr
     log.info(`ENABLE_LEADER_ELECTION is false: ${o.identity} acts as the leader (one replica assumed)`);
   }
   let running: (() => void)[] = [];
-  const stopTasks = () => {
-    for (const s of running) s();
+  const stopTasks = (): Promise<unknown> => {
+    const ended = Promise.all(running.map((s): unknown => s()));
     running = [];
+    return ended;
   };
   const follow = (leading: boolean) => {
-    stopTasks();
+    void stopTasks();
     if (!leading) return;
     for (const t of o.tasks) {
       running.push(t.start());
@@ -89,7 +93,7 @@ export function startLeaderControllers(o: LeaderControllersOptions): LeaderContr
     },
     stop: async () => {
       unsubscribe();
-      stopTasks();
+      await stopTasks();
       await leadership.stop({ release: true });
     },
   };

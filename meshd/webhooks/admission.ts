@@ -5,9 +5,14 @@
  * @module
  */
 import { Buffer } from "node:buffer";
+import { isObject, type JsonObject, type JsonPatchOperation } from "../../shared/internal/inject/json.ts";
 
-/** A JSON object as parsed. */
-export type JsonObject = Record<string, unknown>;
+export {
+  isObject,
+  type JsonObject,
+  type JsonPatchOperation,
+  pointerSegment,
+} from "../../shared/internal/inject/json.ts";
 
 /** The parts of an AdmissionRequest the webhooks read. */
 export interface AdmissionRequest {
@@ -39,22 +44,9 @@ export interface AdmissionDecision {
   warnings?: string[];
 }
 
-/** One RFC 6902 operation (the webhooks only add and replace). */
-export interface JsonPatchOperation {
-  op: "add" | "replace" | "remove";
-  /** An RFC 6901 JSON pointer. */
-  path: string;
-  value?: unknown;
-}
-
 /** A request body that is not an AdmissionReview v1 with a request; the message names the field. */
 export class AdmissionReviewError extends Error {
   override name = "AdmissionReviewError";
-}
-
-/** Narrows a value to a JSON object. */
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** A string field, or "" when absent. */
@@ -118,9 +110,4 @@ export function admissionResponse(uid: string, decision: AdmissionDecision): Jso
   }
   if (decision.warnings && decision.warnings.length > 0) response.warnings = decision.warnings;
   return { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response };
-}
-
-/** Escapes one JSON-pointer segment (RFC 6901: `~` as `~0`, `/` as `~1`). */
-export function pointerSegment(segment: string): string {
-  return segment.replaceAll("~", "~0").replaceAll("/", "~1");
 }

@@ -13,9 +13,9 @@ import {
   type JsonObject,
   parseAdmissionReview,
 } from "./admission.ts";
-import { injectionDecision } from "./injection_policy.ts";
-import { injectionPatch, type InjectionSettings } from "./inject_patch.ts";
-import type { InjectionTemplate } from "./template.ts";
+import { injectionDecision } from "../../shared/internal/inject/injection_policy.ts";
+import { injectionPatch, type InjectionSettings } from "../../shared/internal/inject/inject_patch.ts";
+import type { InjectionTemplate } from "../../shared/internal/inject/template.ts";
 import { validateAdmission } from "./validation.ts";
 
 /** What `/inject` needs besides the body. */

@@ -12,12 +12,21 @@ import type { ListenAddress } from "../../shared/internal/cli/go_values.ts";
 import type client from "prom-client";
 import { createWebhookMetrics } from "./metrics.ts";
 import { startWebhookServer, type WebhookLog } from "./server.ts";
-import { loadTemplate } from "./template.ts";
+import { loadTemplate, meshdServiceName } from "../../shared/internal/inject/template.ts";
 import { WebhookWorker } from "./worker_client.ts";
 import type { WebhookConfig } from "./worker_protocol.ts";
 
 /** Where meshd reads the injection template (Istio's `/var/lib/istio/inject`, relative as istiod's). */
 export const DEFAULT_INJECTION_PATH = "./var/lib/mesh/inject";
+
+/**
+ * meshd's Service names in its certificates: `meshd.<ns>.svc[.<domain>]`, and for a revision also
+ * `meshd-<revision>.<ns>.svc[.<domain>]` (its own Service, which its webhooks and pods call).
+ */
+export function meshdDnsNames(namespace: string, domain: string, revision: string | undefined): string[] {
+  const names = [...new Set(["meshd", meshdServiceName(revision)])];
+  return names.flatMap((n) => [`${n}.${namespace}.svc`, `${n}.${namespace}.svc.${domain}`]);
+}
 
 /** Options of {@link startWebhooks}. */
 export interface WebhooksOptions {
@@ -57,7 +66,7 @@ export interface RunningWebhooks {
  */
 export async function startWebhooks(ca: CertificateAuthority, o: WebhooksOptions): Promise<RunningWebhooks> {
   const path = o.injectionPath ?? DEFAULT_INJECTION_PATH;
-  const template = await loadTemplate(path, o.namespace);
+  const template = await loadTemplate(path, o.namespace, o.revision);
   const audience = o.tokenAudiences.split(",").map((a) => a.trim()).find((a) => a !== "");
   if (!audience) {
     throw new Error("TOKEN_AUDIENCES: empty; the injected service-account token needs an audience");
@@ -76,7 +85,7 @@ export async function startWebhooks(ca: CertificateAuthority, o: WebhooksOptions
   };
   if (!o.injectEnabled) o.log.info("INJECT_ENABLED is false: /inject admits every pod unchanged");
   const serving = await startServingCertificate(ca, {
-    dnsNames: [`meshd.${o.namespace}.svc`, `meshd.${o.namespace}.svc.${o.domain}`, "localhost"],
+    dnsNames: [...meshdDnsNames(o.namespace, o.domain, o.revision), "localhost"],
     ipAddresses: ["127.0.0.1"],
   }, o.caLog);
   const worker = new WebhookWorker(config);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { defaultTemplate } from "./template.ts";
+import { defaultTemplate } from "../../shared/internal/inject/template.ts";
 import { WebhookWorker } from "./worker_client.ts";
 import { admissionReview, httpbinPod, POD_KIND } from "./test_support.ts";
 

@@ -1,6 +1,6 @@
 /**
  * `--statusPort` (pilot-agent's flag) and the application probers of ISTIO_KUBE_APP_PROBERS that the
- * status listener performs (proxy/status/). The injector sets both (meshd/webhooks/probe_rewrite.ts).
+ * status listener performs (proxy/status/). The injector sets both (shared/internal/inject/probe_rewrite.ts).
  *
  * @module
  */

@@ -3,7 +3,7 @@
  * (istio/istio pilot/cmd/pilot-agent/status, `KubeAppProbers`: JSON, a map from the status port's
  * path `/app-health/<container>/livez|readyz|startupz` to the container's original probe
  * `{httpGet|tcpSocket|grpc, timeoutSeconds}`, named ports already resolved). meshd's injector writes it
- * (meshd/webhooks/probe_rewrite.ts); the proxy's status listener reads it (proxy/status/). Pure.
+ * (shared/internal/inject/probe_rewrite.ts); the proxy's status listener reads it (proxy/status/). Pure.
  *
  * Stricter than Istio, because the proxy performs these probes for anyone who reaches the status port:
  * only numeric ports, a path that is a request target with no space or control character, header names

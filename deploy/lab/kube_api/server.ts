@@ -12,6 +12,7 @@ import { ObjectApi, type UserInfo } from "./objects.ts";
 import { makeServerPki } from "./pki.ts";
 import { Registry } from "./registry.ts";
 import { json, route } from "./routes.ts";
+import { handlePortForwardUpgrade, type PortForwardContext } from "./port_forward.ts";
 import { Store } from "./store.ts";
 import { TokenService } from "./tokens.ts";
 import { ApiError, statusObject } from "./types.ts";
@@ -30,6 +31,19 @@ export interface KubeApiOptions {
   extraNames?: string[];
   /** Log each request to stderr. */
   verbose?: boolean;
+  /**
+   * Called with each request's method, URL and header lines as received, before it is handled (for
+   * tests that check what a client sent, e.g. meshctl's Impersonate-* headers).
+   */
+  requestLog?: (entry: RequestLogEntry) => void;
+}
+
+/** A request as {@link KubeApiOptions.requestLog} sees it. */
+export interface RequestLogEntry {
+  method: string;
+  url: string;
+  /** Header lines in the order received, names as sent; a repeated header is several lines. */
+  headers: [string, string][];
 }
 
 /** A running server. */
@@ -80,7 +94,8 @@ export async function serveKubeApi(opts: KubeApiOptions = {}): Promise<KubeApiSe
     tokenRequest: (ns: string, name: string, body: Record<string, unknown>) => tokens.request(ns, name, body),
     tokenReview: (body: Record<string, unknown>) => tokens.review(body),
   };
-  const handler = async (req: Request): Promise<Response> => {
+  const handler = async (req: Request, rawHeaders: [string, string][]): Promise<Response> => {
+    opts.requestLog?.({ method: req.method, url: req.url, headers: rawHeaders });
     const path = new URL(req.url).pathname;
     let res: Response;
     try {
@@ -101,9 +116,20 @@ export async function serveKubeApi(opts: KubeApiOptions = {}): Promise<KubeApiSe
     return res;
   };
   const hostname = opts.hostname ?? "127.0.0.1";
+  const podType = registry.find("", "v1", "pods")!;
+  const portForward: PortForwardContext = {
+    authenticated: async (authorization) =>
+      (await authenticate(new Request("https://x/", { headers: { authorization: authorization ?? "" } }))) !==
+        undefined,
+    podIp: (namespace, name) => {
+      const pod = store.get(podType, namespace, name) as { status?: { podIP?: string } } | undefined;
+      return pod?.status?.podIP;
+    },
+  };
   const server = await listenHttps(
     { port: opts.port ?? 0, hostname, certPem: pki.certPem, keyPem: pki.keyPem },
     handler,
+    (req, socket) => handlePortForwardUpgrade(portForward, req, socket),
   );
   const port = server.port;
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;

@@ -2,9 +2,7 @@
  * The lab node agent's loop: level-triggered, it lists the API's objects every `intervalMs` and acts
  * as the controllers of a one-node cluster: a scheduler (sets `spec.nodeName`), the Deployment
  * controller (Deployment → Pods directly, no ReplicaSets; a changed template rolls, a deleted Deployment's
- * pods are deleted), the ServiceAccount controller (`default`
- * per namespace), Istio's namespace controller for the root certificate ConfigMap
- * (`mesh-ca-root-cert`), the kubelet (pod_runtime.ts: runs pods, reports IP, phase and readiness),
+ * pods are deleted), the ServiceAccount controller (`default` per namespace), the kubelet (pod_runtime.ts: runs pods, reports IP, phase and readiness),
  * the EndpointSlice controller and kube-proxy and DNS (desired.ts: DNAT rules and hosts files).
  *
  * @module
@@ -38,9 +36,6 @@ import { MESHD_HOST } from "../../../shared/internal/lab/plan.ts";
 import type { NodePod } from "../../../shared/internal/lab/node_pods.ts";
 import { probePeriodMs, readinessCheck } from "./probes.ts";
 
-/** The root certificate ConfigMap the injected proxy mounts (meshd/webhooks/inject_patch.ts). */
-export const ROOT_CONFIG_MAP = "mesh-ca-root-cert";
-
 /** The agent's state between passes. */
 export class NodeAgent {
   readonly pods = new Map<string, RunningPod>();
@@ -56,7 +51,6 @@ export class NodeAgent {
     readonly ctx: NodeContext,
     readonly meshdIp: string,
     readonly meshdNetns: string,
-    readonly rootCert: string,
     readonly podsFile: string,
     readonly log: (line: string) => void,
   ) {}
@@ -112,12 +106,9 @@ export class NodeAgent {
     this.#recorded = text;
   }
 
+  /** A `default` ServiceAccount in every namespace (the root ConfigMap is meshd's: its leader publishes it). */
   async #namespaceObjects(namespaces: Obj[]): Promise<void> {
-    const [sas, cms] = await Promise.all([
-      this.#list("/api/v1/serviceaccounts"),
-      this.#list(`/api/v1/configmaps?fieldSelector=metadata.name%3D${ROOT_CONFIG_MAP}`),
-    ]);
-    const root = await Deno.readTextFile(this.rootCert);
+    const sas = await this.#list("/api/v1/serviceaccounts");
     for (const ns of namespaces) {
       const n = ns.metadata.name;
       if (ns.metadata.deletionTimestamp) continue;
@@ -127,17 +118,6 @@ export class NodeAgent {
           kind: "ServiceAccount",
           metadata: { name: "default", namespace: n },
         });
-      }
-      const cm = cms.find((c) => c.metadata.namespace === n);
-      if (cm?.data?.["root-cert.pem"] !== root) {
-        const body = {
-          apiVersion: "v1",
-          kind: "ConfigMap",
-          metadata: { name: ROOT_CONFIG_MAP, namespace: n, labels: { "mesh.io/config": "true" } },
-          data: { "root-cert.pem": root },
-        };
-        if (cm) await this.#send("PUT", `/api/v1/namespaces/${n}/configmaps/${ROOT_CONFIG_MAP}`, body);
-        else await this.#send("POST", `/api/v1/namespaces/${n}/configmaps`, body);
       }
     }
   }

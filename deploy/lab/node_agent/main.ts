@@ -20,10 +20,6 @@ const program = new Command("node-agent")
   .requiredOption("--kubeconfig <file>", "the test API server's kubeconfig")
   .requiredOption("--lab <name>", "the lab's name (prefix of the pods' network namespaces)")
   .requiredOption("--subnet <cidr>", "the lab's /24 (pods get .3 to .127)")
-  .requiredOption(
-    "--root-cert <file>",
-    "the mesh root, published as ConfigMap mesh-ca-root-cert in every namespace",
-  )
   .requiredOption("--dir <dir>", "where pods' volumes and logs go")
   .requiredOption("--pods-file <file>", "where the running pods are recorded for lab exec (node-pods.json)")
   .option("--node <name>", "the Node's name (default: <lab>-node)")
@@ -49,7 +45,6 @@ const agent = new NodeAgent(
   },
   `${lab.prefix}.2`,
   lab.meshd,
-  o.rootCert,
   o.podsFile,
   (line) => console.log(`${new Date().toISOString()} ${line}`),
 );

@@ -3,7 +3,7 @@
  * workload (nat table, OUTPUT chain) towards a destination range is redirected to the sidecar's
  * outbound listener, which routes by the Host header. `lab up` installs it in a workload's network
  * namespace (plan.ts); meshd's injection webhook installs the same rules from an init container
- * (meshd/webhooks/inject_patch.ts), with the returns a pod needs in front of them.
+ * (shared/internal/inject/inject_patch.ts), with the returns a pod needs in front of them.
  *
  * @module
  */

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { commandMissing, requires } from "../../../shared/internal/testing/prerequisites.ts";
 import { cluster, kubectl } from "./kube_support.ts";
-import { type MeshdProcess, startMeshd } from "./meshd_process.ts";
+import { type MeshdProcess, startMeshd, until } from "./meshd_process.ts";
 
 /** Both configurations; their rules match nothing the test applies, so kubectl writes go straight in. */
 const WEBHOOK_CONFIGS = [
@@ -46,21 +46,6 @@ const ROTATING_ROOT = {
   CA_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: "99",
   DEFAULT_WORKLOAD_CERT_TTL: "60s",
 };
-
-async function until(
-  cond: () => Promise<boolean>,
-  ms: number,
-  what: string,
-  ps: MeshdProcess[],
-): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > deadline) {
-      throw new Error(`${what} within ${ms} ms; meshd output:\n${ps.map((p) => p.output()).join("\n---\n")}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The PEM bundles in each webhook of a configuration, as `kubectl get -o yaml` shows them. */
 async function caBundles(kubeconfig: string, kind: string, name: string): Promise<string[]> {

@@ -108,3 +108,19 @@ export async function startMeshd(kubeconfig: string, vars: Record<string, string
   }
   return p;
 }
+
+/** Polls `cond` every 100 ms. @throws naming `what` with the replicas' output when it is not true within `ms` */
+export async function until(
+  cond: () => Promise<boolean>,
+  ms: number,
+  what: string,
+  ps: MeshdProcess[],
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > deadline) {
+      throw new Error(`${what} within ${ms} ms; meshd output:\n${ps.map((p) => p.output()).join("\n---\n")}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

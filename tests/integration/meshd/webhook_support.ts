@@ -13,8 +13,12 @@ import { type RunningWebhooks, startWebhooks } from "../../../meshd/webhooks/mod
 /** A logger that drops everything. */
 export const QUIET = { debug() {}, info() {}, warn() {}, error() {} };
 
-/** meshd's webhooks on 127.0.0.1:0 with the default template (`dir` holds none). */
-export function startTestWebhooks(ca: CertificateAuthority, dir: string): Promise<RunningWebhooks> {
+/** meshd's webhooks of `revision` (default: the default one) on 127.0.0.1:0 with the default template (`dir` holds none). */
+export function startTestWebhooks(
+  ca: CertificateAuthority,
+  dir: string,
+  revision?: string,
+): Promise<RunningWebhooks> {
   return startWebhooks(ca, {
     address: { host: "127.0.0.1", port: 0 },
     namespace: "mesh-system",
@@ -23,7 +27,7 @@ export function startTestWebhooks(ca: CertificateAuthority, dir: string): Promis
     injectEnabled: true,
     nativeSidecars: false,
     tokenAudiences: "mesh-ca",
-    revision: undefined,
+    revision,
     injectionPath: `${dir}/none`,
     registry: new client.Registry(),
     caLog: QUIET,

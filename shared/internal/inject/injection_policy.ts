@@ -20,8 +20,8 @@
  *
  * @module
  */
-import type { JsonObject } from "./admission.ts";
-import { isObject } from "./admission.ts";
+import type { JsonObject } from "./json.ts";
+import { isObject } from "./json.ts";
 
 /** The mesh's label or annotation first, then Istio's. */
 export const INJECT_KEYS = ["sidecar.mesh.io/inject", "sidecar.istio.io/inject"] as const;

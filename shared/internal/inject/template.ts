@@ -18,7 +18,7 @@
  * @module
  */
 import { parse } from "yaml";
-import { isObject, type JsonObject } from "./admission.ts";
+import { isObject, type JsonObject } from "./json.ts";
 import type { InjectionPolicy } from "./injection_policy.ts";
 
 /** The template's settings, defaults applied. */
@@ -42,13 +42,21 @@ export interface InjectionTemplate {
   rewriteAppProbes: boolean;
 }
 
-/** The defaults, for meshd in namespace `namespace`. */
-export function defaultTemplate(namespace: string): InjectionTemplate {
+/**
+ * meshd's Service name for `revision` (empty, undefined or `default`: `meshd`; else `meshd-<revision>`,
+ * as Istio's `istiod-<revision>`): pods of a revision reach their own control plane.
+ */
+export function meshdServiceName(revision?: string): string {
+  return revision && revision !== "default" ? `meshd-${revision}` : "meshd";
+}
+
+/** The defaults, for meshd of `revision` in namespace `namespace`. */
+export function defaultTemplate(namespace: string, revision?: string): InjectionTemplate {
   return {
     policy: "enabled",
     image: "mesh/proxy:latest",
     imagePullPolicy: "IfNotPresent",
-    discoveryAddress: `meshd.${namespace}.svc:15012`,
+    discoveryAddress: `${meshdServiceName(revision)}.${namespace}.svc:15012`,
     includeIPRanges: [],
     excludeIPRanges: [],
     proxyUid: 1337,
@@ -115,8 +123,9 @@ export function parseTemplate(
   texts: { config?: string; values?: string },
   source: string,
   namespace: string,
+  revision?: string,
 ): InjectionTemplate {
-  const t = defaultTemplate(namespace);
+  const t = defaultTemplate(namespace, revision);
   const config = texts.config === undefined ? {} : parseText(texts.config, source, "config");
   const values = texts.values === undefined ? {} : parseText(texts.values, source, "values");
   for (const key of ["templates", "template", "injectedAnnotations"]) {
@@ -186,12 +195,16 @@ async function readOptional(path: string): Promise<string | undefined> {
  *
  * @throws Error naming the file and field (see {@link parseTemplate})
  */
-export async function loadTemplate(path: string, namespace: string): Promise<InjectionTemplate> {
+export async function loadTemplate(
+  path: string,
+  namespace: string,
+  revision?: string,
+): Promise<InjectionTemplate> {
   let info: Deno.FileInfo;
   try {
     info = await Deno.stat(path);
   } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return defaultTemplate(namespace);
+    if (e instanceof Deno.errors.NotFound) return defaultTemplate(namespace, revision);
     throw new Error(`${path}: cannot read: ${(e as Error).message}`);
   }
   if (info.isDirectory) {
@@ -200,6 +213,7 @@ export async function loadTemplate(path: string, namespace: string): Promise<Inj
       { config: await readOptional(`${dir}/config`), values: await readOptional(`${dir}/values`) },
       dir,
       namespace,
+      revision,
     );
   }
   const doc = parseText(await Deno.readTextFile(path), path, "(file)");
@@ -212,5 +226,5 @@ export async function loadTemplate(path: string, namespace: string): Promise<Inj
     if (v !== undefined && typeof v !== "string") fail(path, `data.${k}`, "must be a string");
     return v;
   };
-  return parseTemplate({ config: text("config"), values: text("values") }, path, namespace);
+  return parseTemplate({ config: text("config"), values: text("values") }, path, namespace, revision);
 }

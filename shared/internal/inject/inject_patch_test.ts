@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import type { JsonObject } from "./admission.ts";
+import type { JsonObject } from "./json.ts";
 import { injectionPatch, redirectScript } from "./inject_patch.ts";
 import { defaultTemplate, parseTemplate } from "./template.ts";
-import { applyJsonPatch, httpbinPod } from "./test_support.ts";
+import { applyJsonPatch } from "./json.ts";
+import { httpbinPod } from "./test_support.ts";
 
 const SETTINGS = { nativeSidecars: false, tokenAudience: "mesh-ca", revision: "default" };
 const names = (list: unknown) => (list as JsonObject[]).map((c) => c.name);

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import type { JsonObject } from "./admission.ts";
+import type { JsonObject } from "./json.ts";
 import { injectionPatch } from "./inject_patch.ts";
 import { probeRewrite, shouldRewriteProbes } from "./probe_rewrite.ts";
 import { defaultTemplate, parseTemplate } from "./template.ts";
-import { applyJsonPatch, httpbinPod } from "./test_support.ts";
-import { parseAppProbers } from "../../shared/internal/app_probers.ts";
+import { applyJsonPatch } from "./json.ts";
+import { httpbinPod } from "./test_support.ts";
+import { parseAppProbers } from "../app_probers.ts";
 
 const SETTINGS = { nativeSidecars: false, tokenAudience: "mesh-ca", revision: "default" };
 const STATUS = { path: "/app-health/app/livez", port: 15020, scheme: "HTTP" };

@@ -75,3 +75,13 @@ Deno.test("loadTemplate: a mounted ConfigMap directory, a ConfigMap file, and no
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a revision's pods reach their own meshd: meshd-<revision>, as Istio's istiod-<revision>", () => {
+  assert.equal(defaultTemplate("mesh-system").discoveryAddress, "meshd.mesh-system.svc:15012");
+  assert.equal(defaultTemplate("mesh-system", "default").discoveryAddress, "meshd.mesh-system.svc:15012");
+  assert.equal(
+    defaultTemplate("mesh-system", "canary").discoveryAddress,
+    "meshd-canary.mesh-system.svc:15012",
+  );
+  assert.equal(parseTemplate({}, "t", "ns", "canary").discoveryAddress, "meshd-canary.ns.svc:15012");
+});

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { type InjectionContext, injectionDecision } from "./injection_policy.ts";
 import { httpbinPod } from "./test_support.ts";
-import type { JsonObject } from "./admission.ts";
+import type { JsonObject } from "./json.ts";
 
 function pod(
   meta: { labels?: Record<string, string>; annotations?: Record<string, string> },

@@ -15,14 +15,8 @@
  *
  * @module
  */
-import { isObject, type JsonObject, type JsonPatchOperation } from "./admission.ts";
-import {
-  type AppProber,
-  type AppProbers,
-  PROBE_KINDS,
-  type ProbeField,
-  proberPath,
-} from "../../shared/internal/app_probers.ts";
+import { isObject, type JsonObject, type JsonPatchOperation } from "./json.ts";
+import { type AppProber, type AppProbers, PROBE_KINDS, type ProbeField, proberPath } from "../app_probers.ts";
 
 /** The annotations that turn the rewrite on or off for one pod, the mesh's first. */
 export const REWRITE_ANNOTATIONS = [

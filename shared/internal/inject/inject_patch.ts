@@ -22,11 +22,11 @@
  *
  * @module
  */
-import { isObject, type JsonObject, type JsonPatchOperation, pointerSegment } from "./admission.ts";
+import { isObject, type JsonObject, type JsonPatchOperation, pointerSegment } from "./json.ts";
 import type { InjectionTemplate } from "./template.ts";
-import { outboundRedirectRule, outboundReturnRule } from "../../shared/internal/lab/redirect.ts";
-import { SIDECAR_ADMIN_PORT, SIDECAR_OUTBOUND_PORT } from "../../shared/internal/lab/plan.ts";
-import { DEFAULT_STATUS_PORT, KUBE_APP_PROBERS_ENV } from "../../shared/internal/app_probers.ts";
+import { outboundRedirectRule, outboundReturnRule } from "../lab/redirect.ts";
+import { SIDECAR_ADMIN_PORT, SIDECAR_OUTBOUND_PORT } from "../lab/plan.ts";
+import { DEFAULT_STATUS_PORT, KUBE_APP_PROBERS_ENV } from "../app_probers.ts";
 import { probeRewrite, shouldRewriteProbes } from "./probe_rewrite.ts";
 
 /** The injected containers' and volumes' names. */
