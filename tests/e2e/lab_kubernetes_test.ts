@@ -257,6 +257,11 @@ spec:
         return true;
       });
 
+      assert.match(
+        await kubectl(name, ["get", "pod", "web", "-n", "legacy", "--no-headers"]),
+        /^web\s+0\/1\s+ErrImagePull\s/,
+      );
+
       // kubectl scale: the Deployment controller adds a pod, the Service gets its endpoint; scaling down removes both.
       const httpbinNetns = async () =>
         (await listNetns()).filter((n) => n.startsWith(`${name}_bar_httpbin-`));
