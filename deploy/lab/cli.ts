@@ -48,7 +48,10 @@ export async function runLab(args: string[], io: LabIo): Promise<number> {
     .description(
       "Make the network, start meshd, the workloads, their sidecars and gateways; wait until all are ready",
     )
-    .argument("<topology>", "topology YAML (deploy/lab/README.md)")
+    .argument(
+      "[topology]",
+      "topology YAML (deploy/lab/README.md); with --kubernetes default deploy/lab/kubernetes.yaml",
+    )
     .option(...nameOption)
     .option(
       "--subnet <cidr>",
@@ -64,8 +67,15 @@ export async function runLab(args: string[], io: LabIo): Promise<number> {
           "(not a Kubernetes node: no pods, no kubelet)",
       ).choices(["files", "kube"] as const).default("files" as const),
     )
+    .option(
+      "--kubernetes",
+      "the lab as a Kubernetes node: --config-source kube, meshd's webhooks registered, and the node agent " +
+        "(deploy/lab/node_agent) runs the pods applied with kubectl (partial: see its README)",
+    )
     .action(async (topology, o) => {
-      const state = await labUp(topology, {
+      if (topology === undefined && !o.kubernetes) program.error("lab up: give a topology file");
+      const state = await labUp(topology ?? "deploy/lab/kubernetes.yaml", {
+        kubernetes: o.kubernetes,
         name: o.name,
         subnet: o.subnet,
         keepOnFailure: o.keep,
@@ -131,7 +141,14 @@ export async function runLab(args: string[], io: LabIo): Promise<number> {
     .option(...nameOption)
     .passThroughOptions()
     .action(async (args, o) => {
-      const r = await labKubectl(o.name, args[0] === "--" ? args.slice(1) : args);
+      const argv = args[0] === "--" ? args.slice(1) : args;
+      // `-f -` reads this command's standard input, as kubectl would.
+      const stdin = argv.some((a, i) =>
+          a === "-" && ["-f", "--filename"].includes(argv[i - 1]) || a === "--filename=-"
+        )
+        ? await new Response(Deno.stdin.readable).text()
+        : undefined;
+      const r = await labKubectl(o.name, argv, { stdin });
       io.stdout(r.stdout);
       io.stderr(r.stderr);
       code = r.code;

@@ -91,8 +91,19 @@ export function spawnInNetns(
   argv: string[],
   options: { log: string; env: Record<string, string>; cwd: string },
 ): number {
-  const child = new Deno.Command("ip", {
-    args: ["netns", "exec", netns, "sh", "-c", 'exec "$@" >>"$0" 2>&1 </dev/null', options.log, ...argv],
+  return spawnDetached(["ip", "netns", "exec", netns, ...argv], options);
+}
+
+/**
+ * Starts `argv` detached (own session, no stdin), stdout and stderr appended to `log`, through
+ * `sh -c 'exec "$@"'` so that the returned pid is `argv[0]`'s.
+ */
+export function spawnDetached(
+  argv: string[],
+  options: { log: string; env: Record<string, string>; cwd: string },
+): number {
+  const child = new Deno.Command("sh", {
+    args: ["-c", 'exec "$@" >>"$0" 2>&1 </dev/null', options.log, ...argv],
     env: options.env,
     clearEnv: true,
     cwd: options.cwd,

@@ -19,6 +19,37 @@ export interface NetworkRecorder {
 
 const RESOLV_CONF = "# mesh lab: no DNS server; names are in /etc/hosts\noptions attempts:1 timeout:1\n";
 
+/**
+ * Adds network namespace `netns` joined to the hub's bridge: a veth pair (`hubLink` in the hub, `eth0`
+ * inside) and `address`/24 on eth0, loopback up.
+ */
+export async function addJoinedNetns(
+  hub: string,
+  netns: string,
+  hubLink: string,
+  address: string,
+): Promise<void> {
+  await mustRun("ip", ["netns", "add", netns]);
+  await mustRun("ip", [
+    "-n",
+    hub,
+    "link",
+    "add",
+    hubLink,
+    "type",
+    "veth",
+    "peer",
+    "name",
+    "eth0",
+    "netns",
+    netns,
+  ]);
+  await mustRun("ip", ["-n", hub, "link", "set", hubLink, "master", "br0", "up"]);
+  await mustRun("ip", ["-n", netns, "addr", "add", `${address}/24`, "dev", "eth0"]);
+  await mustRun("ip", ["-n", netns, "link", "set", "eth0", "up"]);
+  await mustRun("ip", ["-n", netns, "link", "set", "lo", "up"]);
+}
+
 /** Makes the hub, meshd's namespace and every workload's namespace. */
 export async function createNetwork(plan: LabPlan, record: NetworkRecorder): Promise<void> {
   const hub = plan.lab.hub;
@@ -44,26 +75,7 @@ export async function createNetwork(plan: LabPlan, record: NetworkRecorder): Pro
     await record.etcNetns(`/etc/netns/${h.netns}`);
   }
   await Promise.all(hosts.map(async (h) => {
-    await mustRun("ip", ["netns", "add", h.netns]);
-    const inside = ["-n", h.netns];
-    await mustRun("ip", [
-      "-n",
-      hub,
-      "link",
-      "add",
-      h.hubLink,
-      "type",
-      "veth",
-      "peer",
-      "name",
-      "eth0",
-      "netns",
-      h.netns,
-    ]);
-    await mustRun("ip", ["-n", hub, "link", "set", h.hubLink, "master", "br0", "up"]);
-    await mustRun("ip", [...inside, "addr", "add", `${h.address}/24`, "dev", "eth0"]);
-    await mustRun("ip", [...inside, "link", "set", "eth0", "up"]);
-    await mustRun("ip", [...inside, "link", "set", "lo", "up"]);
+    await addJoinedNetns(hub, h.netns, h.hubLink, h.address);
     const etc = `/etc/netns/${h.netns}`;
     await Deno.mkdir(etc, { recursive: true });
     await Deno.writeTextFile(`${etc}/hosts`, hostsFile(plan, h.own));

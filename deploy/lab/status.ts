@@ -7,6 +7,7 @@
  */
 import { isAlive, listNetns, run } from "./host.ts";
 import { SIDECAR_ADMIN_PORT } from "../../shared/internal/lab/plan.ts";
+import { loadNodePods } from "../../shared/internal/lab/node_pods.ts";
 import { labPaths, loadState } from "../../shared/internal/lab/state.ts";
 import { KUBE_API_PORT, labKubeconfig } from "./kube_config.ts";
 
@@ -69,6 +70,16 @@ export async function labStatus(name: string, options: { dir?: string } = {}): P
           labKubeconfig(paths)
         }; lab kubectl --name ${name} -- get …)`,
       );
+      if (proc("node-agent")) {
+        lines.push(`  node agent (log ${proc("node-agent")!.log}): ${await alive("node-agent")}`);
+        for (const p of await loadNodePods(paths)) {
+          lines.push(
+            `  pod ${p.namespace}/${p.name} ${p.address} (netns ${p.netns}): ${
+              p.ready ? "Ready" : "not Ready"
+            }${p.sidecar ? ", with sidecar" : ""}`,
+          );
+        }
+      }
     } else {
       try {
         const files = [];

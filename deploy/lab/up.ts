@@ -24,6 +24,7 @@ import {
 } from "./host.ts";
 import { GENERATED_CONFIG_FILE, meshConfigYaml } from "./mesh_config.ts";
 import { applyLabConfig, KUBE_API_PORT, kubeApiArgv, labKubeconfig, publishedRoots } from "./kube_config.ts";
+import { applyKubernetesObjects, startNodeAgent } from "./kube_node.ts";
 import { belongsToLab, labNames } from "../../shared/internal/lab/naming.ts";
 import { createNetwork } from "./network.ts";
 import {
@@ -59,6 +60,8 @@ export interface LabUpOptions {
   readyTimeoutMs?: number;
   /** `files` (default): meshd's --configDir; `kube`: the test Kubernetes API server, written with kubectl. */
   configSource?: LabConfigSource;
+  /** The lab as a Kubernetes node (kube_node.ts): implies `configSource: "kube"`. */
+  kubernetes?: boolean;
 }
 
 const DENO = Deno.execPath();
@@ -81,6 +84,7 @@ function childEnv(extra: Record<string, string> = {}): Record<string, string> {
 export async function labUp(topologyFile: string, options: LabUpOptions): Promise<LabState> {
   const unavailable = labUnavailable();
   if (unavailable) throw new Error(unavailable);
+  if (options.kubernetes) options = { ...options, configSource: "kube" };
   if (options.configSource === "kube") {
     const kubectl = await run("kubectl", ["version", "--client"]).catch((e: Error) => e.message);
     if (typeof kubectl === "string" || kubectl.code !== 0) {
@@ -147,6 +151,11 @@ export async function labUp(topologyFile: string, options: LabUpOptions): Promis
     } else await Deno.writeTextFile(join(paths.configDir, GENERATED_CONFIG_FILE), meshConfigYaml(plan));
     await startMeshd(plan, paths, state, options);
     log(`meshd: ready at ${plan.meshd.address} (${Date.now() - started} ms)`);
+    if (options.kubernetes) {
+      state.processes.push(await startNodeAgent(plan, paths, options.readyTimeoutMs ?? 30_000));
+      await save();
+      log(`node agent: node ${lab.name}-node ready (${Date.now() - started} ms)`);
+    }
     const issuer = await BootstrapTokenIssuer.open(paths.caDir, { audiences: ["mesh-ca"], create: false });
     const waits: Promise<unknown>[] = [];
     for (const w of plan.workloads) {
@@ -229,6 +238,7 @@ async function startKubeApi(
     alive: () => isAlive(p.pid),
   });
   await applyLabConfig(plan, paths);
+  if (options.kubernetes) await applyKubernetesObjects(plan, paths);
 }
 
 /** Writes the topology's meshConfig beside the lab's state; returns the file's path. */

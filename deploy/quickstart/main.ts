@@ -24,9 +24,11 @@ import {
 } from "../lab/mod.ts";
 import { formatMatrix, NAMESPACES, type Stage } from "./probe_matrix.ts";
 import { settleMatrix } from "./live_matrix.ts";
+import { adoptSamplePods, applySamples } from "./kube_samples.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
 const TOPOLOGY = join(HERE, "../lab/quickstart.yaml");
+const KUBERNETES_TOPOLOGY = join(HERE, "../lab/kubernetes.yaml");
 /** How long a policy may take to show in the matrix (meshd's debounce and push, the proxies' update). */
 const SETTLE_MS = 10_000;
 
@@ -77,9 +79,15 @@ async function main(args: string[]): Promise<number> {
           "kubectl into the test Kubernetes API server (deploy/lab/kube_api), meshd reads it with --kubeconfig",
       ).choices(["files", "kube"] as const).default("files" as const),
     )
+    .option(
+      "--kubernetes",
+      "the lab as a Kubernetes node (lab up --kubernetes): Istio's httpbin and sleep samples applied with " +
+        "kubectl, injected by meshd's webhook, run by the node agent",
+    )
     .parse(args, { from: "user" })
     .opts();
-  const source = options.configSource;
+  const kubernetes = options.kubernetes === true;
+  const source = kubernetes ? "kube" : options.configSource;
   const unavailable = labUnavailable();
   if (unavailable) {
     print(`quickstart: skipped: ${unavailable}. Run ./dev quickstart as root.`);
@@ -96,13 +104,24 @@ async function main(args: string[]): Promise<number> {
   Deno.addSignalListener("SIGTERM", onSignal);
   const results: boolean[] = [];
   try {
-    print(`$ lab up ${TOPOLOGY} --name ${name} --subnet 10.250.0.0/24 --config-source ${source}`);
-    const state = await labUp(TOPOLOGY, {
+    print(
+      kubernetes
+        ? `$ lab up --kubernetes --name ${name} --subnet 10.250.0.0/24`
+        : `$ lab up ${TOPOLOGY} --name ${name} --subnet 10.250.0.0/24 --config-source ${source}`,
+    );
+    const state = await labUp(kubernetes ? KUBERNETES_TOPOLOGY : TOPOLOGY, {
       name,
       subnet: "10.250.0.0/24",
       configSource: source,
+      kubernetes,
       log: (l) => print(`  ${l}`),
     });
+    if (kubernetes) {
+      for (const l of await applySamples(name)) print(l);
+      const t = Date.now();
+      const pods = await adoptSamplePods(state, 60_000);
+      print(`  ${pods.length} pods ready (${Date.now() - t} ms after the samples were applied)`);
+    }
     results.push(await stage(state, "no policy"));
     results.push(await xfcc(state));
     for (

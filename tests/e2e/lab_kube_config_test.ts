@@ -9,38 +9,15 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  labApply,
-  labDown,
-  labKubectl,
-  labPaths,
-  type LabState,
-  labUnavailable,
-  labUp,
-} from "../../deploy/lab/mod.ts";
-import { settleMatrix } from "../../deploy/quickstart/live_matrix.ts";
-import type { Stage } from "../../deploy/quickstart/probe_matrix.ts";
+import { labApply, labDown, labPaths, labUnavailable, labUp } from "../../deploy/lab/mod.ts";
+import { expectStage, kubectl, SETTLE_MS } from "./lab_kube_support.ts";
 import { commandMissing, httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
-import { within } from "../../shared/internal/testing/deadline.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const TOPOLOGY = join(ROOT, "deploy/lab/quickstart.yaml");
 const QUICKSTART = join(ROOT, "deploy/quickstart");
-/** How long a change may take to show in the matrix (meshd's watch, debounce and push, the proxies). */
-const SETTLE_MS = 10_000;
 
 const unavailable = labUnavailable() ?? httpbinMissing() ?? commandMissing("kubectl");
-
-async function kubectl(lab: string, args: string[], stdin?: string): Promise<string> {
-  const r = await within(labKubectl(lab, args, { stdin }), 30_000, `kubectl ${args.join(" ")}`);
-  assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
-  return r.stdout;
-}
-
-async function expectStage(state: LabState, stage: Stage): Promise<void> {
-  const settled = await settleMatrix(state, stage, SETTLE_MS);
-  assert.deepEqual(settled.differences, [], `${stage}: not within ${SETTLE_MS} ms`);
-}
 
 const PA_FOO = (spec: string) =>
   `apiVersion: security.istio.io/v1

@@ -48,6 +48,24 @@ function containerStatuses(o: KubeObject): KubeObject[] {
   return Array.isArray(cs) ? cs.filter(isObject) : [];
 }
 
+/**
+ * A pod's STATUS column as kubectl's printer computes it (kubernetes pkg/printers/internalversion printPod,
+ * in short): `status.reason`, else the phase; a container's waiting or terminated reason wins (e.g.
+ * `ErrImagePull`, `ContainerCreating`); `Terminating` once deletion started.
+ */
+export function podStatusColumn(o: KubeObject): string {
+  const status = part(o, "status");
+  let reason = str(status, "reason") || str(status, "phase") || "Unknown";
+  for (const c of containerStatuses(o)) {
+    const state = isObject(c.state) ? c.state : {};
+    const waiting = isObject(state.waiting) ? str(state.waiting, "reason") : "";
+    const terminated = isObject(state.terminated) ? str(state.terminated, "reason") : "";
+    if (waiting) reason = waiting;
+    else if (terminated) reason = terminated;
+  }
+  return str(meta(o), "deletionTimestamp") ? "Terminating" : reason;
+}
+
 const NAME: Column = { name: "Name", priority: 0, value: (o) => str(meta(o), "name") };
 const AGE: Column = { name: "Age", priority: 0, value: age };
 
@@ -64,7 +82,7 @@ const COLUMNS: Record<string, Column[]> = {
         return `${containerStatuses(o).filter((c) => c.ready === true).length}/${total}`;
       },
     },
-    { name: "Status", priority: 0, value: (o) => str(part(o, "status"), "phase") || "Unknown" },
+    { name: "Status", priority: 0, value: podStatusColumn },
     {
       name: "Restarts",
       priority: 0,

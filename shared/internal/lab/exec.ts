@@ -8,6 +8,7 @@
 import { containerEnv } from "./container_env.ts";
 import type { PlannedWorkload } from "./plan.ts";
 import { labPaths, type LabState, loadState } from "./state.ts";
+import { loadNodePods, nodePodOf } from "./node_pods.ts";
 
 /**
  * The workload `<namespace>/<workload>` of a lab's state.
@@ -47,7 +48,12 @@ export async function findWorkload(
   ref: string,
   options: { dir?: string } = {},
 ): Promise<PlannedWorkload> {
-  return workloadOf(await upState(name, options), ref);
+  const state = await upState(name, options);
+  if (!state.plan?.workloads.some((w) => `${w.namespace}/${w.name}` === ref)) {
+    const pod = nodePodOf(await loadNodePods(labPaths(name, options.dir)), ref);
+    if (pod) return pod;
+  }
+  return workloadOf(state, ref);
 }
 
 /** The argv that runs `command` inside the workload (`ip netns exec` with the workload's variables). */
