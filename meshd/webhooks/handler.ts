@@ -13,7 +13,7 @@ import {
   type JsonObject,
   parseAdmissionReview,
 } from "./admission.ts";
-import { injectionDecision } from "./injection_policy.ts";
+import { injectionDecision } from "../../shared/internal/kube/injection_policy.ts";
 import { injectionPatch, type InjectionSettings } from "./inject_patch.ts";
 import type { InjectionTemplate } from "./template.ts";
 import { validateAdmission } from "./validation.ts";

@@ -19,7 +19,7 @@
  */
 import { parse } from "yaml";
 import { isObject, type JsonObject } from "./admission.ts";
-import type { InjectionPolicy } from "./injection_policy.ts";
+import type { InjectionPolicy } from "../../shared/internal/kube/injection_policy.ts";
 
 /** The template's settings, defaults applied. */
 export interface InjectionTemplate {

@@ -1,7 +1,19 @@
 import assert from "node:assert/strict";
-import { type InjectionContext, injectionDecision } from "./injection_policy.ts";
-import { httpbinPod } from "./test_support.ts";
-import type { JsonObject } from "./admission.ts";
+import { type InjectionContext, injectionDecision, type JsonObject } from "./injection_policy.ts";
+
+/** The parts of Istio's httpbin sample pod the rules read. */
+function httpbinPod(): JsonObject {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      generateName: "httpbin-6f4d8f7b9c-",
+      namespace: "foo",
+      labels: { app: "httpbin", version: "v1" },
+    },
+    spec: { containers: [{ name: "httpbin", image: "docker.io/kong/httpbin:0.1.0" }] },
+  };
+}
 
 function pod(
   meta: { labels?: Record<string, string>; annotations?: Record<string, string> },

@@ -1,7 +1,8 @@
 /**
  * Whether a pod gets a sidecar: Istio's rules (istio.io "Sidecar injection", "Controlling the
  * injection policy"; `injectRequired` in istio/istio pkg/kube/inject/webhook.go), with the mesh's
- * own names beside Istio's. Pure: the namespace's labels are passed in.
+ * own names beside Istio's. Pure: the namespace's labels are passed in. Shared by meshd's injection
+ * webhook and `meshctl x check-inject`.
  *
  * In order, the first rule that decides wins:
  * 1. `spec.hostNetwork: true`: skipped (redirection would capture the node's traffic).
@@ -20,8 +21,12 @@
  *
  * @module
  */
-import type { JsonObject } from "./admission.ts";
-import { isObject } from "./admission.ts";
+/** A JSON object, as the API server sends it. */
+export type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
 
 /** The mesh's label or annotation first, then Istio's. */
 export const INJECT_KEYS = ["sidecar.mesh.io/inject", "sidecar.istio.io/inject"] as const;
