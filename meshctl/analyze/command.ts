@@ -211,7 +211,11 @@ export function analyzeCommand(io: CliIo): CommandUnknownOpts {
       input.resources,
     );
     if (globals.namespace && !opts.allNamespaces) {
-      messages = messages.filter((m) => !m.resource || m.resource.namespace === globals.namespace);
+      const ns = globals.namespace;
+      messages = messages.filter((m) =>
+        !m.resource || m.resource.namespace === ns ||
+        (m.resource.kind === "Namespace" && m.resource.name === ns)
+      );
     }
     const shown = messages.filter((m) => atLeast(m.type.level, threshold));
     const colour = opts.color ?? colourDefault();

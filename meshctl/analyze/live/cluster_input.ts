@@ -67,7 +67,10 @@ async function meshResources(
         seen.add(key);
         const file = `${plural}.${apiVersion.split("/")[0]}/${m.namespace}/${m.name}`;
         const result = validateText(JSON.stringify(object), file, { rootNamespace });
-        issues.push(...result.issues.map((i) => ({ ...i, line: undefined, documentIndex: undefined })));
+        // The origin (kind namespace/name) names the object; a cluster object has no file or line.
+        issues.push(
+          ...result.issues.map((i) => ({ ...i, file: "", line: undefined, documentIndex: undefined })),
+        );
         for (const v of result.resources) {
           resources.push({ kind: def.kind, namespace: m.namespace, name: m.name, resource: v.resource });
         }
