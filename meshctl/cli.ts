@@ -25,28 +25,33 @@ import { collectArray } from "../shared/internal/cli/pflag.ts";
 
 import type { CliIo } from "./cli_io.ts";
 
-const NO_ORCH = "no orchestrator client, issue 15";
-
 /** Builds the whole meshctl command tree. */
 export function buildProgram(io: CliIo): CommandUnknownOpts {
   const program: CommandUnknownOpts = new Command("meshctl")
     .description("Operate and debug the mesh (in the manner of istioctl)")
-    .option("--as <user>", `user to impersonate (no effect yet: ${NO_ORCH})`)
+    .option("--as <user>", "user to impersonate for the orchestrator operation (Impersonate-User)")
     .option(
       "--as-group <group>",
-      `group to impersonate, repeatable (no effect yet: ${NO_ORCH})`,
+      "group to impersonate, repeatable; needs --as (Impersonate-Group)",
       collectArray,
       [] as string[],
     )
-    .option("--as-uid <uid>", `UID to impersonate (no effect yet: ${NO_ORCH})`)
-    .option("--context <name>", `orchestrator configuration context (no effect yet: ${NO_ORCH})`)
+    .option("--as-uid <uid>", "UID to impersonate; needs --as (Impersonate-Uid)")
+    .option("--context <name>", "orchestrator configuration context (default: the file's current-context)")
     .option(
       "-i, --meshNamespace <namespace>",
       "mesh system namespace, also the root namespace",
       DEFAULT_MESH_NAMESPACE,
     )
-    .option("-c, --orchconfig <file>", `orchestrator configuration file (no effect yet: ${NO_ORCH})`)
-    .option("-n, --namespace <namespace>", "namespace for resources that name none", "")
+    .option(
+      "-c, --orchconfig <file>",
+      "orchestrator configuration file (kubeconfig; default: KUBECONFIG, else ~/.kube/config)",
+    )
+    .option(
+      "-n, --namespace <namespace>",
+      "namespace for resources that name none (default: the context's namespace, else default)",
+      "",
+    )
     .option(
       "--vklog <level>",
       "log verbosity, like -v (no effect yet: meshctl writes no leveled logs)",

@@ -72,16 +72,23 @@ async function writeResponse(res: ServerResponse, response: Response): Promise<v
   res.end();
 }
 
-/** Listens on hostname:port (0: any free port) with the PEM certificate and key. */
+/**
+ * Listens on hostname:port (0: any free port) with the PEM certificate and key. The handler also gets
+ * the header lines as received (a `Request` joins a repeated header's values with ", ").
+ */
 export async function listenHttps(
   opts: { hostname: string; port: number; certPem: string; keyPem: string },
-  handler: (req: Request) => Promise<Response>,
+  handler: (req: Request, rawHeaders: [string, string][]) => Promise<Response>,
 ): Promise<HttpsListener> {
   const server = https.createServer({ cert: opts.certPem, key: opts.keyPem }, (req, res) => {
     const abort = new AbortController();
     res.on("close", () => abort.abort());
     const host = req.headers.host ?? opts.hostname;
-    handler(toRequest(req, host, abort.signal))
+    const raw: [string, string][] = [];
+    for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+      raw.push([req.rawHeaders[i], req.rawHeaders[i + 1]]);
+    }
+    handler(toRequest(req, host, abort.signal), raw)
       .then((response) => writeResponse(res, response))
       .catch((e) => {
         res.writeHead(500, { "content-type": "text/plain" });

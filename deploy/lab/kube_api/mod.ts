@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { kubeconfigText } from "./pki.ts";
 import { type KubeApiOptions, type KubeApiServer, serveKubeApi } from "./server.ts";
 
-export type { KubeApiOptions, KubeApiServer } from "./server.ts";
+export type { KubeApiOptions, KubeApiServer, RequestLogEntry } from "./server.ts";
 
 /** A started server and the files it wrote. */
 export interface StartedKubeApi {

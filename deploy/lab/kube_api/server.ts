@@ -30,6 +30,19 @@ export interface KubeApiOptions {
   extraNames?: string[];
   /** Log each request to stderr. */
   verbose?: boolean;
+  /**
+   * Called with each request's method, URL and header lines as received, before it is handled (for
+   * tests that check what a client sent, e.g. meshctl's Impersonate-* headers).
+   */
+  requestLog?: (entry: RequestLogEntry) => void;
+}
+
+/** A request as {@link KubeApiOptions.requestLog} sees it. */
+export interface RequestLogEntry {
+  method: string;
+  url: string;
+  /** Header lines in the order received, names as sent; a repeated header is several lines. */
+  headers: [string, string][];
 }
 
 /** A running server. */
@@ -80,7 +93,8 @@ export async function serveKubeApi(opts: KubeApiOptions = {}): Promise<KubeApiSe
     tokenRequest: (ns: string, name: string, body: Record<string, unknown>) => tokens.request(ns, name, body),
     tokenReview: (body: Record<string, unknown>) => tokens.review(body),
   };
-  const handler = async (req: Request): Promise<Response> => {
+  const handler = async (req: Request, rawHeaders: [string, string][]): Promise<Response> => {
+    opts.requestLog?.({ method: req.method, url: req.url, headers: rawHeaders });
     const path = new URL(req.url).pathname;
     let res: Response;
     try {

@@ -41,6 +41,12 @@ export interface ApiClientOptions {
    * token bucket: `burst` requests at once, then one every 1/qps s). Default: no limit.
    */
   rateLimit?: { qps: number; burst: number };
+  /**
+   * Headers sent with every request, after (and replacing) the kubeconfig's: `[name, value]` pairs, a
+   * name repeated for a header that repeats (meshctl's Impersonate-User/-Group/-Uid, as kubectl's
+   * `--as`, `--as-group`, `--as-uid`).
+   */
+  headers?: [string, string][];
 }
 
 /** The parts of a request beyond its method and path. */
@@ -57,6 +63,7 @@ export interface ApiRequest {
 export class ApiClient {
   readonly #config: KubeConfig;
   readonly #limiter: TokenBucket | undefined;
+  readonly #extraHeaders: [string, string][];
   /** Made once, on first use: concurrent first requests share it. */
   #client: Promise<Deno.HttpClient> | undefined;
 
@@ -68,6 +75,7 @@ export class ApiClient {
     this.#config = config;
     const r = options.rateLimit;
     this.#limiter = r && r.qps > 0 ? new TokenBucket(r.qps, Math.max(1, r.burst)) : undefined;
+    this.#extraHeaders = options.headers ?? [];
   }
 
   /**
@@ -90,9 +98,16 @@ export class ApiClient {
     const url = new URL(server + path);
     for (const [k, v] of Object.entries(req.query ?? {})) url.searchParams.set(k, v);
     await this.#limiter?.take(req.signal);
-    const headers: Record<string, string> = { ...(await this.#authHeaders()), accept: "application/json" };
+    // A list of pairs, not a Headers object: Deno's fetch sends a name repeated in a list as separate
+    // lines (measured), as the API server reads Impersonate-Group, but joins Headers.append's with ", ".
+    const replaced = new Set(this.#extraHeaders.map(([name]) => name.toLowerCase()));
+    const headers: [string, string][] = [
+      ...Object.entries(await this.#authHeaders()).filter(([name]) => !replaced.has(name.toLowerCase())),
+      ["accept", "application/json"],
+      ...this.#extraHeaders,
+    ];
     const client = await (this.#client ??= this.#makeClient());
-    if (req.body !== undefined) headers["content-type"] = req.contentType ?? "application/json";
+    if (req.body !== undefined) headers.push(["content-type", req.contentType ?? "application/json"]);
     return await fetch(url, {
       method,
       headers,

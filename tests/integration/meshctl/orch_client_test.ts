@@ -1,0 +1,73 @@
+import assert from "node:assert/strict";
+import { orchClient, type OrchFlags } from "../../../meshctl/orch/orch_client.ts";
+import { startOrchTestApi } from "./orch_support.ts";
+
+const NONE: OrchFlags = {
+  orchconfig: "",
+  context: "",
+  as: "",
+  asGroup: [],
+  asUid: "",
+  namespace: "",
+  meshNamespace: "mesh-system",
+};
+
+Deno.test("orch client: -c, --context and the namespace default from the context, against the test API server", async () => {
+  const t = await startOrchTestApi();
+  try {
+    const current = orchClient({ ...NONE, orchconfig: t.kubeconfig }, {});
+    try {
+      assert.equal(current.context, "with-ns");
+      assert.equal(current.namespace, "foo");
+      const ns = await current.api.json<{ metadata: { name: string } }>(
+        "GET",
+        `/api/v1/namespaces/${current.namespace}`,
+      );
+      assert.equal(ns.metadata.name, "foo");
+    } finally {
+      await current.close();
+    }
+    const bare = orchClient({ ...NONE, orchconfig: t.kubeconfig, context: "bare" }, {});
+    assert.equal(bare.namespace, "default");
+    await bare.close();
+    const flagged = orchClient({ ...NONE, orchconfig: t.kubeconfig, context: "bare", namespace: "bar" }, {});
+    assert.equal(flagged.namespace, "bar");
+    await flagged.close();
+    assert.throws(
+      () => orchClient({ ...NONE, orchconfig: t.kubeconfig, context: "nope" }, {}),
+      /--context: context "nope" does not exist in --orchconfig .*two-contexts\.yaml/,
+    );
+  } finally {
+    await t.stop();
+  }
+});
+
+Deno.test("orch client: --as, --as-group (repeated) and --as-uid reach the server as separate header lines", async () => {
+  const t = await startOrchTestApi();
+  try {
+    const c = orchClient({
+      ...NONE,
+      orchconfig: t.kubeconfig,
+      as: "jane",
+      asGroup: ["devs", "ops"],
+      asUid: "42",
+    }, {});
+    try {
+      await c.api.json("GET", "/api/v1/namespaces/foo");
+    } finally {
+      await c.close();
+    }
+    const seen = t.log.find((e) => new URL(e.url).pathname === "/api/v1/namespaces/foo")!;
+    const lines = seen.headers.filter(([name]) => name.toLowerCase().startsWith("impersonate-"))
+      .map(([name, value]) => [name.toLowerCase(), value]);
+    assert.deepEqual(lines, [
+      ["impersonate-user", "jane"],
+      ["impersonate-group", "devs"],
+      ["impersonate-group", "ops"],
+      ["impersonate-uid", "42"],
+    ]);
+    assert.ok(seen.headers.some(([n, v]) => n.toLowerCase() === "authorization" && v.startsWith("Bearer ")));
+  } finally {
+    await t.stop();
+  }
+});
