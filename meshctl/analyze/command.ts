@@ -19,7 +19,7 @@ import { atLeast, type Level, parseLevel } from "./messages.ts";
 import { applySuppressions, formatMessages, OUTPUT_FORMATS, parseSuppressions } from "./report.ts";
 import { KUBE_ANALYZERS } from "./live/kube_analyzers.ts";
 import { inputFromCluster } from "./live/cluster_input.ts";
-import { connectCluster, orchestratorNamed } from "../diagnose/cluster.ts";
+import { commandOrchClient, orchFlags } from "../orch/orch_client.ts";
 
 /** Every analyzer: the mesh config's, then the live cluster's (which say nothing without a cluster). */
 const ALL_ANALYZERS = [...ANALYZERS, ...KUBE_ANALYZERS];
@@ -97,13 +97,15 @@ function readsCluster(command: CommandUnknownOpts, opts: Record<string, unknown>
   const meshdNamed = opts.xdsAddress !== undefined ||
     command.getOptionValueSource("debugAddress") === "cli" ||
     !!Deno.env.get("MESHCTL_DEBUG_ADDRESS") || command.optsWithGlobals().lab !== undefined;
-  return orchestratorNamed(command) && !meshdNamed;
+  const flags = orchFlags(command);
+  const orchNamed = flags.orchconfig !== "" || flags.context !== "" || !!Deno.env.get("KUBECONFIG");
+  return orchNamed && !meshdNamed;
 }
 
 async function fromCluster(command: CommandUnknownOpts, rootNamespace: string): Promise<AnalysisInput> {
-  const cluster = connectCluster(command);
+  const cluster = commandOrchClient(command);
   try {
-    return await inputFromCluster(cluster.api, rootNamespace, `cluster (context ${cluster.context})`);
+    return await inputFromCluster(cluster.api, rootNamespace, cluster.description);
   } finally {
     await cluster.close();
   }
