@@ -15,6 +15,7 @@ import { addLabMode, closeLabMode } from "./lab_connector.ts";
 import { optionsCommand } from "./options_command.ts";
 import { workloadCommand } from "./workload/command.ts";
 import { experimentalCommand } from "./experimental/command.ts";
+import { diagnoseCommands, diagnoseExperimentalCommands } from "./diagnose/command.ts";
 import { DEFAULT_MESH_NAMESPACE } from "./global_options.ts";
 import { proxyConfigCommand } from "./proxy_config/command.ts";
 import { proxyStatsCommand } from "./proxy_stats/command.ts";
@@ -76,8 +77,10 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
       internalDebugCommand(io),
       versionCommand(io),
       workloadCommand(io),
+      ...diagnoseExperimentalCommands(io),
     ]),
   );
+  for (const c of diagnoseCommands(io)) program.addCommand(c);
   program.addCommand(optionsCommand(() => program, io.stdout));
   program.addCommand(versionCommand(io));
   program.addCommand(completionCommand(() => program, io.stdout));
