@@ -102,14 +102,14 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
   try {
     await program.parseAsync(inlineBoolFlags(args, program), { from: "user" });
   } catch (e) {
-    const err = e as { code?: string; exitCode?: number; message: string };
+    const err = e as { code?: unknown; exitCode?: number; message: string };
     if (
       err.code === "commander.helpDisplayed" || err.code === "commander.version" ||
       err.code === "commander.help"
     ) {
       return 0;
     }
-    if (err.code?.startsWith("commander.")) return err.exitCode === 0 ? 0 : 2;
+    if (typeof err.code === "string" && err.code.startsWith("commander.")) return err.exitCode === 0 ? 0 : 2;
     io.stderr(`error: ${err.message}\n`);
     return 1;
   } finally {

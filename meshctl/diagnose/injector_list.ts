@@ -32,14 +32,21 @@ function revisionOf(labels: Record<string, string>): string | undefined {
   return REVISION_LABELS.map((k) => labels[k]).find((v) => v !== undefined);
 }
 
-/** The injector hooks (webhooks named `*sidecar-injector*`) and the namespaces they select. */
+/**
+ * The injector hooks (webhooks named `*sidecar-injector*`) and the namespaces they inject by default:
+ * a hook's namespaceSelector matches the namespace and its objectSelector a pod that says nothing (so
+ * the hook for pods labelled `sidecar.mesh.io/inject=true` does not list every namespace).
+ */
 export function injectorHooks(configs: Obj[], namespaces: Obj[]): InjectorHook[] {
   const out: InjectorHook[] = [];
   for (const c of configs) {
     const hooks = objs(c.webhooks).filter((h) => String(h.name ?? "").includes("sidecar-injector"));
     if (hooks.length === 0) continue;
     const selected = namespaces.filter((n) =>
-      hooks.some((h) => labelSelectorMatches(h.namespaceSelector, labelsOf(n.metadata, "labels")))
+      hooks.some((h) =>
+        labelSelectorMatches(h.namespaceSelector, labelsOf(n.metadata, "labels")) &&
+        labelSelectorMatches(h.objectSelector, {})
+      )
     ).map((n) => String(obj(n.metadata).name));
     out.push({
       name: String(obj(c.metadata).name),
