@@ -166,7 +166,7 @@ Deno.test(requires(kubectlMissing(), {
       const svc = await ok(c, ["x", "describe", "svc", "httpbin.foo"]);
       assert.match(
         svc,
-        /^Service: httpbin\n   Port: http 8000 targets http\n   VirtualService: httpbin.foo\n-+\nPod: httpbin\n/,
+        /^Service: httpbin\n {3}Port: http 8000 targets http\n {3}VirtualService: httpbin.foo\n-+\nPod: httpbin\n/,
       );
       const none = await c.meshctl(["x", "describe", "pod", "nope.foo"]);
       assert.match(none.err, /pod nope not found in namespace foo/);
