@@ -1,6 +1,6 @@
 /**
  * The diagnose commands that read a cluster (issue 15, item 3), for cli.ts to register:
- * `x check-inject`, `x describe pod|service`, `x injector list` under `experimental`, and
+ * `x check-inject`, `x describe pod|service`, `x injector list`, `x precheck` under `experimental`, and
  * `create-remote-secret` and `remote-clusters` at the top level.
  *
  * @module
@@ -13,6 +13,7 @@ import type { AnalysisInput } from "../analyze/input.ts";
 import { checkInjectCommand } from "./check_inject.ts";
 import { describePod, describeService } from "./describe.ts";
 import { injectorListCommand } from "./injector_list.ts";
+import { precheckCommand } from "./precheck.ts";
 import { createRemoteSecretCommand } from "./remote_secret.ts";
 import { remoteClustersCommand } from "./remote_clusters.ts";
 
@@ -78,6 +79,7 @@ export function diagnoseExperimentalCommands(io: CliIo): CommandUnknownOpts[] {
     checkInjectCommand(io),
     describeCommand(io),
     new Command("injector").description("Sidecar injector webhooks").addCommand(injectorListCommand(io)),
+    precheckCommand(io),
   ];
 }
 
