@@ -23,8 +23,12 @@ import { proxyStatusCommand } from "./proxy_status/command.ts";
 import { validateCommand } from "./commands/validate.ts";
 import { versionCommand } from "./commands/version.ts";
 import { collectArray } from "../shared/internal/cli/pflag.ts";
+import { checkCommand, notYetCommand } from "./command_check.ts";
+import { addOrchXdsMode, closeOrchXdsMode } from "./orch/xds_mode.ts";
 
 import type { CliIo } from "./cli_io.ts";
+
+const AMBIENT = "needs ambient mode (node proxies and waypoints), which the mesh does not have (issue 15)";
 
 /** Builds the whole meshctl command tree. */
 export function buildProgram(io: CliIo): CommandUnknownOpts {
@@ -64,6 +68,7 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
     for (const w of inertFlagWarnings(action)) io.stderr(`warning: ${w}\n`);
   });
   addLabMode(program);
+  addOrchXdsMode(program);
   program.addCommand(validateCommand(io.stdout, io.setExitCode));
   program.addCommand(analyzeCommand(io));
   program.addCommand(proxyConfigCommand(io));
@@ -84,6 +89,26 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
   program.addCommand(optionsCommand(() => program, io.stdout));
   program.addCommand(versionCommand(io));
   program.addCommand(completionCommand(() => program, io.stdout));
+  program.addCommand(
+    notYetCommand("waypoint", "Manage waypoint configuration", AMBIENT, [
+      "apply",
+      "delete",
+      "generate",
+      "list",
+      "status",
+    ]),
+  );
+  program.addCommand(
+    notYetCommand("nodeproxy-config", "Retrieve or update node-proxy configuration", AMBIENT, [
+      "all",
+      "certificate",
+      "connections",
+      "log",
+      "policy",
+      "service",
+      "workload",
+    ]),
+  );
   const all = (c: CommandUnknownOpts): CommandUnknownOpts[] => [c, ...c.commands.flatMap(all)];
   for (const c of all(program)) c.configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   return program;
@@ -99,8 +124,14 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
   const program = buildProgram({ ...io, setExitCode: (c) => (code = c) });
   const all = (c: CommandUnknownOpts): CommandUnknownOpts[] => [c, ...c.commands.flatMap(all)];
   for (const c of all(program)) c.exitOverride();
+  const inlined = inlineBoolFlags(args, program);
+  const problem = checkCommand(inlined, program);
+  if (problem) {
+    io.stderr(`error: ${problem.message}\n`);
+    return problem.exitCode;
+  }
   try {
-    await program.parseAsync(inlineBoolFlags(args, program), { from: "user" });
+    await program.parseAsync(inlined, { from: "user" });
   } catch (e) {
     const err = e as { code?: unknown; exitCode?: number; message: string };
     if (
@@ -114,6 +145,7 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
     return 1;
   } finally {
     await closeLabMode(program);
+    await closeOrchXdsMode(program);
   }
   return code;
 }

@@ -3,7 +3,8 @@
  * the {@link MeshdDebugSource} they name: meshd's debug HTTP interface (`--debug-address`), or
  * debug requests over xDS (`--xds-address`, as istioctl) with `--xds-port`, `--cert-dir`,
  * `--authority`, `--insecure`, `--plaintext` and a bearer token (`--xds-token-file` or env
- * MESHCTL_XDS_TOKEN). `--xds-label` is refused: there is no orchestrator to select meshd pods from.
+ * MESHCTL_XDS_TOKEN). `--xds-label` and the orchestrator's token are resolved before the command
+ * runs (orch/xds_mode.ts), which leaves `--xds-label` unset.
  *
  * @module
  */
@@ -77,7 +78,11 @@ export function addDebugFlags<T extends Command<unknown[], Record<string, unknow
     ),
   );
   command.addOption(
-    new Option("--xds-label <selector>", "daemon pod label selector (not supported: no orchestrator)"),
+    new Option(
+      "--xds-label <selector>",
+      "meshd pod label selector (e.g. app=meshd) in -i's namespace: dial that pod's IP at --xds-port with a " +
+        "token from the orchestrator (no port-forward yet: the pod IP must be reachable)",
+    ),
   );
   return command;
 }
@@ -153,9 +158,7 @@ function xdsClient(opts: Record<string, unknown>, timeout: number): XdsDebugClie
  */
 export function meshdClient(opts: Record<string, unknown>): MeshdDebugSource {
   if (opts.xdsLabel !== undefined) {
-    throw new Error(
-      "--xds-label is not supported: there is no orchestrator to select meshd pods; use --xds-address",
-    );
+    throw new Error("--xds-label selects meshd pods through the orchestrator, which --lab replaces");
   }
   const timeout = timeoutMs(String(opts.timeout));
   if (opts.xdsAddress !== undefined) return xdsClient(opts, timeout);

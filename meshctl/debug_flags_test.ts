@@ -24,7 +24,10 @@ Deno.test("debug flags: --debug-address by default, --xds-address for xDS, --xds
 Deno.test("debug flags: errors name the flag", () => {
   const err = (opts: Record<string, unknown>, re: RegExp) =>
     assert.throws(() => meshdClient({ ...base, ...opts }), re);
-  err({ xdsLabel: "app=meshd" }, /--xds-label is not supported/);
+  err(
+    { xdsLabel: "app=meshd" },
+    /--xds-label selects meshd pods through the orchestrator, which --lab replaces/,
+  );
   err({ insecure: true }, /--insecure applies to debug requests over xDS/);
   err({ xdsAddress: "h", xdsPort: "70000", plaintext: true }, /--xds-port: "70000" is not a port number/);
   err({ xdsAddress: "h:", plaintext: true }, /--xds-address: "h:" is not host\[:port\]/);

@@ -23,6 +23,9 @@ import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { ApiClient } from "../../shared/internal/kube/api_client.ts";
 import { DEFAULT_MESH_NAMESPACE } from "../global_options.ts";
 
+/** No kubeconfig was given or found (and not in a pod): commands that can do without one go on. */
+export class NoOrchConfigError extends Error {}
+
 /** The orchestrator flags of the root command, as given (empty strings when not given). */
 export interface OrchFlags {
   /** `-c, --orchconfig`: a kubeconfig file. */
@@ -93,8 +96,8 @@ export function orchFlags(command: CommandUnknownOpts): OrchFlags {
  *
  * @param env the process environment (KUBECONFIG, HOME, KUBERNETES_SERVICE_HOST)
  * @returns the config and where it came from
- * @throws Error naming the file or context: unreadable or invalid file, unknown `--context`, no
- *   kubeconfig at all
+ * @throws Error naming the file or context: unreadable or invalid file, unknown `--context`;
+ *   {@link NoOrchConfigError} when there is no kubeconfig at all
  */
 export function loadOrchConfig(
   flags: Pick<OrchFlags, "orchconfig" | "context">,
@@ -125,7 +128,7 @@ export function loadOrchConfig(
     config.loadFromCluster();
     source = "in-cluster config";
   } else {
-    throw new Error(
+    throw new NoOrchConfigError(
       "no orchestrator configuration: give -c/--orchconfig, set KUBECONFIG, or create ~/.kube/config",
     );
   }

@@ -214,7 +214,10 @@ Deno.test("meshctl over xDS: every live command as over HTTP, with a certificate
         ["proxy-status", "--xds-address", plain, "--plaintext"],
         /UNAUTHENTICATED: authentication required/,
       );
-      await fails(["proxy-status", "--xds-label", "app=meshd"], /--xds-label is not supported/);
+      await fails(
+        ["proxy-status", "--xds-label", "app=meshd"],
+        /no orchestrator configuration: give -c\/--orchconfig/,
+      );
       await fails(
         ["proxy-status", "--cert-dir", system],
         /--cert-dir applies to debug requests over xDS: give meshd's address/,
