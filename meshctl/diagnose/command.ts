@@ -1,7 +1,7 @@
 /**
  * The diagnose commands that read a cluster (issue 15, item 3), for cli.ts to register:
  * `x check-inject`, `x describe pod|service`, `x injector list`, `x precheck` under `experimental`, and
- * `create-remote-secret`, `remote-clusters` and `dashboard` at the top level.
+ * `create-remote-secret`, `remote-clusters`, `dashboard` and `bug-report` at the top level.
  *
  * @module
  */
@@ -16,6 +16,7 @@ import { injectorListCommand } from "./injector_list.ts";
 import { precheckCommand } from "./precheck.ts";
 import { createRemoteSecretCommand } from "./remote_secret.ts";
 import { dashboardCommand } from "./dashboard.ts";
+import { bugReportCommand } from "./bug_report.ts";
 import { remoteClustersCommand } from "./remote_clusters.ts";
 
 /** Runs `fn` with the cluster read for analysis, closing the client after. */
@@ -86,5 +87,10 @@ export function diagnoseExperimentalCommands(io: CliIo): CommandUnknownOpts[] {
 
 /** The top-level commands of this folder. */
 export function diagnoseCommands(io: CliIo): CommandUnknownOpts[] {
-  return [createRemoteSecretCommand(io), remoteClustersCommand(io), dashboardCommand(io)];
+  return [
+    createRemoteSecretCommand(io),
+    remoteClustersCommand(io),
+    dashboardCommand(io),
+    bugReportCommand(io),
+  ];
 }
