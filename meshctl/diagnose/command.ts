@@ -1,6 +1,7 @@
 /**
  * The diagnose commands that read a cluster (issue 15, item 3), for cli.ts to register:
- * `x check-inject`, `x describe pod|service`, `x injector list`, `x precheck` under `experimental`, and
+ * `x check-inject`, `x describe pod|service`, `x injector list`, `x precheck`, `x config list` under
+ * `experimental`, and
  * `create-remote-secret`, `remote-clusters`, `dashboard` and `bug-report` at the top level.
  *
  * @module
@@ -14,6 +15,7 @@ import { checkInjectCommand } from "./check_inject.ts";
 import { describePod, describeService } from "./describe.ts";
 import { injectorListCommand } from "./injector_list.ts";
 import { precheckCommand } from "./precheck.ts";
+import { configCommand } from "./config_list.ts";
 import { createRemoteSecretCommand } from "./remote_secret.ts";
 import { dashboardCommand } from "./dashboard.ts";
 import { bugReportCommand } from "./bug_report.ts";
@@ -82,6 +84,7 @@ export function diagnoseExperimentalCommands(io: CliIo): CommandUnknownOpts[] {
     describeCommand(io),
     new Command("injector").description("Sidecar injector webhooks").addCommand(injectorListCommand(io)),
     precheckCommand(io),
+    configCommand(io),
   ];
 }
 
