@@ -25,6 +25,7 @@ import { versionCommand } from "./commands/version.ts";
 import { collectArray } from "../shared/internal/cli/pflag.ts";
 import { checkCommand, notYetCommand } from "./command_check.ts";
 import { addOrchXdsMode, closeOrchXdsMode } from "./orch/xds_mode.ts";
+import { COMPLETE_COMMAND, runComplete } from "./orch/complete.ts";
 
 import type { CliIo } from "./cli_io.ts";
 
@@ -88,7 +89,7 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
   for (const c of diagnoseCommands(io)) program.addCommand(c);
   program.addCommand(optionsCommand(() => program, io.stdout));
   program.addCommand(versionCommand(io));
-  program.addCommand(completionCommand(() => program, io.stdout));
+  program.addCommand(completionCommand(() => program, io.stdout, COMPLETE_COMMAND));
   program.addCommand(
     notYetCommand("waypoint", "Manage waypoint configuration", AMBIENT, [
       "apply",
@@ -124,6 +125,7 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
   const program = buildProgram({ ...io, setExitCode: (c) => (code = c) });
   const all = (c: CommandUnknownOpts): CommandUnknownOpts[] => [c, ...c.commands.flatMap(all)];
   for (const c of all(program)) c.exitOverride();
+  if (args[0] === COMPLETE_COMMAND) return await runComplete(args.slice(1), program, io.stdout);
   const inlined = inlineBoolFlags(args, program);
   const problem = checkCommand(inlined, program);
   if (problem) {

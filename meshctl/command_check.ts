@@ -57,44 +57,84 @@ function hasAction(c: CommandUnknownOpts): boolean {
   return (c as unknown as { _actionHandler?: unknown })._actionHandler != null;
 }
 
-/** Whether option token `token` (without `=value`) of the commands in `chain` takes a separate value. */
-function takesValue(token: string, chain: CommandUnknownOpts[]): boolean {
-  for (const c of chain) {
-    const o = c.options.find((o) => o.long === token || o.short === token);
-    if (o) return (o.required || o.optional) && !o.flags.endsWith("[bool]");
+/** Where {@link walkArgs} got to. */
+export interface ArgsWalk {
+  /** The commands named, from the root. */
+  chain: CommandUnknownOpts[];
+  /** The arguments after the last command that are not options or option values. */
+  positionals: string[];
+  /** Option values given, by attribute name (`namespace`, `asGroup`…), in order; `--x=v` included. */
+  values: Map<string, string[]>;
+  /** The first word that names no subcommand of a group without an action of its own. */
+  unknown?: string;
+}
+
+function optionOf(token: string, chain: CommandUnknownOpts[]) {
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const o = chain[i].options.find((o) => o.long === token || o.short === token);
+    if (o) return o;
   }
-  return false;
+  return undefined;
 }
 
 /**
- * Walks `args` (after {@link inlineBoolFlags}-style rewriting) down the command tree.
+ * Walks `args` (after {@link inlineBoolFlags}-style rewriting) down the command tree, skipping options
+ * and their values, as commander will parse them.
+ */
+export function walkArgs(args: string[], program: CommandUnknownOpts): ArgsWalk {
+  const walk: ArgsWalk = { chain: [program], positionals: [], values: new Map() };
+  const record = (key: string, value: string) =>
+    walk.values.set(key, [...(walk.values.get(key) ?? []), value]);
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    const current = walk.chain[walk.chain.length - 1];
+    if (a === "--") {
+      walk.positionals.push(...args.slice(i + 1));
+      break;
+    }
+    if (a.startsWith("-") && a !== "-") {
+      const eq = a.indexOf("=");
+      const o = optionOf(eq > 0 ? a.slice(0, eq) : a, walk.chain);
+      if (o && eq > 0) record(o.attributeName(), a.slice(eq + 1));
+      else if (o && (o.required || o.optional) && !o.flags.endsWith("[bool]") && i + 1 < args.length) {
+        record(o.attributeName(), args[++i]);
+      }
+      continue;
+    }
+    const next = walk.positionals.length > 0 || NOT_YET.has(current)
+      ? undefined
+      : current.commands.find((c) => c.name() === a || c.aliases().includes(a));
+    if (next) {
+      walk.chain.push(next);
+      continue;
+    }
+    if (
+      walk.unknown === undefined && walk.positionals.length === 0 && current.commands.length > 0 &&
+      !NOT_YET.has(current) && !hasAction(current) && a !== "help"
+    ) {
+      walk.unknown = a;
+    }
+    walk.positionals.push(a);
+  }
+  return walk;
+}
+
+/**
+ * Checks `args` before commander parses them.
  *
  * @returns the problem: an unknown subcommand of a group that has no action of its own, or a
  *   not-yet command; undefined when commander may parse the arguments
  */
 export function checkCommand(args: string[], program: CommandUnknownOpts): CommandProblem | undefined {
-  const chain = [program];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    const current = chain[chain.length - 1];
-    if (a === "--") break;
-    if (a.startsWith("-") && a !== "-") {
-      const bare = /^--[^=]+$/.test(a) || /^-[^-]$/.test(a);
-      if (bare && takesValue(a, chain)) i++;
-      continue;
-    }
-    if (current.commands.length === 0 || NOT_YET.has(current)) break;
-    if (a === "help" && !hasAction(current)) continue;
-    const next = current.commands.find((c) => c.name() === a || c.aliases().includes(a));
-    if (next) {
-      chain.push(next);
-      continue;
-    }
-    if (hasAction(current)) break;
-    const path = pathOf(current);
-    return { message: `unknown command "${a}" for "${path}"\nRun '${path} --help' for usage.`, exitCode: 2 };
+  const walk = walkArgs(args, program);
+  if (walk.unknown !== undefined) {
+    const path = pathOf(walk.chain[walk.chain.length - 1]);
+    return {
+      message: `unknown command "${walk.unknown}" for "${path}"\nRun '${path} --help' for usage.`,
+      exitCode: 2,
+    };
   }
-  for (const c of chain) {
+  for (const c of walk.chain) {
     const reason = NOT_YET.get(c);
     if (reason !== undefined) return { message: `${pathOf(c)}: not available yet: ${reason}`, exitCode: 1 };
   }

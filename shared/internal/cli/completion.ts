@@ -1,7 +1,11 @@
 /**
  * Shell completion scripts generated from a commander program's command tree, for bash, zsh, fish
  * and PowerShell, as cobra's `completion` command prints them (meshctl and meshd seeds,
- * "completion"). Commands, aliases and flags complete; flag values do not.
+ * "completion"). Commands, aliases and flags complete from the script itself. With `dynamic`, the bash,
+ * zsh and fish scripts also run `<program> <dynamic> <words…> <current word>` (cobra's `__complete`
+ * protocol: one candidate per line, `name<TAB>description` allowed, then a `:<directive>` line) for
+ * values: after a flag that takes one, only its candidates; elsewhere they are added to the
+ * subcommands (flags are offered once a word starts with `-`, as cobra does). PowerShell's script stays static.
  *
  * @module
  */
@@ -46,12 +50,12 @@ function flatten(cmd: CommandUnknownOpts, path: string[], inherited: Node["flags
  * The completion script of a program for one shell.
  *
  * @param program the root command; its name is the command completed
- * @param options `descriptions: false` for --no-descriptions
+ * @param options `descriptions: false` for --no-descriptions; `dynamic`: the hidden command to ask
  */
 export function completionScript(
   program: CommandUnknownOpts,
   shell: Shell,
-  options: { descriptions: boolean },
+  options: { descriptions: boolean; dynamic?: string },
 ): string {
   const nodes = flatten(program, [], []);
   const name = program.name();
@@ -84,7 +88,17 @@ ${aliasMap}
   case "$path" in
 ${cases}
     *) words='' ;;
-  esac
+  esac${
+        options.dynamic
+          ? `
+  if [[ "$cur" != -* ]]; then
+    local dynamic prev="\${COMP_WORDS[COMP_CWORD-1]}"
+    dynamic=$(${name} ${options.dynamic} "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null | grep -v '^:' | cut -f1)
+    words="$(printf '%s\\n' $words | grep -v '^-') $dynamic"
+    if [[ "$prev" == -* && -n "$dynamic" ]]; then words="$dynamic"; fi
+  fi`
+          : ""
+      }
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }
 complete -F ${fn}_complete ${name}
@@ -109,6 +123,12 @@ ${bash.split("\n").slice(1).join("\n")}`;
           const d = options.descriptions ? ` -d '${q(f.description)}'` : "";
           lines.push(`complete -c ${name} -n '${cond}' ${flag}${d}`);
         }
+      }
+      if (options.dynamic) {
+        lines.push(
+          `complete -c ${name} -a '(${name} ${options.dynamic} (commandline -opc)[2..-1] (commandline -ct) ` +
+            `2>/dev/null | string match -rv "^:" | string replace -r "\\t.*" "")'`,
+        );
       }
       return lines.join("\n") + "\n";
     }
