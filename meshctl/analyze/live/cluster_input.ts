@@ -102,7 +102,16 @@ export async function inputFromCluster(
     pods: (pods ?? []).map(toPod),
     services: (services ?? []).map(toService),
   };
-  return finishInput(mesh.resources, {
+  return inputFromObjects(cluster, mesh.resources, { rootNamespace, issues: mesh.issues, target });
+}
+
+/** An analysis input from cluster objects and mesh resources: pods become workloads with their bound ports. */
+export function inputFromObjects(
+  cluster: ClusterObjects,
+  resources: AnalyzedResource[],
+  o: { rootNamespace: string; issues: ValidationIssue[]; target: string },
+): AnalysisInput {
+  return finishInput(resources, {
     namespaces: cluster.namespaces.map((n) => n.name),
     workloads: cluster.pods.map((p) => ({
       namespace: p.namespace,
@@ -111,9 +120,7 @@ export async function inputFromCluster(
       kind: "Pod",
       bound: podBoundPorts(p, cluster.services),
     })),
-    rootNamespace,
-    issues: mesh.issues,
-    target,
+    ...o,
     files: [],
     cluster,
   });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { runAnalysis } from "../command.ts";
-import { finishInput } from "../input.ts";
+import { inputFromObjects } from "./cluster_input.ts";
 import { inputFromFiles } from "../input.ts";
 import {
   type ClusterObjects,
@@ -59,20 +59,10 @@ async function codes(cluster: Partial<ClusterObjects>, yaml = ""): Promise<strin
       await Deno.remove(dir, { recursive: true });
     }
   }
-  const input = finishInput(resources, {
-    namespaces: objects.namespaces.map((n) => n.name),
-    workloads: objects.pods.map((p) => ({
-      namespace: p.namespace,
-      name: p.name,
-      labels: p.labels,
-      kind: "Pod",
-      bound: podBoundPorts(p, objects.services),
-    })),
+  const input = inputFromObjects(objects, resources, {
     rootNamespace: "mesh-system",
     issues: [],
     target: "test",
-    files: [],
-    cluster: objects,
   });
   return runAnalysis(input).map((m) =>
     `${m.type.code} ${m.resource ? `${m.resource.kind} ${m.resource.namespace}/${m.resource.name}` : "-"}`
