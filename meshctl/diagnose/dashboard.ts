@@ -157,11 +157,10 @@ async function serve(
   forward.close();
 }
 
-function withForwardFlags<T extends Command<never, Record<string, unknown>>>(c: T): T {
+function withForwardFlags(c: CommandUnknownOpts): void {
   c.option("--address <address>", "local address: an IP, or localhost (127.0.0.1 and ::1)", "localhost");
   c.option("--browser [bool]", "open a browser; --browser=false prints the URL only", parseBool, true);
   c.option("-p, --port <port>", "local port; 0 picks one", "0");
-  return c;
 }
 
 type ForwardOpts = {
@@ -182,7 +181,7 @@ function podCommand(
   const c = new Command(name).description(description)
     .argument("[target]", "[<type>/]<name>[.<namespace>] of a pod")
     .option("-l, --selector <selector>", "label selector of the pod, instead of a name");
-  withForwardFlags(c as unknown as Command<never, Record<string, unknown>>);
+  withForwardFlags(c);
   if (name === "controlz") c.option("--ctrlz_port <port>", "ControlZ port", "9876");
   c.action(async (target, raw, command) => {
     const opts = raw as ForwardOpts;
@@ -212,7 +211,7 @@ function addonCommand(
 ): CommandUnknownOpts {
   const c = new Command(name).description(`Open ${what} (forwards to its Service's pods when installed)`)
     .option("--ui-port <port>", `${what}'s port`, String(uiPort));
-  withForwardFlags(c as unknown as Command<never, Record<string, unknown>>);
+  withForwardFlags(c);
   c.action(async (raw, command) => {
     const opts = raw as ForwardOpts & { uiPort: string };
     const orch = commandOrchClient(command);
