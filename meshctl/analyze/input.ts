@@ -111,11 +111,35 @@ interface ConfigzEntry {
   source?: { file: string; line: number };
 }
 
-interface RegistryzWorkload {
+/** A workload of meshd's /debug/registryz (the parts read). */
+export interface RegistryzWorkload {
   key: string;
   name: string;
   namespace: string;
   labels: Record<string, string>;
+  /** The ports bound to a service, as meshd computed them (absent from an older meshd). */
+  inboundMtls?: { port: number }[];
+}
+
+/**
+ * The registry's workloads that no WorkloadEntry declares (auto-registered ones), with the ports meshd
+ * found bound to a service, so that the analyzers judge their ports as they judge pods'.
+ *
+ * @param declared `<namespace>/<name>` of the WorkloadEntries under analysis
+ */
+export function undeclaredWorkloads(workloads: RegistryzWorkload[], declared: Set<string>): KnownWorkload[] {
+  return workloads.filter((w) => !declared.has(w.key)).map((w) => ({
+    namespace: w.namespace,
+    name: w.name,
+    labels: w.labels,
+    ...(w.inboundMtls === undefined ? {} : {
+      bound: w.inboundMtls.filter((m) => m.port > 0).map((m) => ({
+        service: "",
+        servicePort: { number: m.port },
+        containerPort: m.port,
+      })),
+    }),
+  }));
 }
 
 /**
@@ -139,11 +163,7 @@ export async function inputFromMeshd(client: MeshdDebugSource): Promise<Analysis
     resources.filter((r) => r.kind === "WorkloadEntry").map((r) => `${r.namespace}/${r.name}`),
   );
   return finishInput(resources, {
-    workloads: registryz.workloads.filter((w) => !declared.has(w.key)).map((w) => ({
-      namespace: w.namespace,
-      name: w.name,
-      labels: w.labels,
-    })),
+    workloads: undeclaredWorkloads(registryz.workloads, declared),
     rootNamespace: mesh.rootNamespace,
     issues: [],
     target: `meshd at ${client.address}`,
