@@ -77,6 +77,12 @@ export const MESSAGES = {
     "Misplaced annotation: %s can only be applied to %s",
   ),
   UnknownAnnotation: type("IST0108", "UnknownAnnotation", "Warning", "Unknown annotation: %s"),
+  DeploymentAssociatedToMultipleServices: type(
+    "IST0116",
+    "DeploymentAssociatedToMultipleServices",
+    "Warning",
+    "This deployment %s is associated with multiple services using port %d but different protocols: %s",
+  ),
   PortNameIsNotUnderNamingConvention: type(
     "IST0118",
     "PortNameIsNotUnderNamingConvention",

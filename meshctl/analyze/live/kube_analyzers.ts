@@ -1,6 +1,7 @@
 /**
  * The analyzers that read a live cluster's Namespaces, Pods and Services (istioctl's
  * `injection.Analyzer`, `annotations.K8sAnalyzer`, `service.PortNameAnalyzer`,
+ * `deployment.MultiServiceAnalyzer` (on pods),
  * `gateway.IngressGatewayPortAnalyzer` and `gateway.SelectorAnalyzer`; Istio's
  * pkg/config/analysis/analyzers). They report nothing when the input has no cluster (files, or
  * meshd's debug interface).
@@ -18,7 +19,7 @@ import {
 } from "../../../shared/internal/kube/injection_policy.ts";
 import { servicePortProtocol } from "../../../shared/internal/kube/service_protocol.ts";
 import { inMeshDomain, KNOWN_ANNOTATIONS } from "./annotations.ts";
-import { type KubePod, serviceSelectsPod } from "./kube_objects.ts";
+import { type KubePod, podBoundPorts, serviceSelectsPod } from "./kube_objects.ts";
 
 /** The proxy container's names: the mesh injector's, and Istio's. */
 export const PROXY_CONTAINERS: readonly string[] = ["mesh-proxy", "istio-proxy"];
@@ -148,6 +149,35 @@ export const KUBE_ANALYZERS: readonly Analyzer[] = [
             p.name ?? "",
             p.port,
             target,
+          ));
+        }
+      }
+    },
+  },
+  {
+    name: "deployment.MultiServiceAnalyzer",
+    description: "Finds pods whose container port several Services target with different protocols",
+    analyze(input, report) {
+      const cluster = input.cluster;
+      if (!cluster) return;
+      for (const pod of cluster.pods) {
+        const byPort = new Map<number, Set<string>>();
+        for (const b of podBoundPorts(pod, cluster.services)) {
+          const protocols = byPort.get(b.containerPort) ?? new Set<string>();
+          protocols.add(`${b.service} ${b.servicePort.protocol}`);
+          byPort.set(b.containerPort, protocols);
+        }
+        for (const [port, uses] of byPort) {
+          const protocols = new Set([...uses].map((u) => u.split(" ")[1]));
+          if (protocols.size < 2) continue;
+          report(on(
+            "Pod",
+            pod.namespace,
+            pod.name,
+            MESSAGES.DeploymentAssociatedToMultipleServices,
+            pod.name,
+            port,
+            [...uses].sort().join(", "),
           ));
         }
       }

@@ -208,6 +208,34 @@ const CASES: { name: string; cluster: Partial<ClusterObjects>; yaml?: string; wa
     want: ["IST0127 PeerAuthentication foo/pa"],
   },
   {
+    name: "IST0116: two Services target one pod port with different protocols",
+    cluster: {
+      pods: [PROXIED],
+      services: [
+        HTTP_SVC,
+        svc("httpbin-tcp", {
+          selector: { app: "httpbin" },
+          ports: [{ name: "tcp", port: 9000, targetPort: 8080 }],
+        }),
+      ],
+    },
+    want: ["IST0116 Pod foo/httpbin"],
+  },
+  {
+    name: "IST0116: two Services with the same protocol on one port are fine",
+    cluster: {
+      pods: [PROXIED],
+      services: [
+        HTTP_SVC,
+        svc("httpbin-2", {
+          selector: { app: "httpbin" },
+          ports: [{ name: "http-alt", port: 9000, targetPort: 8080 }],
+        }),
+      ],
+    },
+    want: [],
+  },
+  {
     name: "IST0101: a Gateway whose selector matches no pod",
     cluster: { pods: [PROXIED], services: [HTTP_SVC] },
     yaml: gw(
