@@ -29,7 +29,7 @@ import { COMPLETE_COMMAND, runComplete } from "./orch/complete.ts";
 
 import type { CliIo } from "./cli_io.ts";
 
-const AMBIENT = "needs ambient mode (node proxies and waypoints), which the mesh does not have (issue 15)";
+const AMBIENT = "needs ambient mode, node proxies and waypoints, which the mesh does not have; issue 15";
 
 /** Builds the whole meshctl command tree. */
 export function buildProgram(io: CliIo): CommandUnknownOpts {

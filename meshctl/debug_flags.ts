@@ -80,8 +80,8 @@ export function addDebugFlags<T extends Command<unknown[], Record<string, unknow
   command.addOption(
     new Option(
       "--xds-label <selector>",
-      "meshd pod label selector (e.g. app=meshd) in -i's namespace: dial that pod's IP at --xds-port with a " +
-        "token from the orchestrator (no port-forward yet: the pod IP must be reachable)",
+      "meshd pod label selector (e.g. app=meshd) in -i's namespace: port-forward to its --xds-port " +
+        "through the orchestrator (pods/portforward), with a token from it",
     ),
   );
   return command;

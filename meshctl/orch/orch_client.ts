@@ -44,6 +44,19 @@ export interface OrchFlags {
   meshNamespace: string;
 }
 
+/** The orchestrator flags when none is given (a new object each time). */
+export function defaultOrchFlags(): OrchFlags {
+  return {
+    orchconfig: "",
+    context: "",
+    as: "",
+    asGroup: [],
+    asUid: "",
+    namespace: "",
+    meshNamespace: DEFAULT_MESH_NAMESPACE,
+  };
+}
+
 /** Impersonation headers of {@link OrchFlags}: `[name, value]` pairs (Impersonate-Group repeats). */
 export type ImpersonationHeaders = [string, string][];
 

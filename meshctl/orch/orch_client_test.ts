@@ -1,16 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { impersonationHeaders, loadOrchConfig, type OrchFlags } from "./orch_client.ts";
+import { defaultOrchFlags, impersonationHeaders, loadOrchConfig } from "./orch_client.ts";
 
-const NONE: OrchFlags = {
-  orchconfig: "",
-  context: "",
-  as: "",
-  asGroup: [],
-  asUid: "",
-  namespace: "",
-  meshNamespace: "mesh-system",
-};
+const NONE = defaultOrchFlags();
 
 Deno.test("orch client: impersonation without --as is refused, as kubectl does", () => {
   assert.deepEqual(impersonationHeaders(NONE), []);

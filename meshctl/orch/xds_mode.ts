@@ -5,10 +5,9 @@
  * When a command is given `--xds-address` or `--xds-label` (and not `--lab`), before it runs:
  *
  * - `--xds-label <selector>` picks the first meshd pod in `-i/--meshNamespace` matching the selector
- *   that has a pod IP and is not finished, and dials that IP at `--xds-port` (istioctl port-forwards
- *   to it instead; meshctl has no port-forward yet, so this works only where pod IPs are reachable,
- *   e.g. on the lab's Kubernetes node). `--authority` defaults to meshd's service name
- *   `meshd.<meshNamespace>.svc`, which meshd's certificate carries.
+ *   that has a pod IP and is not finished, and port-forwards to its `--xds-port` through the API
+ *   server's pods/portforward (./port_forward.ts), as istioctl does. `--authority` defaults to meshd's
+ *   service name `meshd.<meshNamespace>.svc`, which meshd's certificate carries.
  * - unless `--cert-dir`, `--xds-token-file` or env MESHCTL_XDS_TOKEN gives credentials, a token is
  *   asked from the TokenRequest API for service account `default` of the mesh namespace, audience
  *   `mesh-ca` (meshd's TOKEN_AUDIENCES default; istioctl asks for `istio-ca` for service account
@@ -27,6 +26,7 @@
 import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { join } from "node:path";
 import { CERT_DIR_FILES, DEFAULT_XDS_PORT, XDS_TOKEN_ENV } from "../debug_flags.ts";
+import { openOrchPortForward, type PortForward } from "./port_forward.ts";
 import { NoOrchConfigError, type OrchClient, orchClient, orchFlags } from "./orch_client.ts";
 
 /** The token istioctl-style debug requests carry: service account, audience, lifetime in seconds. */
@@ -66,11 +66,12 @@ export async function requestXdsToken(client: OrchClient): Promise<string> {
 }
 
 /**
- * The address of the first meshd pod `selector` matches in the mesh namespace.
+ * The name of the first meshd pod `selector` matches in the mesh namespace that has an IP and has not
+ * finished.
  *
- * @throws Error naming the selector and namespace when no pod with an IP matches
+ * @throws Error naming the selector and namespace when none does
  */
-export async function meshdPodAddress(client: OrchClient, selector: string): Promise<string> {
+export async function meshdPod(client: OrchClient, selector: string): Promise<string> {
   const pods = await client.api.json<PodList>("GET", `/api/v1/namespaces/${client.meshNamespace}/pods`, {
     query: { labelSelector: selector },
   });
@@ -83,7 +84,7 @@ export async function meshdPodAddress(client: OrchClient, selector: string): Pro
         `(${pods.items.length} matched) at ${client.description}`,
     );
   }
-  return pod.status!.podIP!;
+  return pod.metadata.name;
 }
 
 async function rootPem(client: OrchClient): Promise<string> {
@@ -101,6 +102,8 @@ async function rootPem(client: OrchClient): Promise<string> {
 }
 
 const folders = new WeakMap<CommandUnknownOpts, string>();
+const forwards = new WeakMap<CommandUnknownOpts, PortForward>();
+const clients = new WeakMap<CommandUnknownOpts, OrchClient>();
 
 /** Prepares `cmd`'s xDS flags as the module docs say; a no-op unless it has --xds-address or --xds-label. */
 async function useOrchXds(top: CommandUnknownOpts, cmd: CommandUnknownOpts): Promise<void> {
@@ -124,12 +127,10 @@ async function useOrchXds(top: CommandUnknownOpts, cmd: CommandUnknownOpts): Pro
   try {
     if (label !== undefined) {
       const port = opts.xdsPort === undefined ? DEFAULT_XDS_PORT : Number(opts.xdsPort);
-      const ip = await meshdPodAddress(client, label);
-      cmd.setOptionValueWithSource(
-        "xdsAddress",
-        ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`,
-        "env",
-      );
+      const pod = await meshdPod(client, label);
+      const forward = await openOrchPortForward(client, client.meshNamespace, pod, port);
+      forwards.set(top, forward);
+      cmd.setOptionValueWithSource("xdsAddress", forward.localAddress, "env");
       cmd.setOptionValueWithSource("xdsLabel", undefined, "env");
       if (opts.authority === undefined && opts.plaintext !== true) {
         cmd.setOptionValueWithSource("authority", `meshd.${client.meshNamespace}.svc`, "env");
@@ -146,7 +147,9 @@ async function useOrchXds(top: CommandUnknownOpts, cmd: CommandUnknownOpts): Pro
       cmd.setOptionValueWithSource("certDir", dir, "env");
     }
   } finally {
-    await client.close();
+    // A forward's WebSockets use the client's TLS settings: it is closed with the forward, at the end.
+    if (forwards.has(top)) clients.set(top, client);
+    else await client.close();
   }
 }
 
@@ -166,9 +169,13 @@ export function addOrchXdsMode(program: CommandUnknownOpts): void {
   });
 }
 
-/** Removes the token and root a run of `program` wrote. */
+/** Closes the port-forward of a run of `program` and removes the token and root it wrote. */
 export async function closeOrchXdsMode(program: CommandUnknownOpts): Promise<void> {
   const dir = folders.get(program);
   folders.delete(program);
   if (dir !== undefined) await Deno.remove(dir, { recursive: true });
+  await forwards.get(program)?.close();
+  forwards.delete(program);
+  await clients.get(program)?.close();
+  clients.delete(program);
 }

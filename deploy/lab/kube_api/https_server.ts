@@ -10,6 +10,7 @@ import { Buffer } from "node:buffer";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 
 /** A listening server. */
 export interface HttpsListener {
@@ -74,11 +75,13 @@ async function writeResponse(res: ServerResponse, response: Response): Promise<v
 
 /**
  * Listens on hostname:port (0: any free port) with the PEM certificate and key. The handler also gets
- * the header lines as received (a `Request` joins a repeated header's values with ", ").
+ * the header lines as received (a `Request` joins a repeated header's values with ", "). `onUpgrade`
+ * takes HTTP upgrades (WebSocket port-forward); one it returns false for is answered 400.
  */
 export async function listenHttps(
   opts: { hostname: string; port: number; certPem: string; keyPem: string },
   handler: (req: Request, rawHeaders: [string, string][]) => Promise<Response>,
+  onUpgrade?: (req: IncomingMessage, socket: Duplex) => boolean,
 ): Promise<HttpsListener> {
   const server = https.createServer({ cert: opts.certPem, key: opts.keyPem }, (req, res) => {
     const abort = new AbortController();
@@ -95,6 +98,12 @@ export async function listenHttps(
         res.end(String(e));
       });
   });
+  const upgraded = new Set<Duplex>();
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex) => {
+    upgraded.add(socket);
+    socket.on("close", () => upgraded.delete(socket));
+    if (!onUpgrade?.(req, socket)) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n");
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port, opts.hostname, () => resolve());
@@ -105,6 +114,7 @@ export async function listenHttps(
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
+        for (const s of upgraded) s.destroy();
       }),
   };
 }

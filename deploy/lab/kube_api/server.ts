@@ -12,6 +12,7 @@ import { ObjectApi, type UserInfo } from "./objects.ts";
 import { makeServerPki } from "./pki.ts";
 import { Registry } from "./registry.ts";
 import { json, route } from "./routes.ts";
+import { handlePortForwardUpgrade, type PortForwardContext } from "./port_forward.ts";
 import { Store } from "./store.ts";
 import { TokenService } from "./tokens.ts";
 import { ApiError, statusObject } from "./types.ts";
@@ -115,9 +116,20 @@ export async function serveKubeApi(opts: KubeApiOptions = {}): Promise<KubeApiSe
     return res;
   };
   const hostname = opts.hostname ?? "127.0.0.1";
+  const podType = registry.find("", "v1", "pods")!;
+  const portForward: PortForwardContext = {
+    authenticated: async (authorization) =>
+      (await authenticate(new Request("https://x/", { headers: { authorization: authorization ?? "" } }))) !==
+        undefined,
+    podIp: (namespace, name) => {
+      const pod = store.get(podType, namespace, name) as { status?: { podIP?: string } } | undefined;
+      return pod?.status?.podIP;
+    },
+  };
   const server = await listenHttps(
     { port: opts.port ?? 0, hostname, certPem: pki.certPem, keyPem: pki.keyPem },
     handler,
+    (req, socket) => handlePortForwardUpgrade(portForward, req, socket),
   );
   const port = server.port;
   const host = hostname.includes(":") ? `[${hostname}]` : hostname;

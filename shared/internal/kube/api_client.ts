@@ -98,15 +98,8 @@ export class ApiClient {
     const url = new URL(server + path);
     for (const [k, v] of Object.entries(req.query ?? {})) url.searchParams.set(k, v);
     await this.#limiter?.take(req.signal);
-    // A list of pairs, not a Headers object: Deno's fetch sends a name repeated in a list as separate
-    // lines (measured), as the API server reads Impersonate-Group, but joins Headers.append's with ", ".
-    const replaced = new Set(this.#extraHeaders.map(([name]) => name.toLowerCase()));
-    const headers: [string, string][] = [
-      ...Object.entries(await this.#authHeaders()).filter(([name]) => !replaced.has(name.toLowerCase())),
-      ["accept", "application/json"],
-      ...this.#extraHeaders,
-    ];
-    const client = await (this.#client ??= this.#makeClient());
+    const headers: [string, string][] = [...await this.headers(), ["accept", "application/json"]];
+    const client = await this.httpClient();
     if (req.body !== undefined) headers.push(["content-type", req.contentType ?? "application/json"]);
     return await fetch(url, {
       method,
@@ -145,6 +138,30 @@ export class ApiClient {
    */
   list<T>(path: string): Promise<T> {
     return this.json<T>("GET", path);
+  }
+
+  /**
+   * The credential headers of the current user and the `headers` option, as every request sends them
+   * (also for a WebSocket to the same server, e.g. port-forward). A list of pairs, not a Headers object:
+   * Deno's fetch and WebSocket send a name repeated in a list as separate lines (measured), as the API
+   * server reads Impersonate-Group, but join `Headers.append`'s values with ", ".
+   */
+  async headers(): Promise<[string, string][]> {
+    const replaced = new Set(this.#extraHeaders.map(([name]) => name.toLowerCase()));
+    return [
+      ...Object.entries(await this.#authHeaders()).filter(([name]) => !replaced.has(name.toLowerCase())),
+      ...this.#extraHeaders,
+    ];
+  }
+
+  /**
+   * The HTTP/1.1 client with the kubeconfig's CA and client certificate (made once; {@link close}
+   * closes it), also for a WebSocket's `client` option.
+   *
+   * @throws when the kubeconfig asks for what is not supported
+   */
+  httpClient(): Promise<Deno.HttpClient> {
+    return this.#client ??= this.#makeClient();
   }
 
   /** Closes the HTTP client (its idle connections). */

@@ -1,18 +1,10 @@
 import assert from "node:assert/strict";
-import { orchClient, type OrchFlags } from "../../../meshctl/orch/orch_client.ts";
+import { defaultOrchFlags, orchClient } from "../../../meshctl/orch/orch_client.ts";
 import { startOrchTestApi } from "./orch_support.ts";
 import { kubectlMissing, kubectlOk } from "../../../deploy/lab/kube_api/test_support.ts";
 import { requires } from "../../../shared/internal/testing/prerequisites.ts";
 
-const NONE: OrchFlags = {
-  orchconfig: "",
-  context: "",
-  as: "",
-  asGroup: [],
-  asUid: "",
-  namespace: "",
-  meshNamespace: "mesh-system",
-};
+const NONE = defaultOrchFlags();
 
 Deno.test("orch client: -c, --context and the namespace default from the context, against the test API server", async () => {
   const t = await startOrchTestApi();
