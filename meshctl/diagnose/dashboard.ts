@@ -9,17 +9,17 @@
  *   Service in `-i`'s namespace (grafana, prometheus, jaeger-query/tracing, zipkin, kiali, skywalking-ui),
  *   on `--ui-port`; when the Service is not installed they say so and exit 1.
  *
- * Partial: the forward is a TCP relay from `--address:--port` to the pod's IP, not the API server's
- * `pods/portforward` (which neither meshctl nor the test API server implements yet): it works where the
- * pod IPs are routable from this host (the lab's Kubernetes node, flat networks), not through a remote
- * API server. `--address localhost` binds 127.0.0.1 and ::1, and fails when neither is free. `--browser`
- * (default true) runs `xdg-open`; `--browser=false` only prints the URL.
+ * The forward goes through the API server's `pods/portforward` (meshctl/orch/port_forward.ts), as
+ * istioctl's; a local relay puts it on `--address:--port`. `--address localhost` binds 127.0.0.1 and
+ * ::1, and fails when neither is free. `--browser` (default true) runs `xdg-open`; `--browser=false`
+ * only prints the URL.
  *
  * @module
  */
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import type { CliIo } from "../cli_io.ts";
 import { commandOrchClient, type OrchClient } from "../orch/orch_client.ts";
+import { openOrchPortForward } from "../orch/port_forward.ts";
 import { parseBool } from "../../shared/internal/cli/pflag.ts";
 import { obj, objs } from "./kube_json.ts";
 import { parseTarget } from "./check_inject.ts";
@@ -102,42 +102,56 @@ export function relay(address: string, port: number, target: { hostname: string;
   };
 }
 
-async function podIp(orch: OrchClient, path: string): Promise<{ name: string; ip: string }> {
-  const pod = obj(await orch.api.json("GET", path));
-  const ip = obj(pod.status).podIP;
-  const name = `${String(obj(pod.metadata).name)}.${String(obj(pod.metadata).namespace)}`;
-  if (typeof ip !== "string" || ip === "") throw new Error(`pod ${name} has no IP yet (status.podIP)`);
-  return { name, ip };
+/** A pod to forward to. */
+interface PodRef {
+  namespace: string;
+  name: string;
 }
 
-async function podBySelector(
-  orch: OrchClient,
-  namespace: string,
-  selector: string,
-): Promise<{ name: string; ip: string }> {
-  const pods = await orch.api.json<{ items?: unknown[] }>(
-    "GET",
-    `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
-    { query: { labelSelector: selector } },
+async function namedPod(orch: OrchClient, path: string): Promise<PodRef> {
+  const meta = obj(obj(await orch.api.json("GET", path)).metadata);
+  return { namespace: String(meta.namespace), name: String(meta.name) };
+}
+
+/** The first Running pod the selector matches (istioctl's choice), else the first one. */
+async function podBySelector(orch: OrchClient, namespace: string, selector: string): Promise<PodRef> {
+  const pods = objs(
+    (await orch.api.json<{ items?: unknown[] }>(
+      "GET",
+      `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
+      { query: { labelSelector: selector } },
+    )).items,
   );
-  for (const p of objs(pods.items)) {
-    const ip = obj(p.status).podIP;
-    if (typeof ip === "string" && ip !== "") {
-      return { name: `${String(obj(p.metadata).name)}.${namespace}`, ip };
-    }
-  }
-  throw new Error(`no pod with an IP matches ${selector} in namespace ${namespace}`);
+  const pod = pods.find((p) => obj(p.status).phase === "Running") ?? pods[0];
+  if (!pod) throw new Error(`no pod matches ${selector} in namespace ${namespace}`);
+  return { namespace, name: String(obj(pod.metadata).name) };
 }
 
+/** Forwards until SIGINT/SIGTERM, then closes the forwards and the client. */
 async function serve(
   io: CliIo,
+  orch: OrchClient,
   opts: { address: string; port: string; browser: boolean },
-  target: { name: string; ip: string; port: number; path?: string },
+  target: PodRef & { port: number },
 ): Promise<void> {
-  const forward = relay(opts.address, Number(opts.port), { hostname: target.ip, port: target.port });
-  const url = `http://${forward.local}${target.path ?? "/"}`;
+  const tunnel = await openOrchPortForward(orch, target.namespace, target.name, target.port);
+  const [host, tunnelPort] = [
+    tunnel.localAddress.slice(0, tunnel.localAddress.lastIndexOf(":")),
+    Number(tunnel.localAddress.slice(tunnel.localAddress.lastIndexOf(":") + 1)),
+  ];
+  let forward: Forward;
+  try {
+    forward = relay(opts.address, Number(opts.port), { hostname: host, port: tunnelPort });
+  } catch (e) {
+    await tunnel.close();
+    throw e;
+  }
+  const url = `http://${forward.local}/`;
   io.stdout(`${url}\n`);
-  io.stderr(`forwarding ${forward.local} to ${target.name} (${target.ip}:${target.port}); Ctrl-C to stop\n`);
+  io.stderr(
+    `forwarding ${forward.local} to ${target.name}.${target.namespace}:${target.port} through pods/portforward; ` +
+      "Ctrl-C to stop\n",
+  );
   if (opts.browser) {
     try {
       await new Deno.Command("xdg-open", { args: [url], stdout: "null", stderr: "null" }).output();
@@ -155,6 +169,7 @@ async function serve(
     Deno.addSignalListener("SIGTERM", stop);
   });
   forward.close();
+  await tunnel.close();
 }
 
 function withForwardFlags(c: CommandUnknownOpts): void {
@@ -186,21 +201,23 @@ function podCommand(
   c.action(async (target, raw, command) => {
     const opts = raw as ForwardOpts;
     const orch = commandOrchClient(command);
-    let pod: { name: string; ip: string };
     try {
+      let pod: PodRef;
       if (target) {
-        const t = parseTarget(target.includes("/") ? target : `pod/${target}`, orch.namespace);
-        pod = await podIp(orch, t.path);
+        pod = await namedPod(
+          orch,
+          parseTarget(target.includes("/") ? target : `pod/${target}`, orch.namespace).path,
+        );
       } else if (opts.selector ?? defaultSelector) {
         const ns = opts.selector ? orch.namespace : orch.meshNamespace;
         pod = await podBySelector(orch, ns, opts.selector ?? defaultSelector!);
       } else {
         throw new Error(`dashboard ${name}: give a pod or -l <selector>`);
       }
+      await serve(io, orch, opts, { ...pod, port: port(opts) });
     } finally {
       await orch.close();
     }
-    await serve(io, opts, { ...pod, port: port(opts) });
   });
   return c;
 }
@@ -215,27 +232,25 @@ function addonCommand(
   c.action(async (raw, command) => {
     const opts = raw as ForwardOpts & { uiPort: string };
     const orch = commandOrchClient(command);
-    let pod: { name: string; ip: string } | undefined;
     try {
+      let pod: PodRef | undefined;
       for (const svc of services) {
         const path = `/api/v1/namespaces/${encodeURIComponent(orch.meshNamespace)}/services/${svc}`;
         const found = await orch.api.json("GET", path).catch(() => undefined);
         if (!found) continue;
-        const selector = Object.entries(obj(obj(obj(found).spec).selector)).map(([k, v]) => `${k}=${v}`).join(
-          ",",
-        );
-        pod = await podBySelector(orch, orch.meshNamespace, selector);
+        const selector = Object.entries(obj(obj(obj(found).spec).selector)).map(([k, v]) => `${k}=${v}`);
+        pod = await podBySelector(orch, orch.meshNamespace, selector.join(","));
         break;
       }
+      if (!pod) {
+        throw new Error(
+          `${what} is not installed: no Service ${services.join(" or ")} in namespace ${orch.meshNamespace}`,
+        );
+      }
+      await serve(io, orch, opts, { ...pod, port: Number(opts.uiPort) });
     } finally {
       await orch.close();
     }
-    if (!pod) {
-      throw new Error(
-        `${what} is not installed: no Service ${services.join(" or ")} in namespace ${orch.meshNamespace}`,
-      );
-    }
-    await serve(io, opts, { ...pod, port: Number(opts.uiPort) });
   });
   return c;
 }
@@ -244,7 +259,7 @@ function addonCommand(
 export function dashboardCommand(io: CliIo): CommandUnknownOpts {
   const group = new Command("dashboard").aliases(["dash", "d"])
     .description(
-      "Forward a local port to a web UI and open it (partial: a direct relay to the pod IP, not pods/portforward)",
+      "Forward a local port (through the API server's pods/portforward) to a web UI and open it",
     );
   group.addCommand(podCommand(io, "controlz", "Open meshd's ControlZ", (o) => Number(o.ctrlz_port ?? 9876)));
   group.addCommand(podCommand(io, "meshd-debug", "Open meshd's debug interface", () => 8080, "app=meshd"));
