@@ -15,6 +15,7 @@ import { addLabMode, closeLabMode } from "./lab_connector.ts";
 import { optionsCommand } from "./options_command.ts";
 import { workloadCommand } from "./workload/command.ts";
 import { experimentalCommand } from "./experimental/command.ts";
+import { diagnoseCommands, diagnoseExperimentalCommands } from "./diagnose/command.ts";
 import { DEFAULT_MESH_NAMESPACE } from "./global_options.ts";
 import { proxyConfigCommand } from "./proxy_config/command.ts";
 import { proxyStatsCommand } from "./proxy_stats/command.ts";
@@ -85,8 +86,10 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
       internalDebugCommand(io),
       versionCommand(io),
       workloadCommand(io),
+      ...diagnoseExperimentalCommands(io),
     ]),
   );
+  for (const c of diagnoseCommands(io)) program.addCommand(c);
   program.addCommand(optionsCommand(() => program, io.stdout));
   program.addCommand(versionCommand(io));
   for (const c of [...installCommands(io), tagCommand(io), orchInjectCommand(io)]) program.addCommand(c);
@@ -136,14 +139,14 @@ export async function runMeshctl(args: string[], io: CliIo): Promise<number> {
   try {
     await program.parseAsync(inlined, { from: "user" });
   } catch (e) {
-    const err = e as { code?: string; exitCode?: number; message: string };
+    const err = e as { code?: unknown; exitCode?: number; message: string };
     if (
       err.code === "commander.helpDisplayed" || err.code === "commander.version" ||
       err.code === "commander.help"
     ) {
       return 0;
     }
-    if (err.code?.startsWith("commander.")) return err.exitCode === 0 ? 0 : 2;
+    if (typeof err.code === "string" && err.code.startsWith("commander.")) return err.exitCode === 0 ? 0 : 2;
     io.stderr(`error: ${err.message}\n`);
     return 1;
   } finally {

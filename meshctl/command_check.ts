@@ -127,6 +127,11 @@ export function walkArgs(args: string[], program: CommandUnknownOpts): ArgsWalk 
  */
 export function checkCommand(args: string[], program: CommandUnknownOpts): CommandProblem | undefined {
   const walk = walkArgs(args, program);
+  const leaf = walk.chain[walk.chain.length - 1];
+  // `help <command…>` (commander's help command) names a command too.
+  if (walk.positionals[0] === "help" && walk.positionals.length > 1 && !hasAction(leaf)) {
+    return checkCommand(walk.positionals.slice(1), leaf);
+  }
   if (walk.unknown !== undefined) {
     const path = pathOf(walk.chain[walk.chain.length - 1]);
     return {

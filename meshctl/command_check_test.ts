@@ -134,6 +134,8 @@ Deno.test("unknown commands: an error naming the command and its parent, exit 2,
       [["-n", "foo", "proxy-config", "nope", "-h"], "meshctl proxy-config"],
       [["x", "nope"], "meshctl experimental"],
       [["--lab", "l", "experimental", "workload", "nope"], "meshctl experimental workload"],
+      [["help", "nope"], "meshctl"],
+      [["x", "help", "workload", "nope"], "meshctl experimental workload"],
     ] as const
   ) {
     let err = "", out = "";

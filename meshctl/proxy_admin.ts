@@ -11,6 +11,7 @@ import { labConnectorOf } from "./lab_connector.ts";
 import { httpRequest, type MeshdDebugSource } from "./meshd_client.ts";
 import { adminAddress, type ConnectedProxy, findProxy, parseTarget } from "./proxy_target.ts";
 import { globalOptions } from "./global_options.ts";
+import { orchestratorChosen, orchProxyAdmin } from "./orch/proxy_forward.ts";
 import { isObject, type JsonObject, objectAt } from "./json_fields.ts";
 
 /** The admin port of the seed's `--proxy-admin-port` default. */
@@ -93,12 +94,18 @@ export function targetProxy(
 }
 
 /**
- * Resolves a target to its proxy's admin interface (with `--lab`, through a port-forward).
+ * Resolves a target to its proxy's admin interface (with `--lab`, through a port-forward; when the
+ * orchestrator is chosen, a pod's admin port through pods/portforward: orch/proxy_forward.ts).
  *
  * @throws Error naming the target, meshd's address or the admin address when something is not found
  */
 export async function proxyAdmin(target: string, cmd: CommandUnknownOpts): Promise<ProxyAdmin> {
   const opts: Record<string, unknown> = cmd.optsWithGlobals();
+  const timeout = timeoutMs(String(opts.timeout));
+  if (orchestratorChosen(cmd)) {
+    const orch = await orchProxyAdmin(cmd, target, port(opts.proxyAdminPort) ?? DEFAULT_ADMIN_PORT);
+    return adminOf(orch.address, orch.proxy, `the admin interface of proxy ${target} (${orch.via})`, timeout);
+  }
   const proxy = await targetProxy(meshdClient(opts), target, cmd);
   let address = adminAddress(proxy, port(opts.proxyAdminPort), DEFAULT_ADMIN_PORT);
   let what = `the admin interface of proxy ${target} (${proxy.proxy})`;
@@ -108,7 +115,10 @@ export async function proxyAdmin(target: string, cmd: CommandUnknownOpts): Promi
     address = forwarded.address;
     what += ` (${forwarded.via})`;
   }
-  const timeout = timeoutMs(String(opts.timeout));
+  return adminOf(address, proxy, what, timeout);
+}
+
+function adminOf(address: string, proxy: ConnectedProxy, what: string, timeout: number): ProxyAdmin {
   return {
     address,
     proxy,

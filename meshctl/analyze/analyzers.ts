@@ -67,6 +67,8 @@ interface Workload {
   labels: Labels;
   /** The WorkloadEntry, for its ports. */
   entry?: Analyzed<"WorkloadEntry">;
+  /** The service ports that target it, when known without a WorkloadEntry (a Pod). */
+  bound?: BoundPort[];
 }
 
 function workloadsOf(input: AnalysisInput): Workload[] {
@@ -122,6 +124,7 @@ const HTTP_PROTOCOLS = new Set(["HTTP", "HTTP2", "GRPC", "GRPC-WEB"]);
 
 /** The service ports that target a workload (none for a workload without a WorkloadEntry). */
 function portsOf(w: Workload, services: SelectingService[]): BoundPort[] {
+  if (w.bound) return w.bound;
   if (!w.entry) return [];
   return boundPorts(
     { metadata: { namespace: w.namespace }, spec: w.entry.resource.spec },
@@ -279,7 +282,7 @@ export const ANALYZERS: readonly Analyzer[] = [
         }
         for (const port of Object.keys(portLevel).map(Number)) {
           const bound = selected.filter((w) => portsOf(w, services).some((b) => b.containerPort === port));
-          const withEntries = selected.filter((w) => w.entry);
+          const withEntries = selected.filter((w) => w.entry || w.bound);
           if (withEntries.length > 0 && bound.length === 0) {
             report(on(
               r,

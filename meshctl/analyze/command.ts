@@ -17,6 +17,12 @@ import { type AnalysisMessage, ANALYZERS } from "./analyzers.ts";
 import { type AnalysisInput, type AnalyzedResource, inputFromFiles, inputFromMeshd } from "./input.ts";
 import { atLeast, type Level, parseLevel } from "./messages.ts";
 import { applySuppressions, formatMessages, OUTPUT_FORMATS, parseSuppressions } from "./report.ts";
+import { KUBE_ANALYZERS } from "./live/kube_analyzers.ts";
+import { inputFromCluster } from "./live/cluster_input.ts";
+import { commandOrchClient, orchFlags } from "../orch/orch_client.ts";
+
+/** Every analyzer: the mesh config's, then the live cluster's (which say nothing without a cluster). */
+const ALL_ANALYZERS = [...ANALYZERS, ...KUBE_ANALYZERS];
 
 /** The program-wide flags the command reads. */
 /** istioctl's exit code when analysis found issues at or above --failure-threshold. */
@@ -36,12 +42,12 @@ export interface RunAnalysisOptions {
 export function runAnalysis(input: AnalysisInput, options: RunAnalysisOptions = {}): AnalysisMessage[] {
   const wanted = options.analyzers ?? [];
   for (const name of wanted) {
-    if (!ANALYZERS.some((a) => a.name === name)) {
+    if (!ALL_ANALYZERS.some((a) => a.name === name)) {
       throw new Error(`--analyzer: unknown analyzer "${name}"; see meshctl analyze --list-analyzers`);
     }
   }
   const messages: AnalysisMessage[] = [];
-  for (const a of ANALYZERS) {
+  for (const a of ALL_ANALYZERS) {
     if (wanted.length === 0 || wanted.includes(a.name)) a.analyze(input, (m) => messages.push(m));
   }
   return messages;
@@ -83,11 +89,34 @@ function colourDefault(): boolean {
   return Deno.env.get("TERM") !== "dumb" && !Deno.env.get("NO_COLOR") && Deno.stdout.isTerminal();
 }
 
+/**
+ * Whether the live config is the cluster's: an orchestrator config is named (`-c`, `--context`, env
+ * KUBECONFIG) and meshd is not (`--debug-address`, env MESHCTL_DEBUG_ADDRESS, `--xds-address`, `--lab`).
+ */
+function readsCluster(command: CommandUnknownOpts, opts: Record<string, unknown>): boolean {
+  const meshdNamed = opts.xdsAddress !== undefined ||
+    command.getOptionValueSource("debugAddress") === "cli" ||
+    !!Deno.env.get("MESHCTL_DEBUG_ADDRESS") || command.optsWithGlobals().lab !== undefined;
+  const flags = orchFlags(command);
+  const orchNamed = flags.orchconfig !== "" || flags.context !== "" || !!Deno.env.get("KUBECONFIG");
+  return orchNamed && !meshdNamed;
+}
+
+async function fromCluster(command: CommandUnknownOpts, rootNamespace: string): Promise<AnalysisInput> {
+  const cluster = commandOrchClient(command);
+  try {
+    return await inputFromCluster(cluster.api, rootNamespace, cluster.description);
+  } finally {
+    await cluster.close();
+  }
+}
+
 /** Builds the `analyze` command. */
 export function analyzeCommand(io: CliIo): CommandUnknownOpts {
   const cmd = new Command("analyze")
     .description(
-      "Analyze mesh configuration and print validation messages: meshd's live config (--debug-address or --xds-address), plus " +
+      "Analyze mesh configuration and print validation messages: the cluster's (with -c, --context or KUBECONFIG: " +
+        "mesh resources, namespaces, pods, services) or meshd's live config (--debug-address or --xds-address), plus " +
         "files simulating extra config; --use-orch=false analyzes files only",
     )
     .argument("[files...]", "files or directories (recursive); - for standard input")
@@ -128,7 +157,7 @@ export function analyzeCommand(io: CliIo): CommandUnknownOpts {
     )
     .option(
       "-k, --use-orch [bool]",
-      "analyze meshd's live config; --use-orch=false analyzes files only",
+      "analyze the live cluster or meshd's config; --use-orch=false analyzes files only",
       parseBool,
       true,
     )
@@ -138,7 +167,7 @@ export function analyzeCommand(io: CliIo): CommandUnknownOpts {
     const globals = globalOptions(command);
     if (opts.listAnalyzers) {
       io.stdout(
-        "Available analyzers:\n" + ANALYZERS.map((a) => `\t* ${a.name}: ${a.description}\n`).join(""),
+        "Available analyzers:\n" + ALL_ANALYZERS.map((a) => `\t* ${a.name}: ${a.description}\n`).join(""),
       );
       return;
     }
@@ -154,7 +183,9 @@ export function analyzeCommand(io: CliIo): CommandUnknownOpts {
     let rootNamespace = globals.meshNamespace;
     let input: AnalysisInput;
     if (opts.useOrch) {
-      const live = await inputFromMeshd(meshdClient(opts));
+      const live = readsCluster(command, opts)
+        ? await fromCluster(command, globals.meshNamespace)
+        : await inputFromMeshd(meshdClient(opts));
       rootNamespace = live.rootNamespace;
       input = live;
     }
@@ -169,7 +200,7 @@ export function analyzeCommand(io: CliIo): CommandUnknownOpts {
     input = { ...input!, rootNamespace };
     if (opts.ignoreUnknown) input.issues = input.issues.filter((i) => i.resource !== undefined);
     if (opts.verbose) {
-      const run = ANALYZERS.filter((a) => opts.analyzer.length === 0 || opts.analyzer.includes(a.name));
+      const run = ALL_ANALYZERS.filter((a) => opts.analyzer.length === 0 || opts.analyzer.includes(a.name));
       io.stderr(
         `Analyzed resources in ${input.target}\nExecuted analyzers:\n${
           run.map((a) => `\t ${a.name}\n`).join("")
@@ -182,7 +213,11 @@ export function analyzeCommand(io: CliIo): CommandUnknownOpts {
       input.resources,
     );
     if (globals.namespace && !opts.allNamespaces) {
-      messages = messages.filter((m) => !m.resource || m.resource.namespace === globals.namespace);
+      const ns = globals.namespace;
+      messages = messages.filter((m) =>
+        !m.resource || m.resource.namespace === ns ||
+        (m.resource.kind === "Namespace" && m.resource.name === ns)
+      );
     }
     const shown = messages.filter((m) => atLeast(m.type.level, threshold));
     const colour = opts.color ?? colourDefault();

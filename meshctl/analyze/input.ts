@@ -9,6 +9,8 @@ import { parseYamlDocuments, type ValidationIssue, type ValidResource } from "..
 import { validateInputs } from "../commands/validate.ts";
 import { isObject } from "../json_fields.ts";
 import type { MeshdDebugSource } from "../meshd_client.ts";
+import type { BoundPort } from "../../shared/mod.ts";
+import type { ClusterObjects } from "./live/kube_objects.ts";
 
 /** A resource under analysis. */
 export interface AnalyzedResource {
@@ -25,6 +27,10 @@ export interface KnownWorkload {
   namespace: string;
   name: string;
   labels: Record<string, string>;
+  /** What it is when not an auto-registered workload (e.g. `Pod`). */
+  kind?: string;
+  /** The service ports that target it, when known (a Pod's, from the cluster's Services). */
+  bound?: BoundPort[];
 }
 
 /** Everything the analyzers read. */
@@ -43,9 +49,12 @@ export interface AnalysisInput {
   files: string[];
   /** meshd's `/debug/mesh` `pathNormalization`, unchecked (live only; absent from an older meshd). */
   pathNormalization?: unknown;
+  /** Namespaces, Pods and Services of a live cluster (`analyze` with an orchestrator config). */
+  cluster?: ClusterObjects;
 }
 
-function finish(
+/** Completes an input: every namespace that holds a resource or workload, and the root namespace, exist. */
+export function finishInput(
   resources: AnalyzedResource[],
   rest: Omit<AnalysisInput, "resources" | "namespaces"> & { namespaces?: Iterable<string> },
 ): AnalysisInput {
@@ -84,7 +93,7 @@ export async function inputFromFiles(files: string[], options: FileInputOptions)
     resource: v.resource,
     reference: `${v.source.file}:${v.source.line}`,
   }));
-  return finish(resources, {
+  return finishInput(resources, {
     namespaces,
     workloads: [],
     rootNamespace: options.rootNamespace,
@@ -102,11 +111,35 @@ interface ConfigzEntry {
   source?: { file: string; line: number };
 }
 
-interface RegistryzWorkload {
+/** A workload of meshd's /debug/registryz (the parts read). */
+export interface RegistryzWorkload {
   key: string;
   name: string;
   namespace: string;
   labels: Record<string, string>;
+  /** The ports bound to a service, as meshd computed them (absent from an older meshd). */
+  inboundMtls?: { port: number }[];
+}
+
+/**
+ * The registry's workloads that no WorkloadEntry declares (auto-registered ones), with the ports meshd
+ * found bound to a service, so that the analyzers judge their ports as they judge pods'.
+ *
+ * @param declared `<namespace>/<name>` of the WorkloadEntries under analysis
+ */
+export function undeclaredWorkloads(workloads: RegistryzWorkload[], declared: Set<string>): KnownWorkload[] {
+  return workloads.filter((w) => !declared.has(w.key)).map((w) => ({
+    namespace: w.namespace,
+    name: w.name,
+    labels: w.labels,
+    ...(w.inboundMtls === undefined ? {} : {
+      bound: w.inboundMtls.filter((m) => m.port > 0).map((m) => ({
+        service: "",
+        servicePort: { number: m.port },
+        containerPort: m.port,
+      })),
+    }),
+  }));
 }
 
 /**
@@ -129,12 +162,8 @@ export async function inputFromMeshd(client: MeshdDebugSource): Promise<Analysis
   const declared = new Set(
     resources.filter((r) => r.kind === "WorkloadEntry").map((r) => `${r.namespace}/${r.name}`),
   );
-  return finish(resources, {
-    workloads: registryz.workloads.filter((w) => !declared.has(w.key)).map((w) => ({
-      namespace: w.namespace,
-      name: w.name,
-      labels: w.labels,
-    })),
+  return finishInput(resources, {
+    workloads: undeclaredWorkloads(registryz.workloads, declared),
     rootNamespace: mesh.rootNamespace,
     issues: [],
     target: `meshd at ${client.address}`,

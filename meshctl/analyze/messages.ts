@@ -51,6 +51,44 @@ export const MESSAGES = {
     "Error",
     "Referenced %s not found: %q",
   ),
+  NamespaceNotInjected: type(
+    "IST0102",
+    "NamespaceNotInjected",
+    "Info",
+    "The namespace is not enabled for mesh injection. Run 'kubectl label namespace %s mesh-injection=enabled' to " +
+      "enable it, or 'kubectl label namespace %s mesh-injection=disabled' to explicitly mark it as not needing injection.",
+  ),
+  PodMissingProxy: type(
+    "IST0103",
+    "PodMissingProxy",
+    "Warning",
+    "The pod %s is missing the mesh proxy. This can often be resolved by restarting or redeploying the workload.",
+  ),
+  GatewayPortNotOnWorkload: type(
+    "IST0104",
+    "GatewayPortNotOnWorkload",
+    "Warning",
+    "The gateway refers to a port that is not exposed on the workload (pod selector %s; port %d)",
+  ),
+  MisplacedAnnotation: type(
+    "IST0107",
+    "MisplacedAnnotation",
+    "Warning",
+    "Misplaced annotation: %s can only be applied to %s",
+  ),
+  UnknownAnnotation: type("IST0108", "UnknownAnnotation", "Warning", "Unknown annotation: %s"),
+  DeploymentAssociatedToMultipleServices: type(
+    "IST0116",
+    "DeploymentAssociatedToMultipleServices",
+    "Warning",
+    "This deployment %s is associated with multiple services using port %d but different protocols: %s",
+  ),
+  PortNameIsNotUnderNamingConvention: type(
+    "IST0118",
+    "PortNameIsNotUnderNamingConvention",
+    "Info",
+    "Port name %s (port: %d, targetPort: %s) doesn't follow the naming convention of Istio port.",
+  ),
   SchemaValidationError: type("IST0106", "SchemaValidationError", "Error", "Schema validation error: %s"),
   SchemaWarning: type("IST0122", "SchemaWarning", "Warning", "Schema validation warning: %s"),
   NoMatchingWorkloadsFound: type(

@@ -57,10 +57,12 @@ function glob(pattern: string, text: string): boolean {
   return re.test(text);
 }
 
-/** `<Kind> <namespace>/<name>`, as istioctl names a resource. */
+/** `<Kind> <namespace>/<name>` (`<Kind> <name>` when cluster-scoped), as istioctl names a resource. */
 export function originOf(m: AnalysisMessage): string | undefined {
   const r = m.resource;
-  return r ? `${r.kind} ${r.namespace}/${r.name}` : undefined;
+  if (!r) return undefined;
+  // A cluster-scoped object (a Namespace) has no namespace part.
+  return r.namespace ? `${r.kind} ${r.namespace}/${r.name}` : `${r.kind} ${r.name}`;
 }
 
 /** Drops suppressed messages. */

@@ -27,6 +27,7 @@ import type { CommandUnknownOpts } from "@commander-js/extra-typings";
 import { join } from "node:path";
 import { CERT_DIR_FILES, DEFAULT_XDS_PORT, XDS_TOKEN_ENV } from "../debug_flags.ts";
 import { openOrchPortForward, type PortForward } from "./port_forward.ts";
+import { endRun } from "./run_end.ts";
 import { NoOrchConfigError, type OrchClient, orchClient, orchFlags } from "./orch_client.ts";
 
 /** The token istioctl-style debug requests carry: service account, audience, lifetime in seconds. */
@@ -169,7 +170,10 @@ export function addOrchXdsMode(program: CommandUnknownOpts): void {
   });
 }
 
-/** Closes the port-forward of a run of `program` and removes the token and root it wrote. */
+/**
+ * Closes the port-forward of a run of `program`, removes the token and root it wrote, and ends what
+ * else the run registered (./run_end.ts).
+ */
 export async function closeOrchXdsMode(program: CommandUnknownOpts): Promise<void> {
   const dir = folders.get(program);
   folders.delete(program);
@@ -178,4 +182,5 @@ export async function closeOrchXdsMode(program: CommandUnknownOpts): Promise<voi
   forwards.delete(program);
   await clients.get(program)?.close();
   clients.delete(program);
+  await endRun(program);
 }

@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { labelSelectorMatches } from "../../../shared/internal/kube/label_selector.ts";
 import { jsonPatch } from "./patch.ts";
 import type { AdmissionAttributes, ObjectApi } from "./objects.ts";
 import { apiVersionOf } from "./resource_types.ts";
@@ -36,31 +37,6 @@ function ruleMatches(rule: KubeObject, a: AdmissionAttributes): boolean {
     const resOk = res === "*" || res === a.type.resource;
     const subOk = sub === "*" || sub === a.subresource;
     return resOk && subOk;
-  });
-}
-
-/** Matches a metav1.LabelSelector (matchLabels and matchExpressions); an empty selector matches all. */
-export function labelSelectorMatches(selector: unknown, labels: Record<string, string>): boolean {
-  if (!isObject(selector)) return true;
-  const ml = isObject(selector.matchLabels) ? selector.matchLabels : {};
-  for (const [k, v] of Object.entries(ml)) if (labels[k] !== v) return false;
-  const exprs = Array.isArray(selector.matchExpressions) ? selector.matchExpressions.filter(isObject) : [];
-  return exprs.every((e) => {
-    const key = str(e, "key");
-    const values = strings(e.values);
-    const present = Object.hasOwn(labels, key);
-    switch (str(e, "operator")) {
-      case "In":
-        return present && values.includes(labels[key]);
-      case "NotIn":
-        return !present || !values.includes(labels[key]);
-      case "Exists":
-        return present;
-      case "DoesNotExist":
-        return !present;
-      default:
-        return false;
-    }
   });
 }
 

@@ -221,7 +221,7 @@ function setKeys(
 }
 
 /**
- * The patch that injects `pod` (decide first: injection_policy.ts).
+ * The patch that injects `pod` (decide first: shared/internal/inject/injection_policy.ts).
  *
  * @returns RFC 6902 operations against the pod as the API server sent it
  */

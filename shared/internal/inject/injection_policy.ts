@@ -1,7 +1,8 @@
 /**
  * Whether a pod gets a sidecar: Istio's rules (istio.io "Sidecar injection", "Controlling the
  * injection policy"; `injectRequired` in istio/istio pkg/kube/inject/webhook.go), with the mesh's
- * own names beside Istio's. Pure: the namespace's labels are passed in.
+ * own names beside Istio's. Pure: the namespace's labels are passed in. Shared by meshd's injection
+ * webhook and `meshctl x check-inject`.
  *
  * In order, the first rule that decides wins:
  * 1. `spec.hostNetwork: true`: skipped (redirection would capture the node's traffic).

@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import { type RequestLogEntry, type StartedKubeApi, startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
+import { defaultOrchFlags, orchClient } from "../../../meshctl/orch/orch_client.ts";
 
 /** A started server, its two-context kubeconfig, and what it received. */
 export interface OrchTestApi {
@@ -48,4 +49,34 @@ export async function startOrchTestApi(): Promise<OrchTestApi> {
     { mode: 0o600 },
   );
   return { api, kubeconfig, log, stop: () => api.stop() };
+}
+
+/**
+ * Creates pod `namespace/name` with `containers` and sets its status Running at 127.0.0.1 (the test
+ * API server's port-forward then connects to 127.0.0.1).
+ */
+export async function runningLocalPod(
+  t: OrchTestApi,
+  namespace: string,
+  name: string,
+  containers: string[],
+): Promise<void> {
+  const client = orchClient({ ...defaultOrchFlags(), orchconfig: t.kubeconfig }, {});
+  try {
+    const path = `/api/v1/namespaces/${namespace}/pods`;
+    const metadata = { name, namespace };
+    await client.api.json("POST", path, {
+      body: {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata,
+        spec: { containers: containers.map((c) => ({ name: c, image: c })) },
+      },
+    });
+    await client.api.json("PUT", `${path}/${name}/status`, {
+      body: { apiVersion: "v1", kind: "Pod", metadata, status: { phase: "Running", podIP: "127.0.0.1" } },
+    });
+  } finally {
+    await client.close();
+  }
 }

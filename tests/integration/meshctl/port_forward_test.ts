@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { defaultOrchFlags, orchClient } from "../../../meshctl/orch/orch_client.ts";
 import { openOrchPortForward } from "../../../meshctl/orch/port_forward.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";
-import { startOrchTestApi } from "./orch_support.ts";
+import { runningLocalPod, startOrchTestApi } from "./orch_support.ts";
 
 /** A TCP server that answers each read with `echo:` and the bytes. */
 function echoServer(): { port: number; stop(): Promise<void> } {
@@ -51,25 +51,10 @@ async function roundTrip(address: string, text: string): Promise<string> {
 Deno.test("port-forward: bytes both ways through pods/portforward to the pod's IP, per connection", async () => {
   const t = await startOrchTestApi();
   const echo = echoServer();
-  const pods = t.api.server.objects.registry.find("", "v1", "pods")!;
-  const admin = { username: "test", groups: ["system:masters"] };
-  await t.api.server.objects.create(pods, "foo", {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: { name: "echo-1", namespace: "foo" },
-    spec: { containers: [{ name: "echo", image: "echo" }] },
-  }, admin);
+  await runningLocalPod(t, "foo", "echo-1", ["echo"]);
   const flags = { ...defaultOrchFlags(), orchconfig: t.kubeconfig };
   const client = orchClient(flags, {});
   try {
-    await client.api.json("PUT", "/api/v1/namespaces/foo/pods/echo-1/status", {
-      body: {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: "echo-1", namespace: "foo" },
-        status: { phase: "Running", podIP: "127.0.0.1" },
-      },
-    });
     const forward = await openOrchPortForward(client, "foo", "echo-1", echo.port);
     try {
       assert.equal(await roundTrip(forward.localAddress, "one"), "echo:one");

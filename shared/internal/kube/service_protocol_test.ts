@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { servicePortProtocol } from "./protocol.ts";
+import { servicePortProtocol } from "./service_protocol.ts";
 
 const CASES: [{ name?: string; appProtocol?: string; protocol?: string }, string][] = [
   [{ name: "http" }, "HTTP"],
