@@ -34,6 +34,7 @@ import {
   type WorkloadEntrySpec,
 } from "../../shared/mod.ts";
 import type { SecretResource, SpecByKind, SpecKind } from "../../shared/mod.ts";
+import { serviceEntryPortProtocol } from "../../shared/protocol/mod.ts";
 import { deepFreeze, FrozenMap } from "./frozen.ts";
 import { registryBoundPorts, registryServiceViews, type RegistrySnapshot } from "./registry_services.ts";
 
@@ -113,7 +114,7 @@ export interface ServicePortView {
   readonly name: string;
   readonly number: number;
   readonly targetPort: number;
-  /** Upper case; TCP when the ServiceEntry names none. */
+  /** Upper case (shared/protocol); UNKNOWN (auto-detect) when the ServiceEntry names none. */
   readonly protocol: string;
 }
 
@@ -304,7 +305,7 @@ export function buildPushContext(
       name: p.name ?? "",
       number: p.number,
       targetPort: p.targetPort ?? p.number,
-      protocol: (p.protocol ?? "TCP").toUpperCase(),
+      protocol: serviceEntryPortProtocol(p),
     }));
     const endpoints: EndpointView[] = [];
     for (const we of selectedEntries(se)) {
