@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { authorizeConnection, compileAuthorization } from "./evaluate.ts";
 import type { AuthorizationPolicyView, AuthorizationRuleView } from "./policy_view.ts";
 import type { AuthorizationConnection } from "./request.ts";
-import { httpOnlyFields, tcpRuleWarnings, withoutHttpOnlyFields } from "./tcp_rules.ts";
+import { httpOnlyFields, tcpRuleEffect, tcpRuleWarnings, withoutHttpOnlyFields } from "./tcp_rules.ts";
 
 const SLEEP = "spiffe://cluster.local/ns/foo/sa/sleep";
 const OTHER = "spiffe://cluster.local/ns/bar/sa/client";
@@ -346,3 +346,18 @@ Deno.test("tcpRuleWarnings: ALLOW dropped, DENY ignored, L4 rules and empty poli
   );
   assert.match(w[1].message, /ignored there \(the rule matches more connections\)$/);
 });
+
+const EFFECTS: [string | undefined, string][] = [
+  [undefined, "dropped"],
+  ["", "dropped"],
+  ["ALLOW", "dropped"],
+  ["DENY", "ignored"],
+  ["AUDIT", "ignored"],
+  ["CUSTOM", "ignored"],
+];
+
+for (const [action, effect] of EFFECTS) {
+  Deno.test(`tcpRuleEffect: ${action === undefined ? "(unset)" : JSON.stringify(action)} is ${effect}`, () => {
+    assert.equal(tcpRuleEffect(action), effect);
+  });
+}
