@@ -201,9 +201,14 @@ export async function startDiscovery(
   // Each skipped gateway server is warned once, when it first appears (Istio logs it per push).
   const gatewayLog = logger.scope("gateway");
   let gatewayWarnings = new Set<string>();
+  // Likewise each AuthorizationPolicy rule that acts otherwise on TCP ports (istio#25832, #44348).
+  const authzLog = logger.scope("authorization");
+  let authzWarnings = new Set<string>();
   const warnGateways = (ctx: PushContext): void => {
     for (const w of ctx.gatewayWarnings) if (!gatewayWarnings.has(w)) gatewayLog.warn(w);
     gatewayWarnings = new Set(ctx.gatewayWarnings);
+    for (const w of ctx.authorizationWarnings) if (!authzWarnings.has(w)) authzLog.warn(w);
+    authzWarnings = new Set(ctx.authorizationWarnings);
   };
   const discovery = new DiscoveryServer({
     configDir: options.configDir,

@@ -36,6 +36,7 @@ import {
 import type { SecretResource, SpecByKind, SpecKind } from "../../shared/mod.ts";
 import { serviceEntryPortProtocol } from "../../shared/protocol/mod.ts";
 import { deepFreeze, FrozenMap } from "./frozen.ts";
+import { tcpAuthorizationWarnings } from "./authz_warnings.ts";
 import { registryBoundPorts, registryServiceViews, type RegistrySnapshot } from "./registry_services.ts";
 
 /**
@@ -174,6 +175,8 @@ export interface PushContext {
   readonly gatewayRoutes: ReadonlyMap<string, readonly RouteConfiguration[]>;
   /** Gateway servers that are not served, one sentence each (meshd logs them as warnings). */
   readonly gatewayWarnings: readonly string[];
+  /** AuthorizationPolicy rules that act otherwise on TCP ports (authz_warnings.ts); logged as warnings. */
+  readonly authorizationWarnings: readonly string[];
   /** The mesh config's data-path settings, sent to every proxy in its Workload. */
   readonly proxySettings: Readonly<ProxySettings>;
   /** The service registry's own view (debug pages); absent without a registry. */
@@ -383,6 +386,7 @@ export function buildPushContext(
       spec: r.resource.spec,
     }));
 
+  const authorizationPolicies = selecting(byKind("AuthorizationPolicy"));
   return deepFreeze({
     version: options.version,
     builtAt: Date.now(),
@@ -390,7 +394,13 @@ export function buildPushContext(
     trustDomain,
     workloads: new FrozenMap(workloads),
     services,
-    authorizationPolicies: selecting(byKind("AuthorizationPolicy")),
+    authorizationPolicies,
+    authorizationWarnings: tcpAuthorizationWarnings({
+      services,
+      workloads,
+      policies: authorizationPolicies,
+      rootNamespace,
+    }),
     requestAuthentications: selecting(byKind("RequestAuthentication")),
     gateways,
     virtualServices,
