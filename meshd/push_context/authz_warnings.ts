@@ -12,6 +12,7 @@ import {
   authorizationLayer,
   type AuthorizationPolicy,
   authorizationPolicyView,
+  httpOnlyFields,
   tcpRuleWarnings,
 } from "../../shared/mod.ts";
 
@@ -25,6 +26,9 @@ export interface AuthzWarningInput {
   policies: readonly Pick<AuthorizationPolicy, "metadata" | "spec">[];
   rootNamespace: string;
 }
+
+/** Workloads a warning names before it counts the rest. */
+const MAX_NAMED = 5;
 
 /** Each workload's TCP (or auto-detected) endpoint ports with their protocol, e.g. `9000 TCP`. */
 function tcpPortsByWorkload(input: AuthzWarningInput): Map<string, Map<number, string>> {
@@ -49,13 +53,16 @@ function tcpPortsByWorkload(input: AuthzWarningInput): Map<string, Map<number, s
  * naming those workloads and ports; sorted, so that an unchanged config gives the same list.
  */
 export function tcpAuthorizationWarnings(input: AuthzWarningInput): string[] {
+  // Only policies with an HTTP-only field can warn: most have none, so the per-workload walk stays cheap.
+  const suspects = input.policies.filter((p) =>
+    (p.spec?.rules ?? []).some((r) => httpOnlyFields(r).length > 0)
+  );
+  if (suspects.length === 0) return [];
   const onByPolicy = new Map<string, string[]>();
   for (const [key, ports] of tcpPortsByWorkload(input)) {
     const w = input.workloads.get(key);
     if (!w) continue;
-    const applicable = applicableAuthorizationPolicies(input.policies, w, {
-      rootNamespace: input.rootNamespace,
-    });
+    const applicable = applicableAuthorizationPolicies(suspects, w, { rootNamespace: input.rootNamespace });
     const list = [...ports].sort(([a], [b]) => a - b).map(([n, p]) => `${n} (${p})`).join(", ");
     for (const p of applicable.all) {
       const k = `${p.namespace}/${p.name}`;
@@ -63,11 +70,16 @@ export function tcpAuthorizationWarnings(input: AuthzWarningInput): string[] {
     }
   }
   const out: string[] = [];
-  for (const policy of input.policies) {
+  for (const policy of suspects) {
     const view = authorizationPolicyView(policy);
     const on = onByPolicy.get(`${view.namespace}/${view.name}`);
     if (!on) continue;
-    for (const w of tcpRuleWarnings([view], `workload ${on.sort().join("; ")}`)) out.push(w.message);
+    on.sort();
+    // A namespace-wide policy may select thousands of workloads: name a few, count the rest.
+    const named = on.length > MAX_NAMED
+      ? [...on.slice(0, MAX_NAMED), `${on.length - MAX_NAMED} more workloads`]
+      : on;
+    for (const w of tcpRuleWarnings([view], `workload ${named.join("; ")}`)) out.push(w.message);
   }
   return out.sort();
 }

@@ -80,3 +80,20 @@ Deno.test("authorizationWarnings: a port without protocol (auto-detect) counts; 
     /^AuthorizationPolicy foo\/jwt-only \(ALLOW\) spec\.rules\[0\] has HTTP-only fields \(from\[0\]\.source\.requestPrincipals\) and applies to workload foo\/db-1 ports 5432 \(UNKNOWN\): the rule is dropped/,
   );
 });
+
+Deno.test("authorizationWarnings: a policy over many TCP workloads names five and counts the rest", () => {
+  const many = Array.from(
+    { length: 7 },
+    (_, i) =>
+      res("WorkloadEntry", "foo", `tcp-echo-${i + 1}`, {
+        address: `10.1.0.${10 + i}`,
+        labels: { app: "tcp-echo" },
+      }),
+  );
+  const ctx = buildPushContext([tcpEcho[0], ...many, denyGet], { version: "1" });
+  assert.equal(ctx.authorizationWarnings.length, 1);
+  assert.match(
+    ctx.authorizationWarnings[0],
+    /applies to workload foo\/tcp-echo-1 ports 9000 \(TCP\), 9001 \(TCP\); .*foo\/tcp-echo-5 ports [^;]*; 2 more workloads: those fields are ignored/,
+  );
+});
