@@ -2,7 +2,8 @@
  * AuthorizationPolicy rules on TCP: which fields are HTTP-only, and what becomes of a rule that has
  * them where there is no HTTP request (Istio's authorization-policy reference and "Authorization for
  * TCP traffic" task; pilot/pkg/security/authz/model: a generator's `forTCP` error, which an ALLOW
- * policy turns into a skipped rule and a DENY, AUDIT or CUSTOM policy ignores).
+ * policy turns into a skipped rule and the others ignore; builder.go builds AUDIT with RBAC_LOG and
+ * CUSTOM with RBAC_DENY, so both ignore too, and skips a CUSTOM policy whose provider is HTTP-only on TCP).
  *
  * - ALLOW: a rule with any HTTP-only field is dropped (matches nothing), so it allows less.
  * - DENY, AUDIT, CUSTOM: the HTTP-only fields are ignored, "as if those fields are not present",
