@@ -48,18 +48,23 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
       const r = await ctl(["proxy-config", "listener", "httpbin-1.foo"]);
       assert.equal(r.code, 0, r.err);
       const lines = r.out.trim().split("\n");
-      assert.match(lines[0], /^ADDRESSES\s+PORT\s+DIRECTION\s+MTLS\s+PATH NORMALIZATION\s+DESTINATION$/);
+      assert.match(
+        lines[0],
+        /^ADDRESSES\s+PORT\s+DIRECTION\s+PROTOCOL\s+MTLS\s+PATH NORMALIZATION\s+DESTINATION$/,
+      );
       assert.ok(
         lines.some((l) =>
           new RegExp(
-            `^127\\.0\\.0\\.1\\s+${HTTP_PORT}\\s+INBOUND\\s+STRICT\\s+DECODE_AND_MERGE_SLASHES\\s+inbound\\|${HTTP_PORT}\\|\\|$`,
+            `^127\\.0\\.0\\.1\\s+${HTTP_PORT}\\s+INBOUND\\s+HTTP\\s+STRICT\\s+DECODE_AND_MERGE_SLASHES\\s+inbound\\|${HTTP_PORT}\\|\\|$`,
           )
             .test(l)
         ),
         r.out,
       );
       assert.ok(
-        lines.some((l) => new RegExp(`^127\\.0\\.0\\.1\\s+${TCP_PORT}\\s+INBOUND\\s+DISABLE\\s`).test(l)),
+        lines.some((l) =>
+          new RegExp(`^127\\.0\\.0\\.1\\s+${TCP_PORT}\\s+INBOUND\\s+TCP\\s+DISABLE\\s`).test(l)
+        ),
         r.out,
       );
       const json = await ctl([
@@ -74,6 +79,12 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
       const listeners = JSON.parse(json.out);
       assert.equal(listeners.length, 1);
       assert.deepEqual(listeners[0].mtls, { mode: "DISABLE", policy: "foo/httpbin", scope: "port" });
+      // Decided from the service port (shared/protocol); the data path still carries HTTP/1.1.
+      assert.deepEqual(listeners[0].protocol, {
+        selected: "TCP",
+        services: ["foo/httpbin port 5432 (TCP)"],
+        carried: "HTTP/1.1",
+      });
       const yaml = await ctl([
         "proxy-config",
         "listeners",
@@ -85,7 +96,8 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
       ]);
       assert.equal(parseYaml(yaml.out)[0].traffic_direction, "OUTBOUND");
       const verbose = await ctl(["pc", "l", "httpbin-1", "-n", "foo", "--verbose"]);
-      assert.match(verbose.out, /POLICY\s+SCOPE/);
+      assert.match(verbose.out, /POLICY\s+SCOPE\s+PROTOCOL FROM/);
+      assert.match(verbose.out, /foo\/httpbin port 8000 \(HTTP\)/);
       assert.match(verbose.out, /foo\/httpbin\s+workload/);
     });
 

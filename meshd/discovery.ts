@@ -25,6 +25,7 @@ import type { ListenAddress } from "../shared/internal/cli/go_values.ts";
 import { ENV_VARS_IN_EFFECT, type MeshdEnvironment } from "./options/environment.ts";
 import { loadMeshConfig } from "./options/mesh_config.ts";
 import type { PushContext } from "./push_context/push_context.ts";
+import { FreshWarnings } from "./push_context/fresh_warnings.ts";
 import { DiscoveryServer } from "./server/discovery_server.ts";
 import { xdsAuthorizer } from "./server/xds_auth.ts";
 import { meshdDnsNames, type RunningWebhooks, startWebhooks } from "./webhooks/mod.ts";
@@ -195,12 +196,15 @@ export async function startDiscovery(
 
   const adsLog = logger.scope("ads");
   const jwksLog = logger.scope("authn");
-  // Each skipped gateway server is warned once, when it first appears (Istio logs it per push).
+  // Each skipped gateway server, and each AuthorizationPolicy rule that acts otherwise on TCP ports
+  // (istio#25832, #44348), is warned once, when it first appears (Istio logs them per push).
   const gatewayLog = logger.scope("gateway");
-  let gatewayWarnings = new Set<string>();
+  const authzLog = logger.scope("authorization");
+  const gatewayWarnings = new FreshWarnings();
+  const authzWarnings = new FreshWarnings();
   const warnGateways = (ctx: PushContext): void => {
-    for (const w of ctx.gatewayWarnings) if (!gatewayWarnings.has(w)) gatewayLog.warn(w);
-    gatewayWarnings = new Set(ctx.gatewayWarnings);
+    for (const w of gatewayWarnings.fresh(ctx.gatewayWarnings)) gatewayLog.warn(w);
+    for (const w of authzWarnings.fresh(ctx.authorizationWarnings)) authzLog.warn(w);
   };
   const discovery = new DiscoveryServer({
     configDir: options.configDir,

@@ -31,6 +31,7 @@ export * from "./validation/mod.ts";
 export * from "./identity/mod.ts";
 export * from "./policy/mod.ts";
 export * from "./routing/mod.ts";
+export * from "./protocol/mod.ts";
 export * from "./credentials/mod.ts";
 export { type BuildInfo, buildInfo } from "./build_info.ts";
 export * from "./proto/mod.ts";

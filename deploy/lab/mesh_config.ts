@@ -1,6 +1,7 @@
 /**
  * The mesh configuration a lab writes into meshd's config directory, as a user would write it for
- * VMs: a ServiceEntry per service (hosts, VIP, ports with targetPort, a workloadSelector), a
+ * VMs: a ServiceEntry per service (hosts, VIP, ports with targetPort and the protocol shared/protocol
+ * selects from the port's name or appProtocol, a workloadSelector), a
  * WorkloadGroup per proxied workload and per gateway (its proxy auto-registers into it), and a
  * WorkloadEntry per workload without a proxy.
  *
@@ -8,6 +9,7 @@
  */
 import { stringify } from "yaml";
 import { type LabPlan, serviceHost } from "../../shared/internal/lab/plan.ts";
+import { AUTO_DETECT, servicePortProtocol } from "../../shared/protocol/mod.ts";
 
 /** The name of the generated file in meshd's config directory; `lab apply` refuses it. */
 export const GENERATED_CONFIG_FILE = "lab-generated.yaml";
@@ -23,12 +25,16 @@ export function meshConfigYaml(plan: LabPlan): string {
       spec: {
         hosts: [serviceHost(s)],
         addresses: [s.vip],
-        ports: s.ports.map((p) => ({
-          name: p.name,
-          number: p.port,
-          targetPort: p.targetPort,
-          protocol: "HTTP",
-        })),
+        ports: s.ports.map((p) => {
+          // As Kubernetes would: appProtocol, else the name prefix; auto-detect leaves `protocol` out.
+          const protocol = servicePortProtocol(p);
+          return {
+            name: p.name,
+            number: p.port,
+            targetPort: p.targetPort,
+            ...(protocol === AUTO_DETECT ? {} : { protocol }),
+          };
+        }),
         location: "MESH_INTERNAL",
         resolution: "STATIC",
         workloadSelector: { labels: s.labels },

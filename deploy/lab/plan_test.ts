@@ -131,3 +131,35 @@ Deno.test("a gateway workload: a VIP for its service, a WorkloadGroup (its proxy
     template: { serviceAccount: "istio-ingressgateway-service-account" },
   });
 });
+
+Deno.test("meshConfigYaml: each port's protocol as shared/protocol selects it (appProtocol, name, auto)", () => {
+  const topology = `
+namespaces: [{ name: foo, injection: enabled }]
+workloads:
+  - name: tcp-echo
+    namespace: foo
+    command: [/bin/true]
+    containerPorts: [9000, 9001, 9002, 9003]
+    services:
+      - name: tcp-echo
+        ports:
+          - { name: tcp, port: 9000 }
+          - { name: echo, port: 9001, appProtocol: tcp }
+          - { name: web, port: 9002 }
+          - { name: http, port: 9003, appProtocol: kubernetes.io/h2c }
+`;
+  const p = planLab(labNames("pt", "10.229.0.0/24"), parseTopology(topology, "t.yaml"));
+  const result = validateText(meshConfigYaml(p), "lab-generated.yaml");
+  assert.deepEqual(result.issues.filter((i) => i.severity === "error"), []);
+  const se = result.resources[0].resource.spec as { ports: { name: string; protocol?: string }[] };
+  assert.deepEqual(se.ports.map((x) => [x.name, x.protocol ?? "(auto-detect)"]), [
+    ["tcp", "TCP"],
+    ["echo", "TCP"],
+    ["web", "(auto-detect)"],
+    ["http", "HTTP2"],
+  ]);
+  assert.throws(
+    () => parseTopology(topology.replace("appProtocol: tcp", "appProtocol: 7"), "t.yaml"),
+    /appProtocol: must be a non-empty string/,
+  );
+});

@@ -6,15 +6,19 @@
  * @module
  */
 import {
+  authorizationLayer,
   type BoundPort,
   boundPorts,
   effectivePeerAuthentication,
+  httpOnlyFields,
   labelsMatch,
   type MeshResource,
   policyAppliesTo,
   type Rule,
   type SelectingService,
+  serviceEntryPortProtocol,
   type SpecKind,
+  tcpRuleEffect,
 } from "../../shared/mod.ts";
 import type { AnalysisInput, AnalyzedResource } from "./input.ts";
 import { MESSAGES, type MessageType } from "./messages.ts";
@@ -120,8 +124,6 @@ function namespaceMatch(namespace: string, pattern: string): boolean {
   return namespace === pattern;
 }
 
-const HTTP_PROTOCOLS = new Set(["HTTP", "HTTP2", "GRPC", "GRPC-WEB"]);
-
 /** The service ports that target a workload (none for a workload without a WorkloadEntry). */
 function portsOf(w: Workload, services: SelectingService[]): BoundPort[] {
   if (w.bound) return w.bound;
@@ -132,10 +134,14 @@ function portsOf(w: Workload, services: SelectingService[]): BoundPort[] {
   );
 }
 
-/** The TCP ports of a workload: container ports that a service port with a non-HTTP protocol targets. */
+/**
+ * The TCP ports of a workload: container ports that a service port targets whose protocol
+ * (shared/protocol) is not HTTP, auto-detected ones included (a connection that is not HTTP is
+ * authorized there as TCP).
+ */
 function tcpPorts(w: Workload, services: SelectingService[]): BoundPort[] {
   return portsOf(w, services).filter((b) =>
-    b.servicePort.protocol !== undefined && !HTTP_PROTOCOLS.has(b.servicePort.protocol.toUpperCase())
+    authorizationLayer(serviceEntryPortProtocol(b.servicePort)) !== "http"
   );
 }
 
@@ -146,29 +152,11 @@ function servicesOf(input: AnalysisInput): SelectingService[] {
   }));
 }
 
-const HTTP_SOURCE_FIELDS = ["requestPrincipals", "notRequestPrincipals"] as const;
-const HTTP_OPERATION_FIELDS = ["hosts", "notHosts", "methods", "notMethods", "paths", "notPaths"] as const;
-
-/** The HTTP-only fields a rule uses, as field paths, and the ports its `to` limits it to. */
-function httpOnlyFields(rule: Rule): { fields: string[]; ports?: number[] } {
-  const fields: string[] = [];
-  let ports: number[] | undefined;
-  for (const [i, from] of (rule.from ?? []).entries()) {
-    for (const f of HTTP_SOURCE_FIELDS) {
-      if (from.source?.[f] !== undefined) fields.push(`from[${i}].source.${f}`);
-    }
-  }
-  for (const [i, to] of (rule.to ?? []).entries()) {
-    for (const f of HTTP_OPERATION_FIELDS) {
-      if (to.operation?.[f] !== undefined) fields.push(`to[${i}].operation.${f}`);
-    }
-    const p = to.operation?.ports;
-    if (p) ports = [...(ports ?? []), ...p.map(Number)];
-  }
-  for (const [i, when] of (rule.when ?? []).entries()) {
-    if (when.key?.startsWith("request.")) fields.push(`when[${i}].key ${when.key}`);
-  }
-  return { fields, ports };
+/** The ports a rule's operations limit it to; undefined when an operation names none (any port). */
+function rulePorts(rule: Rule): number[] | undefined {
+  const to = rule.to ?? [];
+  if (to.length === 0 || to.some((t) => (t.operation?.ports ?? []).length === 0)) return undefined;
+  return to.flatMap((t) => (t.operation?.ports ?? []).map(Number));
 }
 
 /** The analyzers, in the order they run. */
@@ -308,8 +296,9 @@ export const ANALYZERS: readonly Analyzer[] = [
           policyAppliesTo(asSelecting(r), w, { rootNamespace: input.rootNamespace })
         );
         for (const [i, rule] of (spec.rules ?? []).entries()) {
-          const { fields, ports } = httpOnlyFields(rule);
+          const fields = httpOnlyFields(rule);
           if (fields.length === 0) continue;
+          const ports = rulePorts(rule);
           for (const w of targets) {
             for (const b of tcpPorts(w, services)) {
               if (ports && !ports.includes(b.containerPort)) continue;
@@ -320,11 +309,12 @@ export const ANALYZERS: readonly Analyzer[] = [
                 fields.join(", "),
                 b.containerPort,
                 `${w.namespace}/${w.name}`,
-                `${b.service} port ${b.servicePort.number} is ${b.servicePort.protocol}`,
-                action === "DENY"
-                  ? "the HTTP-only conditions are dropped for TCP, so this DENY rule rejects every connection it " +
-                    "otherwise matches"
-                  : "the rule never matches a TCP connection, so it allows nothing there",
+                `${b.service} port ${b.servicePort.number} is ${serviceEntryPortProtocol(b.servicePort)}`,
+                tcpRuleEffect(action) === "dropped"
+                  ? "an ALLOW rule with HTTP-only fields is dropped on TCP: it never matches a connection, so it " +
+                    "allows nothing there"
+                  : `the HTTP-only fields are ignored on TCP, so this ${action} rule matches every connection its ` +
+                    "other fields match",
               ));
             }
           }

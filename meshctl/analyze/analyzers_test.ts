@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { runAnalysis } from "./command.ts";
 import { inputFromFiles } from "./input.ts";
+import type { AnalysisMessage } from "./analyzers.ts";
+import { render } from "./messages.ts";
 
 const BASE = `apiVersion: networking.istio.io/v1
 kind: ServiceEntry
@@ -22,18 +24,23 @@ kind: Namespace
 metadata: {name: bar}
 `;
 
-/** The codes (with resource) the analyzers report for BASE plus `extra`. */
-async function codes(extra: string, analyzers: string[] = []): Promise<string[]> {
+/** The messages the analyzers report for BASE plus `extra`. */
+async function messages(extra: string, analyzers: string[] = []): Promise<AnalysisMessage[]> {
   const dir = await Deno.makeTempDir();
   try {
     await Deno.writeTextFile(`${dir}/config.yaml`, BASE + "---\n" + extra);
     const input = await inputFromFiles([dir], { rootNamespace: "mesh-system" });
-    return runAnalysis(input, { analyzers }).map((m) =>
-      `${m.type.code} ${m.resource ? `${m.resource.kind} ${m.resource.namespace}/${m.resource.name}` : "-"}`
-    );
+    return runAnalysis(input, { analyzers });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+/** The codes (with resource) the analyzers report for BASE plus `extra`. */
+async function codes(extra: string, analyzers: string[] = []): Promise<string[]> {
+  return (await messages(extra, analyzers)).map((m) =>
+    `${m.type.code} ${m.resource ? `${m.resource.kind} ${m.resource.namespace}/${m.resource.name}` : "-"}`
+  );
 }
 
 const ap = (name: string, spec: string, namespace = "foo") =>
@@ -167,3 +174,89 @@ Deno.test("runAnalysis: --analyzer runs only the named analyzers; an unknown nam
   assert.deepEqual(await codes(yaml, ["authn.BlockedCIDRsAnalyzer"]), ["IST0175 -"]);
   await assert.rejects(codes(yaml, ["nope.Analyzer"]), /--analyzer: unknown analyzer "nope.Analyzer"/);
 });
+
+/** [label, extra YAML, the MESH0002 texts (after "rule ")]. */
+const TCP_CASES: [string, string, RegExp[]][] = [
+  [
+    "ALLOW with methods on the TCP port: dropped",
+    ap(
+      "allow-get",
+      "{selector: {matchLabels: {app: httpbin}}, rules: [{to: [{operation: {methods: [GET]}}]}]}",
+    ),
+    [/^rule 0 uses HTTP-only fields \(to\[0\]\.operation\.methods\) but applies to TCP port 5432 of foo\/httpbin-1 \(foo\/httpbin port 5432 is TCP\): an ALLOW rule with HTTP-only fields is dropped on TCP/],
+  ],
+  [
+    "DENY with methods on the TCP port: the HTTP-only fields are ignored",
+    ap(
+      "deny-get",
+      "{selector: {matchLabels: {app: httpbin}}, action: DENY, rules: [{to: [{operation: {methods: [GET]}}]}]}",
+    ),
+    [/port 5432 .*: the HTTP-only fields are ignored on TCP, so this DENY rule matches every connection its other fields match$/],
+  ],
+  [
+    "AUDIT likewise ignored",
+    ap(
+      "audit",
+      "{selector: {matchLabels: {app: httpbin}}, action: AUDIT, rules: [{to: [{operation: {paths: [/x]}}]}]}",
+    ),
+    [/this AUDIT rule matches every connection/],
+  ],
+  [
+    "requestPrincipals and a request.* condition",
+    ap(
+      "jwt",
+      "{selector: {matchLabels: {app: httpbin}}, rules: [{from: [{source: {requestPrincipals: ['*']}}], when: [{key: 'request.auth.claims[group]', values: [a]}]}]}",
+    ),
+    [/HTTP-only fields \(from\[0\]\.source\.requestPrincipals, when\[0\] request\.auth\.claims\[group\]\)/],
+  ],
+  [
+    "L4 fields only: nothing",
+    ap(
+      "l4",
+      "{selector: {matchLabels: {app: httpbin}}, rules: [{from: [{source: {namespaces: [foo], ipBlocks: [10.0.0.0/8]}}], to: [{operation: {ports: ['5432']}}], when: [{key: source.ip, values: [10.0.0.1]}]}]}",
+    ),
+    [],
+  ],
+  [
+    "an empty methods list is not set: nothing",
+    ap("empty", "{selector: {matchLabels: {app: httpbin}}, rules: [{to: [{operation: {methods: []}}]}]}"),
+    [],
+  ],
+  [
+    "one operation without ports makes the rule apply to every port",
+    ap(
+      "two-ops",
+      "{selector: {matchLabels: {app: httpbin}}, rules: [{to: [{operation: {methods: [GET], ports: ['8080']}}, {operation: {paths: [/x]}}]}]}",
+    ),
+    [/TCP port 5432/],
+  ],
+  [
+    "a port without protocol (auto-detect) counts as TCP",
+    `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: auto, namespace: foo}
+spec:
+  hosts: [auto.foo.svc.cluster.local]
+  ports: [{name: web, number: 7000}]
+  location: MESH_INTERNAL
+  resolution: STATIC
+  workloadSelector: {labels: {app: httpbin}}
+---
+` +
+    ap(
+      "allow-get",
+      "{selector: {matchLabels: {app: httpbin}}, rules: [{to: [{operation: {methods: [GET], ports: ['7000']}}]}]}",
+    ),
+    [/TCP port 7000 of foo\/httpbin-1 \(foo\/auto port 7000 is UNKNOWN\)/],
+  ],
+];
+
+for (const [label, yaml, want] of TCP_CASES) {
+  Deno.test(`analyzers: MESH0002 ${label}`, async () => {
+    const got = (await messages(yaml, ["auth.TcpHttpFieldsAnalyzer"])).map((m) =>
+      render(m.type.template, m.params)
+    );
+    assert.equal(got.length, want.length, got.join("\n"));
+    want.forEach((re, i) => assert.match(got[i], re));
+  });
+}

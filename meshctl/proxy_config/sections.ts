@@ -79,25 +79,29 @@ export function listeners(dump: ConfigDump, f: Filters): Json[] {
 }
 
 /**
- * The listener table: address, port, direction, the inbound mutual TLS mode, the path normalization
- * in force (the mesh's `pathNormalization`, from the listener's `http_connection_manager`) and, verbose,
- * the deciding mutual TLS policy.
+ * The listener table: address, port, direction, the protocol selected for the port (the listener's
+ * `protocol.selected`, from the service ports that target it; UNKNOWN is auto-detect; the data path
+ * carries HTTP/1.1 only until issue 16's data path lands), the inbound mutual TLS mode, the path
+ * normalization in force (the mesh's `pathNormalization`, from the listener's `http_connection_manager`)
+ * and, verbose, the deciding mutual TLS policy and the service ports the protocol was selected from.
  */
 export function listenersTable(list: Json[], verbose: boolean): string {
-  const headers = ["ADDRESSES", "PORT", "DIRECTION", "MTLS", "PATH NORMALIZATION", "DESTINATION"];
+  const headers = ["ADDRESSES", "PORT", "DIRECTION", "PROTOCOL", "MTLS", "PATH NORMALIZATION", "DESTINATION"];
   return table(
-    verbose ? [...headers, "POLICY", "SCOPE"] : headers,
+    verbose ? [...headers, "POLICY", "SCOPE", "PROTOCOL FROM"] : headers,
     list.map((l) => {
       const a = l.address.socket_address;
       const row = [
         a.address,
         String(a.port_value),
         l.traffic_direction,
+        l.protocol?.selected ?? "-",
         l.mtls?.mode ?? "-",
         l.http_connection_manager?.path_normalization ?? "-",
         l.default_cluster ?? "outbound clusters by Host",
       ];
-      return verbose ? [...row, l.mtls?.policy || "-", l.mtls?.scope || "-"] : row;
+      const from = (l.protocol?.services ?? []).join(", ") || "-";
+      return verbose ? [...row, l.mtls?.policy || "-", l.mtls?.scope || "-", from] : row;
     }),
   );
 }

@@ -8,7 +8,7 @@
  *   runs the injected proxy container but lacks the label; its network is its own
  *   `topology.istio.io/network` label, else its namespace's;
  * - a Service (not ExternalName) is the service `<name>.<namespace>.svc.<domain>`, with its cluster
- *   IPs, its ports' protocols as Istio selects them (shared/internal/kube/service_protocol.ts), and as endpoints the addresses of
+ *   IPs, its ports' protocols as Istio selects them (shared/protocol), and as endpoints the addresses of
  *   its EndpointSlices (label `kubernetes.io/service-name`) that are ready (every one when the Service
  *   publishes not-ready addresses), each joined to its Pod through `targetRef` (else by IP).
  *
@@ -25,7 +25,7 @@ import {
   type RegistryServicePort,
   type RegistryWorkload,
 } from "../push_context/registry_services.ts";
-import { servicePortProtocol } from "../../shared/internal/kube/service_protocol.ts";
+import { servicePortProtocol } from "../../shared/protocol/mod.ts";
 
 /** The label naming a namespace's or pod's network (Istio's). */
 export const NETWORK_LABEL = "topology.istio.io/network";

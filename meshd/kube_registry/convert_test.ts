@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { V1EndpointSlice, V1Namespace, V1Pod, V1Service } from "@kubernetes/client-node";
-import { buildPushContext } from "../push_context/push_context.ts";
+import { buildPushContext, type ConfigResource } from "../push_context/push_context.ts";
+import { configResource } from "../push_context/test_support.ts";
 import { type ConvertCounts, podWorkloads, registryServices } from "./convert.ts";
 
 const OPTIONS = { clusterID: "east", domain: "cluster.local" };
@@ -45,13 +46,14 @@ function build(
   slices: V1EndpointSlice[],
   service: V1Service = SERVICE,
   namespaces: V1Namespace[] = [],
+  config: ConfigResource[] = [],
 ) {
   const counts: ConvertCounts = { noIp: 0, pending: [], noPod: 0 };
   const nsMap = new Map(namespaces.map((n) => [n.metadata!.name!, n]));
   const workloads = podWorkloads(pods, nsMap, OPTIONS, counts);
   const byKey = new Map(pods.map((p) => [`foo/${p.metadata!.name}`, p]));
   const services = registryServices([service], slices, byKey, workloads, OPTIONS, counts);
-  const ctx = buildPushContext([], {
+  const ctx = buildPushContext(config, {
     version: "1",
     registry: {
       workloads: [...workloads.values()],
@@ -167,4 +169,41 @@ Deno.test("registry: the network is the pod's label, else its namespace's; termi
   assert.equal(ctx.workloads.get("foo/a")!.network, "net-ns");
   assert.equal(ctx.workloads.get("foo/b")!.network, "net-pod");
   assert.equal(ctx.workloads.has("foo/done"), false);
+});
+
+Deno.test("registry: ports' protocols from shared/protocol; an HTTP-only ALLOW rule on the TCP port is warned", () => {
+  const tcpEcho: V1Service = {
+    metadata: { name: "httpbin", namespace: "foo" },
+    spec: {
+      clusterIP: "10.96.0.11",
+      ports: [
+        { name: "tcp-echo", port: 9000 },
+        { name: "echo", port: 9001, appProtocol: "kubernetes.io/h2c" },
+        { name: "web", port: 9002 },
+        { name: "http", port: 9003, appProtocol: "tcp" },
+      ],
+    },
+  };
+  const policy = configResource("AuthorizationPolicy", "foo", "allow-get", {
+    selector: { matchLabels: { app: "httpbin" } },
+    rules: [{ to: [{ operation: { methods: ["GET"] } }] }],
+  });
+  const { ctx, service } = build(
+    [pod("httpbin-1", "10.1.0.5")],
+    [slice([{ addresses: ["10.1.0.5"], conditions: { ready: true }, targetRef: ref("httpbin-1") }])],
+    tcpEcho,
+    [],
+    [policy],
+  );
+  assert.deepEqual(service.ports.map((p) => `${p.name}=${p.protocol}`), [
+    "tcp-echo=TCP",
+    "echo=HTTP2",
+    "web=UNKNOWN",
+    "http=TCP",
+  ]);
+  assert.equal(ctx.authorizationWarnings.length, 1);
+  assert.match(
+    ctx.authorizationWarnings[0],
+    /foo\/allow-get \(ALLOW\) spec\.rules\[0\].* applies to workload foo\/httpbin-1 ports 9000 \(TCP\), 9002 \(UNKNOWN\), 9003 \(TCP\): the rule is dropped/,
+  );
 });

@@ -34,7 +34,9 @@ import {
   type WorkloadEntrySpec,
 } from "../../shared/mod.ts";
 import type { SecretResource, SpecByKind, SpecKind } from "../../shared/mod.ts";
+import { serviceEntryPortProtocol } from "../../shared/protocol/mod.ts";
 import { deepFreeze, FrozenMap } from "./frozen.ts";
+import { tcpAuthorizationWarnings } from "./authz_warnings.ts";
 import { registryBoundPorts, registryServiceViews, type RegistrySnapshot } from "./registry_services.ts";
 
 /**
@@ -113,7 +115,7 @@ export interface ServicePortView {
   readonly name: string;
   readonly number: number;
   readonly targetPort: number;
-  /** Upper case; TCP when the ServiceEntry names none. */
+  /** Upper case (shared/protocol); UNKNOWN (auto-detect) when the ServiceEntry names none. */
   readonly protocol: string;
 }
 
@@ -173,6 +175,8 @@ export interface PushContext {
   readonly gatewayRoutes: ReadonlyMap<string, readonly RouteConfiguration[]>;
   /** Gateway servers that are not served, one sentence each (meshd logs them as warnings). */
   readonly gatewayWarnings: readonly string[];
+  /** AuthorizationPolicy rules that act otherwise on TCP ports (authz_warnings.ts); logged as warnings. */
+  readonly authorizationWarnings: readonly string[];
   /** The mesh config's data-path settings, sent to every proxy in its Workload. */
   readonly proxySettings: Readonly<ProxySettings>;
   /** The service registry's own view (debug pages); absent without a registry. */
@@ -304,7 +308,7 @@ export function buildPushContext(
       name: p.name ?? "",
       number: p.number,
       targetPort: p.targetPort ?? p.number,
-      protocol: (p.protocol ?? "TCP").toUpperCase(),
+      protocol: serviceEntryPortProtocol(p),
     }));
     const endpoints: EndpointView[] = [];
     for (const we of selectedEntries(se)) {
@@ -382,6 +386,7 @@ export function buildPushContext(
       spec: r.resource.spec,
     }));
 
+  const authorizationPolicies = selecting(byKind("AuthorizationPolicy"));
   return deepFreeze({
     version: options.version,
     builtAt: Date.now(),
@@ -389,7 +394,13 @@ export function buildPushContext(
     trustDomain,
     workloads: new FrozenMap(workloads),
     services,
-    authorizationPolicies: selecting(byKind("AuthorizationPolicy")),
+    authorizationPolicies,
+    authorizationWarnings: tcpAuthorizationWarnings({
+      services,
+      workloads,
+      policies: authorizationPolicies,
+      rootNamespace,
+    }),
     requestAuthentications: selecting(byKind("RequestAuthentication")),
     gateways,
     virtualServices,

@@ -10,6 +10,7 @@ import { RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
 import { DUMP_TYPES } from "../../shared/internal/config_dump/types.ts";
 import type { RouteConfiguration, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { inboundModeOf, settingsInForce } from "../runtime/snapshot.ts";
+import { httpListenerProtocol, inboundListenerProtocol } from "./listener_protocol.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
 import { DEFAULT_HEAD_LIMITS } from "../http/head.ts";
 
@@ -120,6 +121,7 @@ function gatewayListeners(
         name: `${address}_${port}`,
         address: socket(address, port),
         traffic_direction: "OUTBOUND",
+        protocol: httpListenerProtocol(rcs.some((rc) => rc.tls !== undefined)),
         ...listenerSettings(snapshot, true, bootstrap.connectionLimits),
         ...(rcs.length === 1 && rcs[0].tls === undefined ? { route_config_name: rcs[0].name } : {
           filter_chains: rcs.map((rc) => ({
@@ -245,6 +247,7 @@ export function buildConfigDump(
             scope: port?.scope ?? "",
           },
           default_cluster: inboundClusterName(l.port),
+          protocol: inboundListenerProtocol(snapshot.workload, snapshot.services, l.port),
           ...settings,
         },
       },
@@ -267,6 +270,7 @@ export function buildConfigDump(
               name: `outbound|${outbound.host}_${outbound.port}`,
               address: socket(outbound.host, outbound.port),
               traffic_direction: "OUTBOUND",
+              protocol: httpListenerProtocol(),
               ...settings,
             },
           },

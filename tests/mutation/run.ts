@@ -15,11 +15,13 @@ import { AUTHORIZATION_MUTANTS } from "./mutants_authorization.ts";
 import { JWT_MUTANTS } from "./mutants_jwt.ts";
 import { MATCHER_MUTANTS } from "./mutants_matchers.ts";
 import { PEER_AUTHENTICATION_MUTANTS } from "./mutants_peer_authentication.ts";
+import { TCP_AUTHORIZATION_MUTANTS } from "./mutants_tcp_authorization.ts";
 import type { Mutant } from "./mutant.ts";
 
 /** Every mutant, by area. */
 export const MUTANTS: readonly Mutant[] = [
   ...AUTHORIZATION_MUTANTS,
+  ...TCP_AUTHORIZATION_MUTANTS,
   ...MATCHER_MUTANTS,
   ...JWT_MUTANTS,
   ...PEER_AUTHENTICATION_MUTANTS,

@@ -17,7 +17,7 @@ import {
   REVISION_LABELS,
   STATUS_ANNOTATIONS,
 } from "../../../shared/internal/inject/injection_policy.ts";
-import { servicePortProtocol } from "../../../shared/internal/kube/service_protocol.ts";
+import { AUTO_DETECT, servicePortProtocol } from "../../../shared/protocol/mod.ts";
 import { inMeshDomain, KNOWN_ANNOTATIONS } from "./annotations.ts";
 import { type KubePod, podBoundPorts, serviceSelectsPod } from "./kube_objects.ts";
 
@@ -85,8 +85,7 @@ function namedByConvention(port: { name?: string; appProtocol?: string }): boole
   if (port.appProtocol) return true;
   const name = port.name ?? "";
   const prefix = name.toLowerCase().split("-")[0];
-  // servicePortProtocol falls back to TCP for unknown names: only an explicit tcp prefix is a convention.
-  return prefix === "tcp" || servicePortProtocol({ name }) !== "TCP";
+  return prefix === "tcp" || servicePortProtocol({ name }) !== AUTO_DETECT;
 }
 
 /** The analyzers, in the order they run. */

@@ -7,7 +7,7 @@
  * @module
  */
 import type { BoundPort } from "../../../shared/mod.ts";
-import { servicePortProtocol } from "../../../shared/internal/kube/service_protocol.ts";
+import { servicePortProtocol } from "../../../shared/protocol/mod.ts";
 
 type Labels = Record<string, string>;
 

@@ -9,10 +9,20 @@ const CASES: [string, unknown, Record<string, string>, boolean][] = [
   ["In hit", { matchExpressions: [{ key: "a", operator: "In", values: ["1", "2"] }] }, { a: "2" }, true],
   ["In absent", { matchExpressions: [{ key: "a", operator: "In", values: ["1"] }] }, {}, false],
   ["NotIn absent", { matchExpressions: [{ key: "a", operator: "NotIn", values: ["false"] }] }, {}, true],
-  ["NotIn hit", { matchExpressions: [{ key: "a", operator: "NotIn", values: ["false"] }] }, { a: "false" }, false],
+  [
+    "NotIn hit",
+    { matchExpressions: [{ key: "a", operator: "NotIn", values: ["false"] }] },
+    { a: "false" },
+    false,
+  ],
   ["Exists", { matchExpressions: [{ key: "a", operator: "Exists" }] }, { a: "" }, true],
   ["DoesNotExist", { matchExpressions: [{ key: "a", operator: "DoesNotExist" }] }, { a: "x" }, false],
-  ["unknown operator", { matchExpressions: [{ key: "a", operator: "Gt", values: ["1"] }] }, { a: "2" }, false],
+  [
+    "unknown operator",
+    { matchExpressions: [{ key: "a", operator: "Gt", values: ["1"] }] },
+    { a: "2" },
+    false,
+  ],
   [
     "labels and expressions are ANDed",
     { matchLabels: { a: "1" }, matchExpressions: [{ key: "b", operator: "DoesNotExist" }] },
@@ -22,5 +32,6 @@ const CASES: [string, unknown, Record<string, string>, boolean][] = [
 ];
 
 for (const [name, selector, labels, want] of CASES) {
-  Deno.test(`labelSelectorMatches: ${name}`, () => assert.equal(labelSelectorMatches(selector, labels), want));
+  Deno.test(`labelSelectorMatches: ${name}`, () =>
+    assert.equal(labelSelectorMatches(selector, labels), want));
 }

@@ -16,6 +16,8 @@ export interface ServicePort {
   port: number;
   /** The container port it reaches; default `port`. */
   targetPort: number;
+  /** Kubernetes' `appProtocol` (e.g. `tcp`, `kubernetes.io/h2c`); decides over the name (shared/protocol). */
+  appProtocol?: string;
 }
 
 /** A service in front of one workload. */
@@ -285,7 +287,7 @@ function readService(r: Reader, v: unknown, path: Path, containerPorts: number[]
   if (list !== undefined && list.length === 0) r.fail([...path, "ports"], "needs at least one port");
   for (const [k, p] of (list ?? []).entries()) {
     const at = [...path, "ports", k];
-    const po = r.object(p, at, ["name", "port", "targetPort"]);
+    const po = r.object(p, at, ["name", "port", "targetPort", "appProtocol"]);
     if (po === undefined) continue;
     const port = r.port(po.port, [...at, "port"]);
     const targetPort = po.targetPort === undefined ? port : r.port(po.targetPort, [...at, "targetPort"]);
@@ -298,7 +300,13 @@ function readService(r: Reader, v: unknown, path: Path, containerPorts: number[]
       );
     }
     if (ports.some((q) => q.port === port)) r.fail([...at, "port"], `port ${port} is listed twice`);
-    ports.push({ name: portName, port, targetPort });
+    if (po.appProtocol !== undefined && (typeof po.appProtocol !== "string" || po.appProtocol === "")) {
+      r.fail([...at, "appProtocol"], `must be a non-empty string; got ${JSON.stringify(po.appProtocol)}`);
+    }
+    const appProtocol = typeof po.appProtocol === "string" && po.appProtocol !== ""
+      ? po.appProtocol
+      : undefined;
+    ports.push({ name: portName, port, targetPort, ...(appProtocol ? { appProtocol } : {}) });
   }
   return name === undefined ? undefined : { name, ports };
 }

@@ -13,15 +13,24 @@
  * - Identity fields (`principals`, `namespaces`, `serviceAccounts`, `trustDomains`) need a mutual
  *   TLS peer, and `requestPrincipals` a verified JWT: without one the field does not match, and its
  *   `not` form does.
+ * - A TCP connection ({@link CompiledAuthorization.evaluateConnection}) has no HTTP request: an
+ *   ALLOW rule with HTTP-only fields is dropped, and a DENY or AUDIT rule's HTTP-only fields are
+ *   ignored (tcp_rules.ts; Istio's "Authorization for TCP traffic").
  *
  * @module
  */
 import { normalizePath } from "./path.ts";
-import type { AuthorizationDecision, AuthorizationPolicyRef, AuthorizationRequest } from "./request.ts";
+import type {
+  AuthorizationConnection,
+  AuthorizationDecision,
+  AuthorizationPolicyRef,
+  AuthorizationRequest,
+} from "./request.ts";
 import type { AuthorizationPolicyView, AuthorizationRuleView } from "./policy_view.ts";
 import { allOf, anyPredicate, field, type Predicate, type Prepared } from "./predicate.ts";
 import { compileOperation, compileSource } from "./field_matchers.ts";
 import { conditionMatcher } from "./condition_matchers.ts";
+import { httpOnlyFields, tcpRuleEffect, withoutHttpOnlyFields } from "./tcp_rules.ts";
 
 interface CompiledRule {
   index: number;
@@ -31,7 +40,13 @@ interface CompiledRule {
 interface CompiledPolicy {
   ref: AuthorizationPolicyRef;
   rules: CompiledRule[];
+  /** The rules on TCP: ALLOW drops rules with HTTP-only fields, the others ignore those fields. */
+  tcpRules: CompiledRule[];
+  /** Indexes of the rules dropped on TCP (ALLOW only). */
+  droppedOnTcp: number[];
 }
+
+type Layer = "http" | "tcp";
 
 function compileRule(
   rule: AuthorizationRuleView,
@@ -102,25 +117,57 @@ export class CompiledAuthorization {
       remoteIp: undefined,
       destinationIp: undefined,
     };
-    const d = this.#decide(p);
+    return this.#decide(p, "http");
+  }
+
+  /**
+   * Decides one TCP connection with Istio's L4 semantics (tcp_rules.ts): an ALLOW rule with
+   * HTTP-only fields matches nothing, a DENY (or AUDIT) rule's HTTP-only fields are ignored. Same
+   * order as {@link evaluate}.
+   *
+   * @param connection the connection's peer identity, addresses, destination port and SNI
+   * @returns the decision; a denial by ALLOW policies names the rules dropped on TCP in `reason`
+   */
+  evaluateConnection(connection: AuthorizationConnection): AuthorizationDecision {
+    const p: Prepared = {
+      r: { ...connection, method: "", path: "" },
+      path: "",
+      principal: connection.sourcePrincipal ?? "",
+      principalBody: connection.sourcePrincipal?.startsWith("spiffe://")
+        ? connection.sourcePrincipal.slice(9)
+        : "",
+      iss: undefined,
+      sub: undefined,
+      sourceIp: undefined,
+      remoteIp: undefined,
+      destinationIp: undefined,
+    };
+    return this.#decide(p, "tcp");
+  }
+
+  #decide(p: Prepared, layer: Layer): AuthorizationDecision {
+    const d = this.#decideAction(p, layer);
     if (this.#audit.length > 0) {
-      const a = firstMatch(this.#audit, p);
+      const a = firstMatch(this.#audit, p, layer);
       if (a) d.audit = { policy: a.policy.ref, ruleIndex: a.rule.index };
     }
     return d;
   }
 
-  #decide(p: Prepared): AuthorizationDecision {
-    const denied = firstMatch(this.#deny, p);
+  #decideAction(p: Prepared, layer: Layer): AuthorizationDecision {
+    const denied = firstMatch(this.#deny, p, layer);
     if (denied) return matched("DENY", denied);
     if (this.#allow.length === 0) return { allowed: true, reason: "allowed: no ALLOW policy applies" };
-    const allowed = firstMatch(this.#allow, p);
+    const allowed = firstMatch(this.#allow, p, layer);
     if (allowed) return matched("ALLOW", allowed);
+    const dropped = layer === "tcp"
+      ? this.#allow.flatMap((c) => c.droppedOnTcp.map((i) => `${refText(c.ref)} rule ${i}`))
+      : [];
     return {
       allowed: false,
       reason: `denied: no rule of ALLOW policies ${
         this.#allow.map((c) => refText(c.ref)).join(", ")
-      } matched`,
+      } matched${dropped.length > 0 ? ` (dropped on TCP for HTTP-only fields: ${dropped.join(", ")})` : ""}`,
     };
   }
 }
@@ -158,7 +205,15 @@ export function compileAuthorization(policies: readonly AuthorizationPolicyView[
       index,
       test: compileRule(rule, ref.namespace, headerNames, `${where}: spec.rules[${index}]`),
     }));
-    target.push({ ref, rules });
+    const tcpRules: CompiledRule[] = [];
+    const droppedOnTcp: number[] = [];
+    (policy.rules ?? []).forEach((rule, index) => {
+      if (httpOnlyFields(rule).length === 0) return tcpRules.push(rules[index]);
+      if (tcpRuleEffect(action) === "dropped") return droppedOnTcp.push(index);
+      const at = `${where}: spec.rules[${index}]`;
+      tcpRules.push({ index, test: compileRule(withoutHttpOnlyFields(rule), ref.namespace, new Set(), at) });
+    });
+    target.push({ ref, rules, tcpRules, droppedOnTcp });
   }
   for (const list of [deny, allow, audit]) list.sort(byName);
   return new CompiledAuthorization(deny, allow, audit, [...headerNames]);
@@ -167,9 +222,10 @@ export function compileAuthorization(policies: readonly AuthorizationPolicyView[
 function firstMatch(
   policies: readonly CompiledPolicy[],
   p: Prepared,
+  layer: Layer,
 ): { policy: CompiledPolicy; rule: CompiledRule } | undefined {
   for (let i = 0; i < policies.length; i++) {
-    const rules = policies[i].rules;
+    const rules = layer === "http" ? policies[i].rules : policies[i].tcpRules;
     for (let j = 0; j < rules.length; j++) {
       if (rules[j].test(p)) return { policy: policies[i], rule: rules[j] };
     }
@@ -212,4 +268,12 @@ export function authorize(
   request: AuthorizationRequest,
 ): AuthorizationDecision {
   return compileAuthorization(policies).evaluate(request);
+}
+
+/** {@link CompiledAuthorization.evaluateConnection} in one call, for one-off questions (meshctl). */
+export function authorizeConnection(
+  policies: readonly AuthorizationPolicyView[],
+  connection: AuthorizationConnection,
+): AuthorizationDecision {
+  return compileAuthorization(policies).evaluateConnection(connection);
 }

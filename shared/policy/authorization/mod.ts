@@ -30,6 +30,20 @@ export type {
   AuthorizationSourceView,
   AuthorizationValueList,
 } from "./policy_view.ts";
-export { authorize, compileAuthorization, CompiledAuthorization } from "./evaluate.ts";
+export { authorize, authorizeConnection, compileAuthorization, CompiledAuthorization } from "./evaluate.ts";
 export { type NormalizedPath, normalizePath, PathError } from "./path.ts";
-export type { AuthorizationDecision, AuthorizationPolicyRef, AuthorizationRequest } from "./request.ts";
+export type {
+  AuthorizationConnection,
+  AuthorizationDecision,
+  AuthorizationPolicyRef,
+  AuthorizationRequest,
+} from "./request.ts";
+export {
+  httpOnlyFields,
+  isHttpOnlyConditionKey,
+  type TcpRuleEffect,
+  tcpRuleEffect,
+  type TcpRuleWarning,
+  tcpRuleWarnings,
+  withoutHttpOnlyFields,
+} from "./tcp_rules.ts";

@@ -55,6 +55,25 @@ export interface AuthorizationRequest {
   claims?: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * One TCP connection, as the L4 fields read it (no HTTP request: see tcp_rules.ts for what becomes
+ * of HTTP-only fields). Same meanings as in {@link AuthorizationRequest}.
+ */
+export interface AuthorizationConnection {
+  /** Destination (container) port (`ports`, `destination.port`). */
+  port: number;
+  /** The peer's SPIFFE ID from mutual TLS; absent for plain text. */
+  sourcePrincipal?: string;
+  /** The peer address (`ipBlocks`, `source.ip`). */
+  sourceIp?: string;
+  /** The original client address (`remoteIpBlocks`, `remote.ip`); default `sourceIp`. */
+  remoteIp?: string;
+  /** The address the connection was accepted on (`destination.ip`). */
+  destinationIp?: string;
+  /** TLS server name the client sent (`connection.sni`). */
+  sni?: string;
+}
+
 /** A policy named by namespace and name. */
 export interface AuthorizationPolicyRef {
   /** The policy's namespace. */

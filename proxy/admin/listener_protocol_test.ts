@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { httpListenerProtocol, inboundListenerProtocol } from "./listener_protocol.ts";
+
+const ME = { name: "tcp-echo-1", namespace: "foo" };
+const SERVICES = {
+  "foo/tcp-echo": {
+    ports: [
+      { number: 9000, targetPort: 9000, protocol: "TCP" },
+      { number: 9001, targetPort: 9001, protocol: "TCP" },
+      { number: 80, targetPort: 8080, protocol: "HTTP" },
+      { number: 7000, targetPort: 7000, protocol: "UNKNOWN" },
+    ],
+    endpoints: [{
+      workload: "foo/tcp-echo-1",
+      ports: { "9000": 9000, "9001": 9001, "80": 8080, "7000": 7000 },
+    }],
+  },
+  "foo/other": {
+    ports: [{ number: 9000, targetPort: 9000, protocol: "GRPC" }],
+    endpoints: [{ workload: "foo/other-1", ports: { "9000": 9000 } }],
+  },
+  "foo/a-grpc": {
+    ports: [{ number: 5000, targetPort: 5000, protocol: "GRPC" }],
+    endpoints: [{ workload: "foo/tcp-echo-1", ports: { "5000": 9001 } }],
+  },
+};
+
+const CASES: [string, number, string, string[]][] = [
+  ["a TCP service port", 9000, "TCP", ["foo/tcp-echo port 9000 (TCP)"]],
+  ["an HTTP port by its endpoint (target) port", 8080, "HTTP", ["foo/tcp-echo port 80 (HTTP)"]],
+  ["auto-detect", 7000, "UNKNOWN", ["foo/tcp-echo port 7000 (UNKNOWN)"]],
+  ["no service targets it (9002 in the authz-tcp task)", 9002, "UNKNOWN", []],
+  ["two services: the first by key decides, both listed", 9001, "GRPC", [
+    "foo/a-grpc port 5000 (GRPC)",
+    "foo/tcp-echo port 9001 (TCP)",
+  ]],
+];
+
+for (const [label, port, selected, services] of CASES) {
+  Deno.test(`inboundListenerProtocol: ${label}`, () => {
+    assert.deepEqual(inboundListenerProtocol(ME, SERVICES, port), {
+      selected,
+      services,
+      carried: "HTTP/1.1",
+    });
+  });
+}
+
+Deno.test("inboundListenerProtocol: auto-detect before meshd sent the workload", () => {
+  assert.deepEqual(inboundListenerProtocol(undefined, SERVICES, 9000).selected, "UNKNOWN");
+});
+
+Deno.test("httpListenerProtocol: HTTP, or HTTPS for a gateway that terminates TLS", () => {
+  assert.equal(httpListenerProtocol().selected, "HTTP");
+  assert.equal(httpListenerProtocol(true).selected, "HTTPS");
+});
