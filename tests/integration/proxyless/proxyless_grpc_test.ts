@@ -1,0 +1,231 @@
+/**
+ * Proxyless gRPC through meshd (issue 16, item 6): a grpc-js-xds server and a grpc-js-xds client
+ * (real processes: grpc_app.ts) read their config from meshd's ADS (Envoy's types, meshd/xds/grpcgen)
+ * and their certificates from `proxy --proxyless` (real processes, certificates from meshd's CA). The
+ * server's namespace is STRICT: the call goes over mutual TLS that gRPC sets up from the xDS
+ * config. A DENY AuthorizationPolicy for the client's principal makes the call PERMISSION_DENIED, an
+ * ALLOW for it lets the call through, an ALLOW for another principal denies it, and a client with a
+ * certificate from another CA fails the handshake.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startCa, startMeshd } from "../meshd_support.ts";
+import { makeCsr } from "../../../meshd/ca/test_support.ts";
+import { freePort } from "../../../shared/internal/testing/free_port.ts";
+import { within } from "../../../shared/internal/testing/deadline.ts";
+
+const APP = new URL("./grpc_app.ts", import.meta.url).pathname;
+const PROXY = new URL("../../../proxy/main.ts", import.meta.url).pathname;
+
+function config(port: number): string {
+  return `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: echo, namespace: echo}
+spec:
+  hosts: [echo.echo.svc]
+  ports: [{number: ${port}, name: grpc, protocol: GRPC}]
+  resolution: STATIC
+  workloadSelector: {labels: {app: echo}}
+---
+apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: echo-1, namespace: echo}
+spec: {address: 127.0.0.1, labels: {app: echo, security.mesh.io/tlsMode: mesh}, serviceAccount: echo-server}
+---
+apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: strict, namespace: echo}
+spec: {mtls: {mode: STRICT}}
+`;
+}
+
+function policy(action: "ALLOW" | "DENY", principal: string): string {
+  return `apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: echo-policy, namespace: echo}
+spec:
+  action: ${action}
+  selector: {matchLabels: {app: echo}}
+  rules: [{from: [{source: {principals: ["${principal}"]}}], to: [{operation: {paths: ["/echo.Echo/*"]}}]}]
+`;
+}
+
+/** The environment of a gRPC process: none of the host's GRPC_* variables (platform.md's trap). */
+function grpcEnv(extra: Record<string, string>): Record<string, string> {
+  const env = Object.fromEntries(Object.entries(Deno.env.toObject()).filter(([k]) => !k.startsWith("GRPC_")));
+  return { ...env, NO_COLOR: "1", ...extra };
+}
+
+interface Running {
+  child: Deno.ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+function spawn(args: string[], env: Record<string, string>): Running {
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "";
+  child.status.then((st) => void (out += `\n[exited ${st.code}]`));
+  const sink = () => new WritableStream<string>({ write: (c) => void (out += c) });
+  const reading = Promise.all([
+    child.stdout.pipeThrough(new TextDecoderStream()).pipeTo(sink()),
+    child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(sink()),
+  ]);
+  return {
+    child,
+    output: () => out,
+    stop: async () => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // already gone
+      }
+      await child.status;
+      await reading.catch(() => {});
+    },
+  };
+}
+
+async function until(cond: () => boolean | Promise<boolean>, ms: number, what: () => string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** One call by a fresh client process; its one output line. */
+async function callOnce(args: string[], env: Record<string, string>): Promise<string> {
+  const out = await within(
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "--allow-all", APP, ...args],
+      env,
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).output(),
+    30_000,
+    "the gRPC client",
+  );
+  const text = new TextDecoder().decode(out.stdout).trim();
+  return text === "" ? `NO OUTPUT: ${new TextDecoder().decode(out.stderr)}` : text;
+}
+
+Deno.test("proxyless gRPC: mutual TLS and AuthorizationPolicy from meshd's xDS", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "proxyless-" });
+  const port = freePort();
+  await Deno.mkdir(join(dir, "config"));
+  await Deno.writeTextFile(join(dir, "config", "echo.yaml"), config(port));
+  const ca = await startCa(join(dir, "ca"));
+  const meshd = await startMeshd(join(dir, "config"), { ca });
+  await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
+  const running: Running[] = [];
+  try {
+    const agent = async (ns: string, sa: string, name: string, address: string): Promise<string> => {
+      const { token } = await ca.issueBootstrapToken({ namespace: ns, serviceAccount: sa });
+      await Deno.writeTextFile(join(dir, `${name}.token`), token);
+      const out = join(dir, name);
+      running.push(spawn([
+        "run",
+        "--allow-read",
+        "--allow-write",
+        "--allow-env",
+        "--allow-net",
+        "--allow-sys",
+        PROXY,
+        `--proxyless=${out}`,
+        `--discoveryAddress=127.0.0.1:${meshd.grpcPort}`,
+        `--caAddress=127.0.0.1:${meshd.securePort}`,
+        "--discoveryServerName=meshd.mesh-system.svc",
+        `--namespace=${ns}`,
+        `--serviceAccount=${sa}`,
+        `--workloadEntry=${name}`,
+        `--address=${address}`,
+        `--tokenFile=${join(dir, `${name}.token`)}`,
+        `--rootCertFile=${join(dir, "root-cert.pem")}`,
+      ], grpcEnv({})));
+      const bootstrap = join(out, "grpc-bootstrap.json");
+      await until(
+        () => Deno.stat(bootstrap).then(() => true, () => false),
+        20_000,
+        () => `${name}'s bootstrap (${running.at(-1)!.output()})`,
+      );
+      return bootstrap;
+    };
+    const serverBootstrap = await agent("echo", "echo-server", "echo-1", "127.0.0.1");
+    const clientBootstrap = await agent("client", "caller", "caller-1", "127.0.0.2");
+    const server = spawn(
+      ["run", "--allow-all", APP, "server", String(port)],
+      grpcEnv({
+        GRPC_XDS_BOOTSTRAP: serverBootstrap,
+        GRPC_XDS_EXPERIMENTAL_RBAC: "true",
+        GRPC_TRACE: "xds_client,xds_server",
+        GRPC_VERBOSITY: "DEBUG",
+      }),
+    );
+    running.push(server);
+    await until(
+      () => server.output().includes("SERVING"),
+      20_000,
+      () => `the server (${server.output().slice(-6000)})`,
+    );
+
+    const clientEnv = grpcEnv({ GRPC_XDS_BOOTSTRAP: clientBootstrap });
+    const call = () => callOnce(["client", `xds:///echo.echo.svc:${port}`], clientEnv);
+    const expect = async (prefix: string, what: string) => {
+      let last = "";
+      await until(
+        async () => (last = await call()).startsWith(prefix),
+        30_000,
+        () => `${what}: last ${last}`,
+      );
+    };
+    await expect("OK echo hello", "no policy: the call goes through");
+
+    const policyFile = join(dir, "config", "policy.yaml");
+    await Deno.writeTextFile(policyFile, policy("DENY", "cluster.local/ns/client/sa/caller"));
+    await expect("ERR PERMISSION_DENIED", "DENY for the caller");
+
+    await Deno.writeTextFile(policyFile, policy("ALLOW", "cluster.local/ns/client/sa/caller"));
+    await expect("OK echo hello", "ALLOW for the caller");
+
+    await Deno.writeTextFile(policyFile, policy("ALLOW", "cluster.local/ns/client/sa/someone-else"));
+    await expect("ERR PERMISSION_DENIED", "ALLOW for another principal only");
+
+    // A client with a certificate for the caller's identity, but from a CA the mesh does not trust.
+    const foreign = await startCa(join(dir, "foreign-ca"));
+    try {
+      const leaf = await makeCsr({ uris: ["spiffe://cluster.local/ns/client/sa/caller"] });
+      const chain = await foreign.sign({
+        csrPem: leaf.csrPem,
+        namespace: "client",
+        serviceAccount: "caller",
+      });
+      await Deno.writeTextFile(join(dir, "f-ca.pem"), foreign.trustBundlePem);
+      await Deno.writeTextFile(join(dir, "f-cert.pem"), chain.join(""));
+      await Deno.writeTextFile(join(dir, "f-key.pem"), leaf.privateKeyPem);
+    } finally {
+      await foreign.stop();
+    }
+    const bad = await callOnce(
+      [
+        "client-foreign",
+        `127.0.0.1:${port}`,
+        ...["f-ca.pem", "f-cert.pem", "f-key.pem"].map((f) => join(dir, f)),
+      ],
+      grpcEnv({}),
+    );
+    assert.match(bad, /^ERR UNAVAILABLE/, bad);
+  } finally {
+    for (const r of running.reverse()) await r.stop();
+    await meshd.stop();
+    await ca.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
