@@ -57,6 +57,11 @@ export function buildProgram(
     for (const w of flags.warnings) io.stderr(`warning: ${w}\n`);
     for (const e of flags.errors) io.stderr(`error: ${e}\n`);
     if (flags.errors.length > 0) return setExitCode(1);
+    if (
+      flags.options.proxyless !== undefined && (flags.options.inbound.length > 0 || flags.options.outbound)
+    ) {
+      io.stderr("warning: --inbound and --outbound have no effect with --proxyless (no data path)\n");
+    }
     if (flags.options.inbound.length === 0 && flags.options.proxyless === undefined) {
       io.stderr("warning: no --inbound ports: nothing to serve\n");
     }

@@ -5,7 +5,8 @@
  * server's namespace is STRICT: the call goes over mutual TLS that gRPC sets up from the xDS
  * config. A DENY AuthorizationPolicy for the client's principal makes the call PERMISSION_DENIED, an
  * ALLOW for it lets the call through, an ALLOW for another principal denies it, and a client with a
- * certificate from another CA fails the handshake.
+ * certificate from another CA fails the handshake (the same client with the agent's certificate passes
+ * it and is denied by the policy).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -207,20 +208,19 @@ Deno.test("proxyless gRPC: mutual TLS and AuthorizationPolicy from meshd's xDS",
         namespace: "client",
         serviceAccount: "caller",
       });
-      await Deno.writeTextFile(join(dir, "f-ca.pem"), foreign.trustBundlePem);
       await Deno.writeTextFile(join(dir, "f-cert.pem"), chain.join(""));
       await Deno.writeTextFile(join(dir, "f-key.pem"), leaf.privateKeyPem);
     } finally {
       await foreign.stop();
     }
-    const bad = await callOnce(
-      [
-        "client-foreign",
-        `127.0.0.1:${port}`,
-        ...["f-ca.pem", "f-cert.pem", "f-key.pem"].map((f) => join(dir, f)),
-      ],
-      grpcEnv({}),
-    );
+    // The same client without xDS, trusting the mesh root: with the agent's certificate it gets through
+    // the handshake (and is denied by the policy in force), with the foreign one it does not.
+    const direct = (cert: string, key: string) =>
+      callOnce(["client-foreign", `127.0.0.1:${port}`, join(dir, "root-cert.pem"), cert, key], grpcEnv({}));
+    const caller = join(dir, "caller-1");
+    const good = await direct(join(caller, "cert-chain.pem"), join(caller, "key.pem"));
+    assert.match(good, /^ERR PERMISSION_DENIED/, good);
+    const bad = await direct(join(dir, "f-cert.pem"), join(dir, "f-key.pem"));
     assert.match(bad, /^ERR UNAVAILABLE/, bad);
   } finally {
     for (const r of running.reverse()) await r.stop();
