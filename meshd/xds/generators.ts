@@ -30,7 +30,7 @@ import { jwksTimeoutMs } from "../jwks/resolver.ts";
 import { REGISTRY_CLUSTER_LABEL } from "../push_context/registry_services.ts";
 import { autoRegisteredName, autoRegistrationRequest } from "../registry/auto_registration.ts";
 import type { GeneratedList, GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_types.ts";
-import { grpcResources, isProxyless } from "./grpcgen/grpcgen.ts";
+import { GRPC_TYPE_URLS, grpcResources, isProxyless } from "./grpcgen/grpcgen.ts";
 
 /** Type URLs served, by resource type. */
 export const TYPE_URLS: {
@@ -218,7 +218,9 @@ export class PushContextGenerator implements ResourceGenerator {
   }
 
   #proxyless(typeUrl: string, workload: WorkloadView | undefined): GeneratedList | undefined {
-    const key = `g\u0000${typeUrl}\u0000${workload?.key ?? ""}`;
+    // Only listeners depend on the workload (its server listeners); the rest is shared by every node.
+    const perWorkload = typeUrl === GRPC_TYPE_URLS.listener ? workload?.key ?? "" : "";
+    const key = `g\u0000${typeUrl}\u0000${perWorkload}`;
     const hit = this.#lists.get(key);
     if (hit) return hit;
     const policies = this.#selecting(this.#ctx.authorizationPolicies, workload);

@@ -9,6 +9,7 @@
 import protobuf from "protobufjs";
 import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
+import { envoyProtoDirs } from "./envoy_protos.ts";
 
 /** Fully qualified names of the Envoy messages meshd encodes, by short name. */
 export const ENVOY_TYPES = {
@@ -39,17 +40,12 @@ let root: protobuf.Root | undefined;
 /** The protobufjs root with the Envoy types (loaded once per process, about 0.2 s). */
 export function envoyRoot(): protobuf.Root {
   if (root) return root;
-  const deps = createRequire(import.meta.url).resolve("@grpc/grpc-js-xds/package.json").replace(
-    /package\.json$/,
-    "deps/",
-  );
   const protobufDir = createRequire(import.meta.url).resolve("protobufjs/package.json").replace(
     /package\.json$/,
     "",
   );
   // protobufjs holds google/protobuf/*.proto (descriptor.proto among them), which the Envoy protos import.
-  const includes = ["envoy-api", "xds", "googleapis", "protoc-gen-validate"].map((d) => deps + d + "/")
-    .concat(protobufDir);
+  const includes = [...envoyProtoDirs(), protobufDir];
   const r = new protobuf.Root();
   r.resolvePath = (_origin, target) => {
     for (const dir of includes) if (existsSync(dir + target)) return dir + target;

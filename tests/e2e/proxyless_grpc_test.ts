@@ -1,6 +1,7 @@
 /**
  * Proxyless gRPC through meshd (issue 16, item 6): a grpc-js-xds server and a grpc-js-xds client
- * (real processes: grpc_app.ts) read their config from meshd's ADS (Envoy's types, meshd/xds/grpcgen)
+ * (real processes: proxyless_grpc_app.ts) read their config from the ADS of a real `meshd discovery
+ * --configDir` process (Envoy's types, meshd/xds/grpcgen)
  * and their certificates from `proxy --proxyless` (real processes, certificates from meshd's CA). The
  * server's namespace is STRICT: the call goes over mutual TLS that gRPC sets up from the xDS
  * config. A DENY AuthorizationPolicy for the client's principal makes the call PERMISSION_DENIED, an
@@ -10,13 +11,14 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startCa, startMeshd } from "../meshd_support.ts";
-import { makeCsr } from "../../../meshd/ca/test_support.ts";
-import { freePort } from "../../../shared/internal/testing/free_port.ts";
-import { within } from "../../../shared/internal/testing/deadline.ts";
+import { BootstrapTokenIssuer } from "../../meshd/ca/mod.ts";
+import { makeCsr, startCa } from "../../meshd/ca/test_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
+import { startMeshdProcess } from "./e2e_support.ts";
 
-const APP = new URL("./grpc_app.ts", import.meta.url).pathname;
-const PROXY = new URL("../../../proxy/main.ts", import.meta.url).pathname;
+const APP = new URL("./proxyless_grpc_app.ts", import.meta.url).pathname;
+const PROXY = new URL("../../proxy/main.ts", import.meta.url).pathname;
 
 function config(port: number): string {
   return `apiVersion: networking.istio.io/v1
@@ -123,13 +125,22 @@ Deno.test("proxyless gRPC: mutual TLS and AuthorizationPolicy from meshd's xDS",
   const port = freePort();
   await Deno.mkdir(join(dir, "config"));
   await Deno.writeTextFile(join(dir, "config", "echo.yaml"), config(port));
-  const ca = await startCa(join(dir, "ca"));
-  const meshd = await startMeshd(join(dir, "config"), { ca });
-  await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
+  const grpcPort = freePort(), securePort = freePort(), httpPort = freePort();
+  const meshd = await startMeshdProcess(dir, grpcPort, [], {
+    ports: { secure: securePort, http: httpPort },
+    ready: "meshd ready",
+    timeoutMs: 30_000,
+  });
   const running: Running[] = [];
   try {
+    const root = await fetch(`http://127.0.0.1:${httpPort}/debug/rootCert`);
+    await Deno.writeTextFile(join(dir, "root-cert.pem"), await root.text());
+    const tokens = await BootstrapTokenIssuer.open(join(dir, "ca"), {
+      audiences: ["mesh-ca"],
+      create: false,
+    });
     const agent = async (ns: string, sa: string, name: string, address: string): Promise<string> => {
-      const { token } = await ca.issueBootstrapToken({ namespace: ns, serviceAccount: sa });
+      const { token } = await tokens.issue({ namespace: ns, serviceAccount: sa });
       await Deno.writeTextFile(join(dir, `${name}.token`), token);
       const out = join(dir, name);
       running.push(spawn([
@@ -141,8 +152,8 @@ Deno.test("proxyless gRPC: mutual TLS and AuthorizationPolicy from meshd's xDS",
         "--allow-sys",
         PROXY,
         `--proxyless=${out}`,
-        `--discoveryAddress=127.0.0.1:${meshd.grpcPort}`,
-        `--caAddress=127.0.0.1:${meshd.securePort}`,
+        `--discoveryAddress=127.0.0.1:${grpcPort}`,
+        `--caAddress=127.0.0.1:${securePort}`,
         "--discoveryServerName=meshd.mesh-system.svc",
         `--namespace=${ns}`,
         `--serviceAccount=${sa}`,
@@ -225,7 +236,6 @@ Deno.test("proxyless gRPC: mutual TLS and AuthorizationPolicy from meshd's xDS",
   } finally {
     for (const r of running.reverse()) await r.stop();
     await meshd.stop();
-    await ca.stop();
     await Deno.remove(dir, { recursive: true });
   }
 });
