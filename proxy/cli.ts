@@ -62,6 +62,11 @@ export function buildProgram(
     ) {
       io.stderr("warning: --inbound and --outbound have no effect with --proxyless (no data path)\n");
     }
+    if (flags.options.proxyless !== undefined && flags.options.discoveryAddress.endsWith(":15012")) {
+      io.stderr(
+        "warning: --proxyless: gRPC reaches meshd in plain text; --discoveryAddress should be its --grpcAddr (15010)\n",
+      );
+    }
     if (flags.options.inbound.length === 0 && flags.options.proxyless === undefined) {
       io.stderr("warning: no --inbound ports: nothing to serve\n");
     }
