@@ -3,7 +3,8 @@
  * XdsServer, `client <xds target>` makes one call and prints `OK <reply>` or `ERR <code> <details>`.
  * Both read GRPC_XDS_BOOTSTRAP (written by `proxy --proxyless`) and use xDS credentials (the
  * certificates of the bootstrap's `default` provider when meshd's config asks for mutual TLS).
- * `client-foreign <host:port> <ca> <cert> <key>` calls without xDS, over TLS with the given files.
+ * `client-foreign <host:port> <ca> [<cert> <key>]` calls without xDS, over TLS with the given files
+ * (no client certificate when cert and key are absent).
  *
  * @module
  */
@@ -66,7 +67,9 @@ if (mode === "server") {
 } else if (mode === "client-foreign") {
   const [ca, cert, key] = rest.map((f) => readFileSync(f));
   // SPIFFE certificates carry no DNS name: the name check is off, the chain check stays.
-  const creds = grpc.credentials.createSsl(ca, key, cert, { checkServerIdentity: () => undefined });
+  const creds = grpc.credentials.createSsl(ca, key ?? null, cert ?? null, {
+    checkServerIdentity: () => undefined,
+  });
   call(new Client(arg, creds, { "grpc.ssl_target_name_override": "echo.echo.svc" }));
 } else {
   console.log(`ERR usage ${mode}`);

@@ -6,8 +6,8 @@
  * server's namespace is STRICT: the call goes over mutual TLS that gRPC sets up from the xDS
  * config. A DENY AuthorizationPolicy for the client's principal makes the call PERMISSION_DENIED, an
  * ALLOW for it lets the call through, an ALLOW for another principal denies it, and a client with a
- * certificate from another CA fails the handshake (the same client with the agent's certificate passes
- * it and is denied by the policy).
+ * certificate from another CA, or with none, fails the handshake (the same client with the agent's
+ * certificate passes it and is denied by the policy).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -226,13 +226,18 @@ Deno.test("proxyless gRPC: mutual TLS and AuthorizationPolicy from meshd's xDS",
     }
     // The same client without xDS, trusting the mesh root: with the agent's certificate it gets through
     // the handshake (and is denied by the policy in force), with the foreign one it does not.
-    const direct = (cert: string, key: string) =>
-      callOnce(["client-foreign", `127.0.0.1:${port}`, join(dir, "root-cert.pem"), cert, key], grpcEnv({}));
+    const direct = (...certAndKey: string[]) =>
+      callOnce(
+        ["client-foreign", `127.0.0.1:${port}`, join(dir, "root-cert.pem"), ...certAndKey],
+        grpcEnv({}),
+      );
     const caller = join(dir, "caller-1");
     const good = await direct(join(caller, "cert-chain.pem"), join(caller, "key.pem"));
     assert.match(good, /^ERR PERMISSION_DENIED/, good);
     const bad = await direct(join(dir, "f-cert.pem"), join(dir, "f-key.pem"));
     assert.match(bad, /^ERR UNAVAILABLE/, bad);
+    const none = await direct();
+    assert.match(none, /^ERR UNAVAILABLE/, `without a client certificate: ${none}`);
   } finally {
     for (const r of running.reverse()) await r.stop();
     await meshd.stop();
