@@ -12,6 +12,7 @@
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { addProxyFlags, type ProxyOptions, readProxyFlags, validateProxyFlags } from "./options/flags.ts";
 import { runProxy } from "./run.ts";
+import { runProxyless } from "./proxyless/run.ts";
 
 /** Where a run's output goes, and what it reads from the host. */
 export interface ProxyIo {
@@ -32,7 +33,8 @@ export const DESCRIPTION =
   "ingress gateway from Gateways and VirtualServices, with TLS from Kubernetes Secrets (PARTIAL: HTTP " +
   "servers, and HTTPS servers with tls.mode SIMPLE or MUTUAL and credentialName; no PASSTHROUGH, " +
   "ISTIO_MUTUAL or AUTO_PASSTHROUGH; uri, port and gateways matches only; no redirect, rewrite or direct " +
-  "responses)";
+  "responses). --proxyless <dir> runs only the agent for proxyless gRPC applications (bootstrap and " +
+  "certificate files; see proxy/README.md)";
 
 /**
  * Builds the command; `run` receives the validated options (the real program runs the proxy).
@@ -40,7 +42,8 @@ export const DESCRIPTION =
 export function buildProgram(
   io: ProxyIo,
   setExitCode: (code: number) => void,
-  run: (options: ProxyOptions) => Promise<number> = (o) => runProxy(o, io),
+  run: (options: ProxyOptions) => Promise<number> = (o) =>
+    o.proxyless === undefined ? runProxy(o, io) : runProxyless(o, io),
 ): CommandUnknownOpts {
   const program: CommandUnknownOpts = new Command("proxy").description(DESCRIPTION).showHelpAfterError()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr }).exitOverride();
@@ -54,7 +57,19 @@ export function buildProgram(
     for (const w of flags.warnings) io.stderr(`warning: ${w}\n`);
     for (const e of flags.errors) io.stderr(`error: ${e}\n`);
     if (flags.errors.length > 0) return setExitCode(1);
-    if (flags.options.inbound.length === 0) io.stderr("warning: no --inbound ports: nothing to serve\n");
+    if (
+      flags.options.proxyless !== undefined && (flags.options.inbound.length > 0 || flags.options.outbound)
+    ) {
+      io.stderr("warning: --inbound and --outbound have no effect with --proxyless (no data path)\n");
+    }
+    if (flags.options.proxyless !== undefined && flags.options.discoveryAddress.endsWith(":15012")) {
+      io.stderr(
+        "warning: --proxyless: gRPC reaches meshd in plain text; --discoveryAddress should be its --grpcAddr (15010)\n",
+      );
+    }
+    if (flags.options.inbound.length === 0 && flags.options.proxyless === undefined) {
+      io.stderr("warning: no --inbound ports: nothing to serve\n");
+    }
     setExitCode(await run(flags.options));
   });
   return program;

@@ -235,3 +235,15 @@ Deno.test("proxy: the limit flags: defaults, --help, values, and each bad value 
   assert.match(bad.err, /--idleTimeout: -1s is out of range 1ms\.\.24h/);
   assert.match(bad.err, /--maxConnections: -5 is not a whole number 0\.\.10000000/);
 });
+
+Deno.test("proxy --proxyless: the output directory reaches the run; data-path flags warn", async () => {
+  const plain = await run([...BASE, "--proxyless", "/tmp/x", "--discoveryAddress", "meshd:15010"]);
+  assert.equal(plain.code, 0);
+  assert.equal(plain.options?.proxyless, "/tmp/x");
+  assert.doesNotMatch(plain.err, /warning/);
+  const withInbound = await run([...BASE, "--proxyless", "/tmp/x", "--inbound", "8080=127.0.0.1:18080"]);
+  assert.match(withInbound.err, /warning: --inbound and --outbound have no effect with --proxyless/);
+  assert.equal((await run(BASE)).options?.proxyless, undefined);
+  const secure = await run([...BASE, "--proxyless", "/tmp/x"]);
+  assert.match(secure.err, /warning: --proxyless: gRPC reaches meshd in plain text/);
+});

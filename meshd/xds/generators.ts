@@ -30,6 +30,7 @@ import { jwksTimeoutMs } from "../jwks/resolver.ts";
 import { REGISTRY_CLUSTER_LABEL } from "../push_context/registry_services.ts";
 import { autoRegisteredName, autoRegistrationRequest } from "../registry/auto_registration.ts";
 import type { GeneratedList, GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_types.ts";
+import { GRPC_TYPE_URLS, grpcResources, isProxyless } from "./grpcgen/grpcgen.ts";
 
 /** Type URLs served, by resource type. */
 export const TYPE_URLS: {
@@ -119,6 +120,8 @@ export class PushContextGenerator implements ResourceGenerator {
     const key = workloadKeyOf(node);
     const found = key === undefined ? undefined : ctx.workloads.get(key);
     const workload = found && inProxyCluster(found, node) ? found : undefined;
+    // Proxyless gRPC reads Envoy's types, not the mesh's: see grpcgen/.
+    if (isProxyless(node)) return this.#proxyless(typeUrl, workload);
     switch (typeUrl) {
       case TYPE_URLS.workload:
         if (!workload) return EMPTY_LIST;
@@ -212,6 +215,24 @@ export class PushContextGenerator implements ResourceGenerator {
       default:
         return undefined;
     }
+  }
+
+  #proxyless(typeUrl: string, workload: WorkloadView | undefined): GeneratedList | undefined {
+    // Only listeners depend on the workload (its server listeners); the rest is shared by every node.
+    const perWorkload = typeUrl === GRPC_TYPE_URLS.listener ? workload?.key ?? "" : "";
+    const key = `g\u0000${typeUrl}\u0000${perWorkload}`;
+    const hit = this.#lists.get(key);
+    if (hit) return hit;
+    const policies = this.#selecting(this.#ctx.authorizationPolicies, workload);
+    const encoded = grpcResources(this.#ctx, typeUrl, workload, policies);
+    if (encoded === undefined) return undefined;
+    const list = listOf(encoded.map((r) => ({
+      name: r.name,
+      version: createHash("sha256").update(r.body).digest("hex").slice(0, 16),
+      body: r.body,
+    })));
+    this.#lists.set(key, list);
+    return list;
   }
 
   #memo(key: string, build: () => GeneratedList): GeneratedList {

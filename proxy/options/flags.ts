@@ -35,6 +35,14 @@ export const PROXY_FLAGS: readonly ProxyFlag[] = [
     default: "sidecar",
   },
   {
+    name: "proxyless",
+    value: "<dir>",
+    description:
+      "proxyless gRPC agent: no data path; writes <dir>/grpc-bootstrap.json (GRPC_XDS_BOOTSTRAP for " +
+      "grpc-js-xds; --discoveryAddress must be meshd's plain-text --grpcAddr) and keeps the certificate from " +
+      "--caAddress renewed in <dir> (cert-chain.pem, key.pem, root-cert.pem)",
+  },
+  {
     name: "discoveryAddress",
     value: "<host:port>[,<host:port>...]",
     description: "meshd's ADS address: its --secureGRPCAddr (mutual TLS), or --grpcAddr with " +
@@ -187,6 +195,8 @@ export interface ProxyOptions extends StatusOptions {
   inbound: InboundPort[];
   inboundBindAddress: string;
   outbound?: { host: string; port: number };
+  /** The proxyless gRPC agent's output directory (proxy/proxyless). */
+  proxyless?: string;
   /** `router`: gateway mode. */
   type: "sidecar" | "router";
   adminPort: number;
@@ -481,5 +491,6 @@ export function validateProxyFlags(raw: RawProxyFlags, context: ProxyFlagsContex
   if (workloadEntry !== undefined) options.workloadEntry = workloadEntry;
   if (workloadGroup !== undefined) options.workloadGroup = workloadGroup;
   if (outbound !== undefined) options.outbound = outbound;
+  if (text("proxyless") !== undefined) options.proxyless = text("proxyless");
   return { options, errors, warnings };
 }

@@ -1,7 +1,7 @@
 /**
  * Envoy's aggregated discovery service (envoy.service.discovery.v3.AggregatedDiscoveryService),
  * loaded from the API protos that npm:@grpc/grpc-js-xds ships under deps/ (the ADS envelope); the
- * resources inside are the mesh's own types (shared/proto).
+ * resources inside are the mesh's own types (shared/proto), or Envoy's for proxyless gRPC (envoy_types.ts).
  *
  * @module
  */
@@ -19,15 +19,20 @@ export interface AdsProtocol {
 
 let loaded: AdsProtocol | undefined;
 
-/** Loads ads.proto with its imports (about 0.1 s; done once). */
-export function adsProtocol(): AdsProtocol {
-  if (loaded) return loaded;
+/** The folders (ending in `/`) of the API protos that npm:@grpc/grpc-js-xds ships under deps/. */
+export function envoyProtoDirs(): string[] {
   const deps = createRequire(import.meta.url).resolve("@grpc/grpc-js-xds/package.json").replace(
     /package\.json$/,
     "deps/",
   );
+  return ["envoy-api", "xds", "googleapis", "protoc-gen-validate"].map((d) => `${deps}${d}/`);
+}
+
+/** Loads ads.proto with its imports (about 0.1 s; done once). */
+export function adsProtocol(): AdsProtocol {
+  if (loaded) return loaded;
   const definition = protoLoader.loadSync("envoy/service/discovery/v3/ads.proto", {
-    includeDirs: ["envoy-api", "xds", "googleapis", "protoc-gen-validate"].map((d) => deps + d),
+    includeDirs: envoyProtoDirs(),
     // Field names as camelCase, bytes as Uint8Array-compatible Buffers, and defaults present, so that
     // handlers never test for undefined lists.
     keepCase: false,
