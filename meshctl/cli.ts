@@ -25,6 +25,7 @@ import { versionCommand } from "./commands/version.ts";
 import { collectArray } from "../shared/internal/cli/pflag.ts";
 import { checkCommand, notYetCommand } from "./command_check.ts";
 import { addOrchXdsMode, closeOrchXdsMode } from "./orch/xds_mode.ts";
+import { addOrchMeshdForward } from "./orch/meshd_forward.ts";
 import { COMPLETE_COMMAND, runComplete } from "./orch/complete.ts";
 import { installCommands } from "./install/command.ts";
 import { orchInjectCommand } from "./install/orch_inject.ts";
@@ -73,6 +74,7 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
   });
   addLabMode(program);
   addOrchXdsMode(program);
+  addOrchMeshdForward(program);
   program.addCommand(validateCommand(io.stdout, io.setExitCode));
   program.addCommand(analyzeCommand(io));
   program.addCommand(proxyConfigCommand(io));

@@ -39,7 +39,8 @@ export function addDebugFlags<T extends Command<unknown[], Record<string, unknow
   command.addOption(
     new Option(
       "--debug-address <host:port>",
-      "meshd's debug HTTP interface (meshd --httpAddr), used without --xds-address; env MESHCTL_DEBUG_ADDRESS",
+      "meshd's debug HTTP interface (meshd --httpAddr), used without --xds-address; env MESHCTL_DEBUG_ADDRESS; " +
+        "with -c, --context or KUBECONFIG and neither given: port-forward to the app=meshd pod of -i",
     ).default(Deno.env.get("MESHCTL_DEBUG_ADDRESS") || DEFAULT_DEBUG_ADDRESS),
   );
   command.addOption(new Option("--timeout <duration>", "time before failing, e.g. 30s, 1m").default("30s"));
@@ -151,7 +152,8 @@ function xdsClient(opts: Record<string, unknown>, timeout: number): XdsDebugClie
 
 /**
  * The meshd debug source the debug flags name: over xDS with `--xds-address`, else meshd's debug
- * HTTP interface at `--debug-address`.
+ * HTTP interface: through a port-forward to meshd's pod when the orchestrator is chosen
+ * (orch/meshd_forward.ts), else at `--debug-address`.
  *
  * @throws Error naming the flag: `--xds-label`, an xDS-only flag without `--xds-address`, a bad
  *   `--timeout` or `--xds-port`, an unreadable `--cert-dir` file or token file, TLS without roots
@@ -167,5 +169,8 @@ export function meshdClient(opts: Record<string, unknown>): MeshdDebugSource {
       throw new Error(`${flag} applies to debug requests over xDS: give meshd's address with --xds-address`);
     }
   }
+  // Set by orch/meshd_forward.ts when the orchestrator is chosen: a port-forward to meshd's pod.
+  const forwarded = opts.orchMeshdSource;
+  if (typeof forwarded === "function") return (forwarded as (ms: number) => MeshdDebugSource)(timeout);
   return new MeshdClient(String(opts.debugAddress), timeout);
 }

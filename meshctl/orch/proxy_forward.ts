@@ -16,7 +16,8 @@ import { orchClient, orchFlags } from "./orch_client.ts";
 import { openOrchPortForward } from "./port_forward.ts";
 import { onRunEnd } from "./run_end.ts";
 
-function root(cmd: CommandUnknownOpts): CommandUnknownOpts {
+/** The root command of `cmd`'s run. */
+export function root(cmd: CommandUnknownOpts): CommandUnknownOpts {
   let c = cmd;
   while (c.parent) c = c.parent;
   return c;
