@@ -33,7 +33,8 @@ import { tagCommand } from "./install/tag.ts";
 
 import type { CliIo } from "./cli_io.ts";
 
-const AMBIENT = "needs ambient mode, node proxies and waypoints, which the mesh does not have; issue 15";
+const AMBIENT =
+  "needs ambient mode, node proxies and waypoints, which the mesh does not have (out of scope for now)";
 
 /** Builds the whole meshctl command tree. */
 export function buildProgram(io: CliIo): CommandUnknownOpts {

@@ -7,7 +7,8 @@
  * accepting, waits up to --shutdownDuration for certificate requests in flight, and exits without a
  * GOAWAY to proxies; the injection and validation webhooks on --httpsAddr (webhooks/, with the CA).
  * Config comes from --configDir, else from the Kubernetes API (--kubeconfig or in-cluster, when
- * --registries names Orchestrator; meshd/kube_source). Not yet: the Kubernetes service registry.
+ * --registries names Orchestrator; meshd/kube_source), with the service registry (meshd/kube_registry) and
+ * the controllers that write to the API (meshd/kube_control.ts).
  *
  * @module
  */

@@ -172,6 +172,7 @@ export function startKubeControl(kube: KubeConnection, deps: KubeControlDeps): R
     electionEnabled: deps.env.ENABLE_LEADER_ELECTION,
     namespace: deps.namespace,
     identity: electionIdentity(deps.env.POD_NAME),
+    revision: deps.env.REVISION,
     tasks,
     logger: deps.logger,
   });

@@ -98,7 +98,10 @@ function tagFlags(cmd: Command): Command {
       "name of the tag's webhook configuration (default mesh-revision-tag-<tag>)",
       "",
     )
-    .option("--auto-inject-namespaces", "inject every namespace by default (no effect yet: issue 15)")
+    .option(
+      "--auto-inject-namespaces",
+      "inject every namespace by default (no effect yet: tag webhooks select only labelled namespaces)",
+    )
     .option("-d, --manifests <dir>", "directory of charts (no effect: the manifests are built in)")
     .option("-y, --skip-confirmation", "do not ask; assume yes");
 }

@@ -2,8 +2,8 @@
  * What meshd writes to the Kubernetes API, done by the elected leader only (issue 14, item 4): the
  * webhook caBundle patcher (meshd/webhooks/ca_bundle_patcher.ts) and the CRD status writer
  * (meshd/kube_source/status_writer.ts). With ENABLE_LEADER_ELECTION (default true) this replica
- * competes for the Lease `meshd-leader` in its namespace (POD_NAMESPACE) under its identity (POD_NAME,
- * else the host name); with false it always leads, as istiod does. The writers start when leadership
+ * competes for the Lease `meshd-leader` (`meshd-leader-<REVISION>` for a revision) in its namespace
+ * (POD_NAMESPACE) under its identity (POD_NAME, else the host name); with false it always leads, as istiod does. The writers start when leadership
  * is gained and stop the moment it is lost. `/debug/leader` shows the election.
  *
  * @module
@@ -11,7 +11,13 @@
 import type { ApiClient } from "../../shared/internal/kube/api_client.ts";
 import type { Logger } from "../logging/mod.ts";
 import type { DebugHandlers } from "../monitoring/http_servers.ts";
-import { alwaysLeader, LeaderElector, type LeaderElectorOptions, type Leadership } from "./mod.ts";
+import {
+  alwaysLeader,
+  LeaderElector,
+  type LeaderElectorOptions,
+  type Leadership,
+  LEASE_NAME,
+} from "./mod.ts";
 
 /** One controller that runs while this replica leads. */
 export interface LeaderTask {
@@ -33,6 +39,8 @@ export interface LeaderControllersOptions {
   namespace: string;
   /** POD_NAME, else the host name. */
   identity: string;
+  /** REVISION: each control plane revision elects its own leader, as istiod's (`<lease>-<revision>`). */
+  revision?: string;
   tasks: LeaderTask[];
   logger: Logger;
   /** Timings for tests (istiod's by default). */
@@ -48,6 +56,14 @@ export interface LeaderControllers {
   stop(): Promise<void>;
 }
 
+/**
+ * The Lease of a revision: `meshd-leader` for the default one, `meshd-leader-<revision>` for another,
+ * so that each revision's leader patches its own webhooks (istiod suffixes its election IDs alike).
+ */
+export function leaseName(revision: string | undefined): string {
+  return revision && revision !== "default" ? `${LEASE_NAME}-${revision}` : LEASE_NAME;
+}
+
 /** The identity of this replica: POD_NAME, else the host name (client-go's default is the host name). */
 export function electionIdentity(podName: string | undefined): string {
   return podName || Deno.hostname();
@@ -61,6 +77,7 @@ export function startLeaderControllers(o: LeaderControllersOptions): LeaderContr
     const elector = new LeaderElector({
       api: o.api,
       namespace: o.namespace,
+      name: leaseName(o.revision),
       identity: o.identity,
       ...o.timings,
       log,

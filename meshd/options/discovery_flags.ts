@@ -226,6 +226,10 @@ export function validateDiscoveryFlags(
       r.error("registries", `${showValue(registry)} is not a registry; use ${REGISTRIES.join(" or ")}`);
     }
   }
+  // istiod's Mock registry serves canned test services; meshd has none to serve.
+  if (registries.includes("Mock")) {
+    r.warnings.push("--registries: Mock has no effect: meshd has no mock registry");
+  }
   const options: DiscoveryOptions = {
     caCertFile: r.string("caCertFile"),
     clusterAliases: stringToString(r, "clusterAliases", r.list("clusterAliases")),

@@ -146,7 +146,10 @@ const good: { args: string[]; vars?: Record<string, string>; check: (r: Discover
   },
   {
     args: ["--registries", "Mock,Orchestrator"],
-    check: (r) => assert.deepEqual(r.options.registries, ["Mock", "Orchestrator"]),
+    check: (r) => {
+      assert.deepEqual(r.options.registries, ["Mock", "Orchestrator"]);
+      assert.deepEqual(r.warnings, ["--registries: Mock has no effect: meshd has no mock registry"]);
+    },
   },
   { args: ["--orchApiQPS", "12.5"], check: (r) => assert.equal(r.options.orchApiQPS, 12.5) },
   { args: ["--orchApiQPS", "0.1"], check: (r) => assert.equal(r.options.orchApiQPS, Math.fround(0.1)) },

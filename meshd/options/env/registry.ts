@@ -16,8 +16,6 @@ const NO_AUTOALLOCATE = "ServiceEntries get no automatic addresses";
 const NO_GATEWAY_API =
   "no Gateway API support: gateways are configured by Gateway resources of networking.mesh.io";
 const NO_HEALTHCHECKS = "WorkloadEntries are not health-checked";
-const NO_KUBE =
-  "the Kubernetes service registry and controllers come with issue 14 (Kubernetes config is read: meshd/kube_source)";
 const NO_MULTICLUSTER = "meshd has no multicluster or multi-network support";
 const NO_STATUS =
   "meshd runs no analyzers (meshctl analyze does) and writes no distribution status; it writes only validation errors (status.validationMessages)";
@@ -98,7 +96,8 @@ export const REGISTRY_ENV = [
   {
     name: "MESH_ORCH_CLIENT_CONTENT_TYPE",
     values: ["protobuf", "json"],
-    noEffect: NO_KUBE,
+    noEffect:
+      "meshd's Kubernetes client asks for JSON always (shared/internal/kube/api_client.ts); the value is checked only",
     type: "string",
     default: "protobuf",
     description: "Content type for orchestrator clients: protobuf or json",
@@ -119,21 +118,22 @@ export const REGISTRY_ENV = [
   },
   {
     name: "ORCH_INGRESS_NS",
-    noEffect: NO_KUBE,
+    noEffect: "meshd reads no Kubernetes Ingress resources (gateways are configured by Gateway resources)",
     type: "string",
     default: "mesh-system",
     description: "Namespace of the ingress controller",
   },
   {
     name: "ORCH_SERVICE_HOST",
-    noEffect: NO_KUBE,
+    noEffect:
+      "the in-cluster config is read from KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT, as client-go reads it",
     type: "string",
     default: undefined,
     description: "Orchestrator service host, set automatically in-cluster",
   },
   {
     name: "LABEL_CANONICAL_SERVICES_FOR_MESH_EXTERNAL_SERVICE_ENTRIES",
-    noEffect: NO_KUBE,
+    noEffect: "endpoints carry no canonical-service metadata (no telemetry labels from meshd yet)",
     type: "bool",
     default: "false",
     description: "Populate canonical-service metadata for ServiceEntry endpoints of location mesh_external",
@@ -238,21 +238,22 @@ export const REGISTRY_ENV = [
   },
   {
     name: "DISCO_ENABLE_ORCH_SELECT_WORKLOAD_ENTRIES",
-    noEffect: NO_KUBE,
+    noEffect: "a Kubernetes Service does not select WorkloadEntries yet (meshd/README.md, Kubernetes)",
     type: "bool",
     default: "true",
     description: "Services with selectors select matching workload entries",
   },
   {
     name: "DISCO_ENABLE_NODE_UNTAINT_CONTROLLERS",
-    noEffect: NO_KUBE,
+    noEffect: "meshd has no CNI component, so no node untaint controller",
     type: "bool",
     default: "false",
     description: "Run the controller that untaints nodes whose CNI pods are ready",
   },
   {
     name: "DISCO_ENABLE_SERVICEENTRY_SELECT_PODS",
-    noEffect: NO_KUBE,
+    noEffect:
+      "always on: a ServiceEntry's workloadSelector selects the pods of its namespace; it cannot be turned off",
     type: "bool",
     default: "true",
     description: "Service entries with selectors select pods",
@@ -350,7 +351,7 @@ export const REGISTRY_ENV = [
   },
   {
     name: "SHARED_MESH_CONFIG",
-    noEffect: NO_KUBE,
+    noEffect: "the mesh config comes from --meshConfig only; no mesh-config ConfigMap is read",
     type: "string",
     default: undefined,
     description: "Extra config map for shared mesh config; the standard one wins",
