@@ -100,7 +100,7 @@ Deno.test("meshConfig pathNormalization MERGE_SLASHES: meshd pushes it, the prox
     const table = await ctl(["proxy-config", "listener", "httpbin-1.foo"]);
     assert.match(
       table.out,
-      new RegExp(`127\\.0\\.0\\.1\\s+${PORT}\\s+INBOUND\\s+PERMISSIVE\\s+MERGE_SLASHES\\s`),
+      new RegExp(`127\\.0\\.0\\.1\\s+${PORT}\\s+INBOUND\\s+HTTP\\s+PERMISSIVE\\s+MERGE_SLASHES\\s`),
     );
 
     // meshctl's authz verdict is the proxy's, from the proxy's saved config dump and from meshd.
