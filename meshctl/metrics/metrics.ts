@@ -9,8 +9,7 @@
  * (Istio docs "Istio Standard Metrics") as reported by the destination's proxy:
  * `istio_requests_total` and `istio_request_duration_milliseconds_bucket`.
  *
- * Partial: this mesh's proxy does not export `istio_requests_total` yet (proxy/docs/admin.md), so
- * against this mesh the rates read 0 unless another exporter fills them.
+ * This mesh's proxy exports both on its inbound side (proxy/docs/admin.md "Istio standard metrics").
  *
  * @module
  */
@@ -144,8 +143,7 @@ export function metricsCommand(io: CliIo): CommandUnknownOpts {
   return new Command("metrics")
     .description(
       "Print each workload's request rate, error rate and P50/P90/P99 latency from the Prometheus in " +
-        "-i's namespace (Istio's standard metrics, reporter=destination). Partial: this mesh's proxy " +
-        "does not export istio_requests_total yet",
+        "-i's namespace (Istio's standard metrics, reporter=destination).",
     )
     .argument("<workloads...>", "<workload>[.<namespace>] (namespace default: -n's)")
     .option("-d, --duration <duration>", "the rate window (Go duration)", "1m")
