@@ -9,7 +9,7 @@
  * (Istio docs "Istio Standard Metrics") as reported by the destination's proxy:
  * `istio_requests_total` and `istio_request_duration_milliseconds_bucket`.
  *
- * This mesh's proxy exports both on its inbound side (proxy/docs/admin.md "Istio standard metrics").
+ * This mesh's proxy exports both (proxy/docs/admin.md "Istio standard metrics").
  *
  * @module
  */

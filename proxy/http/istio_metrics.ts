@@ -191,13 +191,13 @@ export function formatIstioPrometheus(series: IstioSeries[]): string {
 
 /**
  * A {@link SessionObserver} for one connection: forwards every event to the listener's observer and
- * counts each response in `labels`, timed from its request head to its response head (Istio's
+ * counts each response in `labels` (an outbound connection sets it per request, at routing), timed from its request head to its response head (Istio's
  * duration runs to the last response byte; a streamed body is not included here).
  */
 export class MeteredObserver implements SessionObserver {
   #start = 0;
 
-  constructor(readonly inner: SessionObserver, readonly labels: LabelSet) {}
+  constructor(readonly inner: SessionObserver, public labels: LabelSet) {}
 
   request(): void {
     this.#start = performance.now();

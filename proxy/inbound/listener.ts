@@ -45,7 +45,7 @@ import { inboundModeOf, type RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { InboundPolicyFilter } from "../filters/mod.ts";
 import { type InboundObserver, InboundStats } from "./observer.ts";
 import { type IstioMetrics, MeteredObserver } from "../http/istio_metrics.ts";
-import { inboundIstioLabels } from "./istio_labels.ts";
+import { inboundIstioLabels } from "../http/istio_labels.ts";
 import { checkPeer, InboundTls, type ServingContext } from "./tls_context.ts";
 import { UpstreamPool } from "./upstream_pool.ts";
 

@@ -58,6 +58,7 @@ async function open(l: WorkerListener, log: ProxyLogger): Promise<Running> {
       snapshot: () => snapshot,
       log: log.scope(l.direction === "gateway" ? "gateway" : "outbound"),
       observer: stats,
+      requestMetrics,
       routeNames: l.routeNames,
       connectionLimits,
       connectionCounter: counterOf(l),

@@ -310,6 +310,9 @@ Deno.test({
       assert.equal(out.stdout, "404", out.stderr);
       const stats4 = (await env.admin("/stats")).text;
       assert.equal(statOf(stats4, `listener.127.0.0.1_${env.outboundPort}.no_route`), 1);
+      const unrouted = { reporter: "source", destination_service: "unknown", response_code: "404" };
+      const prom4 = (await env.admin("/stats/prometheus")).text;
+      assert.equal(sampleOf(prom4, "istio_requests_total", unrouted), 1);
 
       // /logging: a level changes in the main thread and in the workers.
       assert.equal((await env.admin("/logging?inbound=debug")).status, 405);
