@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { metricsCommand } from "./metrics/metrics.ts";
 import { Command, type CommandUnknownOpts } from "@commander-js/extra-typings";
 import { analyzeCommand } from "./analyze/command.ts";
 import { authzCommand } from "./authz/command.ts";
@@ -90,6 +91,7 @@ export function buildProgram(io: CliIo): CommandUnknownOpts {
       versionCommand(io),
       workloadCommand(io),
       ...diagnoseExperimentalCommands(io),
+      metricsCommand(io),
     ]),
   );
   for (const c of diagnoseCommands(io)) program.addCommand(c);

@@ -121,7 +121,7 @@ Deno.test("seed commands: each exists, says not yet, or is an unknown command (n
   for (const p of ["waypoint", "waypoint list", "nodeproxy-config connections"]) {
     assert.ok(kinds.get("not yet")?.includes(p), p);
   }
-  for (const p of ["proxy-config cluster", "experimental authz check", "validate"]) {
+  for (const p of ["proxy-config cluster", "experimental authz check", "experimental metrics", "validate"]) {
     assert.ok(kinds.get("exists")?.includes(p), p);
   }
 });

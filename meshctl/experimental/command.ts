@@ -1,6 +1,6 @@
 /**
  * `meshctl experimental` (alias `x`; meshctl seed, "experimental"): the group of commands that may
- * change. Holds authz, proxy-stats, proxy-status, internal-debug, version and workload.
+ * change. Holds authz, proxy-stats, proxy-status, internal-debug, metrics, version and workload.
  *
  * @module
  */

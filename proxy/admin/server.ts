@@ -18,6 +18,7 @@ import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import type { WorkerCounters } from "../workers/pool.ts";
 import { type BootstrapInfo, buildConfigDump, type LastUpdated } from "./config_dump.ts";
 import { collectStats, formatJson, formatPrometheus, formatText } from "./stats.ts";
+import { formatIstioPrometheus, mergeIstioSeries } from "../http/istio_metrics.ts";
 
 /** Envoy's server states. */
 export type ServerState = "LIVE" | "DRAINING" | "PRE_INITIALIZING" | "INITIALIZING";
@@ -100,7 +101,8 @@ export async function handleAdmin(req: Request, source: AdminSource, log?: Scope
       }
       const snapshot = source.snapshot();
       const status = source.agentStatus();
-      const stats = collectStats(await source.workerCounters(), [
+      const workers = await source.workerCounters();
+      const stats = collectStats(workers, [
         ...source.bootstrap.inbound,
         ...(source.bootstrap.outbound
           ? [{
@@ -119,7 +121,8 @@ export async function handleAdmin(req: Request, source: AdminSource, log?: Scope
         now: Date.now(),
       });
       if (url.pathname === "/stats/prometheus") {
-        return new Response(formatPrometheus(stats), {
+        const istio = mergeIstioSeries(workers.flatMap((w) => w.istio ?? []));
+        return new Response(formatPrometheus(stats) + formatIstioPrometheus(istio), {
           headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
         });
       }

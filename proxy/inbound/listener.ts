@@ -44,6 +44,8 @@ import { tryParseSpiffeId } from "../../shared/identity/mod.ts";
 import { inboundModeOf, type RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { InboundPolicyFilter } from "../filters/mod.ts";
 import { type InboundObserver, InboundStats } from "./observer.ts";
+import { type IstioMetrics, MeteredObserver } from "../http/istio_metrics.ts";
+import { inboundIstioLabels } from "../http/istio_labels.ts";
 import { checkPeer, InboundTls, type ServingContext } from "./tls_context.ts";
 import { UpstreamPool } from "./upstream_pool.ts";
 
@@ -66,6 +68,8 @@ export interface InboundListenerOptions {
   log: Log;
   /** Counters; an {@link InboundStats} by default (see {@link InboundListener.observer}). */
   observer?: InboundObserver;
+  /** Istio's standard request metrics (the worker's); none counted when absent. */
+  requestMetrics?: IstioMetrics;
   /** The container port whose mutual TLS mode applies (portLevelMtls). Default `appPort`. */
   mtlsPort?: number;
   /** Head limits; Envoy's defaults (60 KiB, 100 fields). */
@@ -337,9 +341,14 @@ export class InboundListener {
     }, this.#log);
     const io = new SocketIo(socket);
     conn.io = io;
+    const metrics = this.#o.requestMetrics;
+    const observer = metrics === undefined ? this.observer : new MeteredObserver(
+      this.observer,
+      metrics.labels(inboundIstioLabels(this.#o.snapshot(), peer?.principal ?? null)),
+    );
     const session = new Http1Session(io, {
       upstream: this.#pool,
-      observer: this.observer,
+      observer,
       log: this.#log,
       peer: conn.peer,
       xfccElement: peer?.xfcc ?? null,

@@ -28,6 +28,7 @@ import { AcceptedSockets, listen } from "../http/listen.ts";
 import { ascii } from "../http/chars.ts";
 import { DEFAULT_HEAD_LIMITS, type HeadLimits } from "../http/head.ts";
 import { Http1Session } from "../http/session.ts";
+import { type IstioMetrics, MeteredObserver } from "../http/istio_metrics.ts";
 import type { Log } from "../http/session_types.ts";
 import {
   closeForLimit,
@@ -63,6 +64,8 @@ export interface OutboundListenerOptions {
   log: Log;
   /** Counters; an {@link OutboundStats} by default (see {@link OutboundListener.observer}). */
   observer?: OutboundObserver;
+  /** Istio's standard request metrics (the worker's); none counted when absent. */
+  requestMetrics?: IstioMetrics;
   /** Head limits; Envoy's defaults (60 KiB, 100 fields). */
   limits?: Partial<HeadLimits>;
   /** Request-headers timeout, idle timeout, connection limit ({@link DEFAULT_LISTENER_LIMITS}). */
@@ -339,11 +342,19 @@ export class OutboundListener {
       this.observer.localReply(kind);
       this.#log.warn("outbound upstream connection failed", { peer, target, kind, reason });
     });
+    const local = this.#router.localLabels();
+    const metered = local === undefined ? undefined : new MeteredObserver(this.observer, local);
     const down = new RoutingDownstream(
       socket,
       this.#limits,
       upstream,
-      (h) => this.#router.route(h, peer, gateway.routeName),
+      (h) => {
+        const routed = this.#router.route(h, peer, gateway.routeName);
+        if (metered !== undefined) {
+          metered.labels = (!routed.route.local && routed.route.labels) || this.#router.localLabels()!;
+        }
+        return routed;
+      },
     );
     down.clock = clock;
     this.#conns.add(down);
@@ -368,7 +379,7 @@ export class OutboundListener {
     );
     const session = new Http1Session(down, {
       upstream: down.upstream,
-      observer: this.observer,
+      observer: metered ?? this.observer,
       log: this.#log,
       peer,
       xfccElement: gateway.xfcc,

@@ -21,6 +21,7 @@ import type { EndpointInfo, RuntimeSnapshot, ServiceInfo } from "../runtime/snap
 import { OutboundListener } from "./listener.ts";
 import type { OutboundStats } from "./outbound_stats.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
+import { ISTIO_LABELS, IstioMetrics, type IstioSeries } from "../http/istio_metrics.ts";
 
 const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/httpbin";
 const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -375,4 +376,93 @@ Deno.test("absolute form wins over Host (RFC 9112 3.2.2) and reaches the app in 
     assert.equal((await c.response()).status, 200, "the client connection stays open");
     c.close();
   });
+});
+
+Deno.test("Istio standard metrics: reporter=source per service on the outbound side, destination on the inbound", async () => {
+  const metrics = new IstioMetrics();
+  const log = new RecordingLog();
+  const inbound = new InboundListener({
+    address: "127.0.0.1",
+    port: 0,
+    appAddress: "127.0.0.1",
+    appPort: world.a.port,
+    snapshot: () => snapshotOf("STRICT", serverCert),
+    log,
+    requestMetrics: metrics,
+  });
+  await inbound.start();
+  const snapshot: RuntimeSnapshot = {
+    ...world.snapshot,
+    services: {
+      ...world.snapshot.services,
+      "foo/metered": service("metered", [8000], [ep(inbound.port, 8000, true)]),
+    },
+  };
+  const out = new OutboundListener({
+    address: "127.0.0.1",
+    port: 0,
+    snapshot: () => snapshot,
+    log,
+    requestMetrics: metrics,
+  });
+  await out.start();
+  try {
+    const proxy = `http://127.0.0.1:${out.port}`;
+    const r = await curl([
+      "-x",
+      proxy,
+      ...discard(["headers", "headers", "headers", "nope"].map((p) => `http://metered.foo:8000/${p}`)),
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const [, missing] = await get(["-x", proxy, "http://nohost.foo:8000/"]);
+    assert.equal(missing, "404");
+    const named = (s: IstioSeries): Record<string, string | number> => ({
+      ...Object.fromEntries(ISTIO_LABELS.map((k, i) => [k, s.labels[i]])),
+      code: s.code,
+      count: s.count,
+    });
+    const series = metrics.snapshot().map(named).sort((a, b) =>
+      `${a.reporter}${a.code}${a.destination_service}`.localeCompare(
+        `${b.reporter}${b.code}${b.destination_service}`,
+      )
+    );
+    const source = {
+      reporter: "source",
+      source_workload: "sleep",
+      source_workload_namespace: "foo",
+      source_principal: CLIENT_ID,
+      destination_workload: `w${inbound.port}`,
+      destination_workload_namespace: "foo",
+      destination_principal: SERVER_ID,
+      destination_service: "metered.foo.svc.cluster.local",
+      request_protocol: "http",
+      connection_security_policy: "unknown",
+    };
+    const destination = {
+      ...source,
+      reporter: "destination",
+      source_workload: "unknown",
+      destination_workload: "httpbin",
+      destination_service: "unknown",
+      connection_security_policy: "mutual_tls",
+    };
+    const unrouted = {
+      ...source,
+      destination_workload: "unknown",
+      destination_workload_namespace: "unknown",
+      destination_principal: "unknown",
+      destination_service: "unknown",
+    };
+    // The app's 404 (/nope) is counted on both sides; the proxy's own 404 (no such host) only outbound.
+    assert.deepEqual(series, [
+      { ...destination, code: 200, count: 3 },
+      { ...destination, code: 404, count: 1 },
+      { ...source, code: 200, count: 3 },
+      { ...source, code: 404, count: 1 },
+      { ...unrouted, code: 404, count: 1 },
+    ]);
+  } finally {
+    await out.close();
+    await inbound.close();
+  }
 });

@@ -9,7 +9,9 @@
  */
 import type { HttpHead } from "../http/http_head.ts";
 import type { Log } from "../http/session_types.ts";
-import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
+import { type EndpointInfo, type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
+import type { IstioMetrics, LabelSet } from "../http/istio_metrics.ts";
+import { outboundIstioLabels } from "../http/istio_labels.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
 import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
@@ -19,7 +21,8 @@ import { type RoutedTarget, routedTarget } from "./target.ts";
 
 /** Where the current request of a connection goes. */
 export type Route =
-  | { local: false; pool: EndpointPool; target: string }
+  /** `labels`: the Istio standard-metric label set of the request, when the listener counts them. */
+  | { local: false; pool: EndpointPool; target: string; labels?: LabelSet }
   | { local: true; status: number; body: string; location?: string };
 
 /** A request's route, and the head to forward instead of the received one (null: unchanged). */
@@ -39,6 +42,8 @@ export interface RouterOptions {
   routeNames?: readonly string[];
   /** Upstream pools, one per endpoint. */
   upstream?: { maxIdle?: number; idleTimeoutMs?: number; connectTimeoutMs?: number };
+  /** Istio's standard request metrics (the worker's); none counted when absent. */
+  requestMetrics?: IstioMetrics;
 }
 
 /** Routes the requests of one outbound listener and owns its endpoint pools. */
@@ -50,6 +55,9 @@ export class OutboundRouter {
   readonly #rr = new RoundRobin();
   readonly #weighted = new WeightedRoundRobin();
   readonly #pools = new Map<string, EndpointPool>();
+  // Interned per (endpoint pool, service key): no allocation per request.
+  readonly #labels = new WeakMap<EndpointPool, Map<string, LabelSet>>();
+  readonly #localLabels = new WeakMap<RuntimeSnapshot, LabelSet>();
 
   constructor(options: RouterOptions, observer: OutboundObserver) {
     this.#o = options;
@@ -163,7 +171,43 @@ export class OutboundRouter {
       });
       this.#pools.set(poolKey, pool);
     }
-    return { local: false, pool, target: `${r.key} ${target}` };
+    return {
+      local: false,
+      pool,
+      target: `${r.key} ${target}`,
+      labels: this.#labelsOf(pool, r, endpoint, snapshot),
+    };
+  }
+
+  #labelsOf(
+    pool: EndpointPool,
+    r: Resolution & { ok: true },
+    endpoint: EndpointInfo,
+    snapshot: RuntimeSnapshot,
+  ): LabelSet | undefined {
+    const metrics = this.#o.requestMetrics;
+    if (metrics === undefined) return undefined;
+    let byService = this.#labels.get(pool);
+    if (byService === undefined) this.#labels.set(pool, byService = new Map());
+    let set = byService.get(r.key);
+    if (set === undefined) {
+      set = metrics.labels(outboundIstioLabels(snapshot, r.service, endpoint));
+      byService.set(r.key, set);
+    }
+    return set;
+  }
+
+  /** The label set of the proxy's own replies (destination `unknown`), when the listener counts metrics. */
+  localLabels(): LabelSet | undefined {
+    const metrics = this.#o.requestMetrics;
+    if (metrics === undefined) return undefined;
+    const snapshot = this.#o.snapshot();
+    let set = this.#localLabels.get(snapshot);
+    if (set === undefined) {
+      set = metrics.labels(outboundIstioLabels(snapshot, null, null));
+      this.#localLabels.set(snapshot, set);
+    }
+    return set;
   }
 
   /** The `host:port` a gateway route sends the request to, a redirect to https, or why there is none. */

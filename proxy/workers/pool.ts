@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { IstioSeries } from "../http/istio_metrics.ts";
 import type { ScopedLog } from "../logging/logger.ts";
 import type { LogLevels } from "../../shared/internal/logging/levels.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
@@ -35,6 +36,8 @@ export interface WorkerPoolOptions {
 export interface WorkerCounters {
   worker: number;
   listeners: ListenerCounters[];
+  /** The worker's Istio standard-metric series, to merge with mergeIstioSeries. */
+  istio?: IstioSeries[];
 }
 
 interface Slot {
@@ -164,12 +167,12 @@ export class WorkerPool {
 
   /** The counters of every worker that answers within `timeoutMs`. */
   async counters(timeoutMs = 1000): Promise<WorkerCounters[]> {
-    const replies = await Promise.all(this.#slots.map(async (slot) => {
+    const replies = await Promise.all(this.#slots.map(async (slot): Promise<WorkerCounters | undefined> => {
       const id = this.#nextId++;
       const reply = this.#await(slot, ["stats"], timeoutMs, id);
       this.#post(slot, { type: "stats", id });
       const m = await reply;
-      return m.type === "stats" ? { worker: slot.index, listeners: m.listeners } : undefined;
+      return m.type === "stats" ? { worker: slot.index, listeners: m.listeners, istio: m.istio } : undefined;
     }));
     return replies.filter((r): r is WorkerCounters => r !== undefined);
   }

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { IstioSeries } from "../http/istio_metrics.ts";
 import type { LogLevels } from "../../shared/internal/logging/levels.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
@@ -70,7 +71,8 @@ export type FromWorker =
   | { type: "started" }
   | { type: "failed"; error: string }
   | { type: "applied"; revision: number }
-  | { type: "stats"; id: number; listeners: ListenerCounters[] }
+  /** `istio`: the worker's Istio standard-metric series (proxy/http/istio_metrics.ts). */
+  | { type: "stats"; id: number; listeners: ListenerCounters[]; istio: IstioSeries[] }
   /** Listeners that could not be bound, as `<address>:<port>: <reason>`. */
   | { type: "listeners"; id: number; errors: string[] }
   | { type: "closed" };

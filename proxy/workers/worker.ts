@@ -11,6 +11,7 @@
  */
 import { InboundListener } from "../inbound/listener.ts";
 import { InboundStats } from "../inbound/observer.ts";
+import { IstioMetrics } from "../http/istio_metrics.ts";
 import { OutboundListener } from "../outbound/listener.ts";
 import { OutboundStats } from "../outbound/outbound_stats.ts";
 import { ProxyLogger } from "../logging/logger.ts";
@@ -39,6 +40,7 @@ let logger: ProxyLogger | undefined;
 let connectionLimits: ListenerLimits = DEFAULT_LISTENER_LIMITS;
 let workerIndex = 0;
 let running: Running[] = [];
+const requestMetrics = new IstioMetrics();
 // Listener changes run one after another, so that two updates never bind the same port at once.
 let changes: Promise<unknown> = Promise.resolve();
 
@@ -56,6 +58,7 @@ async function open(l: WorkerListener, log: ProxyLogger): Promise<Running> {
       snapshot: () => snapshot,
       log: log.scope(l.direction === "gateway" ? "gateway" : "outbound"),
       observer: stats,
+      requestMetrics,
       routeNames: l.routeNames,
       connectionLimits,
       connectionCounter: counterOf(l),
@@ -74,6 +77,7 @@ async function open(l: WorkerListener, log: ProxyLogger): Promise<Running> {
     snapshot: () => snapshot,
     log: log.scope("inbound"),
     observer: stats,
+    requestMetrics,
     connectionLimits,
     connectionCounter: counterOf(l),
   });
@@ -137,6 +141,7 @@ scope.onmessage = (e: MessageEvent<ToWorker>) => {
         type: "stats",
         id: m.id,
         listeners: running.map((l) => ({ port: l.port, counters: l.stats.snapshot() })),
+        istio: requestMetrics.snapshot(),
       });
       break;
     case "close":

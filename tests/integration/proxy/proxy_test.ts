@@ -28,6 +28,14 @@ apiVersion: networking.istio.io/v1
 kind: WorkloadEntry
 metadata: {name: httpbin-1, namespace: foo}
 spec: {address: 10.1.0.2, labels: {app: httpbin}, serviceAccount: httpbin}
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: deny-path, namespace: foo}
+spec:
+  selector: {matchLabels: {app: httpbin}}
+  action: DENY
+  rules: [{to: [{operation: {paths: [/deny]}}]}]
 `;
 
 interface App {
@@ -116,6 +124,17 @@ async function withProxy(concurrency: number, fn: (env: Env) => Promise<void>): 
     await ca.stop();
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+/** The value of the one sample of `metric` whose labels include `labels`. */
+function sampleOf(prom: string, metric: string, labels: Record<string, string>): number {
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  const lines = prom.split("\n").filter((l) =>
+    l.startsWith(`${metric}{`) &&
+    want.every((w) => l.includes(`{${w},`) || l.includes(`,${w},`) || l.includes(`,${w}}`))
+  );
+  assert.equal(lines.length, 1, `one ${metric} ${want.join(",")} in:\n${prom}`);
+  return Number(lines[0].slice(lines[0].lastIndexOf(" ") + 1));
 }
 
 function statOf(stats: string, name: string): number {
@@ -240,6 +259,44 @@ Deno.test({
       assert.equal(statOf(stats2, `${l}.downstream_cx_mtls_total`), 1);
       assert.equal(statOf(stats2, `${l}.ssl.handshake`), 1);
 
+      // Istio's standard metrics, summed over both workers: 30 plain-text 200s, the mTLS one, a DENY's 403.
+      const denied = await curl([
+        "-o",
+        "/dev/null",
+        "-w",
+        "%{http_code}",
+        `http://127.0.0.1:${env.inboundPort}/deny`,
+      ]);
+      assert.equal(denied.stdout, "403", denied.stderr);
+      const istio = (await env.admin("/stats/prometheus")).text;
+      const dest = {
+        reporter: "destination",
+        destination_workload_namespace: "foo",
+        destination_service: "httpbin.foo.svc.cluster.local",
+        request_protocol: "http",
+        response_flags: "-",
+      };
+      const plain = { ...dest, source_principal: "unknown", connection_security_policy: "none" };
+      assert.equal(sampleOf(istio, "istio_requests_total", { ...plain, response_code: "200" }), 30);
+      assert.equal(sampleOf(istio, "istio_requests_total", { ...plain, response_code: "403" }), 1);
+      const sleep = {
+        ...dest,
+        source_principal: "spiffe://cluster.local/ns/foo/sa/sleep",
+        source_workload_namespace: "foo",
+        destination_principal: "spiffe://cluster.local/ns/foo/sa/httpbin",
+        connection_security_policy: "mutual_tls",
+        response_code: "200",
+      };
+      assert.equal(sampleOf(istio, "istio_requests_total", sleep), 1);
+      assert.match(istio, /^# TYPE istio_request_duration_milliseconds histogram$/m);
+      const ok200 = { ...plain, response_code: "200" };
+      assert.equal(
+        sampleOf(istio, "istio_request_duration_milliseconds_bucket", { ...ok200, le: "+Inf" }),
+        30,
+      );
+      assert.equal(sampleOf(istio, "istio_request_duration_milliseconds_count", ok200), 30);
+      assert.ok(sampleOf(istio, "istio_request_duration_milliseconds_sum", ok200) > 0);
+
       // The outbound listener is served by the workers: an unknown host is the proxy's own 404.
       const out = await curl([
         "-x",
@@ -253,6 +310,9 @@ Deno.test({
       assert.equal(out.stdout, "404", out.stderr);
       const stats4 = (await env.admin("/stats")).text;
       assert.equal(statOf(stats4, `listener.127.0.0.1_${env.outboundPort}.no_route`), 1);
+      const unrouted = { reporter: "source", destination_service: "unknown", response_code: "404" };
+      const prom4 = (await env.admin("/stats/prometheus")).text;
+      assert.equal(sampleOf(prom4, "istio_requests_total", unrouted), 1);
 
       // /logging: a level changes in the main thread and in the workers.
       assert.equal((await env.admin("/logging?inbound=debug")).status, 405);
