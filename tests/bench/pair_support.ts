@@ -153,12 +153,14 @@ export interface MeshPair {
  * PeerAuthentication in foo; then the real `proxy` program twice: the server proxy with one
  * `--inbound` per port, the client proxy with `--outbound`. Waits for both `/ready`.
  *
- * @param options concurrency: both proxies' --concurrency; v8Flags: the proxies' --v8-flags ("" none)
+ * @param options concurrency: both proxies' --concurrency; v8Flags: the proxies' --v8-flags ("" none);
+ *   outboundPort: the client proxy's outbound port (default: a free one); addresses: the
+ *   ServiceEntry's VIPs (default none: the client reaches it by Host through the outbound listener)
  */
 export async function startMeshPair(
   bench: BenchRun,
   ports: BenchPort[],
-  options: { concurrency: number; v8Flags: string },
+  options: { concurrency: number; v8Flags: string; outboundPort?: number; addresses?: string[] },
 ): Promise<MeshPair> {
   const dir = bench.dir;
   await Deno.mkdir(join(dir, "config"));
@@ -171,7 +173,9 @@ export async function startMeshPair(
 kind: ServiceEntry
 metadata: {name: app, namespace: foo}
 spec:
-  hosts: [app.foo.svc.cluster.local]
+  hosts: [app.foo.svc.cluster.local]${
+      options.addresses ? `\n  addresses: [${options.addresses.join(", ")}]` : ""
+    }
   ports: [${portsYaml}]
   location: MESH_INTERNAL
   resolution: STATIC
@@ -224,7 +228,7 @@ spec: {mtls: {mode: STRICT}}
   ];
   const serverAdmin = freePort();
   const clientAdmin = freePort();
-  const outboundPort = freePort();
+  const outboundPort = options.outboundPort ?? freePort();
   const serverProxy = bench.spawn(
     Deno.execPath(),
     proxyArgs("app", "app-1", "127.0.0.1", serverAdmin, [

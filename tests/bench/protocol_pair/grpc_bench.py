@@ -42,7 +42,8 @@ def percentile(sorted_ms: list, p: float) -> float:
 
 
 async def load(target: str, authority: str, rate: float, seconds: float, size: int) -> dict:
-    options = [("grpc.default_authority", authority)] if authority else []
+    # grpcio would follow http_proxy/grpc_proxy from the environment: the bench measures direct paths.
+    options = [("grpc.enable_http_proxy", 0)] + ([("grpc.default_authority", authority)] if authority else [])
     async with grpc.aio.insecure_channel(target, options=options) as channel:
         call = channel.unary_unary(METHOD)
         payload = b"x" * size

@@ -16,12 +16,16 @@ export interface Iperf {
   retransmits: number;
 }
 
-/** `iperf3 -c 127.0.0.1 -p <port> -t <seconds> -J` (one stream, client sends). */
-export async function iperf3(port: number, seconds: number): Promise<Iperf> {
-  const out = JSON.parse(
-    await run("iperf3", ["-c", "127.0.0.1", "-p", String(port), "-t", String(seconds), "-J"]),
-  );
-  if (out.error) throw new Error(`iperf3 to port ${port}: ${out.error}`);
+/** `iperf3 -c <host> -p <port> -t <seconds> -J` (one stream, client sends). */
+export async function iperf3(host: string, port: number, seconds: number): Promise<Iperf> {
+  const r = await new Deno.Command("iperf3", {
+    args: ["-c", host, "-p", String(port), "-t", String(seconds), "-J"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(r.stdout);
+  const out = text.startsWith("{") ? JSON.parse(text) : { error: new TextDecoder().decode(r.stderr) || text };
+  if (out.error) throw new Error(`iperf3 to ${host}:${port}: ${out.error}`);
   const received = out.end.sum_received;
   return {
     gbit_s: round(received.bits_per_second / 1e9, 3),
@@ -100,10 +104,11 @@ export function grpcBench(args: string[]): [string, string[]] {
 }
 
 /**
- * Unary calls of `size` bytes to `127.0.0.1:<port>` with `:authority` `authority`, one every
+ * Unary calls of `size` bytes to `<host>:<port>` with `:authority` `authority`, one every
  * 1/`rate` s for `seconds` (open loop), latency from each call's scheduled time.
  */
 export async function grpcLoad(
+  host: string,
   port: number,
   authority: string,
   rate: number,
@@ -112,7 +117,7 @@ export async function grpcLoad(
 ): Promise<GrpcLoad> {
   const [cmd, args] = grpcBench([
     "load",
-    `127.0.0.1:${port}`,
+    `${host}:${port}`,
     authority,
     String(rate),
     String(seconds),

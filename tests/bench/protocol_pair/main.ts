@@ -13,8 +13,13 @@
  * - `grpc`: unary calls at 1,000/s (grpc_bench.py, python3-grpcio, open loop; app: a grpcio server),
  *   service port `grpc` (GRPC).
  *
+ * As root the run re-executes itself in its own network namespace (netns.ts), where nat OUTPUT
+ * REDIRECTs the service VIP to the client proxy's outbound port 15001, as a sidecar's capture does: the
+ * mesh's clients address `10.227.0.128:<service port>` and the client proxy finds the service from the
+ * original destination. Without root there is no capture, and the mesh side is reported unavailable.
+ *
  * CPU seconds per process over each load (/proc utime+stime), VmRSS/VmHWM after the loads. A mesh
- * side that cannot carry a protocol yet is reported as `{"unavailable": "<why>"}`, never as a figure.
+ * side that cannot carry a protocol is reported as `{"unavailable": "<why>"}`, never as a figure.
  * Prints one JSON line.
  *
  * Run: ./dev deno run -A tests/bench/protocol_pair/main.ts [seconds=10] [concurrency=1]
@@ -37,8 +42,16 @@ import {
 } from "../pair_support.ts";
 import { haproxyClientConfig, type HaproxyRoute, haproxyServerConfig } from "./haproxy.ts";
 import { grpcBench, grpcLoad, h2load, iperf3 } from "./loads.ts";
-import { meshTcpUnavailable, probeGrpc, probeH2 } from "./probes.ts";
+import { currentNetns, runInNetns, SERVICE_VIP } from "./netns.ts";
+import { probeGrpc, probeH2, probeTcp } from "./probes.ts";
 import { summary } from "./summary.ts";
+
+/** The client proxy's outbound port inside the bench's namespace (the sidecar's 15001). */
+const OUTBOUND_PORT = 15001;
+const netns = currentNetns();
+if (netns === undefined && Deno.uid() === 0) {
+  Deno.exit(await runInNetns(new URL(import.meta.url).pathname, Deno.args, OUTBOUND_PORT));
+}
 
 const seconds = Number(Deno.args[0] ?? 10);
 const concurrency = Number(Deno.args[1] ?? 1);
@@ -127,13 +140,18 @@ async function startHaproxy(pair: MeshPair, apps: { tcp: number; h2: number; grp
 
 type Pids = Record<string, number>;
 interface Target {
+  host?: string;
   port?: number;
   unavailable?: string;
   pids: Pids;
 }
 
-// deno-lint-ignore no-explicit-any
-async function runLoad(name: string, targets: Record<string, Target>, load: (port: number) => Promise<any>) {
+async function runLoad(
+  name: string,
+  targets: Record<string, Target>,
+  // deno-lint-ignore no-explicit-any
+  load: (host: string, port: number) => Promise<any>,
+) {
   // deno-lint-ignore no-explicit-any
   const out: Record<string, any> = {};
   for (const [side, t] of Object.entries(targets)) {
@@ -142,7 +160,7 @@ async function runLoad(name: string, targets: Record<string, Target>, load: (por
       continue;
     }
     log(`${name}: ${side}`);
-    out[side] = await measured(t.pids, () => load(t.port!));
+    out[side] = await measured(t.pids, () => load(t.host ?? "127.0.0.1", t.port!));
     await new Promise((r) => setTimeout(r, 500));
   }
   return out;
@@ -161,40 +179,51 @@ async function main() {
       protocol: "GRPC",
       appPort: apps.ports.grpc,
     },
-  ], { concurrency, v8Flags: "" });
+  ], {
+    concurrency,
+    v8Flags: "",
+    ...(netns ? { outboundPort: netns.outboundPort, addresses: [SERVICE_VIP] } : {}),
+  });
   const hap = await startHaproxy(pair, apps.ports);
   const meshPids = { client_proxy: pair.clientProxy.pid, server_proxy: pair.serverProxy.pid };
   const hapPids = { client_haproxy: hap.client.pid, server_haproxy: hap.server.pid };
   const idleMem = { client_proxy: memMiB(pair.clientProxy.pid), server_proxy: memMiB(pair.serverProxy.pid) };
-  const mesh = {
-    tcp: meshTcpUnavailable(),
-    h2: await probeH2(pair.outboundPort, `${HOST}:${SERVICE.h2}`),
-    grpc: await probeGrpc(pair.outboundPort, `${HOST}:${SERVICE.grpc}`),
-  };
+  const noCapture = "not root: no network namespace with the sidecar's capture (iptables REDIRECT) to run in";
+  const mesh = netns
+    ? {
+      tcp: await probeTcp(SERVICE_VIP, SERVICE.tcp),
+      h2: await probeH2(`http://${SERVICE_VIP}:${SERVICE.h2}/index.html`, `${HOST}:${SERVICE.h2}`),
+      grpc: await probeGrpc(`${SERVICE_VIP}:${SERVICE.grpc}`, `${HOST}:${SERVICE.grpc}`),
+    }
+    : { tcp: noCapture, h2: noCapture, grpc: noCapture };
   const targets = (load: keyof typeof apps.ports, app: Child): Record<string, Target> => ({
     direct: { port: apps.ports[load], pids: { app: app.pid } },
     haproxy: { port: hap.port[load], pids: { app: app.pid, ...hapPids } },
     mesh: mesh[load] === undefined
-      ? { port: pair.outboundPort, pids: { app: app.pid, ...meshPids } }
+      ? { host: SERVICE_VIP, port: SERVICE[load], pids: { app: app.pid, ...meshPids } }
       : { unavailable: mesh[load], pids: {} },
   });
   // deno-lint-ignore no-explicit-any
   const results: Record<string, any> = {};
   if (loads.includes("tcp")) {
-    results.tcp = await runLoad("tcp (iperf3)", targets("tcp", apps.procs.tcp), (p) => iperf3(p, seconds));
+    results.tcp = await runLoad(
+      "tcp (iperf3)",
+      targets("tcp", apps.procs.tcp),
+      (h, p) => iperf3(h, p, seconds),
+    );
   }
   if (loads.includes("h2")) {
     results.h2 = await runLoad(
       "h2 (h2load)",
       targets("h2", apps.procs.h2),
-      (p) => h2load(`http://127.0.0.1:${p}/index.html`, `${HOST}:${SERVICE.h2}`, seconds),
+      (h, p) => h2load(`http://${h}:${p}/index.html`, `${HOST}:${SERVICE.h2}`, seconds),
     );
   }
   if (loads.includes("grpc")) {
     results.grpc = await runLoad(
       `grpc unary at ${grpcRate}/s`,
       targets("grpc", apps.procs.grpc),
-      (p) => grpcLoad(p, `${HOST}:${SERVICE.grpc}`, grpcRate, seconds),
+      (h, p) => grpcLoad(h, p, `${HOST}:${SERVICE.grpc}`, grpcRate, seconds),
     );
   }
   const mem = {
@@ -207,6 +236,7 @@ async function main() {
     seconds,
     concurrency,
     grpc_rate: grpcRate,
+    netns: netns?.name ?? null,
     versions: {
       deno: Deno.version.deno,
       haproxy: (await run("haproxy", ["-v"])).split("\n")[0],
