@@ -32,15 +32,17 @@ export interface RealLab {
 }
 
 /**
- * Brings up lab `<prefix><pid>` on `subnet` from `topology`, writes `files` (name → YAML) into a temp
- * directory, runs `fn`, and always takes the lab down (then prints the timings as a figure).
+ * Brings up lab `<prefix><pid>` on `subnet` from `topology` (text, or made from the temp directory's
+ * path), after writing `files` (name → YAML) into that directory and running `prepare` on it; runs
+ * `fn`, and always takes the lab down (then prints the timings as a figure).
  */
 export async function withRealLab(
   prefix: string,
   subnet: string,
-  topology: string,
+  topology: string | ((dir: string) => string),
   files: Record<string, string>,
   fn: (env: RealLab) => Promise<void>,
+  prepare?: (dir: string) => Promise<void>,
 ): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: `${prefix}-e2e-` });
   const lab = `${prefix}${Deno.pid}`;
@@ -48,7 +50,11 @@ export async function withRealLab(
   const started = Date.now();
   try {
     for (const [name, yaml] of Object.entries(files)) await Deno.writeTextFile(join(dir, name), yaml);
-    await Deno.writeTextFile(join(dir, "topology.yaml"), topology);
+    await prepare?.(dir);
+    await Deno.writeTextFile(
+      join(dir, "topology.yaml"),
+      typeof topology === "string" ? topology : topology(dir),
+    );
     const state = await labUp(join(dir, "topology.yaml"), { name: lab, subnet });
     const env: RealLab = {
       lab,
