@@ -27,15 +27,15 @@ export type Libc = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
 /** The library, or why it cannot be used (permission not granted, not Linux, no such file). */
 export type LibcResult = { ok: true; libc: Libc; errno: () => number } | { ok: false; reason: string };
 
-let opened: LibcResult | undefined;
-
 /**
- * Opens libc once per thread (each worker has its own). Never prompts: without the permission the
- * result says so.
+ * libc, opened once per thread (each worker has its own) when this module is loaded: it stays open
+ * for the life of the thread, and a test's resource sanitizer sees it as there before the test.
+ * Never prompts: without the permission the result says so.
  */
+const opened: LibcResult = open();
+
+/** The library opened when this module was loaded, or why it is not usable. */
 export function openLibc(): LibcResult {
-  if (opened !== undefined) return opened;
-  opened = open();
   return opened;
 }
 

@@ -29,8 +29,10 @@ export interface OriginalDestination {
 /**
  * The answer for one socket:
  * - `redirected`: the connection was REDIRECTed (its original destination differs from the local
- *   address), or its conntrack entry names its own local address (`direct`: it came to the listener's
- *   address itself, as a forward-proxy client or a test does);
+ *   address);
+ * - `direct`: it came to the listener's address itself, as a forward-proxy client or a test does:
+ *   its conntrack entry names the socket's own local address, or it has none (ENOENT: REDIRECT works
+ *   through conntrack, so a connection it does not track was not redirected);
  * - `unknown`: no answer, with the reason (no permission, no descriptor, no conntrack entry).
  */
 export type DestinationResult =
@@ -173,6 +175,10 @@ export function socketFd(libc: Libc, socket: net.Socket): SocketFd {
   return { fd: lastFd, owned: false };
 }
 
+function ownAddress(socket: net.Socket, v6: boolean): OriginalDestination {
+  return { address: socket.localAddress ?? "", port: socket.localPort ?? 0, family: v6 ? 6 : 4 };
+}
+
 function addressesOf(socket: net.Socket): SocketAddresses | undefined {
   const { localAddress, localPort, remoteAddress, remotePort } = socket;
   if (localAddress === undefined || localPort === undefined) return undefined;
@@ -185,10 +191,9 @@ function addressesOf(socket: net.Socket): SocketAddresses | undefined {
  *
  * @param socket a connected node:net socket accepted by a listener the nat table redirects to
  * @returns `redirected` with the address and port the application connected to; `direct` when the
- *   conntrack entry names the socket's own local address; `unknown` with the reason when it cannot be
- *   read: libc not usable (no `--allow-ffi` permission: the reason names the flag), the descriptor not
- *   found, or no conntrack entry (ENOENT: the nf_conntrack module is not loaded in this namespace).
- *   Never throws.
+ *   conntrack entry names the socket's own local address or there is none; `unknown` with the reason
+ *   when it cannot be read: libc not usable (no `--allow-ffi` permission: the reason names the flag),
+ *   the descriptor not found, another getsockopt error. Never throws.
  */
 export function originalDestination(socket: net.Socket): DestinationResult {
   const opened = openLibc();
@@ -213,12 +218,9 @@ export function destinationOfFd(
   lenBuf[0] = v6 ? 28 : 16;
   if (libc.getsockopt(fd, v6 ? SOL_IPV6 : SOL_IP, SO_ORIGINAL_DST, addr, lenBytes) !== 0) {
     const e = errno();
-    return {
-      kind: "unknown",
-      reason: e === ENOENT
-        ? "no conntrack entry for the connection (not redirected, or nf_conntrack not loaded)"
-        : `getsockopt(SO_ORIGINAL_DST) failed: errno ${e}`,
-    };
+    // REDIRECT works through conntrack: a connection without an entry was not redirected.
+    if (e === ENOENT) return { kind: "direct", destination: ownAddress(socket, v6) };
+    return { kind: "unknown", reason: `getsockopt(SO_ORIGINAL_DST) failed: errno ${e}` };
   }
   const destination = sockaddr();
   if (destination === undefined) return { kind: "unknown", reason: "SO_ORIGINAL_DST gave no IP address" };

@@ -4,6 +4,7 @@
  * permission.
  */
 import assert from "node:assert/strict";
+import net from "node:net";
 import { requires } from "../../shared/internal/testing/prerequisites.ts";
 import { processDeadline, within } from "../../shared/internal/testing/deadline.ts";
 import { captureNetns, mustRun, netnsMissing } from "./netns_test_support.ts";
@@ -85,7 +86,6 @@ Deno.test(requires(netnsMissing(), {
 
 Deno.test("originalDestination: the duplicated descriptor is closed (1,000 lookups leave no descriptor open)", async () => {
   const open = () => [...Deno.readDirSync("/proc/self/fd")].length;
-  const { default: net } = await import("node:net");
   const results = new Set<string>();
   let before = 0, after = 0;
   const server = net.createServer((s) => {

@@ -145,13 +145,16 @@ export function dispatchOf(
   if (destination === undefined) return { path: "http", why: "original destination unknown" };
   if (
     destination.port === ctx.listenerPort &&
-    (isLoopback(destination.address) || ctx.ownAddresses.some((a) => canonical(a) === canonical(destination.address)))
+    (isLoopback(destination.address) ||
+      ctx.ownAddresses.some((a) => canonical(a) === canonical(destination.address)))
   ) {
     return { path: "http", why: "sent to the outbound listener itself" };
   }
   const target = serviceAt(snapshot, destination.address, destination.port);
   if (target === undefined) {
-    return ctx.policy === "REGISTRY_ONLY" ? { path: "blackhole", destination } : { path: "passthrough", destination };
+    return ctx.policy === "REGISTRY_ONLY"
+      ? { path: "blackhole", destination }
+      : { path: "passthrough", destination };
   }
   const protocol = target.port.protocol || "UNKNOWN";
   const path = pathOfProtocol(protocol);
