@@ -7,11 +7,12 @@
  * @module
  */
 
-/** glibc's shared object on Debian's multiarch layout for this machine's architecture. */
-export const LIBC_PATH = `/lib/${Deno.build.arch}-linux-gnu/libc.so.6`;
+import { LIBC_PATH, PROXY_FFI_FLAG } from "../../shared/internal/proxy_permissions.ts";
+
+export { LIBC_PATH };
 
 /** The `--allow-ffi` flag the proxy is started with. */
-export const ALLOW_FFI_FLAG = `--allow-ffi=${LIBC_PATH}`;
+export const ALLOW_FFI_FLAG = PROXY_FFI_FLAG;
 
 const SYMBOLS = {
   getsockopt: { parameters: ["i32", "i32", "i32", "buffer", "buffer"], result: "i32" },
