@@ -45,6 +45,7 @@ import {
   saveState,
 } from "../../shared/internal/lab/state.ts";
 import { parseTopology } from "../../shared/internal/lab/topology.ts";
+import { PROXY_PERMISSION_FLAGS } from "../../shared/internal/proxy_permissions.ts";
 
 /** Options of {@link labUp}. */
 export interface LabUpOptions {
@@ -292,10 +293,7 @@ function proxyArgv(plan: LabPlan, paths: LabPaths, w: PlannedWorkload, tokenFile
   return [
     DENO,
     "run",
-    "--allow-read",
-    "--allow-env",
-    "--allow-net",
-    "--allow-sys",
+    ...PROXY_PERMISSION_FLAGS,
     join(repoRoot(), "proxy/main.ts"),
     `--discoveryAddress=${plan.meshd.address}:15012`,
     `--discoveryServerName=${MESHD_HOST}`,

@@ -50,6 +50,8 @@ import { certificateFields, certificateHash, formatXfccElement } from "../inboun
 import { OutboundRouter } from "./router.ts";
 import { concat, RouteUpstream, RoutingDownstream } from "./downstream.ts";
 import { type OutboundObserver, OutboundStats } from "./outbound_stats.ts";
+import { OutboundTcp, type OutboundTcpOptions } from "./tcp_forward.ts";
+import { openLibc } from "../capture/libc.ts";
 
 /** Settings of an {@link OutboundListener}. */
 export interface OutboundListenerOptions {
@@ -81,6 +83,11 @@ export interface OutboundListenerOptions {
    * and terminated with TLS ({@link GatewayTls}).
    */
   routeNames?: readonly string[];
+  /**
+   * Sidecar mode (no `routeNames`): connections are served by their original destination
+   * (./tcp_forward.ts, ./dispatch.ts): TCP proxying, passthrough and auto-detection settings.
+   */
+  tcp?: Omit<OutboundTcpOptions, "snapshot" | "log" | "observer" | "listenerPort">;
 }
 
 /** What a gateway connection established before its first request. */
@@ -109,6 +116,8 @@ export class OutboundListener {
   /** Gateway HTTPS connections between accept and handshake. */
   readonly #handshaking = new Map<net.Socket, ConnectionClock>();
   readonly #gatewayTls: GatewayTls | undefined;
+  /** Sidecar mode: serves connections by their original destination. */
+  readonly #tcp: OutboundTcp | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   #port = 0;
   #closed = false;
@@ -128,6 +137,14 @@ export class OutboundListener {
         onBuildError: (route, reason) => this.#log.error("gateway credential not loaded", { route, reason }),
       });
     }
+    this.#tcp = options.routeNames !== undefined ? undefined : new OutboundTcp({
+      ...options.tcp,
+      snapshot: options.snapshot,
+      log: options.log,
+      observer: this.observer,
+      connectTimeoutMs: options.tcp?.connectTimeoutMs ?? options.upstream?.connectTimeoutMs,
+      listenerPort: () => this.#port,
+    });
     this.#server = net.createServer({ allowHalfOpen: true }, (raw) => {
       try {
         this.#onConnection(raw);
@@ -167,6 +184,15 @@ export class OutboundListener {
     Deno.unrefTimer(timer);
     this.#timer = timer;
     this.#log.info("outbound listener started", { address: `${this.#o.address}:${this.#port}` });
+    const libc = this.#tcp === undefined ? undefined : openLibc();
+    if (libc?.ok === false) {
+      this.#log.warn(
+        "transparent capture off: HTTP is routed by Host, other captured connections are closed",
+        {
+          reason: libc.reason,
+        },
+      );
+    }
   }
 
   async close(): Promise<void> {
@@ -177,6 +203,7 @@ export class OutboundListener {
     for (const c of this.#conns) c.destroy();
     const released = this.#accepted.closeAll();
     this.#router.close();
+    this.#tcp?.close();
     await Promise.all([closed, released]);
   }
 
@@ -202,12 +229,15 @@ export class OutboundListener {
       return;
     }
     raw.once("close", () => this.observer.connectionClosed());
-    this.#serveHttp(raw, raw, clock, {
-      routeName: this.#o.routeNames?.[0],
-      principal: undefined,
-      sni: undefined,
-      xfcc: null,
-    });
+    const serveHttp = () =>
+      this.#serveHttp(raw, raw, clock, {
+        routeName: this.#o.routeNames?.[0],
+        principal: undefined,
+        sni: undefined,
+        xfcc: null,
+      });
+    if (this.#tcp !== undefined) this.#tcp.accept(raw, serveHttp);
+    else serveHttp();
   }
 
   /** Runs a TLS event handler so that nothing it throws ends the process. */
