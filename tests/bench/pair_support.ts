@@ -8,6 +8,7 @@
 import { join } from "node:path";
 import { startCa, startMeshd } from "../integration/meshd_support.ts";
 import { freePort } from "../../shared/internal/testing/free_port.ts";
+import { PROXY_PERMISSION_FLAGS } from "../../shared/internal/proxy_permissions.ts";
 
 const CLK_TCK = 100;
 const root = new URL("../../", import.meta.url).pathname;
@@ -209,10 +210,7 @@ spec: {mtls: {mode: STRICT}}
   }
   const proxyArgs = (sa: string, entry: string, address: string, adminPort: number, extra: string[]) => [
     "run",
-    "--allow-read",
-    "--allow-env",
-    "--allow-net",
-    "--allow-sys",
+    ...PROXY_PERMISSION_FLAGS,
     ...(options.v8Flags ? [`--v8-flags=${options.v8Flags}`] : []),
     join(root, "proxy/main.ts"),
     `--discoveryAddress=127.0.0.1:${meshd.securePort}`,
