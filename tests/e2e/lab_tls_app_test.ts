@@ -14,7 +14,7 @@
  * 0) and get s_server's page; the plain client fails. ALLOW principal foo/sleep: bar's handshake fails
  * at once. DENY principal foo/sleep: foo's fails, bar's works.
  *
- * Lab `ts<pid>`, subnet 10.226.2.0/24.
+ * Lab `os<pid>`, subnet 10.226.2.0/24.
  *
  * @module
  */
@@ -128,7 +128,7 @@ async function makeAppCertificate(dir: string): Promise<void> {
 Deno.test(requires(unavailable, {
   name: "e2e: openssl s_client to an openssl s_server app through the sidecars (its own TLS) under STRICT",
   async fn(t) {
-    await withRealLab("ts", "10.226.2.0/24", topology, FILES, async (env) => {
+    await withRealLab("os", "10.226.2.0/24", topology, FILES, async (env) => {
       await t.step(
         "STRICT: both proxied clients verify the app's own certificate; plain client refused",
         async () => {
