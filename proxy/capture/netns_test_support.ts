@@ -36,10 +36,11 @@ export interface CaptureNetns {
 }
 
 /**
- * Makes namespace `capture<pid><n>` whose TCP towards 10.221.`n`.0/24 and fd00:221:`n`::/64 is
- * REDIRECTed to `port` (nat OUTPUT), except for `exceptUid`'s sockets when given.
+ * Makes namespace `capture<pid>x<n>` whose TCP towards 10.221.`n`.0/24 and fd00:221:`n`::/64 is
+ * REDIRECTed to `port` (nat OUTPUT), except for sockets of processes whose gid is `exceptGid` (the
+ * proxy under test, started with `setpriv --regid`), as the lab's rules do.
  */
-export async function captureNetns(n: number, port: number, exceptUid?: number): Promise<CaptureNetns> {
+export async function captureNetns(n: number, port: number, exceptGid?: number): Promise<CaptureNetns> {
   const name = `capture${Deno.pid}x${n}`;
   const v4Range = `10.221.${n}.0/24`;
   const v6Range = `fd00:221:${n}::/64`;
@@ -55,8 +56,8 @@ export async function captureNetns(n: number, port: number, exceptUid?: number):
     await ip("link", "set", "c1", "up");
     for (const [tool, range] of [["iptables", v4Range], ["ip6tables", v6Range]]) {
       const head = ["netns", "exec", name, tool, "-w", "-t", "nat", "-A", "OUTPUT", "-p", "tcp"];
-      if (exceptUid !== undefined) {
-        await mustRun("ip", [...head, "-m", "owner", "--uid-owner", String(exceptUid), "-j", "RETURN"]);
+      if (exceptGid !== undefined) {
+        await mustRun("ip", [...head, "-m", "owner", "--gid-owner", String(exceptGid), "-j", "RETURN"]);
       }
       await mustRun("ip", [...head, "-d", range, "-j", "REDIRECT", "--to-ports", String(port)]);
     }

@@ -1,7 +1,8 @@
 /**
  * Outbound protocol dispatch: where a captured connection goes, from its original destination
  * (../capture) and the snapshot's services, as Istio's sidecar outbound listeners decide it:
- * - a service address (VIP) and port, or an endpoint address (a pod IP) and its target port: the
+ * - a service address (VIP) and port, or an endpoint address (a pod IP) and its target port (then
+ *   that endpoint only, and HTTP carried as TCP to it: a pod IP names no host to route by): the
  *   port's protocol (`ServiceInfo.ports[].protocol`, shared/protocol/protocol_selection.ts) picks the
  *   path: HTTP → the HTTP/1.1 path routed by Host (as before capture); HTTP2, GRPC, GRPC-WEB → the
  *   `http2` handler, TLS and HTTPS → the `tlsPassthrough` handler ({@link OutboundProtocolHandlers}; carried
@@ -157,6 +158,11 @@ export function dispatchOf(
       : { path: "passthrough", destination };
   }
   const protocol = target.port.protocol || "UNKNOWN";
+  // A pod IP names its endpoint, not a host: HTTP to it goes byte for byte to that endpoint (over
+  // mutual TLS when proxied; its inbound side serves the HTTP) instead of being routed by Host.
+  if (target.endpoint !== undefined && pathOfProtocol(protocol) === "http") {
+    return { path: "tcp", target, protocol };
+  }
   const path = pathOfProtocol(protocol);
   switch (path) {
     case "http":
