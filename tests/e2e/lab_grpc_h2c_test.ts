@@ -7,7 +7,8 @@
  * - h2c-app in foo with a sidecar: nghttpd --no-tls (nghttp2-server) serving a file, its Service port
  *   named `http2` (8080 → 8081);
  * - sleep in foo and in bar with sidecars: the same grpcio program as client (unary, server and
- *   bidirectional streaming, a 4 MiB message), `curl --http2-prior-knowledge` and `nghttp`;
+ *   bidirectional streaming; every call kind, deadlines and large messages are h2mesh's tests on a
+ *   loopback proxy pair, not repeated here), `curl --http2-prior-knowledge` and `nghttp`;
  * - an unproxied client in legacy (STRICT: refused).
  *
  * Steps: STRICT: every call and request from both proxied clients succeeds over HTTP/2, the plain
@@ -135,7 +136,7 @@ Deno.test(requires(unavailable, {
   name: "e2e: python3-grpcio and h2c (curl, nghttp) through the sidecars under STRICT; ALLOW and DENY",
   async fn(t) {
     await withRealLab("gh", "10.226.3.0/24", topology, FILES, async (env) => {
-      await t.step("STRICT: unary, streaming and 4 MiB gRPC calls, curl and nghttp over h2c", async () => {
+      await t.step("STRICT: unary and streaming gRPC calls, curl and nghttp over h2c", async () => {
         await setPolicies(env, "strict.yaml");
         env.note("strict", await expectCalls(env, { "foo/sleep": OK, "bar/sleep": OK }));
         for (const from of ["foo/sleep", "bar/sleep"]) {
@@ -148,9 +149,7 @@ Deno.test(requires(unavailable, {
           ]);
           assert.deepEqual(got.unary, { reply: "hello", code: "OK" }, from);
           assert.deepEqual(got.server_stream, { count: 100, last: "message-99", code: "OK" }, from);
-          assert.deepEqual(got.client_stream, { count: 50, bytes: 50_000, code: "OK" }, from);
           assert.deepEqual(got.bidi, { count: 20, last: "echo:19", code: "OK" }, from);
-          assert.deepEqual(got.large, { bytes: 4 * 1024 * 1024 + 256, same: true, code: "OK" }, from);
         }
         const body = await inWorkload(
           env,
