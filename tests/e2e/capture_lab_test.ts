@@ -50,38 +50,26 @@ Deno.test(requires(unavailable, {
       const vip = (name: string) => state.plan!.services.find((s) => s.name === name)!.vip;
       const echo = workloadOf(state, "ext/echo");
       const outside = workloadOf(state, "ext/outside");
+      /** `size` bytes sent and half-closed from the client come back whole from the echo at host:port. */
+      const echoed = async (host: string, port: number, size: number) =>
+        assert.deepEqual(await roundTrip(exec, host, port, size), {
+          sent: size,
+          got: size,
+          same: true,
+          error: null,
+        });
 
       await t.step("(a) a plain-text TCP service by its VIP: 4 MiB each way, half-close", async () => {
-        assert.deepEqual(await roundTrip(exec, vip("echo"), 9000, 4 * MiB), {
-          sent: 4 * MiB,
-          got: 4 * MiB,
-          same: true,
-          error: null,
-        });
+        await echoed(vip("echo"), 9000, 4 * MiB);
       });
       await t.step("(a) an undeclared port: auto-detection finds TCP", async () => {
-        assert.deepEqual(await roundTrip(exec, vip("echo"), 9100, MiB), {
-          sent: MiB,
-          got: MiB,
-          same: true,
-          error: null,
-        });
+        await echoed(vip("echo"), 9100, MiB);
       });
       await t.step("(a) the echo by its pod address and target port", async () => {
-        assert.deepEqual(await roundTrip(exec, echo.address, 9000, MiB), {
-          sent: MiB,
-          got: MiB,
-          same: true,
-          error: null,
-        });
+        await echoed(echo.address, 9000, MiB);
       });
       await t.step("(b) a destination in no service: passed through", async () => {
-        assert.deepEqual(await roundTrip(exec, outside.address, 7000, MiB), {
-          sent: MiB,
-          got: MiB,
-          same: true,
-          error: null,
-        });
+        await echoed(outside.address, 7000, MiB);
       });
       await t.step("(c) HTTP by Host on an http port and on an auto-detected one", async () => {
         for (const url of ["http://httpbin.ext:8000/ip", "http://httpbin.ext:8001/ip"]) {
