@@ -226,6 +226,14 @@ async function main() {
       (h, p) => grpcLoad(h, p, `${HOST}:${SERVICE.grpc}`, grpcRate, seconds),
     );
   }
+  // Evidence that the mesh hop was mutual TLS: the client proxy's counters for the service's clusters.
+  const stats = await (await fetch(`http://127.0.0.1:${pair.clientAdmin}/stats`)).text();
+  const meshTls = Object.fromEntries(
+    stats.split("\n").filter((l) => l.includes(HOST) && /mtls|plaintext/.test(l)).map((l) => {
+      const i = l.lastIndexOf(": ");
+      return [l.slice(0, i), Number(l.slice(i + 2))];
+    }),
+  );
   const mem = {
     mesh_idle: idleMem,
     mesh: { client_proxy: memMiB(pair.clientProxy.pid), server_proxy: memMiB(pair.serverProxy.pid) },
@@ -245,6 +253,7 @@ async function main() {
       grpc_load_client: "tests/bench/protocol_pair/grpc_bench.py (python3-grpcio, asyncio, open loop)",
     },
     haproxy_refuses_no_client_cert: hap.refusesNoClientCert,
+    mesh_client_proxy_tls_counters: meshTls,
     mesh_unavailable: Object.fromEntries(Object.entries(mesh).filter(([, v]) => v !== undefined)),
     ...results,
     mem_mib: mem,
