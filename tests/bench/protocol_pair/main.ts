@@ -226,10 +226,13 @@ async function main() {
       (h, p) => grpcLoad(h, p, `${HOST}:${SERVICE.grpc}`, grpcRate, seconds),
     );
   }
-  // Evidence that the mesh hop was mutual TLS: the client proxy's counters for the service's clusters.
+  // Evidence that the mesh hop was mutual TLS: the client proxy's upstream mTLS/plain-text counters, and
+  // the service's TCP clusters.
   const stats = await (await fetch(`http://127.0.0.1:${pair.clientAdmin}/stats`)).text();
   const meshTls = Object.fromEntries(
-    stats.split("\n").filter((l) => l.includes(HOST) && /mtls|plaintext/.test(l)).map((l) => {
+    stats.split("\n").filter((l) =>
+      /upstream_cx_(mtls|plaintext)_total: /.test(l) || (l.startsWith("tcp.") && l.includes(HOST))
+    ).map((l) => {
       const i = l.lastIndexOf(": ");
       return [l.slice(0, i), Number(l.slice(i + 2))];
     }),
