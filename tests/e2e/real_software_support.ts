@@ -18,6 +18,7 @@ import {
 } from "../../deploy/lab/mod.ts";
 import { figure } from "../../shared/internal/testing/figures.ts";
 import { processDeadline } from "../../shared/internal/testing/deadline.ts";
+import { eventually } from "./e2e_support.ts";
 
 /** A running lab of one test file. */
 export interface RealLab {
@@ -122,10 +123,10 @@ export async function inWorkload(
 }
 
 /**
- * Polls (every 100 ms, at most `timeoutMs`) until `check` returns undefined (all as wanted); returns the
- * ms it took.
+ * e2e_support's `eventually` (polls every 50 ms until `check` returns undefined), timed: returns the ms
+ * it took.
  *
- * @throws Error naming `what` and the last mismatch
+ * @throws Error naming `what` and the last mismatch after `timeoutMs`
  */
 export async function until(
   what: string,
@@ -133,12 +134,8 @@ export async function until(
   timeoutMs = 5000,
 ): Promise<number> {
   const start = Date.now();
-  for (;;) {
-    const problem = await check();
-    if (problem === undefined) return Date.now() - start;
-    if (Date.now() - start > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms: ${problem}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await eventually(what, check, timeoutMs);
+  return Date.now() - start;
 }
 
 /** A PeerAuthentication STRICT for `namespace` (`mesh-system`: mesh-wide). */
