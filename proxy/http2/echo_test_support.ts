@@ -10,6 +10,7 @@ import { Http2Connection } from "./connection.ts";
 import type { CloseInfo } from "./session.ts";
 import type { Http2Stream } from "./stream.ts";
 import { headerValue } from "./headers.ts";
+import type { Http2Limits } from "./limits.ts";
 
 /** A running echo server. */
 export interface EchoServer {
@@ -45,8 +46,8 @@ export async function echo(stream: Http2Stream): Promise<void> {
   }
 }
 
-/** Starts the echo server on 127.0.0.1 (`port` 0: any free port). */
-export function startEchoServer(port = 0, log = false): Promise<EchoServer> {
+/** Starts the echo server on 127.0.0.1 (`port` 0: any free port), with `limits` over the defaults. */
+export function startEchoServer(port = 0, log = false, limits?: Partial<Http2Limits>): Promise<EchoServer> {
   const connections: Http2Connection[] = [];
   const closes: CloseInfo[] = [];
   const lines: string[] = [];
@@ -56,6 +57,7 @@ export function startEchoServer(port = 0, log = false): Promise<EchoServer> {
     socket.on("close", () => sockets.delete(socket));
     const conn = new Http2Connection(socket, {
       role: "server",
+      limits,
       onStream: (s) => void echo(s),
       log: (m) => {
         if (lines.length < 1000) lines.push(m);

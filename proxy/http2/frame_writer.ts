@@ -28,6 +28,7 @@ export class FrameWriter {
   #inflightControl = 0;
   #scheduled = false;
   #closed = false;
+  #finished = false;
   /** DATA frames written (for the WINDOW_UPDATE flood limit). */
   dataFramesSent = 0;
 
@@ -66,7 +67,7 @@ export class FrameWriter {
   /** Writes what is queued now (before closing the socket). */
   flush(): void {
     this.#scheduled = false;
-    if (this.#queue.length === 0 || this.#closed) return;
+    if (this.#queue.length === 0 || this.#finished) return;
     const socket = this.#socket;
     const queue = this.#queue;
     this.#inflight.push(this.#queuedFrames, this.#queuedControl);
@@ -81,10 +82,24 @@ export class FrameWriter {
     socket.uncork();
   }
 
-  /** Stops writing; queued frames are dropped. */
-  close(): void {
+  /**
+   * The last write: what is queued (dropped after a flood) and then `last` (a GOAWAY), written even
+   * after a flood so that the peer learns why; nothing is written after it.
+   */
+  finish(last: Uint8Array | null): void {
+    if (this.#closed && this.#queue.length === 0) {
+      if (last !== null && !this.#finished) this.#writeDirect(last);
+    } else {
+      if (last !== null) this.#queue.push(last);
+      this.flush();
+    }
+    this.#finished = true;
     this.#closed = true;
-    this.#queue = [];
+  }
+
+  #writeDirect(buf: Uint8Array): void {
+    const socket = this.#socket;
+    if (!socket.destroyed && socket.writable) socket.write(buf);
   }
 
   #push(buf: Uint8Array, control: boolean): void {
@@ -110,7 +125,8 @@ export class FrameWriter {
   }
 
   #flood(what: string): void {
-    this.close();
+    this.#closed = true;
+    this.#queue = [];
     this.#onFlood(what);
   }
 

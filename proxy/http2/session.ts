@@ -11,6 +11,7 @@ import {
   CANCEL,
   DATA,
   DEFAULT_WINDOW,
+  ENHANCE_YOUR_CALM,
   errorName,
   FLAG_END_STREAM,
   FRAME_HEADER,
@@ -122,7 +123,7 @@ export class Http2Session implements StreamHost {
       socket,
       limits.maxOutboundFrames,
       limits.maxOutboundControlFrames,
-      (what) => this.terminate(0, `outbound flood: ${what}`, false, true),
+      (what) => this.terminate(ENHANCE_YOUR_CALM, `outbound flood: ${what}`, false, true),
     );
   }
 
@@ -345,11 +346,9 @@ export class Http2Session implements StreamHost {
     if (this.isClosed) return;
     this.isClosed = true;
     if (code !== NO_ERROR || sendGoaway) this.log(`http2: connection ${errorName(code)}: ${reason}`);
-    if (sendGoaway) {
-      this.writer.frame(goawayFrame(this.lastPeerStreamId, code, code === NO_ERROR ? "" : reason));
-    }
-    this.writer.flush();
-    this.writer.close();
+    this.writer.finish(
+      sendGoaway ? goawayFrame(this.lastPeerStreamId, code, code === NO_ERROR ? "" : reason) : null,
+    );
     const error = new Http2Error(code === NO_ERROR ? CANCEL : code, `connection closed: ${reason}`);
     for (const stream of this.streams.values()) stream.fail(error, remote);
     this.streams.clear();
