@@ -120,16 +120,15 @@ export class Http2Stream {
     return this.#closed.promise;
   }
 
-  /** Server: sends the response headers (validated by the caller; lowercase names, `:status` first). */
+  /**
+   * Server: sends the response headers (the caller builds them: lowercase names, `:status` first).
+   * A no-op on a stream already closed or reset (see {@link closed}); throws Http2Error when called twice.
+   */
   respond(headers: HeaderList, opts: { endStream?: boolean } = {}): void {
-    if (this.isClosed || this.headersSent) {
-      throw new Http2Error(NO_ERROR, `stream ${this.id}: respond() not allowed now`, this.id);
-    }
+    if (this.isClosed) return;
+    if (this.headersSent) throw new Http2Error(NO_ERROR, `stream ${this.id}: respond() called twice`, this.id);
     this.headersSent = true;
-    const end = opts.endStream === true;
-    if (end) this.localEnded = true;
-    this.#host.sendHeaders(this, headers, end);
-    if (end) this.maybeClose();
+    this.#host.sendHeaders(this, headers, opts.endStream === true);
   }
 
   /**
@@ -138,7 +137,7 @@ export class Http2Stream {
    * Rejects with Http2Error when the stream is reset or closed first. The chunk must not be changed until then.
    */
   write(chunk: Uint8Array): Promise<void> {
-    if (this.isClosed || this.endPending) {
+    if (this.isClosed || this.endPending || this.localEnded) {
       return Promise.reject(
         this.#error ?? new Http2Error(CANCEL, `stream ${this.id} is closed for writing`, this.id),
       );
@@ -151,7 +150,7 @@ export class Http2Stream {
 
   /** Ends our side after the queued data: END_STREAM on the last DATA, or trailers with END_STREAM. */
   end(trailers?: HeaderList): void {
-    if (this.isClosed || this.endPending) return;
+    if (this.isClosed || this.endPending || this.localEnded) return;
     this.endPending = true;
     this.endTrailers = trailers && trailers.length > 0 ? trailers : null;
     this.#host.schedule(this);
