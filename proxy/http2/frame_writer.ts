@@ -12,6 +12,21 @@ import type { Duplex } from "node:stream";
 /** Socket output (octets) above which DATA waits for 'drain'. */
 export const WRITE_HIGH_WATER = 64 * 1024;
 
+/** Batches up to this many octets are copied into one buffer and written at once. */
+const COALESCE_BYTES = 16 * 1024;
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const p of parts) total += p.length;
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
 /** Queues frames and writes them in batches. */
 export class FrameWriter {
   readonly #socket: Duplex;
@@ -70,12 +85,22 @@ export class FrameWriter {
     if (this.#queue.length === 0 || this.#finished) return;
     const socket = this.#socket;
     const queue = this.#queue;
+    const bytes = this.#queuedBytes;
     this.#inflight.push(this.#queuedFrames, this.#queuedControl);
     this.#inflightFrames += this.#queuedFrames;
     this.#inflightControl += this.#queuedControl;
-    this.#queue = [];
     this.#queuedFrames = this.#queuedControl = this.#queuedBytes = 0;
-    if (socket.destroyed || !socket.writable) return;
+    if (socket.destroyed || !socket.writable) {
+      this.#queue = [];
+      return;
+    }
+    if (queue.length === 1 || bytes <= COALESCE_BYTES) {
+      // One write of a copy costs less than a write per frame (each allocates in node:stream).
+      socket.write(queue.length === 1 ? queue[0] : concat(queue), this.#written);
+      queue.length = 0;
+      return;
+    }
+    this.#queue = [];
     socket.cork();
     for (let i = 0; i < queue.length - 1; i++) socket.write(queue[i]);
     socket.write(queue[queue.length - 1], this.#written);
@@ -90,7 +115,10 @@ export class FrameWriter {
     if (this.#closed && this.#queue.length === 0) {
       if (last !== null && !this.#finished) this.#writeDirect(last);
     } else {
-      if (last !== null) this.#queue.push(last);
+      if (last !== null) {
+        this.#queue.push(last);
+        this.#queuedBytes += last.length;
+      }
       this.flush();
     }
     this.#finished = true;
@@ -120,7 +148,7 @@ export class FrameWriter {
     }
     if (!this.#scheduled) {
       this.#scheduled = true;
-      queueMicrotask(() => this.flush());
+      queueMicrotask(this.#flushNow);
     }
   }
 
@@ -129,6 +157,17 @@ export class FrameWriter {
     this.#queue = [];
     this.#onFlood(what);
   }
+
+  /** A throw in a microtask would end the process: a bug here closes this connection instead. */
+  readonly #flushNow = (): void => {
+    try {
+      this.flush();
+    } catch (e) {
+      console.error(`http2: frame writer: ${e instanceof Error ? e.stack : e}`);
+      this.#closed = this.#finished = true;
+      this.#socket.destroy();
+    }
+  };
 
   readonly #written = (): void => {
     this.#inflightFrames -= this.#inflight.shift()!;

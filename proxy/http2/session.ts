@@ -17,6 +17,7 @@ import {
   FRAME_HEADER,
   goawayFrame,
   headersFrames,
+  INTERNAL_ERROR,
   MIN_MAX_FRAME_SIZE,
   NO_ERROR,
   putFrameHeader,
@@ -151,7 +152,7 @@ export class Http2Session implements StreamHost {
     this.#sendable.add(stream);
     if (this.#pumpScheduled) return;
     this.#pumpScheduled = true;
-    queueMicrotask(() => this.pump());
+    queueMicrotask(this.#pumpNow);
   }
 
   consumed(stream: Http2Stream, n: number): void {
@@ -236,6 +237,16 @@ export class Http2Session implements StreamHost {
     if (stream.isClosed) this.forget(stream);
   }
 
+  /** {@link pump} from a microtask or an event: a throw there would end the process, so it ends this connection. */
+  readonly #pumpNow = (): void => {
+    try {
+      this.pump();
+    } catch (e) {
+      this.log(`http2: internal error: ${e instanceof Error ? e.stack : e}`);
+      this.terminate(INTERNAL_ERROR, "internal error", false, true);
+    }
+  };
+
   /** Sends DATA of the scheduled streams while the windows and the socket allow. */
   pump(): void {
     this.#pumpScheduled = false;
@@ -287,7 +298,7 @@ export class Http2Session implements StreamHost {
     this.#waitingDrain = true;
     const again = (): void => {
       this.#waitingDrain = false;
-      this.pump();
+      this.#pumpNow();
     };
     if (this.socket.writableNeedDrain) this.socket.once("drain", again);
     else setTimeout(again, 0);

@@ -50,6 +50,42 @@ class Deferred<T> {
   }
 }
 
+/**
+ * A result that makes its promise only when someone asks for it (most streams never ask for all
+ * three): settling first just records the outcome. The first outcome wins.
+ */
+class Outcome<T> {
+  #deferred: Deferred<T> | null = null;
+  #settled = false;
+  #value: T | undefined;
+  #error: Error | null = null;
+
+  get promise(): Promise<T> {
+    if (this.#deferred === null) {
+      this.#deferred = new Deferred<T>();
+      if (this.#settled) {
+        if (this.#error !== null) this.#deferred.reject(this.#error);
+        else this.#deferred.resolve(this.#value as T);
+      }
+    }
+    return this.#deferred.promise;
+  }
+
+  resolve(value: T): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#value = value;
+    this.#deferred?.resolve(value);
+  }
+
+  reject(error: Error): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#error = error;
+    this.#deferred?.reject(error);
+  }
+}
+
 /** A stream. Created by the connection: `onStream` (server) or `connection.request()` (client). */
 export class Http2Stream {
   /** Stream id. */
@@ -57,9 +93,9 @@ export class Http2Stream {
   /** Server: the request headers received. Client: the request headers sent. */
   readonly headers: HeaderList;
   readonly #host: StreamHost;
-  readonly #response = new Deferred<HeaderList>();
-  readonly #trailers = new Deferred<HeaderList | undefined>();
-  readonly #closed = new Deferred<StreamClose>();
+  readonly #response = new Outcome<HeaderList>();
+  readonly #trailers = new Outcome<HeaderList | undefined>();
+  readonly #closed = new Outcome<StreamClose>();
   /** @internal performance.now() when opened (rapid-reset accounting). */
   readonly openedAt: number = performance.now();
 
@@ -126,7 +162,9 @@ export class Http2Stream {
    */
   respond(headers: HeaderList, opts: { endStream?: boolean } = {}): void {
     if (this.isClosed) return;
-    if (this.headersSent) throw new Http2Error(NO_ERROR, `stream ${this.id}: respond() called twice`, this.id);
+    if (this.headersSent) {
+      throw new Http2Error(NO_ERROR, `stream ${this.id}: respond() called twice`, this.id);
+    }
     this.headersSent = true;
     this.#host.sendHeaders(this, headers, opts.endStream === true);
   }
