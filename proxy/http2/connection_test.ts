@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
 import { within } from "../../shared/internal/testing/deadline.ts";
-import { bodyText, connectClient, get } from "./connection_test_support.ts";
-import { startEchoServer } from "./echo_test_support.ts";
+import * as net from "node:net";
+import { Http2Connection } from "./connection.ts";
+import { bodyText, connectClient, get, withEchoClient } from "./connection_test_support.ts";
 import { CANCEL, NO_ERROR, REFUSED_STREAM } from "./frame.ts";
 import { headerValue } from "./headers.ts";
 import type { Http2Error } from "./limits.ts";
 
-Deno.test("connection: a GET and a POST through our client and server", async () => {
-  const server = await startEchoServer();
-  const { conn } = await connectClient(server.port);
-  try {
+Deno.test(
+  "connection: a GET and a POST through our client and server",
+  withEchoClient(async ({ conn }) => {
     const s = conn.request(get("/hi"), { endStream: true });
     const head = await within(s.response, 5000, "response");
     assert.equal(headerValue(head, ":status"), "200");
@@ -19,17 +19,12 @@ Deno.test("connection: a GET and a POST through our client and server", async ()
     p.end();
     assert.equal(await within(bodyText(p), 5000, "echo"), "ping");
     assert.deepEqual(await p.closed, { code: NO_ERROR, remote: false });
-  } finally {
-    conn.close();
-    await conn.closed;
-    await server.close();
-  }
-});
+  }),
+);
 
-Deno.test("connection: 4 MiB each way on 8 streams, flow control only (64 KiB stream windows)", async () => {
-  const server = await startEchoServer();
-  const { conn } = await connectClient(server.port);
-  try {
+Deno.test(
+  "connection: 4 MiB each way on 8 streams, flow control only (64 KiB stream windows)",
+  withEchoClient(async ({ conn }) => {
     const size = 4 * 1024 * 1024;
     const body = new Uint8Array(size);
     for (let i = 0; i < size; i++) body[i] = i % 251;
@@ -53,33 +48,23 @@ Deno.test("connection: 4 MiB each way on 8 streams, flow control only (64 KiB st
       "8 echoes of 4 MiB",
     );
     for (const r of results) assert.deepEqual(r, { n: size, ok: true });
-  } finally {
-    conn.close();
-    await conn.closed;
-    await server.close();
-  }
-});
+  }),
+);
 
-Deno.test("connection: trailers both ways", async () => {
-  const server = await startEchoServer();
-  const { conn } = await connectClient(server.port);
-  try {
+Deno.test(
+  "connection: trailers both ways",
+  withEchoClient(async ({ conn }) => {
     const s = conn.request(get("/t", "POST", [["x-echo-trailers", "1"], ["te", "trailers"]]));
     await s.write(new TextEncoder().encode("abc"));
     s.end([["grpc-timeout", "1S"]]);
     assert.equal(await within(bodyText(s), 5000, "body"), "abc");
     assert.deepEqual(await s.trailers, [["x-echo", "done"], ["grpc-status", "0"]]);
-  } finally {
-    conn.close();
-    await conn.closed;
-    await server.close();
-  }
-});
+  }),
+);
 
-Deno.test("connection: graceful close lets open streams finish, then refuses new ones", async () => {
-  const server = await startEchoServer();
-  const { conn } = await connectClient(server.port);
-  try {
+Deno.test(
+  "connection: graceful close lets open streams finish, then refuses new ones",
+  withEchoClient(async ({ server, conn }) => {
     const s = conn.request(get("/slow", "POST"));
     await s.write(new TextEncoder().encode("part1"));
     await within(s.response, 5000, "response");
@@ -92,16 +77,12 @@ Deno.test("connection: graceful close lets open streams finish, then refuses new
     assert.equal(await within(bodyText(s), 5000, "body after GOAWAY"), "part1+part2");
     const info = await within(conn.closed, 5000, "client closed");
     assert.equal(info.code, NO_ERROR);
-  } finally {
-    conn.close();
-    await server.close();
-  }
-});
+  }),
+);
 
-Deno.test("connection: a reset stream fails its reads and writes, the connection goes on", async () => {
-  const server = await startEchoServer();
-  const { conn } = await connectClient(server.port);
-  try {
+Deno.test(
+  "connection: a reset stream fails its reads and writes, the connection goes on",
+  withEchoClient(async ({ conn }) => {
     const s = conn.request(get("/r", "POST"));
     await s.write(new Uint8Array(10));
     s.reset();
@@ -110,17 +91,12 @@ Deno.test("connection: a reset stream fails its reads and writes, the connection
     assert.deepEqual(await s.closed, { code: CANCEL, remote: false });
     const ok = conn.request(get("/after"), { endStream: true });
     assert.equal(await within(bodyText(ok), 5000, "next stream"), "hello /after\n");
-  } finally {
-    conn.close();
-    await conn.closed;
-    await server.close();
-  }
-});
+  }),
+);
 
-Deno.test("connection: streams over max_concurrent_streams are refused with REFUSED_STREAM", async () => {
-  const server = await startEchoServer();
-  const { conn } = await connectClient(server.port);
-  try {
+Deno.test(
+  "connection: streams over max_concurrent_streams are refused with REFUSED_STREAM",
+  withEchoClient(async ({ conn }) => {
     await within(conn.ping(), 5000, "settings exchanged");
     const open = Array.from({ length: 100 }, (_, i) => conn.request(get(`/o${i}`, "POST")));
     assert.equal(conn.canOpenStream, false);
@@ -128,9 +104,29 @@ Deno.test("connection: streams over max_concurrent_streams are refused with REFU
     for (const s of open) s.end();
     for (const s of open) await within(s.closed, 5000, "stream end");
     assert.equal(conn.canOpenStream, true);
+  }),
+);
+
+Deno.test("connection: 1xx heads are sent before the response and skipped by the client", async () => {
+  const server = net.createServer((socket) => {
+    new Http2Connection(socket, {
+      role: "server",
+      onStream: (s) => {
+        s.informational([[":status", "100"]]);
+        s.informational([[":status", "103"], ["link", "</a.css>; rel=preload"]]);
+        s.respond([[":status", "204"]], { endStream: true });
+      },
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { conn } = await connectClient((server.address() as net.AddressInfo).port);
+  try {
+    const s = conn.request(get("/early"), { endStream: true });
+    assert.deepEqual(await within(s.response, 5000, "response"), [[":status", "204"]]);
+    assert.equal(await bodyText(s), "");
   } finally {
     conn.close();
     await conn.closed;
-    await server.close();
+    await new Promise((r) => server.close(r));
   }
 });

@@ -7,6 +7,7 @@ import * as net from "node:net";
 import { Http2Connection, type Http2ConnectionOptions } from "./connection.ts";
 import type { HeaderList } from "./headers.ts";
 import type { Http2Stream } from "./stream.ts";
+import { type EchoServer, startEchoServer } from "./echo_test_support.ts";
 
 /** Connects a client connection to 127.0.0.1:`port`. */
 export function connectClient(
@@ -32,4 +33,24 @@ export async function bodyText(stream: Http2Stream): Promise<string> {
   let s = "";
   for await (const chunk of stream) s += String.fromCharCode(...chunk);
   return s;
+}
+
+/**
+ * A test body run with an echo server and a client connected to it; both are closed afterwards
+ * (the client gracefully, and awaited).
+ */
+export function withEchoClient(
+  fn: (ctx: { server: EchoServer; conn: Http2Connection }) => Promise<void>,
+): () => Promise<void> {
+  return async () => {
+    const server = await startEchoServer();
+    const { conn } = await connectClient(server.port);
+    try {
+      await fn({ server, conn });
+    } finally {
+      conn.close();
+      await conn.closed;
+      await server.close();
+    }
+  };
 }

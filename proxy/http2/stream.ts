@@ -156,6 +156,12 @@ export class Http2Stream {
     return this.#closed.promise;
   }
 
+  /** Server: a 1xx head (100 Continue, 103 Early Hints) before {@link respond}; a no-op once closed or responded. */
+  informational(headers: HeaderList): void {
+    if (this.isClosed || this.headersSent) return;
+    this.#host.sendHeaders(this, headers, false);
+  }
+
   /**
    * Server: sends the response headers (the caller builds them: lowercase names, `:status` first).
    * A no-op on a stream already closed or reset (see {@link closed}); throws Http2Error when called twice.
