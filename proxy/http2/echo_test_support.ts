@@ -15,9 +15,9 @@ import type { Http2Limits } from "./limits.ts";
 /** A running echo server. */
 export interface EchoServer {
   port: number;
-  /** Connections accepted so far. */
+  /** Connections open now, oldest first (closed ones are dropped: the server runs in benchmarks too). */
   readonly connections: Http2Connection[];
-  /** How each ended connection closed. */
+  /** How the last 100 connections closed. */
   readonly closes: CloseInfo[];
   /** Protocol log lines. */
   readonly log: string[];
@@ -65,7 +65,10 @@ export function startEchoServer(port = 0, log = false, limits?: Partial<Http2Lim
       },
     });
     connections.push(conn);
-    conn.closed.then((c) => closes.push(c));
+    conn.closed.then((c) => {
+      connections.splice(connections.indexOf(conn), 1);
+      if (closes.push(c) > 100) closes.shift();
+    });
   });
   return new Promise((resolve) => {
     server.listen(port, "127.0.0.1", () => {
@@ -85,8 +88,16 @@ export function startEchoServer(port = 0, log = false, limits?: Partial<Http2Lim
   });
 }
 
+/**
+ * `deno run -A echo_test_support.ts [port] [--log]`: protocol errors go to stderr with `--log`; on
+ * SIGUSR2 it prints `heap <bytes used>` (after a full collection when run with `--v8-flags=--expose-gc`).
+ */
 if (import.meta.main) {
   const port = Number(Deno.args[0] ?? 8081);
-  const s = await startEchoServer(port, true);
+  const s = await startEchoServer(port, Deno.args.includes("--log"));
   console.error(`h2c echo server on 127.0.0.1:${s.port}`);
+  Deno.addSignalListener("SIGUSR2", () => {
+    (globalThis as { gc?: () => void }).gc?.();
+    console.log(`heap ${Deno.memoryUsage().heapUsed}`);
+  });
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """A hostile HTTP/2 client for proxy/http2/hostile_test.ts (Debian's /usr/bin/python3, python3-h2's hpack).
 
-Usage: /usr/bin/python3 hostile_peer.py PORT CASE
+Usage: /usr/bin/python3 hostile_peer.py PORT CASE [REPEAT]
 
 Sends the raw frames of one attack CASE (see CASES) to an h2c server on 127.0.0.1:PORT, then reads what
 the server sends until it closes the connection or stays quiet, and finally checks, on a new connection,
 that the server still answers a plain GET with 200. Prints one JSON line:
   {"goaway": [[last_stream_id, code, debug]...], "rst": [[stream, code]...], "status": {"1": 200},
    "acks": N (SETTINGS and PING ACKs), "closed": bool, "alive": bool}
+With REPEAT (tests/bench/h2_codec_hostile_stress.ts): the case REPEAT times, then one line of counts.
 Frames are built by hand (h2's state machine would refuse to send most of them); header blocks are
 encoded with hpack's Encoder.
 """
@@ -370,12 +371,30 @@ FLOODS = {"settings-flood", "ping-flood"}
 
 def main():
     port, name = int(sys.argv[1]), sys.argv[2]
+    repeat = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    if repeat > 1:
+        return stress(port, name, repeat)
     p = Peer(port, rcvbuf=4096 if name in FLOODS else None)
     CASES[name](p)
     p.read()
     p.sock.close()
     p.result["alive"] = alive(port)
     print(json.dumps(p.result))
+
+
+def stress(port, name, repeat):
+    """The case `repeat` times (the benchmark): counts of the GOAWAY codes seen, then one alive check."""
+    codes = {}
+    started = time.time()
+    for _ in range(repeat):
+        p = Peer(port)
+        CASES[name](p)
+        p.read(quiet=0.3)
+        p.sock.close()
+        key = ",".join(str(g[1]) for g in p.result["goaway"][:1]) or "none"
+        codes[key] = codes.get(key, 0) + 1
+    print(json.dumps({"case": name, "connections": repeat, "seconds": round(time.time() - started, 1),
+                      "goaway_codes": codes, "alive": alive(port)}))
 
 
 if __name__ == "__main__":
