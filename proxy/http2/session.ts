@@ -368,9 +368,8 @@ export class Http2Session implements StreamHost {
     this.#resolveClosed(this.closeInfo);
     const socket = this.socket;
     if (!socket.destroyed) {
-      // After an error nothing more is read (a flooding peer's bytes stay in the kernel, not our heap);
-      // the GOAWAY gets the linger time to reach the peer before the socket is destroyed.
-      if (code !== NO_ERROR) socket.pause();
+      // Reading goes on (and is discarded) until the peer closes or the linger ends: a socket closed
+      // with unread bytes sends a reset, which can destroy our GOAWAY in the peer's receive queue.
       socket.end();
       this.#lingerTimer = setTimeout(() => socket.destroy(), CLOSE_LINGER_MS);
       socket.once("close", () => clearTimeout(this.#lingerTimer));
