@@ -179,6 +179,12 @@ export const HOSTILE_CASES: HostileCase[] = [
     control: { maxConsecutiveInboundFramesWithEmptyPayload: OFF },
   },
   {
+    name: "padded-data-flood",
+    defence: "max_consecutive_inbound_frames_with_empty_payload (DATA with padding only)",
+    expect: { goaway: ENHANCE_YOUR_CALM },
+    control: { maxConsecutiveInboundFramesWithEmptyPayload: OFF },
+  },
+  {
     name: "priority-flood",
     defence: "max_inbound_priority_frames_per_stream",
     expect: { goaway: ENHANCE_YOUR_CALM },

@@ -282,6 +282,12 @@ def case_empty_data_flood(p):
     flood(p, frame(DATA, 0, 1), 1000)
 
 
+def case_padded_data_flood(p):
+    p.start()
+    p.send(p.headers(1, request("POST"), end_stream=False))
+    flood(p, frame(DATA, 0x8, 1, b"\x04" + b"\x00" * 4), 1000)  # PADDED, 4 octets of padding, no data
+
+
 def case_priority_flood(p):
     p.start()
     flood(p, frame(PRIORITY, 0, 3, struct.pack(">IB", 0, 15)), 10000)
