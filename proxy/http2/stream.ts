@@ -18,6 +18,9 @@ export interface StreamClose {
   remote: boolean;
 }
 
+/** The close of every stream that both sides ended normally (shared: one object for all). */
+const CLOSED_NORMALLY: StreamClose = Object.freeze({ code: NO_ERROR, remote: false });
+
 /** What a stream needs from its connection (implemented by Http2Connection). */
 export interface StreamHost {
   /** Encodes and queues HEADERS (+ CONTINUATION). */
@@ -274,7 +277,7 @@ export class Http2Stream {
   maybeClose(): void {
     if (this.isClosed || !this.localEnded || !this.remoteEnded) return;
     this.isClosed = true;
-    this.#closed.resolve({ code: NO_ERROR, remote: false });
+    this.#closed.resolve(CLOSED_NORMALLY);
   }
 
   /** @internal The stream is reset or its connection is gone: everything pending fails with `error`. */
