@@ -1,44 +1,11 @@
 import assert from "node:assert/strict";
 import net from "node:net";
-import { createHash } from "node:crypto";
+import tls from "node:tls";
 import { Buffer } from "node:buffer";
 import { relay, type RelayOptions, type RelayResult } from "./relay.ts";
+import { makeCa, makeLeaf } from "../inbound/test_support.ts";
+import { collect, sha256Hex } from "./test_support.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
-
-/** Bytes one socket read until it closed, and how it closed. */
-interface Received {
-  bytes: Uint8Array;
-  ended: boolean;
-  error: string | null;
-}
-
-/**
- * Collects what `s` reads until it closes (the promise never rejects); with `endOnEnd`, answers the
- * peer's FIN with its own (the socket is half-open otherwise).
- */
-function collect(s: net.Socket, endOnEnd = false): Promise<Received> {
-  const chunks: Uint8Array[] = [];
-  let ended = false;
-  let error: string | null = null;
-  s.on("data", (c: Uint8Array) => chunks.push(c));
-  s.on("end", () => {
-    ended = true;
-    if (endOnEnd) s.end();
-  });
-  s.on("error", (e: Error & { code?: string }) => (error = e.code ?? e.message));
-  return new Promise((resolve) =>
-    s.on("close", () => {
-      const total = chunks.reduce((n, c) => n + c.byteLength, 0);
-      const bytes = new Uint8Array(total);
-      let at = 0;
-      for (const c of chunks) {
-        bytes.set(c, at);
-        at += c.byteLength;
-      }
-      resolve({ bytes, ended, error });
-    })
-  );
-}
 
 function listen(server: net.Server): Promise<number> {
   return new Promise((resolve) =>
@@ -81,10 +48,6 @@ async function pair(options: RelayOptions = {}): Promise<Pair> {
   };
 }
 
-function sha(b: Uint8Array): string {
-  return createHash("sha256").update(b).digest("hex");
-}
-
 function random(n: number): Uint8Array {
   const out = new Uint8Array(n);
   for (let i = 0; i < n; i += 65536) crypto.getRandomValues(out.subarray(i, Math.min(n, i + 65536)));
@@ -100,8 +63,8 @@ Deno.test("relay: 8 MiB each way at once, byte for byte, then closed", async () 
   p.client.end(up);
   p.server.end(down);
   const [s, c, r] = await within(Promise.all([atServer, atClient, p.result]), 30_000, "transfer");
-  assert.equal(sha(s.bytes), sha(up));
-  assert.equal(sha(c.bytes), sha(down));
+  assert.equal(sha256Hex(s.bytes), sha256Hex(up));
+  assert.equal(sha256Hex(c.bytes), sha256Hex(down));
   assert(s.ended && c.ended);
   assert.equal(r.end, "closed");
   assert.equal(r.bytesFromDownstream, up.byteLength);
@@ -179,3 +142,57 @@ Deno.test("relay: abort closes both sides", async () => {
   assert.equal(r.end, "aborted");
   await p.stop();
 });
+
+/**
+ * Mutual TLS between the client and the relay, and (with `tlsUpstream`) TLS between the relay and the
+ * server: 16 MiB each way at once, the client half-closes first, the server ends after that.
+ */
+async function tlsTransfer(tlsUpstream: boolean): Promise<void> {
+  const ca = await makeCa("relay test CA");
+  const serverLeaf = await makeLeaf(ca, { dnsNames: ["localhost"] });
+  const clientLeaf = await makeLeaf(ca, { uris: ["spiffe://cluster.local/ns/a/sa/client"] });
+  const serverSide = Promise.withResolvers<net.Socket>();
+  const serverTls = { cert: serverLeaf.certPem, key: serverLeaf.keyPem, ca: ca.pem, allowHalfOpen: true };
+  const upstreamServer = tlsUpstream
+    ? tls.createServer(serverTls, (s) => serverSide.resolve(s))
+    : net.createServer({ allowHalfOpen: true }, (s) => serverSide.resolve(s));
+  const upstreamPort = await listen(upstreamServer);
+  const relayed = Promise.withResolvers<RelayResult>();
+  const connectTls = (port: number): tls.TLSSocket =>
+    tls.connect({
+      socket: net.connect({ host: "127.0.0.1", port, allowHalfOpen: true }),
+      servername: "localhost",
+      ca: ca.pem,
+      cert: clientLeaf.certPem,
+      key: clientLeaf.keyPem,
+    });
+  const front = tls.createServer({ ...serverTls, requestCert: true, rejectUnauthorized: true }, (down) => {
+    if (tlsUpstream) {
+      const up = connectTls(upstreamPort);
+      up.once("secureConnect", () => relayed.resolve(relay(down, up)));
+    } else {
+      const up = net.connect({ host: "127.0.0.1", port: upstreamPort, allowHalfOpen: true });
+      up.once("connect", () => relayed.resolve(relay(down, up)));
+    }
+  });
+  const client = connectTls(await listen(front));
+  const server = await within(serverSide.promise, 5000, "upstream accept");
+  const up = random(16 << 20);
+  const down = random(16 << 20);
+  const atServer = collect(server);
+  const atClient = collect(client);
+  server.write(down);
+  server.on("end", () => server.end());
+  client.end(up);
+  const [s, c, r] = await within(Promise.all([atServer, atClient, relayed.promise]), 30_000, "TLS transfer");
+  assert.equal(sha256Hex(s.bytes), sha256Hex(up));
+  assert.equal(sha256Hex(c.bytes), sha256Hex(down));
+  assert.equal(r.end, "closed");
+  assert.equal(r.by, "downstream");
+  await Promise.all([close(front), close(upstreamServer)]);
+}
+
+Deno.test("relay: mutual TLS downstream, plain upstream: 16 MiB each way, half-close", () =>
+  tlsTransfer(false));
+
+Deno.test("relay: mutual TLS downstream, TLS upstream: 16 MiB each way, half-close", () => tlsTransfer(true));
