@@ -257,6 +257,14 @@ async function main() {
     },
     haproxy_refuses_no_client_cert: hap.refusesNoClientCert,
     mesh_client_proxy_tls_counters: meshTls,
+    // An HTTP/2 or gRPC load the client proxy carried as opaque TCP (its tcp.<cluster> counters moved)
+    // is an L4 relay, not comparable with haproxy's HTTP/2 mode, which handles each request.
+    mesh_path: Object.fromEntries((["h2", "grpc"] as const).map((load) => [
+      load,
+      (meshTls[`tcp.outbound|${SERVICE[load]}||${HOST}.downstream_cx_total`] ?? 0) > 0
+        ? "tcp (opaque L4 relay: not comparable with haproxy's HTTP/2 mode)"
+        : "http2",
+    ])),
     mesh_unavailable: Object.fromEntries(Object.entries(mesh).filter(([, v]) => v !== undefined)),
     ...results,
     mem_mib: mem,
