@@ -1,0 +1,181 @@
+import assert from "node:assert/strict";
+import net from "node:net";
+import { createHash } from "node:crypto";
+import { Buffer } from "node:buffer";
+import { relay, type RelayOptions, type RelayResult } from "./relay.ts";
+import { within } from "../../shared/internal/testing/deadline.ts";
+
+/** Bytes one socket read until it closed, and how it closed. */
+interface Received {
+  bytes: Uint8Array;
+  ended: boolean;
+  error: string | null;
+}
+
+/**
+ * Collects what `s` reads until it closes (the promise never rejects); with `endOnEnd`, answers the
+ * peer's FIN with its own (the socket is half-open otherwise).
+ */
+function collect(s: net.Socket, endOnEnd = false): Promise<Received> {
+  const chunks: Uint8Array[] = [];
+  let ended = false;
+  let error: string | null = null;
+  s.on("data", (c: Uint8Array) => chunks.push(c));
+  s.on("end", () => {
+    ended = true;
+    if (endOnEnd) s.end();
+  });
+  s.on("error", (e: Error & { code?: string }) => (error = e.code ?? e.message));
+  return new Promise((resolve) =>
+    s.on("close", () => {
+      const total = chunks.reduce((n, c) => n + c.byteLength, 0);
+      const bytes = new Uint8Array(total);
+      let at = 0;
+      for (const c of chunks) {
+        bytes.set(c, at);
+        at += c.byteLength;
+      }
+      resolve({ bytes, ended, error });
+    })
+  );
+}
+
+function listen(server: net.Server): Promise<number> {
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port))
+  );
+}
+
+function close(server: net.Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/**
+ * A client, a relaying proxy and a server on loopback: `client` is connected to the proxy, `server`
+ * is the accepted socket at the upstream, and `result` settles when the relay ends.
+ */
+interface Pair {
+  client: net.Socket;
+  server: net.Socket;
+  result: Promise<RelayResult>;
+  stop(): Promise<void>;
+}
+
+async function pair(options: RelayOptions = {}): Promise<Pair> {
+  const serverSide = Promise.withResolvers<net.Socket>();
+  const upstreamServer = net.createServer({ allowHalfOpen: true }, (s) => serverSide.resolve(s));
+  const upstreamPort = await listen(upstreamServer);
+  const relayed = Promise.withResolvers<RelayResult>();
+  const proxy = net.createServer({ allowHalfOpen: true }, (down) => {
+    const up = net.connect({ host: "127.0.0.1", port: upstreamPort, allowHalfOpen: true });
+    up.once("connect", () => relayed.resolve(relay(down, up, options)));
+  });
+  const proxyPort = await listen(proxy);
+  const client = net.connect({ host: "127.0.0.1", port: proxyPort, allowHalfOpen: true });
+  const server = await within(serverSide.promise, 5000, "upstream accept");
+  return {
+    client,
+    server,
+    result: relayed.promise,
+    stop: () => Promise.all([close(proxy), close(upstreamServer)]).then(() => {}),
+  };
+}
+
+function sha(b: Uint8Array): string {
+  return createHash("sha256").update(b).digest("hex");
+}
+
+function random(n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i += 65536) crypto.getRandomValues(out.subarray(i, Math.min(n, i + 65536)));
+  return out;
+}
+
+Deno.test("relay: 8 MiB each way at once, byte for byte, then closed", async () => {
+  const p = await pair();
+  const up = random(8 << 20);
+  const down = random(8 << 20);
+  const atServer = collect(p.server);
+  const atClient = collect(p.client);
+  p.client.end(up);
+  p.server.end(down);
+  const [s, c, r] = await within(Promise.all([atServer, atClient, p.result]), 30_000, "transfer");
+  assert.equal(sha(s.bytes), sha(up));
+  assert.equal(sha(c.bytes), sha(down));
+  assert(s.ended && c.ended);
+  assert.equal(r.end, "closed");
+  assert.equal(r.bytesFromDownstream, up.byteLength);
+  assert.equal(r.bytesFromUpstream, down.byteLength);
+  await p.stop();
+});
+
+Deno.test("relay: half-close: the server still sends after the client shut its write side", async () => {
+  const p = await pair();
+  const atClient = collect(p.client);
+  const serverGot: Uint8Array[] = [];
+  p.server.on("data", (c: Uint8Array) => serverGot.push(c));
+  p.server.on("end", () => {
+    // The client's FIN arrived; this direction is still open.
+    p.server.write("reply after your FIN, ");
+    setTimeout(() => p.server.end("and more later"), 50);
+  });
+  p.client.end("request then FIN");
+  const [c, r] = await within(Promise.all([atClient, p.result]), 5000, "half-close");
+  assert.equal(new TextDecoder().decode(c.bytes), "reply after your FIN, and more later");
+  assert.equal(new TextDecoder().decode(Buffer.concat(serverGot)), "request then FIN");
+  assert.equal(r.end, "closed");
+  assert.equal(r.by, "downstream");
+  await p.stop();
+});
+
+Deno.test("relay: an upstream reset resets the client", async () => {
+  const p = await pair();
+  const atClient = collect(p.client);
+  p.server.once("data", () => p.server.resetAndDestroy());
+  p.client.write("hello");
+  const [c, r] = await within(Promise.all([atClient, p.result]), 5000, "reset");
+  assert.equal(c.error, "ECONNRESET");
+  assert.equal(r.end, "reset");
+  assert.equal(r.by, "upstream");
+  await p.stop();
+});
+
+Deno.test("relay: a client reset resets the upstream", async () => {
+  const p = await pair();
+  const atServer = collect(p.server);
+  p.server.once("data", () => p.client.resetAndDestroy());
+  p.client.write("hello");
+  const [s, r] = await within(Promise.all([atServer, p.result]), 5000, "reset");
+  assert.equal(s.error, "ECONNRESET");
+  assert.equal(r.end, "reset");
+  assert.equal(r.by, "downstream");
+  await p.stop();
+});
+
+Deno.test("relay: idle timeout closes both sides; traffic keeps the relay alive", async () => {
+  const p = await pair({ idleTimeoutMs: 300 });
+  const atClient = collect(p.client, true);
+  const atServer = collect(p.server, true);
+  // Four bytes 150 ms apart (450 ms > the 300 ms timeout): each resets the idle clock, so all arrive.
+  for (let i = 0; i < 4; i++) {
+    p.client.write("x");
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  const [c, s, r] = await within(Promise.all([atClient, atServer, p.result]), 5000, "idle timeout");
+  assert.equal(new TextDecoder().decode(s.bytes), "xxxx");
+  assert.equal(c.bytes.byteLength, 0);
+  assert.equal(r.end, "idle_timeout");
+  assert.equal(r.by, "proxy");
+  await p.stop();
+});
+
+Deno.test("relay: abort closes both sides", async () => {
+  const ac = new AbortController();
+  const p = await pair({ signal: ac.signal });
+  const atClient = collect(p.client, true);
+  const atServer = collect(p.server, true);
+  ac.abort();
+  const [, , r] = await within(Promise.all([atClient, atServer, p.result]), 5000, "abort");
+  assert.equal(r.end, "aborted");
+  await p.stop();
+});
