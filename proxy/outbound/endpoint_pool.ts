@@ -62,6 +62,7 @@ export function uriSans(subjectaltname: string | undefined): string[] {
 /**
  * A mutual TLS dialer: presents `cert`, verifies the server against `cert.rootsPem` and requires
  * `identity` among the server certificate's URI SANs (any SPIFFE ID when `identity` is empty).
+ * `allowHalfOpen` for a socket that a byte relay carries (a FIN ends one direction only).
  */
 export function mtlsDialer(
   host: string,
@@ -69,11 +70,13 @@ export function mtlsDialer(
   cert: CertificateInfo,
   identity: string,
   timeoutMs: number,
+  options: { allowHalfOpen?: boolean } = {},
 ): Dialer {
   return () =>
     new Promise<net.Socket>((resolve, reject) => {
       let connected = false;
       const socket = tls.connect({
+        ...options,
         host,
         port,
         ca: cert.rootsPem,

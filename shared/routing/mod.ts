@@ -22,4 +22,5 @@ export type {
 } from "./route_configuration.ts";
 export { gatewayRouteConfigurations, gatewaysSelecting } from "./gateway_routes.ts";
 export { credentialNamesOf, credentialResourceName } from "./server_tls.ts";
+export { passthroughTls } from "./tls_routes.ts";
 export { domainMatches, selectBySni, selectRoute, selectTlsRoute } from "./route_selection.ts";

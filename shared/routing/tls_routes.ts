@@ -21,6 +21,7 @@ import type {
   GatewayWorkload,
   NamedSpec,
   RouteConfiguration,
+  ServerTls,
   TlsRoute,
 } from "./route_configuration.ts";
 import type { GatewayServer } from "./server_tls.ts";
@@ -30,6 +31,19 @@ export function isPassthrough(server: GatewayServer): boolean {
   const protocol = (server.port.protocol ?? "").toUpperCase();
   return (protocol === "HTTPS" || protocol === "TLS") &&
     (server.tls?.mode ?? "PASSTHROUGH") === "PASSTHROUGH";
+}
+
+/** The ServerTls of a PASSTHROUGH server answering `sniHosts`: nothing to terminate with. */
+export function passthroughTls(sniHosts: string[]): ServerTls {
+  return {
+    mode: "PASSTHROUGH",
+    sniHosts,
+    credentialName: "",
+    caCredentialName: "",
+    minProtocolVersion: "",
+    maxProtocolVersion: "",
+    subjectAltNames: [],
+  };
 }
 
 /**
@@ -115,15 +129,7 @@ export function passthroughConfiguration(
     bindPort: options.targetPortOf?.(port) ?? port,
     gateways: [gwKey],
     virtualHosts: [],
-    tls: {
-      mode: "PASSTHROUGH",
-      sniHosts: [...new Set(routes.flatMap((r) => r.sniHosts))].sort(),
-      credentialName: "",
-      caCredentialName: "",
-      minProtocolVersion: "",
-      maxProtocolVersion: "",
-      subjectAltNames: [],
-    },
+    tls: passthroughTls([...new Set(routes.flatMap((r) => r.sniHosts))].sort()),
     tlsRoutes: routes,
   };
 }

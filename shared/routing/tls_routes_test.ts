@@ -4,6 +4,7 @@ import type { GatewaySpec, VirtualServiceSpec } from "../api/types.gen.ts";
 import { gatewayRouteConfigurations } from "./gateway_routes.ts";
 import type { NamedSpec, RouteConfiguration } from "./route_configuration.ts";
 import { selectBySni, selectTlsRoute } from "./route_selection.ts";
+import { passthroughTls } from "./tls_routes.ts";
 import { gw, INGRESS, vs } from "./_test_support.ts";
 
 const TASK = new URL("../../tests/fixtures/istio/ingress-sni-passthrough/", import.meta.url);
@@ -181,15 +182,7 @@ Deno.test("selectTlsRoute and selectBySni: most specific SNI first, * takes no S
     bindPort: 443,
     gateways: [],
     virtualHosts: [],
-    tls: {
-      mode: "PASSTHROUGH",
-      sniHosts: ["*", "*.example.com", "a.example.com", "*.b.example.com"],
-      credentialName: "",
-      caCredentialName: "",
-      minProtocolVersion: "",
-      maxProtocolVersion: "",
-      subjectAltNames: [],
-    },
+    tls: passthroughTls(["*", "*.example.com", "a.example.com", "*.b.example.com"]),
     tlsRoutes: [
       { name: "any", sniHosts: ["*"], destinations: [] },
       { name: "wide", sniHosts: ["*.example.com"], destinations: [] },
