@@ -1,0 +1,197 @@
+/**
+ * TLS passthrough end to end through the local mesh lab (deploy/lab), with real openssl and curl
+ * inside the workloads' network namespaces:
+ *
+ * - Istio's "Ingress Gateway without TLS Termination" task (its Gateway and VirtualService from
+ *   tests/fixtures/istio/ingress-sni-passthrough, unchanged): `openssl s_client -servername
+ *   nginx.example.com` through the gateway's PASSTHROUGH server reaches the application's own TLS
+ *   (`openssl s_server`; subject and SHA-256 fingerprint of its certificate checked, verified with the
+ *   task's example.com CA), curl gets its page; an unknown SNI is closed;
+ * - the gateway's AuthorizationPolicies on the passed-through port as TCP rules: a DENY on the port
+ *   closes, an ALLOW of the client's address admits, an ALLOW of another address closes;
+ * - a sidecar's outbound TLS: curl https to the service's `https` port from a workload with a sidecar
+ *   (the connection is redirected to the sidecar, which routes it by SNI), the app's certificate
+ *   verified by curl with its CA; an SNI no service has is closed;
+ * - an external host declared by a ServiceEntry (`protocol: TLS`, `resolution: DNS`): a TLS server
+ *   in another namespace stands in for it; closed before the ServiceEntry exists, reached after.
+ *
+ * Lab `ts<pid>` on 10.225.0.0/24.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { labDelete, labDown, labUnavailable, labUp, workloadOf } from "../../deploy/lab/mod.ts";
+import { requires } from "../../shared/internal/testing/prerequisites.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
+import {
+  APP_NS,
+  apply,
+  eventually,
+  EXTERNAL_HOST,
+  inWorkload,
+  makeCerts,
+  sClient,
+  SUBNET,
+  topology,
+  UNUSED_VIP,
+} from "./lab_tls_passthrough_support.ts";
+
+const TASK = new URL("../fixtures/istio/ingress-sni-passthrough/", import.meta.url).pathname;
+const task = (file: string) =>
+  Deno.readTextFileSync(join(TASK, file)).replace(/^metadata:\n/gm, `metadata:\n  namespace: ${APP_NS}\n`);
+const SUBJECT = "CN = nginx.example.com, O = some organization";
+
+Deno.test(requires(labUnavailable(), {
+  name:
+    "e2e: TLS passthrough through the lab (gateway PASSTHROUGH task, gateway policies, sidecar SNI, ServiceEntry)",
+  async fn(t) {
+    const dir = await Deno.makeTempDir({ prefix: "lab-tls-e2e-" });
+    const certs = await makeCerts(dir);
+    await Deno.writeTextFile(join(dir, "topology.yaml"), topology(certs));
+    const lab = `ts${Deno.pid}`;
+    const timings: string[] = [];
+    try {
+      const started = Date.now();
+      const state = await labUp(join(dir, "topology.yaml"), { name: lab, subnet: SUBNET });
+      timings.push(`lab up: ${Date.now() - started} ms`);
+      const ca = join(dir, "example.com.crt");
+      const gatewayVip = state.plan!.services.find((s) => s.name === "istio-ingressgateway")!.vip;
+      const viaGateway = (sni: string) => sClient(state, "legacy/sleep", `${gatewayVip}:443`, sni, ca);
+
+      await t.step(
+        "Istio's ingress-sni-passthrough task: the app's own certificate through the gateway",
+        async () => {
+          const before = await viaGateway("nginx.example.com");
+          assert.equal(before.subject, undefined, "no Gateway yet: nothing answers on 443");
+          await apply(lab, dir, "gateway.yaml", task("01_gateway_mygateway_passthrough.yaml"));
+          await apply(lab, dir, "virtual-service.yaml", task("02_virtual_service_nginx_tls.yaml"));
+          const ms = await eventually("s_client through the gateway", async () => {
+            const h = await viaGateway("nginx.example.com");
+            return h.subject === SUBJECT ? undefined : h.output.slice(-400);
+          });
+          timings.push(`Gateway and VirtualService applied → passthrough works: ${ms} ms`);
+          const h = await viaGateway("nginx.example.com");
+          assert.equal(h.code, 0, h.output);
+          assert.equal(
+            h.fingerprint,
+            certs.nginxFingerprint,
+            "the application's own certificate, end to end",
+          );
+          assert.ok(h.verified, "verified with the task's example.com CA");
+          const page = await inWorkload(state, "legacy/sleep", [
+            "curl",
+            "-sS",
+            "--resolve",
+            `nginx.example.com:443:${gatewayVip}`,
+            "--cacert",
+            ca,
+            "https://nginx.example.com/",
+          ]);
+          assert.equal(page.code, 0, page.stderr);
+          assert.match(page.stdout, /s_server/, "openssl s_server's status page");
+          for (const sni of ["other.example.com", "example.com"]) {
+            const other = await viaGateway(sni);
+            assert.notEqual(other.code, 0, `SNI ${sni}: closed`);
+            assert.equal(other.subject, undefined, `SNI ${sni}: no certificate`);
+          }
+        },
+      );
+
+      await t.step("the gateway's AuthorizationPolicies on the passed-through port (TCP rules)", async () => {
+        const client = workloadOf(state, "legacy/sleep").address;
+        const policy = (action: string, rule: string) =>
+          `apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: passthrough, namespace: istio-system}
+spec:
+  selector: {matchLabels: {istio: ingressgateway}}
+  action: ${action}
+  rules: [${rule}]
+`;
+        const cases: [string, string, string, boolean][] = [
+          ["DENY on the gateway's port", "DENY", `{to: [{operation: {ports: ["8443"]}}]}`, false],
+          ["ALLOW the client's address", "ALLOW", `{from: [{source: {ipBlocks: ["${client}/32"]}}]}`, true],
+          ["ALLOW another address", "ALLOW", `{from: [{source: {ipBlocks: ["192.0.2.0/24"]}}]}`, false],
+        ];
+        for (const [name, action, rule, admitted] of cases) {
+          await apply(lab, dir, "policy.yaml", policy(action, rule));
+          const ms = await eventually(name, async () => {
+            const h = await viaGateway("nginx.example.com");
+            return (h.subject === SUBJECT) === admitted
+              ? undefined
+              : `handshake ${h.subject ? "done" : "closed"}`;
+          });
+          timings.push(`${name}: in force after ${ms} ms`);
+        }
+        await labDelete(lab, ["policy.yaml"]);
+        await eventually(
+          "no policy",
+          async () => (await viaGateway("nginx.example.com")).subject === SUBJECT ? undefined : "closed",
+        );
+      });
+
+      await t.step("a sidecar routes the app's own TLS by SNI to the service's https port", async () => {
+        const host = `my-nginx.${APP_NS}`;
+        const r = await inWorkload(state, "foo/sleep", [
+          "curl",
+          "-sS",
+          "-v",
+          "--cacert",
+          ca,
+          `https://${host}/`,
+        ]);
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /s_server/);
+        assert.match(r.stderr, /subject: CN=nginx\.example\.com; O=some organization/);
+        const h = await sClient(state, "foo/sleep", `${host}:443`, host, ca);
+        assert.equal(h.fingerprint, certs.nginxFingerprint);
+        // Redirected to the sidecar like any VIP, with an SNI no service has: closed.
+        const unknown = await sClient(state, "foo/sleep", `${UNUSED_VIP}:443`, "unknown.example.com", ca);
+        assert.equal(unknown.subject, undefined, unknown.output);
+      });
+
+      await t.step("an external host declared by a ServiceEntry (TLS, resolution DNS)", async () => {
+        const sleep = workloadOf(state, "foo/sleep");
+        const external = workloadOf(state, "ext/api").address;
+        // The proxy resolves the host as the application would: the namespace's hosts file.
+        await Deno.writeTextFile(`/etc/netns/${sleep.netns}/hosts`, `${external}\t${EXTERNAL_HOST}\n`, {
+          append: true,
+        });
+        const get = () =>
+          inWorkload(state, "foo/sleep", [
+            "curl",
+            "-sS",
+            "--connect-to",
+            `${EXTERNAL_HOST}:443:${UNUSED_VIP}:443`,
+            "--cacert",
+            join(dir, "external-ca.crt"),
+            `https://${EXTERNAL_HOST}/`,
+          ]);
+        const before = await get();
+        assert.equal(before.code, 35, `no ServiceEntry: closed; ${before.stderr}`);
+        await apply(
+          lab,
+          dir,
+          "service-entry.yaml",
+          `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: external-api, namespace: foo}
+spec:
+  hosts: [${EXTERNAL_HOST}]
+  ports: [{number: 443, name: tls, protocol: TLS}]
+  resolution: DNS
+  location: MESH_EXTERNAL
+`,
+        );
+        const ms = await eventually("the external host through the sidecar", async () => {
+          const r = await get();
+          return r.code === 0 && /s_server/.test(r.stdout) ? undefined : `curl exit ${r.code}: ${r.stderr}`;
+        });
+        timings.push(`ServiceEntry applied → external host reached: ${ms} ms`);
+      });
+    } finally {
+      figure(timings.map((l) => `lab_tls_passthrough: ${l}`).join("\n"));
+      await labDown(lab);
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+}));
