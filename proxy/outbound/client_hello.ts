@@ -107,15 +107,23 @@ export function concat(chunks: Uint8Array[], size: number): Uint8Array {
   return out;
 }
 
-/** What {@link readClientHello} found; the bytes read are back in the socket (`unshift`), which is paused. */
-export type ReadClientHello = ClientHelloSni | { status: "closed"; reason: string };
+/**
+ * What {@link readClientHello} found; except after `closed`, the bytes read are back in the socket
+ * (`unshift`), which is paused.
+ */
+export type ReadClientHello =
+  | ClientHelloSni
+  /** The connection ended or closed first; it is destroyed. */
+  | { status: "closed"; reason: string }
+  /** No whole first record in time (a server-first protocol, a slow client); the socket is kept. */
+  | { status: "timeout"; reason: string };
 
 /**
  * Reads a connection's first bytes until they hold a whole ClientHello (or show they are not one),
  * then puts them back and pauses the socket, so that whoever takes the connection next (a TLS
- * server, a relay, the HTTP session) reads them again. A socket that closes, or sends no complete
- * first record within `timeoutMs` (Envoy's `listener_filters_timeout`, 15 s) or within
- * {@link MAX_RECORD_BYTES}, is destroyed and reported `closed` (timeout, end) or `more` (too large).
+ * server, a relay, the HTTP session) reads them again. A socket that ends or closes first is
+ * destroyed (`closed`); one without a complete first record within `timeoutMs` (Envoy's
+ * `listener_filters_timeout`, 15 s) is `timeout`, within {@link MAX_RECORD_BYTES} `more` (too large).
  */
 export function readClientHello(socket: net.Socket, timeoutMs = 15_000): Promise<ReadClientHello> {
   return new Promise((resolve) => {
@@ -133,7 +141,7 @@ export function readClientHello(socket: net.Socket, timeoutMs = 15_000): Promise
       socket.off("close", onClose);
       if (keep) {
         socket.pause();
-        socket.unshift(joined());
+        if (size > 0) socket.unshift(joined());
       } else socket.destroy();
       resolve(result);
     };
@@ -149,7 +157,7 @@ export function readClientHello(socket: net.Socket, timeoutMs = 15_000): Promise
       done({ status: "closed", reason: "connection ended before a whole first record" }, false);
     const onClose = (): void => done({ status: "closed", reason: "connection closed" }, false);
     const timer = setTimeout(
-      () => done({ status: "closed", reason: `no whole first record within ${timeoutMs} ms` }, false),
+      () => done({ status: "timeout", reason: `no whole first record within ${timeoutMs} ms` }, true),
       timeoutMs,
     );
     Deno.unrefTimer(timer);

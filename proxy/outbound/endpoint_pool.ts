@@ -62,7 +62,7 @@ export function uriSans(subjectaltname: string | undefined): string[] {
 /**
  * A mutual TLS dialer: presents `cert`, verifies the server against `cert.rootsPem` and requires
  * `identity` among the server certificate's URI SANs (any SPIFFE ID when `identity` is empty).
- * `allowHalfOpen` for a socket that a byte relay carries (a FIN ends one direction only).
+ * `allowHalfOpen`: the socket stays writable after the server's FIN (TCP proxying, ./tcp_forward.ts).
  */
 export function mtlsDialer(
   host: string,
@@ -70,13 +70,12 @@ export function mtlsDialer(
   cert: CertificateInfo,
   identity: string,
   timeoutMs: number,
-  options: { allowHalfOpen?: boolean } = {},
+  allowHalfOpen = false,
 ): Dialer {
   return () =>
     new Promise<net.Socket>((resolve, reject) => {
       let connected = false;
       const socket = tls.connect({
-        ...options,
         host,
         port,
         ca: cert.rootsPem,
@@ -86,6 +85,8 @@ export function mtlsDialer(
         // Secure naming replaces the host name check (endpoint certificates name no address).
         checkServerIdentity: () => undefined,
         minVersion: "TLSv1.2",
+        // node:tls passes it to the socket (tested in Deno); its typings omit it.
+        ...{ allowHalfOpen },
       });
       socket.once("connect", () => (connected = true));
       const fail = (e: DialError) => {

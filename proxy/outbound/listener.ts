@@ -44,13 +44,15 @@ import {
 } from "../http/conn_limits.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { InboundPolicyFilter } from "../filters/mod.ts";
-import { NOT_TLS, readClientHello } from "./client_hello.ts";
+import { readClientHello } from "./client_hello.ts";
 import { TlsPassthrough } from "./tls_passthrough.ts";
 import { GatewayTls, type GatewayTlsContext, peerSans } from "./gateway_tls.ts";
 import { certificateFields, certificateHash, formatXfccElement } from "../inbound/xfcc.ts";
 import { OutboundRouter } from "./router.ts";
 import { RouteUpstream, RoutingDownstream } from "./downstream.ts";
 import { type OutboundObserver, OutboundStats } from "./outbound_stats.ts";
+import { OutboundTcp, type OutboundTcpOptions } from "./tcp_forward.ts";
+import { openLibc } from "../capture/libc.ts";
 
 /** Settings of an {@link OutboundListener}. */
 export interface OutboundListenerOptions {
@@ -82,6 +84,11 @@ export interface OutboundListenerOptions {
    * and terminated with TLS ({@link GatewayTls}).
    */
   routeNames?: readonly string[];
+  /**
+   * Sidecar mode (no `routeNames`): connections are served by their original destination
+   * (./tcp_forward.ts, ./dispatch.ts): TCP proxying, passthrough and auto-detection settings.
+   */
+  tcp?: Omit<OutboundTcpOptions, "snapshot" | "log" | "observer" | "listenerPort">;
 }
 
 /** What a gateway connection established before its first request. */
@@ -111,6 +118,8 @@ export class OutboundListener {
   readonly #handshaking = new Map<net.Socket, ConnectionClock>();
   readonly #gatewayTls: GatewayTls | undefined;
   readonly #passthrough: TlsPassthrough;
+  /** Sidecar mode: serves connections by their original destination. */
+  readonly #tcp: OutboundTcp | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   #port = 0;
   #closed = false;
@@ -135,6 +144,19 @@ export class OutboundListener {
         onBuildError: (route, reason) => this.#log.error("gateway credential not loaded", { route, reason }),
       });
     }
+    this.#tcp = options.routeNames !== undefined ? undefined : new OutboundTcp({
+      ...options.tcp,
+      handlers: {
+        ...options.tcp?.handlers,
+        tlsPassthrough: (socket, target) => this.#passthrough.service(socket, target),
+        tlsBySni: (socket, destination, fallback) => this.#passthrough.bySni(socket, destination, fallback),
+      },
+      snapshot: options.snapshot,
+      log: options.log,
+      observer: this.observer,
+      connectTimeoutMs: options.tcp?.connectTimeoutMs ?? options.upstream?.connectTimeoutMs,
+      listenerPort: () => this.#port,
+    });
     this.#server = net.createServer({ allowHalfOpen: true }, (raw) => {
       try {
         this.#onConnection(raw);
@@ -174,6 +196,15 @@ export class OutboundListener {
     Deno.unrefTimer(timer);
     this.#timer = timer;
     this.#log.info("outbound listener started", { address: `${this.#o.address}:${this.#port}` });
+    const libc = this.#tcp === undefined ? undefined : openLibc();
+    if (libc?.ok === false) {
+      this.#log.warn(
+        "transparent capture off: HTTP is routed by Host, other captured connections are closed",
+        {
+          reason: libc.reason,
+        },
+      );
+    }
   }
 
   async close(): Promise<void> {
@@ -185,6 +216,7 @@ export class OutboundListener {
     const released = this.#accepted.closeAll();
     this.#router.close();
     this.#passthrough.close();
+    this.#tcp?.close();
     await Promise.all([closed, released]);
   }
 
@@ -201,22 +233,24 @@ export class OutboundListener {
     raw.setNoDelay(true);
     this.observer.connectionOpened();
     const clock = new ConnectionClock(Date.now());
-    if (this.#gatewayTls !== undefined || this.#o.routeNames === undefined) {
+    if (this.#gatewayTls !== undefined) {
       this.#handshaking.set(raw, clock);
       raw.once("close", () => {
         if (this.#handshaking.delete(raw)) this.observer.connectionClosed();
       });
-      if (this.#gatewayTls !== undefined) this.#sniffClientHello(raw);
-      else this.#sniffSidecar(raw, clock);
+      this.#sniffClientHello(raw);
       return;
     }
     raw.once("close", () => this.observer.connectionClosed());
-    this.#serveHttp(raw, raw, clock, {
-      routeName: this.#o.routeNames?.[0],
-      principal: undefined,
-      sni: undefined,
-      xfcc: null,
-    });
+    const serveHttp = () =>
+      this.#serveHttp(raw, raw, clock, {
+        routeName: this.#o.routeNames?.[0],
+        principal: undefined,
+        sni: undefined,
+        xfcc: null,
+      });
+    if (this.#tcp !== undefined) this.#tcp.accept(raw, serveHttp);
+    else serveHttp();
   }
 
   /** Runs a TLS event handler so that nothing it throws ends the process. */
@@ -239,6 +273,10 @@ export class OutboundListener {
     readClientHello(raw).then((hello) =>
       this.#guarded(raw, () => {
         if (hello.status === "closed") return;
+        if (hello.status === "timeout") {
+          raw.destroy();
+          return;
+        }
         if (hello.status !== "done") {
           this.observer.downstreamTls("no_filter_chain_match");
           this.#log.debug("gateway connection refused", {
@@ -260,30 +298,6 @@ export class OutboundListener {
           return;
         }
         picked.context.server.emit("connection", raw);
-      })
-    );
-  }
-
-  /**
-   * A sidecar's connection: a TLS ClientHello is the application's own TLS, passed through by SNI;
-   * anything else is HTTP/1.1.
-   */
-  #sniffSidecar(raw: net.Socket, clock: ConnectionClock): void {
-    readClientHello(raw).then((hello) =>
-      this.#guarded(raw, () => {
-        if (hello.status === "closed" || !this.#sniffed(raw)) return;
-        if (hello.status === "done") this.#passthrough.sidecar(raw, hello.sni);
-        else if (hello.status === "invalid" && hello.reason === NOT_TLS) {
-          this.#serveHttp(raw, raw, clock, {
-            routeName: undefined,
-            principal: undefined,
-            sni: undefined,
-            xfcc: null,
-          });
-        } else {
-          this.#log.debug("outbound TLS connection refused", { reason: "not a whole ClientHello" });
-          raw.resetAndDestroy();
-        }
       })
     );
   }

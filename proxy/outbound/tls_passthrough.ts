@@ -5,8 +5,12 @@
  * - at a gateway's PASSTHROUGH server (Istio's "Ingress Gateway without TLS Termination"), the TLS
  *   route of the server ({@link gatewayTlsTarget}), after the gateway's AuthorizationPolicies as TCP
  *   rules (`ports`, `ipBlocks`, `connection.sni`; an HTTP-only ALLOW rule never matches);
- * - at a sidecar, the service whose host the SNI names ({@link sidecarTlsTarget}): a mesh service's
- *   `tls`/`https` port, or a ServiceEntry host (wildcards too).
+ * - at a sidecar, for a connection captured towards no service address (../capture,
+ *   ./dispatch.ts), the ServiceEntry host the SNI names ({@link sidecarTlsTarget}; wildcards too),
+ *   as Istio's `0.0.0.0:<port>` listener of services without addresses; and a ServiceEntry with
+ *   `resolution: DNS` and no endpoints, dialled by name. A TLS port of a service address (a VIP)
+ *   is carried to an endpoint as opaque TCP by ./tcp_forward.ts, without looking at the SNI, as
+ *   Envoy does.
  *
  * The upstream is an endpoint of the service, chosen round robin: a proxied one over the mesh's
  * mutual TLS with secure naming (the client's TLS inside it, as Istio's automatic mTLS), else plain
@@ -19,6 +23,7 @@
  */
 import type net from "node:net";
 import type { Log } from "../http/session_types.ts";
+import type { OriginalDestination as CapturedDestination } from "../capture/original_destination.ts";
 import { inboundPoliciesOf } from "../filters/policies.ts";
 import type { RouteConfiguration, RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { relay, type RelayResult } from "../tcp/relay.ts";
@@ -26,7 +31,9 @@ import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { type Dialer, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
 import type { OutboundObserver } from "./outbound_stats.ts";
 import type { Resolution } from "./resolve.ts";
-import { gatewayTlsTarget, sidecarTlsTarget } from "./tls_targets.ts";
+import { gatewayTlsTarget, hasSniRoutedPort, sidecarTlsTarget } from "./tls_targets.ts";
+import { readClientHello } from "./client_hello.ts";
+import type { ServiceTarget } from "./dispatch.ts";
 
 /** Settings of a {@link TlsPassthrough}. */
 export interface TlsPassthroughOptions {
@@ -41,10 +48,7 @@ export interface TlsPassthroughOptions {
 }
 
 /** Where the application meant to connect (the original destination of a redirected connection). */
-export interface OriginalDestination {
-  address: string;
-  port: number;
-}
+export type OriginalDestination = Pick<CapturedDestination, "address" | "port">;
 
 /** How to reach the chosen upstream. */
 interface Upstream {
@@ -98,6 +102,56 @@ export class TlsPassthrough {
     const snapshot = this.#o.snapshot();
     const r = sidecarTlsTarget(sni, snapshot.workload?.namespace, snapshot, original?.port);
     this.#forward(raw, r, sni, original, snapshot);
+  }
+
+  /**
+   * A captured connection to a TLS or HTTPS port of a service's address (../outbound/dispatch.ts):
+   * taken when the service is a ServiceEntry without endpoints and `resolution: DNS` (its host is
+   * dialled, Envoy's STRICT_DNS cluster); false otherwise, and the caller carries it to an endpoint as
+   * opaque TCP, as Envoy's tcp_proxy on a `<VIP>:<port>` listener does without looking at the SNI.
+   */
+  service(raw: net.Socket, target: ServiceTarget): boolean {
+    const { service } = target;
+    if (service.endpoints.length > 0 || service.resolution !== "DNS") return false;
+    const host = service.hosts.find((h) => !h.startsWith("*"));
+    if (host === undefined) return false;
+    const snapshot = this.#o.snapshot();
+    this.#forward(
+      raw,
+      { ok: true, key: target.key, service, port: target.port, host },
+      undefined,
+      undefined,
+      snapshot,
+    );
+    return true;
+  }
+
+  /**
+   * A captured connection to no service address, or whose original destination is unknown (then
+   * already sniffed as TLS): its ClientHello's SNI picks a service host ({@link sidecarTlsTarget}).
+   * With a destination, only when some service without addresses has a TLS/HTTPS port of the
+   * destination's port (Istio builds `0.0.0.0:<port>` SNI filter chains only then; other
+   * connections are not delayed): the SNI must name such a service, else `fallback` (passthrough or
+   * BlackHole) takes the connection, as it does a ClientHello without SNI, bytes that are not TLS,
+   * or no whole first record within 15 s (Istio's `continue_on_listener_filters_timeout`).
+   *
+   * @returns whether it took the connection
+   */
+  bySni(raw: net.Socket, destination: OriginalDestination | undefined, fallback: () => void): boolean {
+    if (destination !== undefined && !hasSniRoutedPort(this.#o.snapshot(), destination.port)) return false;
+    readClientHello(raw).then((hello) => {
+      if (hello.status === "closed") return;
+      const snapshot = this.#o.snapshot();
+      if (hello.status === "done") {
+        const r = sidecarTlsTarget(hello.sni, snapshot.workload?.namespace, snapshot, destination?.port);
+        if (r.ok || destination === undefined) {
+          this.#forward(raw, r, hello.sni, destination, snapshot);
+          return;
+        }
+      }
+      fallback();
+    }).catch((e: unknown) => this.#refuse(raw, "TLS passthrough failed", String(e)));
+    return true;
   }
 
   /** Ends every relay (both sides closed) and refuses what is still connecting. */
@@ -205,9 +259,7 @@ export class TlsPassthrough {
     const cert = snapshot.certificate;
     if (cert === undefined) return `${target} needs mutual TLS and the proxy has no workload certificate yet`;
     return {
-      dial: mtlsDialer(endpoint.address, choice.port, cert, endpoint.identity, timeout, {
-        allowHalfOpen: true,
-      }),
+      dial: mtlsDialer(endpoint.address, choice.port, cert, endpoint.identity, timeout, true),
       mtls: true,
       target,
     };

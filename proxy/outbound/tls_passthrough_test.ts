@@ -19,6 +19,8 @@ import type { EndpointInfo, RouteConfiguration, RuntimeSnapshot, ServiceInfo } f
 import { relay } from "../tcp/relay.ts";
 import { passthroughTls } from "../../shared/routing/mod.ts";
 import { OutboundListener } from "./listener.ts";
+import { OutboundStats } from "./outbound_stats.ts";
+import { TlsPassthrough } from "./tls_passthrough.ts";
 import { uriSans } from "./endpoint_pool.ts";
 
 const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/nginx";
@@ -138,19 +140,35 @@ async function withWorld(fn: (w: World) => Promise<void>): Promise<void> {
     ...base,
     workload: { ...base.workload!, name: "sleep", serviceAccount: "sleep", namespace: "foo" },
     services: {
-      "foo/secure": service("secure", ["secure.foo.svc.cluster.local"], [[80, "HTTP"], [443, "HTTPS"]], [
-        { ...endpoint(peerPort, 443, true), ports: { "80": 1, "443": peerPort } },
-      ]),
-      "foo/plain": service("plain", ["plain.foo.svc.cluster.local"], [[8443, "TLS"]], [
-        endpoint(appPort, 8443, false),
-      ]),
+      "foo/secure": {
+        ...service("secure", ["secure.foo.svc.cluster.local"], [[80, "HTTP"], [443, "HTTPS"]], [
+          { ...endpoint(peerPort, 443, true), ports: { "80": 1, "443": peerPort } },
+        ]),
+        addresses: ["10.0.0.1"],
+      },
+      "foo/plain": {
+        ...service("plain", ["plain.foo.svc.cluster.local"], [[8443, "TLS"]], [
+          endpoint(appPort, 8443, false),
+        ]),
+        addresses: ["10.0.0.2"],
+      },
+      // A ServiceEntry with an address, resolution DNS and no endpoints: dialled by its host name.
+      "foo/dns": {
+        ...service("dns", ["127.0.0.1"], [[443, "TLS"]], []),
+        addresses: ["10.0.0.3"],
+        ports: [{ name: "tls", number: 443, targetPort: appPort, protocol: "TLS" }],
+        resolution: "DNS",
+      },
       "foo/wild": {
         ...service("wild", ["*.wild.test"], [[443, "TLS"]], [endpoint(appPort, 443, false)]),
         location: "MESH_EXTERNAL",
       },
-      "foo/two": service("two", ["two.foo.svc.cluster.local"], [[8443, "TLS"], [9443, "TLS"]], [
-        endpoint(appPort, 8443, false),
-      ]),
+      "foo/two": {
+        ...service("two", ["two.foo.svc.cluster.local"], [[8443, "TLS"], [9443, "TLS"]], [
+          endpoint(appPort, 8443, false),
+        ]),
+        addresses: ["10.0.0.4"],
+      },
     },
   };
   try {
@@ -175,6 +193,38 @@ async function withListener(
   }
 }
 
+/**
+ * A sidecar's {@link TlsPassthrough} as ./tcp_forward.ts drives it, without capture: each accepted
+ * connection is given to `take`; `fallbacks` counts the connections handed back.
+ */
+async function withSidecar(
+  snapshot: () => RuntimeSnapshot,
+  log: RecordingLog,
+  take: (pt: TlsPassthrough, raw: net.Socket, fallback: () => void) => void,
+  fn: (port: number, fallbacks: () => number) => Promise<void>,
+): Promise<void> {
+  const pt = new TlsPassthrough({ snapshot, log, observer: new OutboundStats() });
+  let fallbacks = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer({ allowHalfOpen: true }, (raw) => {
+    sockets.add(raw);
+    raw.once("close", () => sockets.delete(raw));
+    raw.on("error", () => {});
+    take(pt, raw, () => {
+      fallbacks++;
+      raw.resetAndDestroy();
+    });
+  });
+  const port = await listen(server);
+  try {
+    await fn(port, () => fallbacks);
+  } finally {
+    pt.close();
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => server.close(r));
+  }
+}
+
 /** curl https://<sni>:<port>/ to 127.0.0.1, verifying the app's certificate with its CA (verbose). */
 function curlTls(sni: string, port: number): ReturnType<typeof curl> {
   return curl([
@@ -187,9 +237,13 @@ function curlTls(sni: string, port: number): ReturnType<typeof curl> {
   ]);
 }
 
-Deno.test("sidecar: the app's own TLS passes through by SNI, inside mutual TLS to a proxied endpoint", async () => {
+/** Original destination unknown (no capture): the connection, sniffed as TLS, is routed by SNI alone. */
+const bySniAlone = (pt: TlsPassthrough, raw: net.Socket, fallback: () => void) =>
+  pt.bySni(raw, undefined, fallback);
+
+Deno.test("sidecar by SNI alone: the app's own TLS inside mutual TLS to a proxied endpoint, plain to others", async () => {
   await withWorld(async ({ snapshot, seen, log }) => {
-    await withListener(() => snapshot, log, undefined, async (port) => {
+    await withSidecar(() => snapshot, log, bySniAlone, async (port) => {
       for (const sni of ["secure.foo.svc.cluster.local", "secure.foo"]) {
         const r = await curlTls(sni, port);
         assert.equal(r.code, 0, `${sni}: ${r.stderr}`);
@@ -209,10 +263,10 @@ Deno.test("sidecar: the app's own TLS passes through by SNI, inside mutual TLS t
   });
 });
 
-Deno.test("sidecar: an unknown SNI, a service with two TLS ports, or no mTLS certificate: reset", async () => {
+Deno.test("sidecar by SNI alone: an unknown SNI, a service with two TLS ports, or no mTLS certificate: reset", async () => {
   await withWorld(async ({ snapshot, log }) => {
     let snap = snapshot;
-    await withListener(() => snap, log, undefined, async (port) => {
+    await withSidecar(() => snap, log, bySniAlone, async (port) => {
       for (const sni of ["nothing.example", "wild.test", "two.foo"]) {
         const r = await curl(["--resolve", `${sni}:${port}:127.0.0.1`, "-k", `https://${sni}:${port}/`]);
         assert.equal(r.code, 35, `${sni}: ${r.stderr}`);
@@ -222,6 +276,54 @@ Deno.test("sidecar: an unknown SNI, a service with two TLS ports, or no mTLS cer
       snap = { ...snapshot, certificate: undefined };
       assert.equal((await curlTls("secure.foo", port)).code, 35);
       assert.ok(log.entries.some((e) => /no workload certificate yet/.test(String(e.fields?.reason))));
+    });
+  });
+});
+
+Deno.test("sidecar, captured to an unknown address: only hosts without addresses are routed by SNI", async () => {
+  await withWorld(async ({ snapshot, log }) => {
+    let destination = { address: "192.0.2.1", port: 443 };
+    let taken = 0;
+    const take = (pt: TlsPassthrough, raw: net.Socket, fallback: () => void) => {
+      if (pt.bySni(raw, destination, fallback)) taken++;
+      else fallback();
+    };
+    await withSidecar(() => snapshot, log, take, async (port, fallbacks) => {
+      const r = await curlTls("api.wild.test", port);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, "hello");
+      assert.equal(fallbacks(), 0);
+      // A service with an address is reached by its address, not by SNI; an unknown SNI: fallback.
+      for (const [i, sni] of ["secure.foo", "nothing.example"].entries()) {
+        assert.equal((await curlTls(sni, port)).code, 35);
+        assert.equal(fallbacks(), i + 1, sni);
+      }
+      assert.equal(taken, 3, "port 443 has an SNI-routed host: every connection was sniffed");
+      // No host without addresses has port 8443: not even sniffed (a server-first protocol is not delayed).
+      destination = { address: "192.0.2.1", port: 8443 };
+      assert.equal((await curlTls("plain.foo", port)).code, 35);
+      assert.deepEqual([taken, fallbacks()], [3, 3]);
+    });
+  });
+});
+
+Deno.test("sidecar, captured to a service address: a DNS ServiceEntry without endpoints is dialled by name", async () => {
+  await withWorld(async ({ snapshot, log }) => {
+    const targetOf = (key: string) => {
+      const service = snapshot.services[key];
+      return { key, service, port: service.ports[service.ports.length - 1], cluster: `outbound||${key}` };
+    };
+    let key = "foo/dns";
+    await withSidecar(() => snapshot, log, (pt, raw, fallback) => {
+      if (!pt.service(raw, targetOf(key))) fallback();
+    }, async (port, fallbacks) => {
+      const r = await curlTls("api.wild.test", port);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, "hello");
+      // A service with endpoints is the caller's (opaque TCP to an endpoint).
+      key = "foo/secure";
+      assert.equal((await curlTls("secure.foo", port)).code, 35);
+      assert.equal(fallbacks(), 1);
     });
   });
 });

@@ -9,7 +9,7 @@
  * @module
  */
 import { domainMatches, selectTlsRoute } from "../../shared/routing/mod.ts";
-import type { RouteConfiguration, RuntimeSnapshot } from "../runtime/snapshot.ts";
+import type { RouteConfiguration, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import type { WeightedRoundRobin } from "./balancer.ts";
 import { findService, type Resolution, resolveService, type ServicePort } from "./resolve.ts";
 
@@ -39,9 +39,10 @@ const TLS_PORT_PROTOCOLS: readonly string[][] = [["TLS", "HTTPS"], ["UNKNOWN", "
  * The service and port a sidecar's outbound TLS connection is for.
  *
  * @param sni the ClientHello's server name (lower case), or undefined without one
- * @param originalPort the port the application dialed, when known (the original destination): it
- *   must be one of the service's ports. Unknown: the service's one `tls`/`https` port (else its one
- *   auto-detected port; 443 among several), as a client naming the host by SNI means its TLS port.
+ * @param originalPort the port the application dialed, when known (the original destination, which
+ *   was no service address): only services without addresses that have this port qualify. Unknown
+ *   (no capture): the service's one `tls`/`https` port (else its one auto-detected port; 443 among
+ *   several), as a client naming the host by SNI means its TLS port.
  */
 export function sidecarTlsTarget(
   sni: string | undefined,
@@ -50,12 +51,18 @@ export function sidecarTlsTarget(
   originalPort?: number,
 ): Resolution {
   if (sni === undefined) return { ok: false, status: 404, reason: "ClientHello without SNI" };
+  // A known destination port: the destination was no service address, so only services without
+  // addresses (SNI-routed) with that port qualify.
+  const eligible = (s: ServiceInfo) =>
+    originalPort === undefined ||
+    (s.addresses.length === 0 && s.ports.some((p) => p.number === originalPort));
   let found: { key: string; host: string } | undefined;
   const exact = findService(sni, namespace, snapshot);
-  if ("key" in exact) found = exact;
+  if ("key" in exact && eligible(snapshot.services[exact.key])) found = exact;
   else {
     // ServiceEntry wildcard hosts: the longest (most specific) pattern wins.
     for (const [key, s] of Object.entries(snapshot.services)) {
+      if (!eligible(s)) continue;
       for (const h of s.hosts) {
         const pattern = h.toLowerCase();
         if (!pattern.startsWith("*") || !domainMatches(sni, pattern)) continue;
@@ -90,3 +97,25 @@ export function sidecarTlsTarget(
   }
   return { ok: true, key: found.key, service, port, host: found.host };
 }
+
+/**
+ * Whether a connection to an unknown address at `port` may be routed by SNI: some service without
+ * addresses (a ServiceEntry of hosts only) has a TLS or HTTPS port of that number.
+ */
+export function hasSniRoutedPort(snapshot: Pick<RuntimeSnapshot, "services">, port: number): boolean {
+  let ports = SNI_PORTS.get(snapshot.services);
+  if (ports === undefined) {
+    ports = new Set();
+    for (const s of Object.values(snapshot.services)) {
+      if (s.addresses.length > 0) continue;
+      for (const p of s.ports) {
+        if (TLS_PORT_PROTOCOLS[0].includes(p.protocol.toUpperCase())) ports.add(p.number);
+      }
+    }
+    SNI_PORTS.set(snapshot.services, ports);
+  }
+  return ports.has(port);
+}
+
+/** The SNI-routed ports of each snapshot's services (built once per config push, read per connection). */
+const SNI_PORTS = new WeakMap<object, Set<number>>();
