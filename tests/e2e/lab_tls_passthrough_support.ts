@@ -10,8 +10,6 @@ import { join } from "node:path";
 import { execArgv, labApply, type LabState, run, type RunResult, workloadOf } from "../../deploy/lab/mod.ts";
 
 export const SUBNET = "10.225.0.0/24";
-/** An address in the service VIP range that no service has: connections to it reach only the sidecar. */
-export const UNUSED_VIP = "10.225.0.250";
 /**
  * Where the TLS application runs: in legacy (no sidecar) until the sidecar's inbound relays a
  * `https` port as opaque bytes (issue 16 item 3, inbound TCP).

@@ -10,10 +10,12 @@
  * - the gateway's AuthorizationPolicies on the passed-through port as TCP rules: a DENY on the port
  *   closes, an ALLOW of the client's address admits, an ALLOW of another address closes;
  * - a sidecar's outbound TLS: curl https to the service's `https` port from a workload with a sidecar
- *   (the connection is redirected to the sidecar, which routes it by SNI), the app's certificate
- *   verified by curl with its CA; an SNI no service has is closed;
- * - an external host declared by a ServiceEntry (`protocol: TLS`, `resolution: DNS`): a TLS server
- *   in another namespace stands in for it; closed before the ServiceEntry exists, reached after.
+ *   (captured, carried to the service's endpoint as opaque bytes), the app's certificate verified by
+ *   curl with its CA; towards an address without a service, a service's SNI is not routed there;
+ * - an external host declared by a ServiceEntry of hosts only (`protocol: TLS`, `resolution: DNS`): a
+ *   TLS server in another namespace stands in for it; curl connects to an address where nothing
+ *   listens (`--connect-to`), so only the sidecar's routing by SNI can reach the host: refused before
+ *   the ServiceEntry exists, reached after.
  *
  * Lab `ts<pid>` on 10.225.0.0/24.
  */
@@ -32,7 +34,6 @@ import {
   sClient,
   SUBNET,
   topology,
-  UNUSED_VIP,
 } from "./lab_tls_passthrough_support.ts";
 
 const TASK = new URL("../fixtures/istio/ingress-sni-passthrough/", import.meta.url).pathname;
@@ -56,6 +57,8 @@ Deno.test(requires(labUnavailable(), {
       const ca = join(dir, "example.com.crt");
       const gatewayVip = state.plan!.services.find((s) => s.name === "istio-ingressgateway")!.vip;
       const viaGateway = (sni: string) => sClient(state, "legacy/sleep", `${gatewayVip}:443`, sni, ca);
+      // An address with no service where nothing listens on 443 (connections to it are refused at once).
+      const nowhere = workloadOf(state, "legacy/sleep").address;
 
       await t.step(
         "Istio's ingress-sni-passthrough task: the app's own certificate through the gateway",
@@ -129,7 +132,7 @@ spec:
         );
       });
 
-      await t.step("a sidecar routes the app's own TLS by SNI to the service's https port", async () => {
+      await t.step("a sidecar carries the app's own TLS to the service's https port", async () => {
         const host = `my-nginx.${APP_NS}`;
         const r = await inWorkload(state, "foo/sleep", [
           "curl",
@@ -144,12 +147,13 @@ spec:
         assert.match(r.stderr, /subject: CN=nginx\.example\.com; O=some organization/);
         const h = await sClient(state, "foo/sleep", `${host}:443`, host, ca);
         assert.equal(h.fingerprint, certs.nginxFingerprint);
-        // Redirected to the sidecar like any VIP, with an SNI no service has: closed.
-        const unknown = await sClient(state, "foo/sleep", `${UNUSED_VIP}:443`, "unknown.example.com", ca);
+        // Captured towards an address without a service, with an SNI no service has: passed through to
+        // that address (nothing listens there), never to the service.
+        const unknown = await sClient(state, "foo/sleep", `${nowhere}:443`, `my-nginx.${APP_NS}`, ca);
         assert.equal(unknown.subject, undefined, unknown.output);
       });
 
-      await t.step("an external host declared by a ServiceEntry (TLS, resolution DNS)", async () => {
+      await t.step("an external host declared by a ServiceEntry (TLS, resolution DNS), routed by SNI", async () => {
         const sleep = workloadOf(state, "foo/sleep");
         const external = workloadOf(state, "ext/api").address;
         // The proxy resolves the host as the application would: the namespace's hosts file.
@@ -161,7 +165,7 @@ spec:
             "curl",
             "-sS",
             "--connect-to",
-            `${EXTERNAL_HOST}:443:${UNUSED_VIP}:443`,
+            `${EXTERNAL_HOST}:443:${nowhere}:443`,
             "--cacert",
             join(dir, "external-ca.crt"),
             `https://${EXTERNAL_HOST}/`,
