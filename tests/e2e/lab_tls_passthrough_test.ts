@@ -24,6 +24,7 @@ import { join } from "node:path";
 import { labDelete, labDown, labUnavailable, labUp, workloadOf } from "../../deploy/lab/mod.ts";
 import { requires } from "../../shared/internal/testing/prerequisites.ts";
 import { figure } from "../../shared/internal/testing/figures.ts";
+import { runMeshctl } from "./e2e_support.ts";
 import {
   APP_NS,
   apply,
@@ -91,6 +92,26 @@ Deno.test(requires(labUnavailable(), {
           ]);
           assert.equal(page.code, 0, page.stderr);
           assert.match(page.stdout, /s_server/, "openssl s_server's status page");
+          // The gateway's own view: meshctl proxy-config listener on its config dump.
+          const dump = await inWorkload(state, "istio-system/istio-ingressgateway", [
+            "curl",
+            "-sS",
+            "http://127.0.0.1:15000/config_dump",
+          ]);
+          await Deno.writeTextFile(join(dir, "gateway-dump.json"), dump.stdout);
+          const listeners = await runMeshctl([
+            "proxy-config",
+            "listener",
+            "-f",
+            join(dir, "gateway-dump.json"),
+          ]);
+          assert.match(
+            listeners.stdout,
+            new RegExp(
+              `8443 .*SNI nginx\\.example\\.com → outbound\\|443\\|\\|my-nginx\\.${APP_NS}\\.svc\\.cluster\\.local`,
+            ),
+            listeners.stdout + listeners.stderr,
+          );
           for (const sni of ["other.example.com", "example.com"]) {
             const other = await viaGateway(sni);
             assert.notEqual(other.code, 0, `SNI ${sni}: closed`);
@@ -153,30 +174,32 @@ spec:
         assert.equal(unknown.subject, undefined, unknown.output);
       });
 
-      await t.step("an external host declared by a ServiceEntry (TLS, resolution DNS), routed by SNI", async () => {
-        const sleep = workloadOf(state, "foo/sleep");
-        const external = workloadOf(state, "ext/api").address;
-        // The proxy resolves the host as the application would: the namespace's hosts file.
-        await Deno.writeTextFile(`/etc/netns/${sleep.netns}/hosts`, `${external}\t${EXTERNAL_HOST}\n`, {
-          append: true,
-        });
-        const get = () =>
-          inWorkload(state, "foo/sleep", [
-            "curl",
-            "-sS",
-            "--connect-to",
-            `${EXTERNAL_HOST}:443:${nowhere}:443`,
-            "--cacert",
-            join(dir, "external-ca.crt"),
-            `https://${EXTERNAL_HOST}/`,
-          ]);
-        const before = await get();
-        assert.equal(before.code, 35, `no ServiceEntry: closed; ${before.stderr}`);
-        await apply(
-          lab,
-          dir,
-          "service-entry.yaml",
-          `apiVersion: networking.istio.io/v1
+      await t.step(
+        "an external host declared by a ServiceEntry (TLS, resolution DNS), routed by SNI",
+        async () => {
+          const sleep = workloadOf(state, "foo/sleep");
+          const external = workloadOf(state, "ext/api").address;
+          // The proxy resolves the host as the application would: the namespace's hosts file.
+          await Deno.writeTextFile(`/etc/netns/${sleep.netns}/hosts`, `${external}\t${EXTERNAL_HOST}\n`, {
+            append: true,
+          });
+          const get = () =>
+            inWorkload(state, "foo/sleep", [
+              "curl",
+              "-sS",
+              "--connect-to",
+              `${EXTERNAL_HOST}:443:${nowhere}:443`,
+              "--cacert",
+              join(dir, "external-ca.crt"),
+              `https://${EXTERNAL_HOST}/`,
+            ]);
+          const before = await get();
+          assert.equal(before.code, 35, `no ServiceEntry: closed; ${before.stderr}`);
+          await apply(
+            lab,
+            dir,
+            "service-entry.yaml",
+            `apiVersion: networking.istio.io/v1
 kind: ServiceEntry
 metadata: {name: external-api, namespace: foo}
 spec:
@@ -185,13 +208,14 @@ spec:
   resolution: DNS
   location: MESH_EXTERNAL
 `,
-        );
-        const ms = await eventually("the external host through the sidecar", async () => {
-          const r = await get();
-          return r.code === 0 && /s_server/.test(r.stdout) ? undefined : `curl exit ${r.code}: ${r.stderr}`;
-        });
-        timings.push(`ServiceEntry applied → external host reached: ${ms} ms`);
-      });
+          );
+          const ms = await eventually("the external host through the sidecar", async () => {
+            const r = await get();
+            return r.code === 0 && /s_server/.test(r.stdout) ? undefined : `curl exit ${r.code}: ${r.stderr}`;
+          });
+          timings.push(`ServiceEntry applied → external host reached: ${ms} ms`);
+        },
+      );
     } finally {
       figure(timings.map((l) => `lab_tls_passthrough: ${l}`).join("\n"));
       await labDown(lab);
