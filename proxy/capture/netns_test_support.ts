@@ -67,3 +67,65 @@ export async function captureNetns(n: number, port: number, exceptGid?: number):
   }
   return { name, v4Range, v6Range, exec: ["ip", "netns", "exec", name], remove: removeNs };
 }
+
+/**
+ * A python3 client: connects, sends `size` random bytes while reading, half-closes (SHUT_WR) after
+ * the last, reads until EOF; prints a {@link RoundTrip} as JSON.
+ */
+const ROUND_TRIP_PY = `
+import hashlib, json, os, socket, sys, threading
+host, port, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+data = os.urandom(size)
+out = {"sent": size, "got": 0, "same": False, "error": None}
+try:
+    s = socket.create_connection((host, port), timeout=10)
+    def send():
+        try:
+            s.sendall(data)
+            s.shutdown(socket.SHUT_WR)
+        except OSError as e:
+            out["error"] = "send: " + e.__class__.__name__
+    t = threading.Thread(target=send); t.start()
+    h = hashlib.sha256(); got = 0
+    while True:
+        b = s.recv(65536)
+        if not b: break
+        h.update(b); got += len(b)
+    t.join()
+    out["got"] = got
+    out["same"] = h.digest() == hashlib.sha256(data).digest()
+except OSError as e:
+    out["error"] = e.__class__.__name__
+print(json.dumps(out))
+`;
+
+/** What {@link roundTrip} saw: bytes sent, bytes back, whether they were the same, an error's class. */
+export interface RoundTrip {
+  sent: number;
+  got: number;
+  same: boolean;
+  error: string | null;
+}
+
+/**
+ * Runs the round-trip client under `exec` (an argv prefix that enters a namespace, e.g. `ip netns exec
+ * <ns>` or the lab's `execArgv`), against an echo at `host`:`port`, with a 20 s limit.
+ */
+export async function roundTrip(
+  exec: string[],
+  host: string,
+  port: number,
+  size: number,
+): Promise<RoundTrip> {
+  const args = [
+    ...exec.slice(1),
+    "timeout",
+    "20",
+    "/usr/bin/python3",
+    "-c",
+    ROUND_TRIP_PY,
+    host,
+    String(port),
+  ];
+  return JSON.parse(await mustRun(exec[0], [...args, String(size)])) as RoundTrip;
+}

@@ -6,39 +6,11 @@
 import assert from "node:assert/strict";
 import { requires } from "../../shared/internal/testing/prerequisites.ts";
 import { processDeadline } from "../../shared/internal/testing/deadline.ts";
-import { captureNetns, mustRun, netnsMissing } from "../capture/netns_test_support.ts";
+import { captureNetns, mustRun, netnsMissing, roundTrip } from "../capture/netns_test_support.ts";
 import { ALLOW_FFI_FLAG } from "../capture/libc.ts";
 
 const SUPPORT = new URL("./capture_test_support.ts", import.meta.url).pathname;
 const GID = 1337;
-
-/** Sends `size` random bytes, half-closes, reads until EOF; prints sizes, whether the bytes came back, errors. */
-const CLIENT = `
-import hashlib, json, os, socket, sys, threading
-host, port, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-data = os.urandom(size)
-out = {"sent": size, "got": 0, "same": False, "error": None}
-try:
-    s = socket.create_connection((host, port), timeout=10)
-    def send():
-        try:
-            s.sendall(data)
-            s.shutdown(socket.SHUT_WR)
-        except OSError as e:
-            out["error"] = "send: " + e.__class__.__name__
-    t = threading.Thread(target=send); t.start()
-    h = hashlib.sha256(); got = 0
-    while True:
-        b = s.recv(65536)
-        if not b: break
-        h.update(b); got += len(b)
-    t.join()
-    out["got"] = got
-    out["same"] = h.digest() == hashlib.sha256(data).digest()
-except OSError as e:
-    out["error"] = e.__class__.__name__
-print(json.dumps(out))
-`;
 
 interface Proxy {
   stats(): Promise<{ counters: Record<string, number>; echo: number; passthrough: number }>;
@@ -93,21 +65,6 @@ async function withProxy(
   return await errText;
 }
 
-async function client(exec: string[], host: string, port: number, size: number) {
-  const out = await mustRun(exec[0], [
-    ...exec.slice(1),
-    "timeout",
-    "20",
-    "/usr/bin/python3",
-    "-c",
-    CLIENT,
-    host,
-    String(port),
-    String(size),
-  ]);
-  return JSON.parse(out) as { sent: number; got: number; same: boolean; error: string | null };
-}
-
 async function curl(exec: string[], url: string): Promise<string> {
   const r = await new Deno.Command(exec[0], {
     args: [...exec.slice(1), "curl", "-s", "--max-time", "5", "-w", " %{http_code}", url],
@@ -152,10 +109,10 @@ Deno.test(requires(netnsMissing(), {
   async fn() {
     await withProxy(4, [ALLOW_FFI_FLAG], "ALLOW_ANY", async (exec, proxy) => {
       // (a) TCP service by its VIP: 4 MiB each way, the echo ends after the client's FIN.
-      const a = await client(exec, "10.221.4.10", 9000, 4 * MiB);
+      const a = await roundTrip(exec, "10.221.4.10", 9000, 4 * MiB);
       assert.deepEqual(a, { sent: 4 * MiB, got: 4 * MiB, same: true, error: null });
       // (b) a destination in no service: passed through to it, in plain text.
-      const b = await client(exec, "10.221.4.1", 7000, MiB);
+      const b = await roundTrip(exec, "10.221.4.1", 7000, MiB);
       assert.deepEqual(b, { sent: MiB, got: MiB, same: true, error: null });
       // (c) HTTP by Host, as before capture.
       assert.equal(await curl(exec, "http://10.221.4.11/x"), "web GET /x 200");
@@ -180,9 +137,9 @@ Deno.test(requires(netnsMissing(), {
     "capture: REGISTRY_ONLY closes a destination outside the registry (BlackHoleCluster); services still work",
   async fn() {
     const log = await withProxy(5, [ALLOW_FFI_FLAG], "REGISTRY_ONLY", async (exec, proxy) => {
-      const b = await client(exec, "10.221.5.1", 7000, 1000);
+      const b = await roundTrip(exec, "10.221.5.1", 7000, 1000);
       assert.equal(b.got, 0);
-      const a = await client(exec, "10.221.5.10", 9000, 1000);
+      const a = await roundTrip(exec, "10.221.5.10", 9000, 1000);
       assert.deepEqual(a, { sent: 1000, got: 1000, same: true, error: null });
       const s = await proxy.stats();
       assert.equal(s.passthrough, 0, "the passthrough server was never reached");
@@ -198,7 +155,7 @@ Deno.test(requires(netnsMissing(), {
   async fn() {
     const log = await withProxy(6, [], "ALLOW_ANY", async (exec, proxy) => {
       assert.equal(await curl(exec, "http://10.221.6.11/y"), "web GET /y 200");
-      const a = await client(exec, "10.221.6.10", 9000, 1000);
+      const a = await roundTrip(exec, "10.221.6.10", 9000, 1000);
       assert.equal(a.got, 0);
       assert.equal((await proxy.stats()).echo, 0);
     });

@@ -85,7 +85,8 @@ if (import.meta.main) {
       ports: {},
       inboundMtls: [],
       defaultMtls: { port: 0, mode: "PERMISSIVE", policy: "", scope: "" },
-      settings: DEFAULT_PROXY_SETTINGS,
+      // REGISTRY_ONLY as meshd pushes it (mesh config outboundTrafficPolicy.mode).
+      settings: { ...DEFAULT_PROXY_SETTINGS, outboundTrafficPolicy: policy },
     },
   };
   const line = (level: string) => (msg: string, fields?: Record<string, unknown>) =>
@@ -95,7 +96,6 @@ if (import.meta.main) {
     port: 15001,
     snapshot: () => snapshot,
     log: { debug: line("debug"), info: line("info"), warn: line("warn"), error: line("error") },
-    tcp: { outboundTrafficPolicy: policy },
   });
   await listener.start();
   console.log("ready");

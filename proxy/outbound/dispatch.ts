@@ -19,6 +19,7 @@
  */
 import type { EndpointInfo, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import type { OriginalDestination } from "../capture/original_destination.ts";
+import type { OutboundTrafficPolicy } from "../../shared/proxy_settings/mod.ts";
 
 /** A service port a connection was matched to. */
 export interface ServiceTarget {
@@ -37,8 +38,8 @@ export const PASSTHROUGH_CLUSTER = "PassthroughCluster";
 /** See {@link PASSTHROUGH_CLUSTER}. */
 export const BLACKHOLE_CLUSTER = "BlackHoleCluster";
 
-/** Istio's MeshConfig.outboundTrafficPolicy.mode. */
-export type OutboundTrafficPolicy = "ALLOW_ANY" | "REGISTRY_ONLY";
+/** Istio's MeshConfig.outboundTrafficPolicy.mode (shared/proxy_settings). */
+export type { OutboundTrafficPolicy };
 
 /** The path of one captured connection. */
 export type OutboundDispatch =

@@ -17,7 +17,7 @@
  */
 import type net from "node:net";
 import type { Log } from "../http/session_types.ts";
-import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
 import { type OriginalDestination, originalDestination } from "../capture/original_destination.ts";
 import { relay, type RelayResult } from "../tcp/relay.ts";
 import { type DetectedProtocol, detectProtocol } from "../../shared/protocol/detect.ts";
@@ -66,7 +66,7 @@ export interface OutboundTcpOptions {
   /** Istio's MeshConfig.protocolDetectionTimeout, ms; 0 (Istio's default): wait for the first bytes. */
   protocolDetectionTimeoutMs?: number;
   handlers?: OutboundProtocolHandlers;
-  /** Istio's MeshConfig.outboundTrafficPolicy.mode; default ALLOW_ANY. */
+  /** Istio's MeshConfig.outboundTrafficPolicy.mode; default: the snapshot's settings (meshd's mesh config). */
   outboundTrafficPolicy?: OutboundTrafficPolicy;
   /** The outbound listener's port (a connection to it is never passed through). */
   listenerPort(): number;
@@ -123,7 +123,7 @@ export class OutboundTcp {
     const d = dispatchOf(snapshot, found.destination, {
       listenerPort: this.#o.listenerPort(),
       ownAddresses: snapshot.workload?.addresses ?? [],
-      policy: this.#o.outboundTrafficPolicy ?? "ALLOW_ANY",
+      policy: this.#o.outboundTrafficPolicy ?? settingsInForce(snapshot).outboundTrafficPolicy,
     });
     switch (d.path) {
       case "http":
