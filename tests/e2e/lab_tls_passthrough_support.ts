@@ -66,7 +66,10 @@ function sServer(certs: Certs, name: string): string {
   }, -www, -quiet]`;
 }
 
-/** The topology: the app (in {@link APP_NS}), clients with and without a sidecar, the external host, the gateway. */
+/**
+ * The topology: the app (in {@link APP_NS}), clients with and without a sidecar, the external host, the
+ * gateway; REGISTRY_ONLY, so that a sidecar reaches the external host only through its ServiceEntry.
+ */
 export function topology(certs: Certs): string {
   return `namespaces:
   - {name: foo, injection: enabled}
@@ -93,6 +96,8 @@ workloads:
     gateway: true
     containerPorts: [8443]
     services: [{name: istio-ingressgateway, ports: [{name: https, port: 443, targetPort: 8443}]}]
+meshConfig:
+  outboundTrafficPolicy: {mode: REGISTRY_ONLY}
 `;
 }
 

@@ -13,11 +13,11 @@
  *   (captured, carried to the service's endpoint as opaque bytes), the app's certificate verified by
  *   curl with its CA; towards an address without a service, a service's SNI is not routed there;
  * - an external host declared by a ServiceEntry of hosts only (`protocol: TLS`, `resolution: DNS`): a
- *   TLS server in another namespace stands in for it; curl connects to an address where nothing
- *   listens (`--connect-to`), so only the sidecar's routing by SNI can reach the host: refused before
- *   the ServiceEntry exists, reached after.
+ *   TLS server in another namespace stands in for it; under `outboundTrafficPolicy: REGISTRY_ONLY` the
+ *   sidecar closes the captured connection to it (BlackHoleCluster) before the ServiceEntry exists, and
+ *   routes it by SNI to the host after.
  *
- * Lab `ts<pid>` on 10.225.0.0/24.
+ * Lab `ts<pid>` on 10.225.0.0/24, mesh config `outboundTrafficPolicy: REGISTRY_ONLY`.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -168,8 +168,8 @@ spec:
         assert.match(r.stderr, /subject: CN=nginx\.example\.com; O=some organization/);
         const h = await sClient(state, "foo/sleep", `${host}:443`, host, ca);
         assert.equal(h.fingerprint, certs.nginxFingerprint);
-        // Captured towards an address without a service, with an SNI no service has: passed through to
-        // that address (nothing listens there), never to the service.
+        // Captured towards an address without a service, with a service's SNI: not routed to the service
+        // (BlackHoleCluster under REGISTRY_ONLY).
         const unknown = await sClient(state, "foo/sleep", `${nowhere}:443`, `my-nginx.${APP_NS}`, ca);
         assert.equal(unknown.subject, undefined, unknown.output);
       });
@@ -187,14 +187,16 @@ spec:
             inWorkload(state, "foo/sleep", [
               "curl",
               "-sS",
-              "--connect-to",
-              `${EXTERNAL_HOST}:443:${nowhere}:443`,
               "--cacert",
               join(dir, "external-ca.crt"),
               `https://${EXTERNAL_HOST}/`,
             ]);
           const before = await get();
-          assert.equal(before.code, 35, `no ServiceEntry: closed; ${before.stderr}`);
+          assert.notEqual(
+            before.code,
+            0,
+            `REGISTRY_ONLY, no ServiceEntry: BlackHoleCluster; ${before.stderr}`,
+          );
           await apply(
             lab,
             dir,
