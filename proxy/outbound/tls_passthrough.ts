@@ -93,18 +93,6 @@ export class TlsPassthrough {
   }
 
   /**
-   * A sidecar's outbound connection that starts with a TLS ClientHello (unread in `raw`).
-   *
-   * @param original where the application connected, when known: its port picks the service port,
-   *   and a ServiceEntry with `resolution: NONE` is reached there
-   */
-  sidecar(raw: net.Socket, sni: string | undefined, original?: OriginalDestination): void {
-    const snapshot = this.#o.snapshot();
-    const r = sidecarTlsTarget(sni, snapshot.workload?.namespace, snapshot, original?.port);
-    this.#forward(raw, r, sni, original, snapshot);
-  }
-
-  /**
    * A captured connection to a TLS or HTTPS port of a service's address (../outbound/dispatch.ts):
    * taken when the service is a ServiceEntry without endpoints and `resolution: DNS` (its host is
    * dialled, Envoy's STRICT_DNS cluster); false otherwise, and the caller carries it to an endpoint as
@@ -197,9 +185,13 @@ export class TlsPassthrough {
       this.#refuse(raw, "TLS passthrough connection refused", r.reason);
       return;
     }
+    const observer = this.#o.observer;
+    // Envoy's tcp_proxy statistics, with the cluster as stat prefix.
+    const cluster = `outbound|${r.port.number}||${r.service.hosts[0] ?? r.host}`;
+    observer.tcp(cluster, "downstream_cx_total", 1);
     const upstream = this.#upstreamOf(r, sni, original, snapshot);
     if (typeof upstream === "string") {
-      this.#o.observer.localReply("no_healthy_upstream");
+      observer.tcp(cluster, "downstream_cx_no_route", 1);
       this.#refuse(raw, "TLS passthrough connection refused", upstream);
       return;
     }
@@ -210,18 +202,27 @@ export class TlsPassthrough {
           raw.destroy();
           return;
         }
-        this.#o.observer.upstreamConnection(upstream.mtls);
+        observer.upstreamConnection(upstream.mtls);
         const control = new AbortController();
         this.#relays.add(control);
-        relay(raw, socket, { idleTimeoutMs: this.#o.idleTimeoutMs, signal: control.signal }).then(
-          (result: RelayResult) => {
-            this.#relays.delete(control);
-            this.#o.log.debug("TLS passthrough connection ended", { target: upstream.target, ...result });
+        let rx = 0, tx = 0;
+        relay(raw, socket, {
+          idleTimeoutMs: this.#o.idleTimeoutMs,
+          signal: control.signal,
+          onBytes: (direction, n) => {
+            if (direction === "downstream_to_upstream") rx += n;
+            else tx += n;
           },
-        );
+        }).then((result: RelayResult) => {
+          this.#relays.delete(control);
+          observer.tcp(cluster, "downstream_cx_rx_bytes_total", rx);
+          observer.tcp(cluster, "downstream_cx_tx_bytes_total", tx);
+          if (result.end === "idle_timeout") observer.tcp(cluster, "idle_timeout", 1);
+          this.#o.log.debug("TLS passthrough connection ended", { target: upstream.target, ...result });
+        });
       },
       (err: Error) => {
-        this.#o.observer.localReply("connect_failure");
+        observer.tcp(cluster, "upstream_cx_connect_fail", 1);
         this.#refuse(raw, "TLS passthrough upstream failed", `${upstream.target}: ${err.message}`);
       },
     );
