@@ -15,9 +15,8 @@
  *   tcp_proxy `idle_timeout`, default 1 h; 0 disables it).
  *
  * Works for node:net sockets and node:tls TLSSockets (a server-side TLSSocket made over an accepted
- * net.Socket is reset through that socket). Known gap (being fixed on branch tcp): in Deno 2.9 a
- * server-side TLSSocket that was paused for backpressure can lose the peer's FIN, so a TLS
- * half-close after a multi-MiB transfer may hang until the idle timeout. When the returned promise settles, both sockets are
+ * net.Socket is reset through that socket; a TLSSocket is paused through the TCP handle under its
+ * TLS layer, see pauseSocket below). When the returned promise settles, both sockets are
  * destroyed, the timer is cleared and every listener the relay added is removed, except one no-op
  * `'error'` listener per socket, kept so that a late error on a destroyed socket cannot become an
  * uncaught exception.
@@ -86,18 +85,37 @@ export function resetSocket(socket: net.Socket): void {
   }
 }
 
+/** The TCP handle under a node:tls socket's TLS layer in Deno (`_handle._nativeTcpHandle`), if any. */
+interface RawReader {
+  readStop(): unknown;
+  readStart(): unknown;
+}
+
+function transportOf(socket: net.Socket): RawReader | null {
+  const handle = (socket as unknown as { _handle?: { _nativeTcpHandle?: RawReader } | null })._handle;
+  const tcp = handle?._nativeTcpHandle;
+  return tcp && typeof tcp.readStop === "function" && typeof tcp.readStart === "function" ? tcp : null;
+}
+
 /**
- * `socket.resume()`, and for a TLSSocket whose handle did not restart reading, an explicit
- * `readStart()`: in Deno 2.9 a server-side TLSSocket paused with `pause()` and resumed keeps
- * delivering data but loses the peer's FIN (no `'end'`, the relay would hang half-open) unless its
- * TLSWrap handle is restarted. Measured: 4 MiB through a paused-and-resumed TLSSocket.
+ * Stops reading from `socket` for backpressure. A node:tls socket stops its TCP handle under the TLS
+ * layer instead of the TLSSocket itself: in Deno 2.9, a TLSSocket that was ever paused (its TLSWrap's
+ * `readStop()`) never reports the peer's FIN afterwards (no `'end'`, the socket stays in CLOSE-WAIT and
+ * the relay would hang half-open), whereas stopping the TCP handle keeps the FIN path intact. Found
+ * with 32 MiB through a server-side TLSSocket paused once (tests: relay_test.ts, mutual TLS).
  */
+function pauseSocket(socket: net.Socket): void {
+  const tcp = transportOf(socket);
+  if (tcp !== null) tcp.readStop();
+  else socket.pause();
+}
+
+/** Undoes {@link pauseSocket}; also puts a paused stream into flowing mode. */
 function resumeSocket(socket: net.Socket): void {
   if (socket.destroyed) return;
   socket.resume();
-  const handle = (socket as unknown as { _handle?: { reading?: boolean; readStart?: () => unknown } | null })
-    ._handle;
-  if (handle && typeof handle.readStart === "function") handle.readStart();
+  const tcp = transportOf(socket);
+  if (tcp !== null && !socket.readableEnded) tcp.readStart();
 }
 
 interface Side {
@@ -200,7 +218,7 @@ export function relay(
       bytes[from.name] += chunk.byteLength;
       onBytes?.(from.direction, chunk.byteLength);
       if (!dst.write(chunk)) {
-        src.pause();
+        pauseSocket(src);
         dst.once("drain", resume);
         removers.push(() => dst.off("drain", resume));
       }
@@ -249,7 +267,7 @@ export function relay(
     if (side.socket.destroyed) {
       side.closed = true;
       fail(side, "socket already closed");
-    } else resumeSocket(side.socket);
+    } else side.socket.resume();
   }
   settleIfDone();
   return done;
