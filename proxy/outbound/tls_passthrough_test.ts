@@ -5,7 +5,9 @@
  */
 import assert from "node:assert/strict";
 import type net from "node:net";
-import { curl } from "../inbound/test_support.ts";
+import { curl, makeCa, makeLeaf } from "../inbound/test_support.ts";
+import type { RouteConfiguration, RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { passthroughTls } from "../../shared/routing/mod.ts";
 import type { TlsPassthrough } from "./tls_passthrough.ts";
 import {
   assertResetAtOnce,
@@ -187,5 +189,59 @@ Deno.test("gateway PASSTHROUGH: the gateway's AuthorizationPolicies apply as TCP
       }
       assert.ok(log.entries.some((e) => /denied by foo\/deny rule 0/.test(String(e.fields?.reason))));
     });
+  });
+});
+
+Deno.test("gateway: a PASSTHROUGH and a SIMPLE server share port 443, each taking its own SNI", async () => {
+  await withWorld(async ({ snapshot, seen, log }) => {
+    const gatewayCa = await makeCa("Gateway CA");
+    const leaf = await makeLeaf(gatewayCa, { dnsNames: ["secure.example.com"] });
+    const simple: RouteConfiguration = {
+      ...PASSTHROUGH,
+      name: "https.443.secure.mygateway.foo",
+      tls: {
+        ...passthroughTls(["secure.example.com"]),
+        mode: "SIMPLE",
+        credentialName: "kubernetes://secure",
+      },
+      tlsRoutes: undefined,
+    };
+    const gw: RuntimeSnapshot = {
+      ...snapshot,
+      routes: { [PASSTHROUGH.name]: PASSTHROUGH, [simple.name]: simple },
+      credentials: {
+        "kubernetes://secure": {
+          name: "kubernetes://secure",
+          certificateChain: leaf.certPem,
+          privateKey: leaf.keyPem,
+          caCertificates: "",
+          source: "mesh-system/secure",
+        },
+      },
+    };
+    const caFile = await Deno.makeTempFile({ suffix: ".pem" });
+    await Deno.writeTextFile(caFile, gatewayCa.pem);
+    try {
+      await withListener(() => gw, log, [PASSTHROUGH.name, simple.name], async (port) => {
+        const passed = await curlTls("nginx.example.com", port);
+        assert.equal(passed.stdout, "hello", passed.stderr);
+        const terminated = await curl([
+          "--cacert",
+          caFile,
+          "--resolve",
+          `secure.example.com:${port}:127.0.0.1`,
+          `https://secure.example.com:${port}/`,
+        ]);
+        assert.equal(terminated.code, 0, terminated.stderr);
+        assert.match(
+          terminated.stdout,
+          /no virtual host for secure\.example\.com/,
+          "the gateway's own answer",
+        );
+        assert.deepEqual(seen, [CLIENT_ID], "only the passed-through connection went upstream");
+      });
+    } finally {
+      await Deno.remove(caFile);
+    }
   });
 });
