@@ -17,6 +17,8 @@ export const SUBNET = "10.225.0.0/24";
 export const APP_NS = "legacy";
 /** The external host's name, which only a ServiceEntry makes known to the mesh. */
 export const EXTERNAL_HOST = "api.external.test";
+/** A domain of external hosts that a wildcard ServiceEntry (`*.wild.test`, resolution NONE) declares. */
+export const WILDCARD_DOMAIN = "wild.test";
 
 /** Runs openssl; throws with its output when it fails. */
 async function openssl(dir: string, args: string[]): Promise<void> {
@@ -42,7 +44,7 @@ export async function makeCerts(dir: string): Promise<Certs> {
     `subjectAltName=DNS:nginx.example.com,DNS:my-nginx.${APP_NS},DNS:my-nginx.${APP_NS}.svc.cluster.local\n`,
   );
   const extSan = join(dir, "ext.ext");
-  await Deno.writeTextFile(extSan, `subjectAltName=DNS:${EXTERNAL_HOST}\n`);
+  await Deno.writeTextFile(extSan, `subjectAltName=DNS:${EXTERNAL_HOST},DNS:*.${WILDCARD_DOMAIN}\n`);
   for (
     const args of [
       `req -x509 -sha256 -nodes -days 365 -newkey rsa:2048 -subj /O=example\\ Inc./CN=example.com -keyout $DIR/example.com.key -out $DIR/example.com.crt`,

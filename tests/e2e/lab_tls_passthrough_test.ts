@@ -15,7 +15,8 @@
  * - an external host declared by a ServiceEntry of hosts only (`protocol: TLS`, `resolution: DNS`): a
  *   TLS server in another namespace stands in for it; under `outboundTrafficPolicy: REGISTRY_ONLY` the
  *   sidecar closes the captured connection to it (BlackHoleCluster) before the ServiceEntry exists, and
- *   routes it by SNI to the host after.
+ *   routes it by SNI to the host after; likewise a wildcard host (`*.wild.test`, resolution NONE: to
+ *   the address the application dialled).
  *
  * Lab `ts<pid>` on 10.225.0.0/24, mesh config `outboundTrafficPolicy: REGISTRY_ONLY`.
  */
@@ -35,6 +36,7 @@ import {
   sClient,
   SUBNET,
   topology,
+  WILDCARD_DOMAIN,
 } from "./lab_tls_passthrough_support.ts";
 
 const TASK = new URL("../fixtures/istio/ingress-sni-passthrough/", import.meta.url).pathname;
@@ -175,7 +177,7 @@ spec:
       });
 
       await t.step(
-        "an external host declared by a ServiceEntry (TLS, resolution DNS), routed by SNI",
+        "external hosts declared by ServiceEntries (DNS; a wildcard with NONE), routed by SNI",
         async () => {
           const sleep = workloadOf(state, "foo/sleep");
           const external = workloadOf(state, "ext/api").address;
@@ -216,6 +218,37 @@ spec:
             return r.code === 0 && /s_server/.test(r.stdout) ? undefined : `curl exit ${r.code}: ${r.stderr}`;
           });
           timings.push(`ServiceEntry applied → external host reached: ${ms} ms`);
+          // A wildcard host with resolution NONE: the original destination, once the SNI matched.
+          const wild = () =>
+            inWorkload(state, "foo/sleep", [
+              "curl",
+              "-sS",
+              "--resolve",
+              `www.${WILDCARD_DOMAIN}:443:${external}`,
+              "--cacert",
+              join(dir, "external-ca.crt"),
+              `https://www.${WILDCARD_DOMAIN}/`,
+            ]);
+          const blackholed = await wild();
+          assert.notEqual(blackholed.code, 0, `no wildcard ServiceEntry yet: ${blackholed.stdout}`);
+          await apply(
+            lab,
+            dir,
+            "service-entry-wildcard.yaml",
+            `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: wild, namespace: foo}
+spec:
+  hosts: ["*.${WILDCARD_DOMAIN}"]
+  ports: [{number: 443, name: https, protocol: HTTPS}]
+  resolution: NONE
+  location: MESH_EXTERNAL
+`,
+          );
+          await eventually("a wildcard ServiceEntry host through the sidecar", async () => {
+            const r = await wild();
+            return r.code === 0 && /s_server/.test(r.stdout) ? undefined : `curl exit ${r.code}: ${r.stderr}`;
+          });
         },
       );
     } finally {
