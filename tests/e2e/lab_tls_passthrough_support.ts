@@ -10,11 +10,8 @@ import { join } from "node:path";
 import { execArgv, labApply, type LabState, run, type RunResult, workloadOf } from "../../deploy/lab/mod.ts";
 
 export const SUBNET = "10.225.0.0/24";
-/**
- * Where the TLS application runs: in legacy (no sidecar) until the sidecar's inbound relays a
- * `https` port as opaque bytes (issue 16 item 3, inbound TCP).
- */
-export const APP_NS = "legacy";
+/** Where the TLS application runs, with its sidecar (which carries its `https` port as opaque bytes). */
+export const APP_NS = "foo";
 /** The external host's name, which only a ServiceEntry makes known to the mesh. */
 export const EXTERNAL_HOST = "api.external.test";
 /** A domain of external hosts that a wildcard ServiceEntry (`*.wild.test`, resolution NONE) declares. */

@@ -9,6 +9,9 @@
  *   task's example.com CA), curl gets its page; an unknown SNI is closed;
  * - the gateway's AuthorizationPolicies on the passed-through port as TCP rules: a DENY on the port
  *   closes, an ALLOW of the client's address admits, an ALLOW of another address closes;
+ * - the application's sidecar (inbound TCP on its `https` port): under STRICT an unproxied client's
+ *   own TLS is refused; L4 AuthorizationPolicies by principal and port allow and deny the gateway and a
+ *   proxied client;
  * - a sidecar's outbound TLS: curl https to the service's `https` port from a workload with a sidecar
  *   (captured, carried to the service's endpoint as opaque bytes), the app's certificate verified by
  *   curl with its CA; towards an address without a service, a service's SNI is not routed there;
@@ -154,6 +157,64 @@ spec:
           async () => (await viaGateway("nginx.example.com")).subject === SUBJECT ? undefined : "closed",
         );
       });
+
+      await t.step(
+        "STRICT at the app's sidecar, and its L4 policies on the https port (principals)",
+        async () => {
+          const gatewayId = "cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account";
+          const sleepId = "cluster.local/ns/foo/sa/sleep";
+          const host = `my-nginx.${APP_NS}`;
+          const fromSleep = async () =>
+            (await sClient(state, "foo/sleep", `${host}:443`, host, ca)).subject === SUBJECT;
+          const fromGateway = async () => (await viaGateway("nginx.example.com")).subject === SUBJECT;
+          const fromLegacy = async () =>
+            (await sClient(state, "legacy/sleep", `${host}:443`, host, ca)).subject === SUBJECT;
+          await apply(
+            lab,
+            dir,
+            "strict.yaml",
+            `apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: default, namespace: ${APP_NS}}
+spec: {mtls: {mode: STRICT}}
+`,
+          );
+          const policy = (action: string, principal: string) =>
+            `apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: nginx, namespace: ${APP_NS}}
+spec:
+  selector: {matchLabels: {app: my-nginx}}
+  action: ${action}
+  rules: [{from: [{source: {principals: ["${principal}"]}}], to: [{operation: {ports: ["443"]}}]}]
+`;
+          const cases: [string, string | undefined, [boolean, boolean, boolean]][] = [
+            ["STRICT, no policy: both proxied clients, not the unproxied one", undefined, [
+              true,
+              true,
+              false,
+            ]],
+            ["ALLOW the gateway's principal on 443", policy("ALLOW", gatewayId), [false, true, false]],
+            ["DENY sleep's principal on 443", policy("DENY", sleepId), [false, true, false]],
+            ["DENY the gateway's principal on 443", policy("DENY", gatewayId), [true, false, false]],
+          ];
+          for (const [name, text, want] of cases) {
+            if (text !== undefined) await apply(lab, dir, "nginx-policy.yaml", text);
+            const ms = await eventually(name, async () => {
+              const got = [await fromSleep(), await fromGateway(), await fromLegacy()];
+              return JSON.stringify(got) === JSON.stringify(want)
+                ? undefined
+                : `sleep, gateway, legacy: ${JSON.stringify(got)}, want ${JSON.stringify(want)}`;
+            });
+            timings.push(`${name}: in force after ${ms} ms`);
+          }
+          await labDelete(lab, ["nginx-policy.yaml", "strict.yaml"]);
+          await eventually(
+            "no policy",
+            async () => (await fromGateway()) ? undefined : "the gateway still refused",
+          );
+        },
+      );
 
       await t.step("a sidecar carries the app's own TLS to the service's https port", async () => {
         const host = `my-nginx.${APP_NS}`;
