@@ -247,6 +247,7 @@ export class OutboundTcp {
   /** Dials, then relays; a failed dial closes the downstream with the reason logged. */
   #connect(raw: net.Socket, cluster: string, target: string, dial: () => Promise<net.Socket>): void {
     const observer = this.#o.observer;
+    const peer = peerOf(raw);
     observer.tcp(cluster, "downstream_cx_total", 1);
     this.#track(raw);
     // Bytes the client sends while the upstream connects wait in the socket (the relay resumes it).
@@ -269,7 +270,7 @@ export class OutboundTcp {
         observer.tcp(cluster, "downstream_cx_tx_bytes_total", tx);
         if (r.end === "idle_timeout") observer.tcp(cluster, "idle_timeout", 1);
         this.#o.log.debug("outbound TCP connection ended", {
-          peer: peerOf(raw),
+          peer,
           target,
           cluster,
           end: r.end,
