@@ -15,9 +15,8 @@
  *   tcp_proxy `idle_timeout`, default 1 h; 0 disables it).
  *
  * Works for node:net sockets and node:tls TLSSockets (a server-side TLSSocket made over an accepted
- * net.Socket is reset through that socket). Known gap (being fixed on branch tcp): in Deno 2.9 a
- * server-side TLSSocket that was paused for backpressure can lose the peer's FIN, so a TLS
- * half-close after a multi-MiB transfer may hang until the idle timeout. When the returned promise settles, both sockets are
+ * net.Socket is reset through that socket; a TLSSocket is paused through the TCP handle under its
+ * TLS layer, see {@link pauseReading}). When the returned promise settles, both sockets are
  * destroyed, the timer is cleared and every listener the relay added is removed, except one no-op
  * `'error'` listener per socket, kept so that a late error on a destroyed socket cannot become an
  * uncaught exception.
@@ -25,6 +24,7 @@
  * @module
  */
 import type { EventEmitter } from "node:events";
+import { Readable } from "node:stream";
 import type net from "node:net";
 
 /** Which way bytes went: from the downstream (the side that connected to the proxy) to the upstream, or back. */
@@ -86,18 +86,50 @@ export function resetSocket(socket: net.Socket): void {
   }
 }
 
+/** The TCP handle under a node:tls socket's TLS layer in Deno (`_handle._nativeTcpHandle`), if any. */
+interface RawReader {
+  readStop(): unknown;
+  readStart(): unknown;
+}
+
+function transportOf(socket: net.Socket): RawReader | null {
+  const handle = (socket as unknown as { _handle?: { _nativeTcpHandle?: RawReader } | null })._handle;
+  const tcp = handle?._nativeTcpHandle;
+  return tcp && typeof tcp.readStop === "function" && typeof tcp.readStart === "function" ? tcp : null;
+}
+
+/** TLS sockets whose TCP handle {@link pauseReading} stopped. */
+const stopped = new WeakSet<net.Socket>();
+
 /**
- * `socket.resume()`, and for a TLSSocket whose handle did not restart reading, an explicit
- * `readStart()`: in Deno 2.9 a server-side TLSSocket paused with `pause()` and resumed keeps
- * delivering data but loses the peer's FIN (no `'end'`, the relay would hang half-open) unless its
- * TLSWrap handle is restarted. Measured: 4 MiB through a paused-and-resumed TLSSocket.
+ * Stops reading from `socket` (backpressure, or holding it between protocol detection and the path
+ * that serves it); {@link resumeReading} undoes it. A node:tls socket is paused as a stream (no
+ * `'data'` events; what the TLS layer already decrypted is buffered) and its TCP handle under the
+ * TLS layer stops reading, instead of `pause()` on the TLSSocket: in Deno 2.9, a TLSSocket that was
+ * ever paused with `pause()` (its TLSWrap's `readStop()`) never reports the peer's FIN afterwards (no
+ * `'end'`, the socket stays in CLOSE-WAIT and a relay would hang half-open), whereas stopping the TCP
+ * handle keeps the FIN path intact. Found with 32 MiB through a server-side TLSSocket paused once
+ * (relay_test.ts, the mutual TLS cases, fail with a plain `pause()`).
  */
-function resumeSocket(socket: net.Socket): void {
+export function pauseReading(socket: net.Socket): void {
+  const tcp = transportOf(socket);
+  if (tcp === null) {
+    socket.pause();
+    return;
+  }
+  Readable.prototype.pause.call(socket);
+  if (!stopped.has(socket)) {
+    tcp.readStop();
+    stopped.add(socket);
+  }
+}
+
+/** Undoes {@link pauseReading}; also puts a paused stream into flowing mode. */
+export function resumeReading(socket: net.Socket): void {
   if (socket.destroyed) return;
   socket.resume();
-  const handle = (socket as unknown as { _handle?: { reading?: boolean; readStart?: () => unknown } | null })
-    ._handle;
-  if (handle && typeof handle.readStart === "function") handle.readStart();
+  if (!stopped.delete(socket)) return;
+  transportOf(socket)?.readStart();
 }
 
 interface Side {
@@ -193,14 +225,14 @@ export function relay(
   const wire = (from: Side, to: Side): void => {
     const src = from.socket;
     const dst = to.socket;
-    const resume = (): void => resumeSocket(src);
+    const resume = (): void => resumeReading(src);
     src.on("error", ignore);
     on(src, "data", (chunk: Uint8Array) => {
       lastActivity = Date.now();
       bytes[from.name] += chunk.byteLength;
       onBytes?.(from.direction, chunk.byteLength);
       if (!dst.write(chunk)) {
-        src.pause();
+        pauseReading(src);
         dst.once("drain", resume);
         removers.push(() => dst.off("drain", resume));
       }
@@ -249,7 +281,15 @@ export function relay(
     if (side.socket.destroyed) {
       side.closed = true;
       fail(side, "socket already closed");
-    } else resumeSocket(side.socket);
+      continue;
+    }
+    if (side.socket.readableEnded) {
+      // Its FIN came before the relay started (protocol detection read it): pass it on now.
+      side.ended = true;
+      firstFin ??= side.name;
+      (side === down ? upstream : downstream).end();
+    }
+    resumeReading(side.socket);
   }
   settleIfDone();
   return done;

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import net from "node:net";
+import tls from "node:tls";
 import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { relay, type RelayOptions, type RelayResult } from "./relay.ts";
+import { makeCa, makeLeaf } from "../inbound/test_support.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
 
 /** Bytes one socket read until it closed, and how it closed. */
@@ -179,3 +181,57 @@ Deno.test("relay: abort closes both sides", async () => {
   assert.equal(r.end, "aborted");
   await p.stop();
 });
+
+/**
+ * Mutual TLS between the client and the relay, and (with `tlsUpstream`) TLS between the relay and the
+ * server: 16 MiB each way at once, the client half-closes first, the server ends after that.
+ */
+async function tlsTransfer(tlsUpstream: boolean): Promise<void> {
+  const ca = await makeCa("relay test CA");
+  const serverLeaf = await makeLeaf(ca, { dnsNames: ["localhost"] });
+  const clientLeaf = await makeLeaf(ca, { uris: ["spiffe://cluster.local/ns/a/sa/client"] });
+  const serverSide = Promise.withResolvers<net.Socket>();
+  const serverTls = { cert: serverLeaf.certPem, key: serverLeaf.keyPem, ca: ca.pem, allowHalfOpen: true };
+  const upstreamServer = tlsUpstream
+    ? tls.createServer(serverTls, (s) => serverSide.resolve(s))
+    : net.createServer({ allowHalfOpen: true }, (s) => serverSide.resolve(s));
+  const upstreamPort = await listen(upstreamServer);
+  const relayed = Promise.withResolvers<RelayResult>();
+  const connectTls = (port: number): tls.TLSSocket =>
+    tls.connect({
+      socket: net.connect({ host: "127.0.0.1", port, allowHalfOpen: true }),
+      servername: "localhost",
+      ca: ca.pem,
+      cert: clientLeaf.certPem,
+      key: clientLeaf.keyPem,
+    });
+  const front = tls.createServer({ ...serverTls, requestCert: true, rejectUnauthorized: true }, (down) => {
+    if (tlsUpstream) {
+      const up = connectTls(upstreamPort);
+      up.once("secureConnect", () => relayed.resolve(relay(down, up)));
+    } else {
+      const up = net.connect({ host: "127.0.0.1", port: upstreamPort, allowHalfOpen: true });
+      up.once("connect", () => relayed.resolve(relay(down, up)));
+    }
+  });
+  const client = connectTls(await listen(front));
+  const server = await within(serverSide.promise, 5000, "upstream accept");
+  const up = random(16 << 20);
+  const down = random(16 << 20);
+  const atServer = collect(server);
+  const atClient = collect(client);
+  server.write(down);
+  server.on("end", () => server.end());
+  client.end(up);
+  const [s, c, r] = await within(Promise.all([atServer, atClient, relayed.promise]), 30_000, "TLS transfer");
+  assert.equal(sha(s.bytes), sha(up));
+  assert.equal(sha(c.bytes), sha(down));
+  assert.equal(r.end, "closed");
+  assert.equal(r.by, "downstream");
+  await Promise.all([close(front), close(upstreamServer)]);
+}
+
+Deno.test("relay: mutual TLS downstream, plain upstream: 16 MiB each way, half-close", () =>
+  tlsTransfer(false));
+
+Deno.test("relay: mutual TLS downstream, TLS upstream: 16 MiB each way, half-close", () => tlsTransfer(true));
