@@ -19,7 +19,7 @@ import type net from "node:net";
 import type { Log } from "../http/session_types.ts";
 import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
 import { type OriginalDestination, originalDestination } from "../capture/original_destination.ts";
-import { relay, type RelayResult } from "../tcp/relay.ts";
+import { pauseReading, relay, type RelayResult } from "../tcp/relay.ts";
 import { type DetectedProtocol, detectProtocol } from "../../shared/protocol/detect.ts";
 import { RoundRobin } from "./balancer.ts";
 import { DialError, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
@@ -166,7 +166,7 @@ export class OutboundTcp {
       clearTimeout(timer);
       raw.off("data", onData);
       raw.off("end", onEnd);
-      raw.pause();
+      pauseReading(raw);
       if (size > 0) raw.unshift(concat(chunks, size));
       this.#live.delete(raw);
       then(protocol);
@@ -251,7 +251,7 @@ export class OutboundTcp {
     observer.tcp(cluster, "downstream_cx_total", 1);
     this.#track(raw);
     // Bytes the client sends while the upstream connects wait in the socket (the relay resumes it).
-    raw.pause();
+    pauseReading(raw);
     dial().then((upstream) => {
       if (raw.destroyed) {
         upstream.destroy();

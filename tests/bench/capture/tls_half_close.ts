@@ -1,12 +1,11 @@
 /**
- * A known problem, measured: outbound TCP over mutual TLS when the application half-closes first.
- * The client (python3) sends `size` bytes, shuts its write side, and reads until EOF, through the
- * outbound listener (proxy/outbound/capture_test_support.ts) to a mutual TLS echo that ends its side
- * when it reads the end. Every byte comes back, but Deno's node:tls client socket (tls.connect,
- * Deno 2.9.6), having ended its own write side, sometimes never reports the server's close_notify and
- * FIN ('end' and 'close' never come, although the kernel has closed the connection), so the proxy
- * cannot pass the FIN on and the client waits (here until its 10 s timeout; in the proxy until the
- * relay's idle timeout). Prints, per size, how many of `--rounds` round trips ended cleanly.
+ * Half-close through the outbound listener, plain text and over mutual TLS: the client (python3)
+ * sends `size` bytes, shuts its write side, and reads until EOF, through the outbound listener
+ * (proxy/outbound/capture_test_support.ts) to an echo that ends its side when it reads the end.
+ * Deno 2.9's node:tls loses the peer's FIN on a TLSSocket that was ever `pause()`d; before
+ * proxy/tcp/relay.ts paused TLS sockets under the TLS layer, 1-2 of 10 MiB-sized round trips over
+ * mutual TLS hung (all bytes back, no FIN). Prints, per size, how many of `--rounds` round trips
+ * ended cleanly.
  *
  *   ./dev deno run -A tests/bench/capture/tls_half_close.ts [--rounds 10]
  *
