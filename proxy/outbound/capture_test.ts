@@ -13,7 +13,7 @@ const SUPPORT = new URL("./capture_test_support.ts", import.meta.url).pathname;
 const GID = 1337;
 
 interface Proxy {
-  stats(): Promise<{ counters: Record<string, number>; echo: number; passthrough: number }>;
+  stats(): Promise<{ counters: Record<string, number>; echo: number; passthrough: number; peers: string[] }>;
 }
 
 async function withProxy(
@@ -129,6 +129,33 @@ Deno.test(requires(netnsMissing(), {
       assert.equal(c["tcp.PassthroughCluster.downstream_cx_total"], 1);
       assert.equal(c.upstream_cx_plaintext_total, 3);
     });
+  },
+}));
+
+Deno.test(requires(netnsMissing(), {
+  name: "capture: TCP to a proxied endpoint over mutual TLS with secure naming; an impostor is refused",
+  async fn() {
+    const log = await withProxy(7, [ALLOW_FFI_FLAG], "ALLOW_ANY", async (exec, proxy) => {
+      const a = await roundTrip(exec, "10.221.7.12", 9000, 2 * MiB);
+      assert.deepEqual(a, { sent: 2 * MiB, got: 2 * MiB, same: true, error: null });
+      // The endpoint presents .../sa/other where the registry says .../sa/secure: no byte reaches it.
+      const b = await roundTrip(exec, "10.221.7.13", 9000, 1000);
+      assert.equal(b.got, 0);
+      const s = await proxy.stats();
+      // Both servers saw the client's workload certificate (the impostor's handshake completed; the
+      // proxy refused it after checking its SAN, before relaying a byte).
+      assert.equal(s.peers.filter((p) => p.includes("URI:spiffe://cluster.local/ns/a/sa/client")).length, 2);
+      assert.equal(s.counters.upstream_cx_mtls_total, 2);
+      assert.equal(s.counters["tcp.outbound|9000||impostor.a.svc.cluster.local.upstream_cx_connect_fail"], 1);
+      assert.equal(
+        s.counters["tcp.outbound|9000||secure.a.svc.cluster.local.downstream_cx_rx_bytes_total"],
+        2 * MiB,
+      );
+    });
+    assert.match(
+      log,
+      /upstream identity mismatch at 10\.221\.7\.1:9444: expected spiffe:\/\/cluster\.local\/ns\/a\/sa\/secure/,
+    );
   },
 }));
 

@@ -6,7 +6,11 @@
  *   side when the client ends its own (half-close);
  * - `web.a` VIP 10.221.<n>.11 port 80 (HTTP) → endpoint 10.221.<n>.1:8080, an HTTP server answering
  *   `web <method> <path>`;
- * - 10.221.<n>.1:7000, in no service: an echo for passthrough.
+ * - 10.221.<n>.1:7000, in no service: an echo for passthrough;
+ * - `secure.a` VIP 10.221.<n>.12 port 9000 (TCP) → a proxied endpoint 10.221.<n>.1:9443 (identity
+ *   `.../sa/secure`): a mutual TLS echo standing in for its sidecar, presenting that identity and
+ *   recording the client's; `impostor.a` VIP .13 → 10.221.<n>.1:9444, whose certificate names
+ *   `.../sa/other` while the registry says `.../sa/secure` (secure naming must refuse it).
  * Prints `ready`; then, for every line on stdin, the listener's counters and the echo servers'
  * connection counts as one JSON line. Log lines go to stderr.
  *
@@ -16,6 +20,8 @@
  */
 import net from "node:net";
 import http from "node:http";
+import tls from "node:tls";
+import { certificateInfo, makeCa, makeLeaf, type TestCa } from "../inbound/test_support.ts";
 import { OutboundListener } from "./listener.ts";
 import type { OutboundTrafficPolicy } from "./dispatch.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot, type ServiceInfo } from "../runtime/snapshot.ts";
@@ -31,6 +37,32 @@ function echoServer(host: string, port: number, count: { n: number }): Promise<v
   return new Promise((resolve) => server.listen(port, host, resolve));
 }
 
+/** A mutual TLS echo presenting `identity`; records each client's URI SANs. */
+async function mtlsEcho(
+  host: string,
+  port: number,
+  ca: TestCa,
+  identity: string,
+  peers: string[],
+): Promise<void> {
+  const leaf = await makeLeaf(ca, { uris: [identity] });
+  const server = tls.createServer({
+    cert: leaf.certPem,
+    key: leaf.keyPem,
+    ca: ca.pem,
+    requestCert: true,
+    rejectUnauthorized: true,
+    allowHalfOpen: true,
+  }, (s) => {
+    peers.push(String(s.getPeerCertificate()?.subjectaltname));
+    s.on("error", () => {});
+    s.on("data", (d) => s.write(d));
+    s.on("end", () => s.end());
+  });
+  server.on("tlsClientError", () => {});
+  await new Promise<void>((r) => server.listen(port, host, r));
+}
+
 function service(
   name: string,
   vip: string,
@@ -38,6 +70,7 @@ function service(
   protocol: string,
   target: string,
   tport: number,
+  identity = "",
 ): ServiceInfo {
   return {
     name,
@@ -49,8 +82,8 @@ function service(
       workload: name,
       address: target,
       ports: { [String(port)]: tport },
-      proxied: false,
-      identity: "",
+      proxied: identity !== "",
+      identity,
       labels: {},
     }],
     location: "MESH_INTERNAL",
@@ -65,6 +98,13 @@ if (import.meta.main) {
   const echo = { n: 0 }, passthrough = { n: 0 };
   await echoServer(self, 9001, echo);
   await echoServer(self, 7000, passthrough);
+  const ca = await makeCa("capture test root");
+  const secureId = "spiffe://cluster.local/ns/a/sa/secure";
+  const peers: string[] = [];
+  await mtlsEcho(self, 9443, ca, secureId, peers);
+  await mtlsEcho(self, 9444, ca, "spiffe://cluster.local/ns/a/sa/other", peers);
+  const clientId = "spiffe://cluster.local/ns/a/sa/client";
+  const clientLeaf = await makeLeaf(ca, { uris: [clientId] });
   const web = http.createServer((req, res) => res.end(`web ${req.method} ${req.url}`));
   await new Promise<void>((r) => web.listen(8080, self, r));
   const snapshot: RuntimeSnapshot = {
@@ -73,7 +113,10 @@ if (import.meta.main) {
     services: {
       "a/echo": service("echo", `10.221.${n}.10`, 9000, "TCP", self, 9001),
       "a/web": service("web", `10.221.${n}.11`, 80, "HTTP", self, 8080),
+      "a/secure": service("secure", `10.221.${n}.12`, 9000, "TCP", self, 9443, secureId),
+      "a/impostor": service("impostor", `10.221.${n}.13`, 9000, "TCP", self, 9444, secureId),
     },
+    certificate: certificateInfo(clientLeaf, ca, clientId),
     workload: {
       name: "client",
       namespace: "a",
@@ -101,6 +144,6 @@ if (import.meta.main) {
   console.log("ready");
   for await (const _ of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
     const counters = (listener.observer as unknown as { snapshot(): Record<string, number> }).snapshot();
-    console.log(JSON.stringify({ counters, echo: echo.n, passthrough: passthrough.n }));
+    console.log(JSON.stringify({ counters, echo: echo.n, passthrough: passthrough.n, peers }));
   }
 }

@@ -19,7 +19,7 @@ import type net from "node:net";
 import type { Log } from "../http/session_types.ts";
 import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
 import { type OriginalDestination, originalDestination } from "../capture/original_destination.ts";
-import { relay, type RelayResult } from "../tcp/relay.ts";
+import { pauseReading, relay, type RelayResult } from "../tcp/relay.ts";
 import { type DetectedProtocol, detectProtocol } from "../../shared/protocol/detect.ts";
 import { RoundRobin } from "./balancer.ts";
 import { DialError, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
@@ -182,7 +182,7 @@ export class OutboundTcp {
       clearTimeout(timer);
       raw.off("data", onData);
       raw.off("end", onEnd);
-      raw.pause();
+      pauseReading(raw);
       if (size > 0) raw.unshift(concat(chunks, size));
       this.#live.delete(raw);
       then(protocol);
@@ -263,10 +263,11 @@ export class OutboundTcp {
   /** Dials, then relays; a failed dial closes the downstream with the reason logged. */
   #connect(raw: net.Socket, cluster: string, target: string, dial: () => Promise<net.Socket>): void {
     const observer = this.#o.observer;
+    const peer = peerOf(raw);
     observer.tcp(cluster, "downstream_cx_total", 1);
     this.#track(raw);
     // Bytes the client sends while the upstream connects wait in the socket (the relay resumes it).
-    raw.pause();
+    pauseReading(raw);
     dial().then((upstream) => {
       if (raw.destroyed) {
         upstream.destroy();
@@ -285,7 +286,7 @@ export class OutboundTcp {
         observer.tcp(cluster, "downstream_cx_tx_bytes_total", tx);
         if (r.end === "idle_timeout") observer.tcp(cluster, "idle_timeout", 1);
         this.#o.log.debug("outbound TCP connection ended", {
-          peer: peerOf(raw),
+          peer,
           target,
           cluster,
           end: r.end,
