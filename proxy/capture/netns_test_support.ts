@@ -70,7 +70,8 @@ export async function captureNetns(n: number, port: number, exceptGid?: number):
 
 /**
  * A python3 client: connects, sends `size` random bytes while reading, half-closes (SHUT_WR) after
- * the last, reads until EOF; prints a {@link RoundTrip} as JSON.
+ * the last, reads until EOF; prints a {@link RoundTrip} as JSON (`got`: the bytes read, also when an
+ * error came first).
  */
 const ROUND_TRIP_PY = `
 import hashlib, json, os, socket, sys, threading
@@ -86,13 +87,12 @@ try:
         except OSError as e:
             out["error"] = "send: " + e.__class__.__name__
     t = threading.Thread(target=send); t.start()
-    h = hashlib.sha256(); got = 0
+    h = hashlib.sha256()
     while True:
         b = s.recv(65536)
         if not b: break
-        h.update(b); got += len(b)
+        h.update(b); out["got"] += len(b)
     t.join()
-    out["got"] = got
     out["same"] = h.digest() == hashlib.sha256(data).digest()
 except OSError as e:
     out["error"] = e.__class__.__name__

@@ -142,6 +142,8 @@ export function findFdByScan(libc: Libc, socket: SocketAddresses, hint = -1): nu
 }
 
 let lastFd = -1;
+/** Whether this Deno's `fdForIpc()` was seen to return a new duplicate at each call. */
+let fdForIpcDuplicates = false;
 
 /** A descriptor of the socket, and whether it is a duplicate to close after use. */
 export interface SocketFd {
@@ -152,21 +154,22 @@ export interface SocketFd {
 
 /**
  * A descriptor of the socket: a duplicate from its handle's `fdForIpc()` (Deno 2.9's node:net TCP
- * handle duplicates the descriptor with F_DUPFD_CLOEXEC at every call; two calls that give the same
- * number would be the socket's own descriptor, which must not be closed), else the socket's own,
- * found by a scan. -1 when not found.
+ * handle duplicates the descriptor with F_DUPFD_CLOEXEC at every call; until two calls have given
+ * different numbers once, each lookup checks it, since the same number twice would be the socket's
+ * own descriptor, which must not be closed), else the socket's own, found by a scan. -1 when not found.
  */
 export function socketFd(libc: Libc, socket: net.Socket): SocketFd {
   const handle = (socket as unknown as { _handle?: { fdForIpc?: () => number } })._handle;
   if (typeof handle?.fdForIpc === "function") {
     const a = handle.fdForIpc();
     if (a >= 0) {
+      if (fdForIpcDuplicates) return { fd: a, owned: true };
+      // The first time only: two different numbers prove that each call duplicates.
       const b = handle.fdForIpc();
-      if (b !== a) {
-        if (b >= 0) libc.close(b);
-        return { fd: a, owned: true };
-      }
-      return { fd: a, owned: false };
+      if (b === a) return { fd: a, owned: false };
+      if (b >= 0) libc.close(b);
+      fdForIpcDuplicates = true;
+      return { fd: a, owned: true };
     }
   }
   const addrs = addressesOf(socket);

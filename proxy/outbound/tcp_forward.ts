@@ -19,7 +19,7 @@ import type net from "node:net";
 import type { Log } from "../http/session_types.ts";
 import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
 import { type OriginalDestination, originalDestination } from "../capture/original_destination.ts";
-import { relay, type RelayResult } from "../tcp/relay.ts";
+import { pauseReading, relay, type RelayResult } from "../tcp/relay.ts";
 import { type DetectedProtocol, detectProtocol } from "../../shared/protocol/detect.ts";
 import { RoundRobin } from "./balancer.ts";
 import { DialError, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
@@ -44,6 +44,14 @@ export interface OutboundProtocolHandlers {
   http2?(socket: net.Socket, target: ServiceTarget): boolean;
   /** TLS and HTTPS ports, and a ClientHello sniffed on an UNKNOWN port (routing by SNI). */
   tlsPassthrough?(socket: net.Socket, target: ServiceTarget): boolean;
+  /**
+   * A connection to no service address (`destination`), or whose original destination is unknown
+   * (undefined; it was sniffed as TLS): a ClientHello whose SNI names a ServiceEntry host goes there
+   * (Istio's `0.0.0.0:<port>` listener with `server_names` filter chains, ./tls_passthrough.ts). True
+   * when it took the connection; it calls `fallback` (passthrough, BlackHole, refusal) when the
+   * connection turns out to be for no such host.
+   */
+  tlsBySni?(socket: net.Socket, destination: OriginalDestination | undefined, fallback: () => void): boolean;
 }
 
 /** Settings of an {@link OutboundTcp}. */
@@ -102,10 +110,13 @@ export class OutboundTcp {
     if (found.kind === "unknown") {
       return this.sniff(raw, (p) => {
         if (p === "http1" || p === "http2") return serveHttp();
-        this.refuse(
-          raw,
-          `original destination unknown (${found.reason}): a ${p} connection cannot be routed`,
-        );
+        const refuse = () =>
+          this.refuse(
+            raw,
+            `original destination unknown (${found.reason}): a ${p} connection cannot be routed`,
+          );
+        if (p === "tls" && this.#o.handlers?.tlsBySni?.(raw, undefined, refuse)) return;
+        refuse();
       });
     }
     const snapshot = this.#o.snapshot();
@@ -124,9 +135,14 @@ export class OutboundTcp {
       case "tls":
         return this.tls(raw, d.target);
       case "passthrough":
-        return this.passthrough(raw, d.destination);
-      case "blackhole":
-        return this.blackhole(raw, d.destination);
+      case "blackhole": {
+        const fallback = () =>
+          d.path === "passthrough"
+            ? this.passthrough(raw, d.destination)
+            : this.blackhole(raw, d.destination);
+        if (this.#o.handlers?.tlsBySni?.(raw, d.destination, fallback)) return;
+        return fallback();
+      }
       case "sniff":
         return this.sniff(raw, (p) => {
           if (p === "http1") return serveHttp();
@@ -166,7 +182,7 @@ export class OutboundTcp {
       clearTimeout(timer);
       raw.off("data", onData);
       raw.off("end", onEnd);
-      raw.pause();
+      pauseReading(raw);
       if (size > 0) raw.unshift(concat(chunks, size));
       this.#live.delete(raw);
       then(protocol);
@@ -247,10 +263,11 @@ export class OutboundTcp {
   /** Dials, then relays; a failed dial closes the downstream with the reason logged. */
   #connect(raw: net.Socket, cluster: string, target: string, dial: () => Promise<net.Socket>): void {
     const observer = this.#o.observer;
+    const peer = peerOf(raw);
     observer.tcp(cluster, "downstream_cx_total", 1);
     this.#track(raw);
     // Bytes the client sends while the upstream connects wait in the socket (the relay resumes it).
-    raw.pause();
+    pauseReading(raw);
     dial().then((upstream) => {
       if (raw.destroyed) {
         upstream.destroy();
@@ -269,7 +286,7 @@ export class OutboundTcp {
         observer.tcp(cluster, "downstream_cx_tx_bytes_total", tx);
         if (r.end === "idle_timeout") observer.tcp(cluster, "idle_timeout", 1);
         this.#o.log.debug("outbound TCP connection ended", {
-          peer: peerOf(raw),
+          peer,
           target,
           cluster,
           end: r.end,
