@@ -177,7 +177,9 @@ async function main() {
     { concurrency, v8Flags: proxyV8Flags },
   );
   const meshUrl = `http://127.0.0.1:${outboundPort}/`;
-  await waitHttp(meshUrl, HOST, "the app through the proxy pair");
+  await waitHttp(meshUrl, HOST, "the app through the proxy pair").catch((e) => {
+    throw new Error(`${e.message}\nclient proxy: ${clientProxy.tail}\nserver proxy: ${serverProxy.tail}`);
+  });
 
   // The haproxy pair.
   const hapServerPem = await haproxyPem(bench, ca, "hap-server", "app");
