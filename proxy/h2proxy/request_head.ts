@@ -73,8 +73,9 @@ export function adaptRequestHead(
     else if (n === ":path") path = v;
     else if (n === ":authority") authority = v;
     else if (n === ":scheme") scheme = v;
-    else if (n === ":protocol") return { ok: false, status: 501, reason: "extended CONNECT is not supported" };
-    else if (n === "host") host ??= v;
+    else if (n === ":protocol") {
+      return { ok: false, status: 501, reason: "extended CONNECT is not supported" };
+    } else if (n === "host") host ??= v;
     else if (n === "cookie") cookies.push(v);
     else if (n === "content-type") contentType ??= v;
   }

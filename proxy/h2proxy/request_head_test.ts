@@ -4,7 +4,7 @@ import { InboundPolicyFilter } from "../filters/mod.ts";
 import { RecordingLog, snapshotOf } from "../inbound/test_support.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import type { FilterVerdict } from "../http/session_types.ts";
-import { adaptRequestHead, applyVerdict, type HeaderList, headerLinesToList } from "./request_head.ts";
+import { adaptRequestHead, applyVerdict, headerLinesToList, type HeaderList } from "./request_head.ts";
 
 const GET: HeaderList = [
   [":method", "GET"],
@@ -14,7 +14,10 @@ const GET: HeaderList = [
 ];
 
 Deno.test("adaptRequestHead: pseudo-headers as the request line and Host; refusals", () => {
-  const a = adaptRequestHead([...GET, ["te", "trailers"], ["cookie", "a=1"], ["x-y", "z"], ["cookie", "b=2"]]);
+  const a = adaptRequestHead([...GET, ["te", "trailers"], ["cookie", "a=1"], ["x-y", "z"], [
+    "cookie",
+    "b=2",
+  ]]);
   assert.ok(a.ok);
   assert.equal(a.head.methodText(), "GET");
   assert.equal(a.head.targetText(), "/a/../b?q=1");
@@ -50,7 +53,10 @@ Deno.test("adaptRequestHead: pseudo-headers as the request line and Host; refusa
 });
 
 Deno.test("applyVerdict: drops, additions, target and authority from a verdict", () => {
-  const headers: HeaderList = [...GET, ["authorization", "Bearer x"], ["host", "echo.foo:8000"], ["x-k", "v"]];
+  const headers: HeaderList = [...GET, ["authorization", "Bearer x"], ["host", "echo.foo:8000"], [
+    "x-k",
+    "v",
+  ]];
   const a = adaptRequestHead(headers);
   assert.ok(a.ok);
   for (let i = 0; i < a.head.count; i++) if (a.head.name(i) === "authorization") a.head.drop[i] = 1;
@@ -69,7 +75,7 @@ Deno.test("applyVerdict: drops, additions, target and authority from a verdict",
     ["x-jwt-sub", "user-1"],
   ]);
   assert.deepEqual(applyVerdict(GET, adaptRequestHead(GET) as never, null), GET);
-  assert.deepEqual(headerLinesToList("www-authenticate: Bearer realm=\"x\"\r\nX-A:  b \r\n"), [
+  assert.deepEqual(headerLinesToList('www-authenticate: Bearer realm="x"\r\nX-A:  b \r\n'), [
     ["www-authenticate", 'Bearer realm="x"'],
     ["x-a", "b"],
   ]);
@@ -83,7 +89,12 @@ Deno.test("the HTTP/1.1 filter chain decides HTTP/2 requests: normalization, JWT
   const snapshot: RuntimeSnapshot = {
     ...base,
     authorizations: {
-      "foo/deny": { name: "deny", namespace: "foo", action: "DENY", rules: [{ to: [{ operation: { paths: ["/admin"] } }] }] },
+      "foo/deny": {
+        name: "deny",
+        namespace: "foo",
+        action: "DENY",
+        rules: [{ to: [{ operation: { paths: ["/admin"] } }] }],
+      },
     },
     jwtPolicies: {
       "foo/jwt": {
