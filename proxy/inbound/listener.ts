@@ -23,7 +23,7 @@
 import net from "node:net";
 import { AcceptedSockets, listen } from "../http/listen.ts";
 import type tls from "node:tls";
-import { ascii } from "../http/chars.ts";
+import { ascii, latin1 } from "../http/chars.ts";
 import { DEFAULT_HEAD_LIMITS, type HeadLimits } from "../http/head.ts";
 import {
   closeForLimit,
@@ -42,12 +42,14 @@ import type { Log } from "../http/session_types.ts";
 import { SocketIo } from "../http/socket_io.ts";
 import { tryParseSpiffeId } from "../../shared/identity/mod.ts";
 import { inboundModeOf, type RuntimeSnapshot } from "../runtime/snapshot.ts";
-import { InboundPolicyFilter } from "../filters/mod.ts";
+import { type ConnectionAttributes, InboundPolicyFilter } from "../filters/mod.ts";
 import { type InboundObserver, InboundStats } from "./observer.ts";
 import { type IstioMetrics, MeteredObserver } from "../http/istio_metrics.ts";
 import { inboundIstioLabels } from "../http/istio_labels.ts";
 import { checkPeer, InboundTls, type ServingContext } from "./tls_context.ts";
 import { UpstreamPool } from "./upstream_pool.ts";
+import { http2Admission, InboundHttp2 } from "./http2.ts";
+import { sniffPreface } from "../h2proxy/preface.ts";
 
 /** Settings of an {@link InboundListener}. */
 export interface InboundListenerOptions {
@@ -87,6 +89,8 @@ export interface InboundListenerOptions {
 const SNIFF = 0;
 const HANDSHAKE = 1;
 const SERVING = 2;
+/** Served by the HTTP/2 codec (./http2.ts), which keeps its own limits. */
+const HTTP2 = 3;
 
 /** One accepted connection. */
 class Conn {
@@ -112,6 +116,9 @@ export class InboundListener {
   readonly #server: net.Server;
   readonly #pool: UpstreamPool;
   readonly #tls: InboundTls;
+  /** The same with ALPN `h2` offered: ports whose protocol is HTTP2 or GRPC. */
+  readonly #tlsH2: InboundTls;
+  readonly #h2: InboundHttp2;
   readonly #conns = new Set<Conn>();
   readonly #accepted = new AcceptedSockets();
   readonly #byRaw = new WeakMap<net.Socket, Conn>();
@@ -142,12 +149,24 @@ export class InboundListener {
       ...options.upstream,
       onConnect: () => observer.upstreamConnection(),
     });
-    this.#tls = new InboundTls(
-      (socket, ctx) => this.#guard(this.#connOf(socket), "secure", () => this.#onSecure(socket, ctx), socket),
-      (err, socket) =>
+    const tlsArgs = [
+      (socket: tls.TLSSocket, ctx: ServingContext) =>
+        this.#guard(this.#connOf(socket), "secure", () => this.#onSecure(socket, ctx), socket),
+      (err: Error, socket: tls.TLSSocket) =>
         this.#guard(this.#connOf(socket), "tls error", () => this.#onTlsError(err, socket), socket),
-      (err) => this.#log.error("cannot load the workload certificate", { error: err.message }),
-    );
+      (err: Error) => this.#log.error("cannot load the workload certificate", { error: err.message }),
+    ] as const;
+    this.#tls = new InboundTls(...tlsArgs);
+    this.#tlsH2 = new InboundTls(...tlsArgs, ["h2", "http/1.1"]);
+    this.#h2 = new InboundHttp2({
+      appAddress: options.appAddress,
+      appPort: options.appPort,
+      snapshot: options.snapshot,
+      log: options.log,
+      observer,
+      connectTimeoutMs: options.upstream?.connectTimeoutMs,
+      idleTimeoutMs: options.upstream?.idleTimeoutMs,
+    });
     this.#server = net.createServer({ allowHalfOpen: true }, (raw) => this.#onConnection(raw));
   }
 
@@ -194,6 +213,7 @@ export class InboundListener {
     for (const c of this.#conns) c.io?.destroy();
     const released = this.#accepted.closeAll();
     this.#pool.close();
+    this.#h2.close();
     await Promise.all([closed, released]);
   }
 
@@ -256,7 +276,8 @@ export class InboundListener {
       raw.resetAndDestroy();
       return;
     }
-    const ctx = this.#tls.contextFor(snapshot.certificate);
+    const tlsFor = http2Admission(snapshot, this.#mtlsPort) === "alpn" ? this.#tlsH2 : this.#tls;
+    const ctx = tlsFor.contextFor(snapshot.certificate);
     if (ctx === null) {
       this.observer.connectionRefused("no_certificate");
       this.#log.warn("TLS connection refused: no workload certificate yet", { peer: conn.peer });
@@ -323,22 +344,39 @@ export class InboundListener {
     conn?.raw.destroy();
   }
 
-  /** Serves HTTP on the connection; `peer` is what mutual TLS established, null for plain text. */
-  #serve(
-    conn: Conn,
-    socket: net.Socket,
-    peer: { xfcc: Uint8Array; principal: string; sni: string | undefined } | null,
-  ): void {
-    conn.state = SERVING;
-    const raw = conn.raw;
-    const filter = new InboundPolicyFilter(this.#o.snapshot, {
+  /**
+   * Serves HTTP on the connection: HTTP/2 when mutual TLS selected ALPN `h2`, or when the port takes
+   * HTTP/2 and the connection starts with its preface; else HTTP/1.1. `peer` is what mutual TLS
+   * established, null for plain text.
+   */
+  #serve(conn: Conn, socket: net.Socket, peer: Peer | null): void {
+    if ((socket as tls.TLSSocket).alpnProtocol === "h2") return this.#serveHttp2(conn, socket, peer);
+    if (http2Admission(this.#o.snapshot(), this.#mtlsPort) === "none") return this.#serveHttp1(conn, socket, peer);
+    sniffPreface(socket, this.#handshakeTimeoutMs, (h2) =>
+      this.#guard(conn, "sniff", () =>
+        h2 ? this.#serveHttp2(conn, socket, peer) : this.#serveHttp1(conn, socket, peer), socket));
+  }
+
+  #attributes(conn: Conn, peer: Peer | null): ConnectionAttributes {
+    return {
       principal: peer?.principal,
-      peerIp: raw.remoteAddress ?? "",
-      localIp: raw.localAddress ?? "",
+      peerIp: conn.raw.remoteAddress ?? "",
+      localIp: conn.raw.localAddress ?? "",
       port: this.#mtlsPort,
       sni: peer?.sni,
       peer: conn.peer,
-    }, this.#log);
+    };
+  }
+
+  #serveHttp2(conn: Conn, socket: net.Socket, peer: Peer | null): void {
+    conn.state = HTTP2;
+    this.#h2.serve(socket, this.#attributes(conn, peer), peer === null ? null : latin1(peer.xfcc, 0, peer.xfcc.length));
+    socket.resume();
+  }
+
+  #serveHttp1(conn: Conn, socket: net.Socket, peer: Peer | null): void {
+    conn.state = SERVING;
+    const filter = new InboundPolicyFilter(this.#o.snapshot, this.#attributes(conn, peer), this.#log);
     const io = new SocketIo(socket);
     conn.io = io;
     const metrics = this.#o.requestMetrics;
@@ -364,7 +402,7 @@ export class InboundListener {
     const now = Date.now();
     const limits = this.#connLimits;
     for (const c of this.#conns) {
-      if (c.closing) continue;
+      if (c.closing || c.state === HTTP2) continue;
       if (c.state !== SERVING) {
         if (now - c.since > this.#handshakeTimeoutMs) {
           this.observer.connectionRefused("timeout");
@@ -390,7 +428,15 @@ export class InboundListener {
       }
     }
     this.#pool.sweep(now);
+    this.#h2.sweep(now);
   }
+}
+
+/** What mutual TLS established about the client. */
+interface Peer {
+  xfcc: Uint8Array;
+  principal: string;
+  sni: string | undefined;
 }
 
 /** The trust domains whose SPIFFE IDs are accepted: the workload's, else the one of its certificate. */

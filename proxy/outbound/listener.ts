@@ -50,6 +50,8 @@ import { certificateFields, certificateHash, formatXfccElement } from "../inboun
 import { OutboundRouter } from "./router.ts";
 import { concat, RouteUpstream, RoutingDownstream } from "./downstream.ts";
 import { type OutboundObserver, OutboundStats } from "./outbound_stats.ts";
+import { OutboundHttp2 } from "./http2.ts";
+import { sniffPreface } from "../h2proxy/preface.ts";
 
 /** Settings of an {@link OutboundListener}. */
 export interface OutboundListenerOptions {
@@ -104,6 +106,7 @@ export class OutboundListener {
   readonly #connLimits: ListenerLimits;
   readonly #slots: ConnectionSlots;
   readonly #router: OutboundRouter;
+  readonly #h2: OutboundHttp2;
   readonly #conns = new Set<RoutingDownstream>();
   readonly #accepted = new AcceptedSockets();
   /** Gateway HTTPS connections between accept and handshake. */
@@ -121,6 +124,14 @@ export class OutboundListener {
     this.#connLimits = { ...DEFAULT_LISTENER_LIMITS, ...options.connectionLimits };
     this.#slots = new ConnectionSlots(this.#connLimits.maxConnections, options.connectionCounter);
     this.#router = new OutboundRouter(options, this.observer);
+    this.#h2 = new OutboundHttp2({
+      router: this.#router,
+      snapshot: options.snapshot,
+      log: options.log,
+      observer: this.observer,
+      connectTimeoutMs: options.upstream?.connectTimeoutMs,
+      idleTimeoutMs: options.upstream?.idleTimeoutMs,
+    });
     if (options.routeNames?.some((n) => n.startsWith("https."))) {
       this.#gatewayTls = new GatewayTls({
         onSecure: (socket, ctx) => this.#guarded(socket, () => this.#onSecure(socket, ctx)),
@@ -177,6 +188,7 @@ export class OutboundListener {
     for (const c of this.#conns) c.destroy();
     const released = this.#accepted.closeAll();
     this.#router.close();
+    this.#h2.close();
     await Promise.all([closed, released]);
   }
 
@@ -202,12 +214,14 @@ export class OutboundListener {
       return;
     }
     raw.once("close", () => this.observer.connectionClosed());
-    this.#serveHttp(raw, raw, clock, {
-      routeName: this.#o.routeNames?.[0],
-      principal: undefined,
-      sni: undefined,
-      xfcc: null,
-    });
+    const gateway = { routeName: this.#o.routeNames?.[0], principal: undefined, sni: undefined, xfcc: null };
+    // h2c with prior knowledge (RFC 9113 3.3), else HTTP/1.1; the first byte of HTTP/1.1 decides at once.
+    sniffPreface(raw, this.#connLimits.requestHeadersTimeoutMs || 10_000, (h2) =>
+      this.#guarded(raw, () => {
+        if (!h2) return this.#serveHttp(raw, raw, clock, gateway);
+        this.#h2.serve(raw, `${raw.remoteAddress}:${raw.remotePort}`, gateway.routeName);
+        raw.resume();
+      }));
   }
 
   /** Runs a TLS event handler so that nothing it throws ends the process. */
@@ -413,5 +427,6 @@ export class OutboundListener {
       closeForLimit(verdict, c, session, this.observer);
     }
     this.#router.sweep(now);
+    this.#h2.sweep(now);
   }
 }

@@ -1,0 +1,87 @@
+/**
+ * Client-role HTTP/2 connections to the next hop, in {@link MuxPool}s: to a proxied endpoint over
+ * mutual TLS with ALPN `h2` and secure naming (../outbound/endpoint_pool.ts's dialer), to an
+ * unproxied endpoint or the local application over h2c (prior knowledge). When the peer's TLS did not
+ * select `h2` (an inbound port whose protocol is auto-detected offers no ALPN), the preface is sent
+ * anyway: that inbound listener recognizes it.
+ *
+ * @module
+ */
+import type net from "node:net";
+import type tls from "node:tls";
+import { Http2Connection } from "../http2/connection.ts";
+import type { Http2Stream } from "../http2/stream.ts";
+import type { Http2Limits } from "../http2/limits.ts";
+import { DialError, type Dialer } from "../outbound/endpoint_pool.ts";
+import type { HeaderList } from "./request_head.ts";
+import { type MuxConnection, MuxPool } from "./mux_pool.ts";
+import type { Log } from "../http/session_types.ts";
+
+/** A client connection as the pool counts it. */
+export class UpstreamConnection implements MuxConnection {
+  readonly connection: Http2Connection;
+  constructor(connection: Http2Connection) {
+    this.connection = connection;
+  }
+  get activeStreams(): number {
+    return this.connection.activeStreams;
+  }
+  get canOpenStream(): boolean {
+    return this.connection.canOpenStream;
+  }
+  get draining(): boolean {
+    return this.connection.draining;
+  }
+  /** Opens a stream with the request headers. */
+  request(headers: HeaderList, endStream: boolean): Http2Stream {
+    return this.connection.request(headers, { endStream });
+  }
+  close(): void {
+    this.connection.close();
+  }
+}
+
+/** Settings of {@link http2Pool}. */
+export interface Http2PoolOptions {
+  /** Connects the socket (TCP, or TLS verified with its peer check). */
+  dial: Dialer;
+  /** The codec's limits for these connections; its defaults when absent. */
+  limits?: Partial<Http2Limits>;
+  log: Log;
+  /** Where the connections go, for logs. */
+  target: string;
+  idleTimeoutMs?: number;
+  onConnect?: () => void;
+}
+
+/** A pool of multiplexed HTTP/2 connections made with `dial`. */
+export function http2Pool(o: Http2PoolOptions): MuxPool<UpstreamConnection> {
+  return new MuxPool<UpstreamConnection>({
+    async dial() {
+      const socket: net.Socket = await o.dial();
+      const alpn = (socket as tls.TLSSocket).alpnProtocol;
+      if (alpn !== undefined && alpn !== false && alpn !== "h2") {
+        socket.destroy();
+        throw new DialError("tls_failure", `${o.target} selected ALPN ${alpn}, not h2`);
+      }
+      socket.setNoDelay(true);
+      const connection = new Http2Connection(socket, {
+        role: "client",
+        limits: o.limits,
+        log: (message: string) => o.log.debug("upstream HTTP/2", { target: o.target, message }),
+      });
+      return new UpstreamConnection(connection);
+    },
+    idleTimeoutMs: o.idleTimeoutMs,
+    onConnect: o.onConnect,
+  });
+}
+
+/** Opens a stream on a pooled connection (a new connection when every one is full). */
+export function openStream(
+  pool: MuxPool<UpstreamConnection>,
+  headers: HeaderList,
+  endStream: boolean,
+): Promise<Http2Stream> {
+  return pool.open((c) => c.request(headers, endStream));
+}
