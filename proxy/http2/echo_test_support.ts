@@ -1,0 +1,90 @@
+/**
+ * A tiny HTTP/2 (h2c, prior knowledge) echo server on the codec, for the codec's tests and
+ * benchmark: `GET` answers `hello <path>\n`, other methods echo the request body; a request with
+ * `x-echo-trailers` gets the trailer `x-echo: done` (and `grpc-status: 0`) after its body.
+ *
+ * @module
+ */
+import * as net from "node:net";
+import { Http2Connection } from "./connection.ts";
+import type { CloseInfo } from "./session.ts";
+import type { Http2Stream } from "./stream.ts";
+import { headerValue } from "./headers.ts";
+
+/** A running echo server. */
+export interface EchoServer {
+  port: number;
+  /** Connections accepted so far. */
+  readonly connections: Http2Connection[];
+  /** How each ended connection closed. */
+  readonly closes: CloseInfo[];
+  /** Protocol log lines. */
+  readonly log: string[];
+  close(): Promise<void>;
+}
+
+const TEXT = new TextEncoder();
+
+/** Handles one request stream. */
+export async function echo(stream: Http2Stream): Promise<void> {
+  try {
+    const method = headerValue(stream.headers, ":method");
+    const trailers = headerValue(stream.headers, "x-echo-trailers") !== undefined;
+    stream.respond([[":status", "200"], ["content-type", "text/plain"]]);
+    if (method === "GET" || method === "HEAD") {
+      for await (const _ of stream) { /* drain */ }
+      if (method === "GET") {
+        await stream.write(TEXT.encode(`hello ${headerValue(stream.headers, ":path")}\n`));
+      }
+    } else {
+      for await (const chunk of stream) await stream.write(chunk);
+    }
+    stream.end(trailers ? [["x-echo", "done"], ["grpc-status", "0"]] : undefined);
+  } catch {
+    // the stream was reset: nothing to answer
+  }
+}
+
+/** Starts the echo server on 127.0.0.1 (`port` 0: any free port). */
+export function startEchoServer(port = 0, log = false): Promise<EchoServer> {
+  const connections: Http2Connection[] = [];
+  const closes: CloseInfo[] = [];
+  const lines: string[] = [];
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    const conn = new Http2Connection(socket, {
+      role: "server",
+      onStream: (s) => void echo(s),
+      log: (m) => {
+        if (lines.length < 1000) lines.push(m);
+        if (log) console.error(m);
+      },
+    });
+    connections.push(conn);
+    conn.closed.then((c) => closes.push(c));
+  });
+  return new Promise((resolve) => {
+    server.listen(port, "127.0.0.1", () => {
+      const addr = server.address() as net.AddressInfo;
+      resolve({
+        port: addr.port,
+        connections,
+        closes,
+        log: lines,
+        close: () =>
+          new Promise<void>((done) => {
+            for (const s of sockets) s.destroy();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}
+
+if (import.meta.main) {
+  const port = Number(Deno.args[0] ?? 8081);
+  const s = await startEchoServer(port, true);
+  console.error(`h2c echo server on 127.0.0.1:${s.port}`);
+}
