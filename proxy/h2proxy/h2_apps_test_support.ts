@@ -69,11 +69,15 @@ async function spawnServer(cmd: string, args: string[], what: string, cwd?: stri
     stderr: "null",
   }).spawn();
   await untilListening(port, child, what);
+  let stopped: Promise<unknown> | undefined;
   return {
     port,
     async stop() {
-      child.kill("SIGTERM");
-      await child.status;
+      if (stopped === undefined) {
+        child.kill("SIGTERM");
+        stopped = child.status;
+      }
+      await stopped;
     },
   };
 }

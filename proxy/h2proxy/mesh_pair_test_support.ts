@@ -63,6 +63,33 @@ function echoService(protocol: string, endpointPort: number, workload: string): 
   };
 }
 
+/** The issuer of {@link jwtPolicy}'s tokens. */
+export const ISSUER = "testing@secure.istio.io";
+
+/**
+ * A RequestAuthentication as meshd pushes it (mesh.v1.JwtPolicy, decoded) with inline keys: tokens of
+ * {@link ISSUER} in `authorization: Bearer`, the `sub` claim copied to `x-jwt-sub`.
+ */
+export function jwtPolicy(jwks: string): Record<string, unknown> {
+  return {
+    name: "jwt",
+    namespace: "foo",
+    providers: [{
+      issuer: ISSUER,
+      audiences: [],
+      jwks,
+      jwksUri: "",
+      fromHeaders: [],
+      fromParams: [],
+      fromCookies: [],
+      outputPayloadToHeader: "",
+      forwardOriginalToken: false,
+      outputClaimToHeaders: [{ header: "x-jwt-sub", claim: "sub" }],
+      spaceDelimitedClaims: [],
+    }],
+  };
+}
+
 /** The running pair. */
 export interface MeshPair {
   outbound: OutboundListener;

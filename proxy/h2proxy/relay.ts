@@ -74,6 +74,7 @@ export function localReply(
           if (!down.remoteEnded) down.reset(NO_ERROR);
         }, () => {});
       }
+    }
     observer.response(reply.status, true);
   } catch {
     down.reset(INTERNAL_ERROR);
@@ -133,7 +134,11 @@ export async function relayStream(
     head = await up.response;
   } catch (e) {
     ctx.observer.upstreamError("reset_before_response");
-    ctx.log.debug("upstream reset before the response", { peer: ctx.peer, target: ctx.target, reason: String(e) });
+    ctx.log.debug("upstream reset before the response", {
+      peer: ctx.peer,
+      target: ctx.target,
+      reason: String(e),
+    });
     localReply(down, ctx.contentType, {
       status: 503,
       body: "upstream connect error or disconnect/reset before headers. reset reason: remote reset",

@@ -4,6 +4,7 @@ import { InboundPolicyFilter } from "../filters/mod.ts";
 import { RecordingLog, snapshotOf } from "../inbound/test_support.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import type { FilterVerdict } from "../http/session_types.ts";
+import { ISSUER, jwtPolicy } from "./mesh_pair_test_support.ts";
 import { adaptRequestHead, applyVerdict, headerLinesToList, type HeaderList } from "./request_head.ts";
 
 const GET: HeaderList = [
@@ -82,7 +83,7 @@ Deno.test("applyVerdict: drops, additions, target and authority from a verdict",
 });
 
 Deno.test("the HTTP/1.1 filter chain decides HTTP/2 requests: normalization, JWT, authorization", async () => {
-  const ISS = "testing@secure.istio.io";
+  const ISS = ISSUER;
   const { publicKey, privateKey } = await generateKeyPair("RS256", { extractable: true });
   const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256" }] });
   const base = snapshotOf("PERMISSIVE", undefined);
@@ -96,25 +97,7 @@ Deno.test("the HTTP/1.1 filter chain decides HTTP/2 requests: normalization, JWT
         rules: [{ to: [{ operation: { paths: ["/admin"] } }] }],
       },
     },
-    jwtPolicies: {
-      "foo/jwt": {
-        name: "jwt",
-        namespace: "foo",
-        providers: [{
-          issuer: ISS,
-          audiences: [],
-          jwks,
-          jwksUri: "",
-          fromHeaders: [],
-          fromParams: [],
-          fromCookies: [],
-          outputPayloadToHeader: "",
-          forwardOriginalToken: false,
-          outputClaimToHeaders: [{ header: "x-jwt-sub", claim: "sub" }],
-          spaceDelimitedClaims: [],
-        }],
-      },
-    },
+    jwtPolicies: { "foo/jwt": jwtPolicy(jwks) },
   };
   const filter = new InboundPolicyFilter(() => snapshot, {
     principal: "spiffe://cluster.local/ns/foo/sa/sleep",

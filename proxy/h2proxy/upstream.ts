@@ -12,7 +12,7 @@ import type tls from "node:tls";
 import { Http2Connection } from "../http2/connection.ts";
 import type { Http2Stream } from "../http2/stream.ts";
 import type { Http2Limits } from "../http2/limits.ts";
-import { DialError, type Dialer } from "../outbound/endpoint_pool.ts";
+import { type Dialer, DialError } from "../outbound/endpoint_pool.ts";
 import type { HeaderList } from "./request_head.ts";
 import { type MuxConnection, MuxPool } from "./mux_pool.ts";
 import type { Log } from "../http/session_types.ts";

@@ -19,7 +19,12 @@ import type { Http2Limits } from "../http2/limits.ts";
 import type { Log } from "../http/session_types.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { type ConnectionAttributes, InboundPolicyFilter } from "../filters/mod.ts";
-import { adaptRequestHead, applyVerdict, type HeaderList, headerLinesToList } from "../h2proxy/request_head.ts";
+import {
+  adaptRequestHead,
+  applyVerdict,
+  headerLinesToList,
+  type HeaderList,
+} from "../h2proxy/request_head.ts";
 import { localReply, relayStream } from "../h2proxy/relay.ts";
 import { http2Pool, openStream, type UpstreamConnection } from "../h2proxy/upstream.ts";
 import type { MuxPool } from "../h2proxy/mux_pool.ts";
@@ -81,7 +86,10 @@ export class InboundHttp2 {
       log: options.log,
       target,
       idleTimeoutMs: options.idleTimeoutMs,
-      onConnect: () => options.observer.upstreamConnection(),
+      onConnect: () => {
+        options.observer.upstreamConnection();
+        options.observer.http2Connection("upstream");
+      },
     });
   }
 
@@ -117,6 +125,7 @@ export class InboundHttp2 {
       },
     });
     this.#downstream.add(connection);
+    this.#o.observer.http2Connection("downstream");
     connection.closed.then(() => this.#downstream.delete(connection));
   }
 

@@ -350,11 +350,17 @@ export class InboundListener {
    * established, null for plain text.
    */
   #serve(conn: Conn, socket: net.Socket, peer: Peer | null): void {
-    if ((socket as tls.TLSSocket).alpnProtocol === "h2") return this.#serveHttp2(conn, socket, peer);
-    if (http2Admission(this.#o.snapshot(), this.#mtlsPort) === "none") return this.#serveHttp1(conn, socket, peer);
+    if ((socket as tls.TLSSocket).alpnProtocol === "h2") return this.#serveHttp2(conn, socket, peer, "alpn");
+    if (http2Admission(this.#o.snapshot(), this.#mtlsPort) === "none") {
+      return this.#serveHttp1(conn, socket, peer);
+    }
     sniffPreface(socket, this.#handshakeTimeoutMs, (h2) =>
-      this.#guard(conn, "sniff", () =>
-        h2 ? this.#serveHttp2(conn, socket, peer) : this.#serveHttp1(conn, socket, peer), socket));
+      this.#guard(
+        conn,
+        "sniff",
+        () => h2 ? this.#serveHttp2(conn, socket, peer, "preface") : this.#serveHttp1(conn, socket, peer),
+        socket,
+      ));
   }
 
   #attributes(conn: Conn, peer: Peer | null): ConnectionAttributes {
@@ -368,9 +374,11 @@ export class InboundListener {
     };
   }
 
-  #serveHttp2(conn: Conn, socket: net.Socket, peer: Peer | null): void {
+  #serveHttp2(conn: Conn, socket: net.Socket, peer: Peer | null, via: "alpn" | "preface"): void {
     conn.state = HTTP2;
-    this.#h2.serve(socket, this.#attributes(conn, peer), peer === null ? null : latin1(peer.xfcc, 0, peer.xfcc.length));
+    this.#log.debug("HTTP/2 connection", { peer: conn.peer, via, mtls: peer !== null });
+    const xfcc = peer === null ? null : latin1(peer.xfcc, 0, peer.xfcc.length);
+    this.#h2.serve(socket, this.#attributes(conn, peer), xfcc);
     socket.resume();
   }
 

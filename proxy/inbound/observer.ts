@@ -35,6 +35,8 @@ export interface InboundObserver extends SessionObserver, LimitObserver {
   handshake(ok: boolean): void;
   /** A new connection to the application was made. */
   upstreamConnection(): void;
+  /** A connection served (downstream) or made to the application (upstream) with HTTP/2. */
+  http2Connection(side: "downstream" | "upstream"): void;
 }
 
 /** Counter names of {@link InboundStats}: its own, then the session counters. */
@@ -51,6 +53,8 @@ export const INBOUND_COUNTERS = [
   "ssl.fail_verify_san",
   "downstream_rq_local_reply",
   "upstream_cx_total",
+  "downstream_cx_http2_total",
+  "upstream_cx_http2_total",
   ...SESSION_COUNTERS,
 ] as const;
 
@@ -106,6 +110,9 @@ export class InboundStats extends SessionStats<InboundCounter> implements Inboun
     else this.counters["ssl.connection_error"]++;
   }
 
+  http2Connection(side: "downstream" | "upstream"): void {
+    this.counters[side === "downstream" ? "downstream_cx_http2_total" : "upstream_cx_http2_total"]++;
+  }
   upstreamConnection(): void {
     this.counters.upstream_cx_total++;
   }

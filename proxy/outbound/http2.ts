@@ -82,6 +82,7 @@ export class OutboundHttp2 {
       },
     });
     this.#downstream.add(connection);
+    this.#o.observer.http2Connection("downstream");
     connection.closed.then(() => this.#downstream.delete(connection));
   }
 
@@ -127,7 +128,10 @@ export class OutboundHttp2 {
       log: this.#o.log,
       target: `${address}:${port}`,
       idleTimeoutMs: this.#o.idleTimeoutMs,
-      onConnect: () => this.#o.observer.upstreamConnection(mtls),
+      onConnect: () => {
+        this.#o.observer.upstreamConnection(mtls);
+        this.#o.observer.http2Connection("upstream");
+      },
     });
     this.#pools.set(up.key, pool);
     return pool;
