@@ -19,7 +19,7 @@ import {
 import { processDeadline } from "../../shared/internal/testing/deadline.ts";
 
 const GRPC_APP = fileURLToPath(new URL("./grpc_test_app.py", import.meta.url));
-const CLEAN_ENV = { PATH: "/usr/bin:/bin" };
+const CLEAN_ENV = { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" };
 
 /** What the gRPC tests need, or undefined. */
 export function grpcioMissing(): Missing {
