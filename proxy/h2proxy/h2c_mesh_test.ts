@@ -110,7 +110,10 @@ Deno.test(requires(h2cToolsMissing(), {
           // The server proxy allows 100 concurrent streams per connection (Envoy's edge value): 200
           // at once need a second connection, never one per client.
           assert.ok(out.upstream_cx_total <= 2, `${out.upstream_cx_total} connections between the proxies`);
-          assert.ok(inb.upstream_cx_total <= 2, `${inb.upstream_cx_total} h2c connections to the application`);
+          assert.ok(
+            inb.upstream_cx_total <= 2,
+            `${inb.upstream_cx_total} h2c connections to the application`,
+          );
         },
       );
 

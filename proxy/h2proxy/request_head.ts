@@ -178,3 +178,19 @@ export function filterReplyHeaders(reply: FilterReply, bodyLength: number): Head
     ...headerLinesToList(reply.headers),
   ];
 }
+
+/**
+ * X-Forwarded-Client-Cert as Istio's sidecars set it (APPEND_FORWARD): with mutual TLS, the values
+ * received joined with `,`, then this hop's element; without, any received value removed.
+ */
+export function withXfcc(headers: HeaderList, element: string | null): HeaderList {
+  const received: string[] = [];
+  const out: HeaderList = [];
+  for (const h of headers) {
+    if (h[0] === "x-forwarded-client-cert") {
+      if (h[1] !== "") received.push(h[1]);
+    } else out.push(h);
+  }
+  if (element !== null) out.push(["x-forwarded-client-cert", [...received, element].join(",")]);
+  return out;
+}

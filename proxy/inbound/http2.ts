@@ -19,12 +19,7 @@ import type { Http2Limits } from "../http2/limits.ts";
 import type { Log } from "../http/session_types.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { type ConnectionAttributes, InboundPolicyFilter } from "../filters/mod.ts";
-import {
-  adaptRequestHead,
-  applyVerdict,
-  headerLinesToList,
-  type HeaderList,
-} from "../h2proxy/request_head.ts";
+import { adaptRequestHead, applyVerdict, headerLinesToList, withXfcc } from "../h2proxy/request_head.ts";
 import { localReply, relayStream } from "../h2proxy/relay.ts";
 import { http2Pool, openStream, type UpstreamConnection } from "../h2proxy/upstream.ts";
 import type { MuxPool } from "../h2proxy/mux_pool.ts";
@@ -167,20 +162,4 @@ export class InboundHttp2 {
     this.#downstream.clear();
     this.#pool.close();
   }
-}
-
-/**
- * X-Forwarded-Client-Cert as Istio's sidecars set it (APPEND_FORWARD): with mutual TLS, the values
- * received joined with `,`, then this hop's element; without, any received value removed.
- */
-export function withXfcc(headers: HeaderList, element: string | null): HeaderList {
-  const received: string[] = [];
-  const out: HeaderList = [];
-  for (const h of headers) {
-    if (h[0] === "x-forwarded-client-cert") {
-      if (h[1] !== "") received.push(h[1]);
-    } else out.push(h);
-  }
-  if (element !== null) out.push(["x-forwarded-client-cert", [...received, element].join(",")]);
-  return out;
 }

@@ -16,9 +16,15 @@ import type { Http2Stream } from "../http2/stream.ts";
 import type { Http2Limits } from "../http2/limits.ts";
 import { HeadParser } from "../http/head.ts";
 import { REQUEST } from "../http/http_head.ts";
-import type { Log } from "../http/session_types.ts";
+import type { Log, RequestFilter } from "../http/session_types.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
-import { adaptRequestHead, type HeaderList } from "../h2proxy/request_head.ts";
+import {
+  adaptRequestHead,
+  applyVerdict,
+  headerLinesToList,
+  type HeaderList,
+  withXfcc,
+} from "../h2proxy/request_head.ts";
 import { localReply, relayStream } from "../h2proxy/relay.ts";
 import { http2Pool, openStream, type UpstreamConnection } from "../h2proxy/upstream.ts";
 import type { MuxPool } from "../h2proxy/mux_pool.ts";
@@ -66,8 +72,10 @@ export class OutboundHttp2 {
    * Serves one downstream connection whose first bytes are the HTTP/2 preface (left on the socket).
    *
    * @param routeName the gateway route configuration of the connection (gateway mode)
+   * @param filter a gateway's policies (gateway mode), run on each stream after routing, on the
+   *   routed (normalized) path, as for HTTP/1.1
    */
-  serve(socket: net.Socket, peer: string, routeName?: string): void {
+  serve(socket: net.Socket, peer: string, routeName?: string, filter?: RequestFilter): void {
     const log = this.#o.log;
     const connection = new Http2Connection(socket, {
       role: "server",
@@ -75,7 +83,7 @@ export class OutboundHttp2 {
       log: (message: string) => log.debug("downstream HTTP/2", { peer, message }),
       onStream: (stream: Http2Stream) => {
         this.#o.observer.request();
-        this.#onStream(stream, peer, routeName).catch((e) => {
+        this.#onStream(stream, peer, routeName, filter).catch((e) => {
           log.error("outbound HTTP/2 stream failed", { peer, error: String(e) });
           stream.reset();
         });
@@ -86,7 +94,12 @@ export class OutboundHttp2 {
     connection.closed.then(() => this.#downstream.delete(connection));
   }
 
-  async #onStream(stream: Http2Stream, peer: string, routeName: string | undefined): Promise<void> {
+  async #onStream(
+    stream: Http2Stream,
+    peer: string,
+    routeName: string | undefined,
+    filter: RequestFilter | undefined,
+  ): Promise<void> {
     const observer = this.#o.observer;
     const adapted = adaptRequestHead(stream.headers);
     if (!adapted.ok) {
@@ -100,7 +113,22 @@ export class OutboundHttp2 {
       localReply(stream, adapted.contentType, { status: route.status, body: route.body, headers }, observer);
       return;
     }
-    const forward = routed.head === null ? stream.headers : rewritten(stream.headers, routed.head);
+    let forward = routed.head === null ? stream.headers : rewritten(stream.headers, routed.head);
+    if (filter !== undefined) {
+      const seen = routed.head === null ? adapted : adaptRequestHead(forward);
+      if (!seen.ok) {
+        return localReply(stream, adapted.contentType, { status: seen.status, body: seen.reason }, observer);
+      }
+      const verdict = await filter.check(seen.head);
+      if (verdict?.reply) {
+        const r = verdict.reply;
+        const headers = headerLinesToList(r.headers);
+        return localReply(stream, adapted.contentType, { status: r.status, body: r.body, headers }, observer);
+      }
+      forward = applyVerdict(forward, seen, verdict);
+    }
+    // As for HTTP/1.1 (no client certificate on this side): an X-Forwarded-Client-Cert the app sent is removed.
+    forward = withXfcc(forward, null);
     const pool = this.#poolOf(route.endpoint);
     await relayStream(stream, forward, (h, end) => openStream(pool, h, end), {
       observer,

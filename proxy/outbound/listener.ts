@@ -214,12 +214,18 @@ export class OutboundListener {
       return;
     }
     raw.once("close", () => this.observer.connectionClosed());
-    const gateway = { routeName: this.#o.routeNames?.[0], principal: undefined, sni: undefined, xfcc: null };
+    const gateway: GatewayConnection = {
+      routeName: this.#o.routeNames?.[0],
+      principal: undefined,
+      sni: undefined,
+      xfcc: null,
+    };
     // h2c with prior knowledge (RFC 9113 3.3), else HTTP/1.1; the first byte of HTTP/1.1 decides at once.
     sniffPreface(raw, this.#connLimits.requestHeadersTimeoutMs || 10_000, (h2) =>
       this.#guarded(raw, () => {
         if (!h2) return this.#serveHttp(raw, raw, clock, gateway);
-        this.#h2.serve(raw, `${raw.remoteAddress}:${raw.remotePort}`, gateway.routeName);
+        const peer = `${raw.remoteAddress}:${raw.remotePort}`;
+        this.#h2.serve(raw, peer, gateway.routeName, this.#gatewayFilter(raw, raw, gateway));
         raw.resume();
       }));
   }
@@ -373,24 +379,7 @@ export class OutboundListener {
     down.clock = clock;
     this.#conns.add(down);
     raw.once("close", () => this.#conns.delete(down));
-    // A gateway enforces the RequestAuthentications and AuthorizationPolicies that select its workload
-    // (policies seed: "applies to all services bound to that gateway"), as a sidecar does inbound.
-    // The router normalized the target already: the filter's policies see the routed, forwarded path.
-    const filter = this.#o.routeNames === undefined ? undefined : new InboundPolicyFilter(
-      this.#o.snapshot,
-      {
-        principal: gateway.principal,
-        peerIp: raw.remoteAddress ?? "",
-        localIp: raw.localAddress ?? "",
-        port: this.#port,
-        sni: gateway.sni,
-        peer,
-        gateway: true,
-        tls: socket !== raw,
-      },
-      this.#log,
-      { targetNormalized: true },
-    );
+    const filter = this.#gatewayFilter(socket, raw, gateway);
     const session = new Http1Session(down, {
       upstream: down.upstream,
       observer: metered ?? this.observer,
@@ -403,6 +392,35 @@ export class OutboundListener {
     });
     down.session = session;
     session.run();
+  }
+
+  /**
+   * A gateway enforces the RequestAuthentications and AuthorizationPolicies that select its workload
+   * (policies seed: "applies to all services bound to that gateway"), as a sidecar does inbound; the
+   * router normalized the target already, so the filter's policies see the routed, forwarded path.
+   * Undefined for a sidecar's outbound listener.
+   */
+  #gatewayFilter(
+    socket: net.Socket,
+    raw: net.Socket,
+    gateway: GatewayConnection,
+  ): InboundPolicyFilter | undefined {
+    if (this.#o.routeNames === undefined) return undefined;
+    return new InboundPolicyFilter(
+      this.#o.snapshot,
+      {
+        principal: gateway.principal,
+        peerIp: raw.remoteAddress ?? "",
+        localIp: raw.localAddress ?? "",
+        port: this.#port,
+        sni: gateway.sni,
+        peer: `${raw.remoteAddress}:${raw.remotePort}`,
+        gateway: true,
+        tls: socket !== raw,
+      },
+      this.#log,
+      { targetNormalized: true },
+    );
   }
 
   #sweep(): void {
