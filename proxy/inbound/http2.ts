@@ -14,6 +14,7 @@
  */
 import type net from "node:net";
 import { Http2Connection } from "../http2/connection.ts";
+import { DownstreamSet } from "../h2proxy/downstream_set.ts";
 import type { Http2Stream } from "../http2/stream.ts";
 import type { Http2Limits } from "../http2/limits.ts";
 import type { Log } from "../http/session_types.ts";
@@ -64,13 +65,17 @@ export interface InboundHttp2Options {
   connectTimeoutMs?: number;
   /** An application connection without streams is closed after this long (ms). Default 60 s. */
   idleTimeoutMs?: number;
+  /** A downstream connection without streams is closed after this long (ms; 0 never). Default 300 s. */
+  downstreamIdleTimeoutMs?: number;
+  /** Counts downstream connections closed for being idle (the listener's `downstream_cx_idle_timeout`). */
+  onIdleClose?: () => void;
 }
 
 /** Serves the HTTP/2 connections of one inbound listener; owns its h2c pool to the application. */
 export class InboundHttp2 {
   readonly #o: InboundHttp2Options;
   readonly #pool: MuxPool<UpstreamConnection>;
-  readonly #downstream = new Set<Http2Connection>();
+  readonly #downstream = new DownstreamSet();
 
   constructor(options: InboundHttp2Options) {
     this.#o = options;
@@ -121,7 +126,6 @@ export class InboundHttp2 {
     });
     this.#downstream.add(connection);
     this.#o.observer.http2Connection("downstream");
-    connection.closed.then(() => this.#downstream.delete(connection));
   }
 
   async #onStream(stream: Http2Stream, filter: InboundPolicyFilter, peer: string, xfcc: string | null) {
@@ -153,13 +157,14 @@ export class InboundHttp2 {
 
   /** Closes idle application connections. */
   sweep(now: number): void {
+    const idle = this.#downstream.sweep(now, this.#o.downstreamIdleTimeoutMs ?? 300_000);
+    for (let i = 0; i < idle; i++) this.#o.onIdleClose?.();
     this.#pool.sweep(now);
   }
 
   /** Closes every downstream connection and the application pool. */
   close(): void {
-    for (const c of this.#downstream) c.close();
-    this.#downstream.clear();
+    this.#downstream.close();
     this.#pool.close();
   }
 }

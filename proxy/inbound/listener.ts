@@ -166,6 +166,8 @@ export class InboundListener {
       observer,
       connectTimeoutMs: options.upstream?.connectTimeoutMs,
       idleTimeoutMs: options.upstream?.idleTimeoutMs,
+      downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
+      onIdleClose: () => this.observer.limitHit("idle_timeout"),
     });
     this.#server = net.createServer({ allowHalfOpen: true }, (raw) => this.#onConnection(raw));
   }

@@ -12,6 +12,7 @@
  */
 import type net from "node:net";
 import { Http2Connection } from "../http2/connection.ts";
+import { DownstreamSet } from "../h2proxy/downstream_set.ts";
 import type { Http2Stream } from "../http2/stream.ts";
 import type { Http2Limits } from "../http2/limits.ts";
 import { HeadParser } from "../http/head.ts";
@@ -44,13 +45,17 @@ export interface OutboundHttp2Options {
   connectTimeoutMs?: number;
   /** An upstream connection without streams is closed after this long (ms). Default 60 s. */
   idleTimeoutMs?: number;
+  /** A downstream connection without streams is closed after this long (ms; 0 never). Default 300 s. */
+  downstreamIdleTimeoutMs?: number;
+  /** Counts downstream connections closed for being idle (the listener's `downstream_cx_idle_timeout`). */
+  onIdleClose?: () => void;
 }
 
 /** Serves HTTP/2 connections of one outbound listener and owns its HTTP/2 endpoint pools. */
 export class OutboundHttp2 {
   readonly #o: OutboundHttp2Options;
   readonly #pools = new Map<string, MuxPool<UpstreamConnection>>();
-  readonly #downstream = new Set<Http2Connection>();
+  readonly #downstream = new DownstreamSet();
 
   constructor(options: OutboundHttp2Options) {
     this.#o = options;
@@ -91,7 +96,6 @@ export class OutboundHttp2 {
     });
     this.#downstream.add(connection);
     this.#o.observer.http2Connection("downstream");
-    connection.closed.then(() => this.#downstream.delete(connection));
   }
 
   async #onStream(
@@ -167,6 +171,8 @@ export class OutboundHttp2 {
 
   /** Closes idle upstream connections; forgets pools unused for a minute. */
   sweep(now: number): void {
+    const idle = this.#downstream.sweep(now, this.#o.downstreamIdleTimeoutMs ?? 300_000);
+    for (let i = 0; i < idle; i++) this.#o.onIdleClose?.();
     for (const [key, pool] of this.#pools) {
       pool.sweep(now);
       if (pool.openCount === 0 && now - pool.lastUsed > 60_000) this.#pools.delete(key);
@@ -175,8 +181,7 @@ export class OutboundHttp2 {
 
   /** Closes every downstream and upstream connection. */
   close(): void {
-    for (const c of this.#downstream) c.close();
-    this.#downstream.clear();
+    this.#downstream.close();
     for (const p of this.#pools.values()) p.close();
     this.#pools.clear();
   }

@@ -131,6 +131,8 @@ export class OutboundListener {
       observer: this.observer,
       connectTimeoutMs: options.upstream?.connectTimeoutMs,
       idleTimeoutMs: options.upstream?.idleTimeoutMs,
+      downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
+      onIdleClose: () => this.observer.limitHit("idle_timeout"),
     });
     if (options.routeNames?.some((n) => n.startsWith("https."))) {
       this.#gatewayTls = new GatewayTls({
