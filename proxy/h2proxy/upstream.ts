@@ -12,6 +12,7 @@ import type tls from "node:tls";
 import { Http2Connection } from "../http2/connection.ts";
 import type { Http2Stream } from "../http2/stream.ts";
 import type { Http2Limits } from "../http2/limits.ts";
+import { CANCEL } from "../http2/frame.ts";
 import { type Dialer, DialError } from "../outbound/endpoint_pool.ts";
 import type { HeaderList } from "./request_head.ts";
 import { type MuxConnection, MuxPool } from "./mux_pool.ts";
@@ -51,7 +52,46 @@ export interface Http2PoolOptions {
   /** Where the connections go, for logs. */
   target: string;
   idleTimeoutMs?: number;
+  /** Time for the peer's SETTINGS after the connection is made (ms). Default 10 s. */
+  settingsTimeoutMs?: number;
   onConnect?: () => void;
+}
+
+/**
+ * Resolves once the peer's SETTINGS have arrived, so that streams are not opened beyond a limit the
+ * peer is about to announce (the server sends its SETTINGS first thing: no round trip is added to
+ * the TCP or TLS handshake). Rejects, closing the connection, when it closes or `timeoutMs` passes first.
+ */
+function peerSettings(
+  c: Http2Connection,
+  socket: net.Socket,
+  timeoutMs: number,
+  target: string,
+): Promise<void> {
+  if (c.peerSettingsReceived) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      socket.off("data", onData);
+      socket.off("close", onClose);
+      if (err === undefined) return resolve();
+      c.close(CANCEL);
+      socket.destroy();
+      reject(err);
+    };
+    // Registered after the codec's listener: runs once the codec has read the chunk.
+    const onData = () => {
+      if (c.peerSettingsReceived) done();
+    };
+    const onClose = () =>
+      done(new DialError("connect_failure", `${target} closed before its HTTP/2 SETTINGS`));
+    const timer = setTimeout(
+      () => done(new DialError("timeout", `${target} sent no HTTP/2 SETTINGS within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    socket.on("data", onData);
+    socket.once("close", onClose);
+  });
 }
 
 /** A pool of multiplexed HTTP/2 connections made with `dial`. */
@@ -70,6 +110,7 @@ export function http2Pool(o: Http2PoolOptions): MuxPool<UpstreamConnection> {
         limits: o.limits,
         log: (message: string) => o.log.debug("upstream HTTP/2", { target: o.target, message }),
       });
+      await peerSettings(connection, socket, o.settingsTimeoutMs ?? 10_000, o.target);
       return new UpstreamConnection(connection);
     },
     idleTimeoutMs: o.idleTimeoutMs,
