@@ -19,6 +19,7 @@ import {
 import { processDeadline } from "../../shared/internal/testing/deadline.ts";
 
 const GRPC_APP = fileURLToPath(new URL("./grpc_test_app.py", import.meta.url));
+const HOSTILE_APP = fileURLToPath(new URL("./hostile_h2_app.py", import.meta.url));
 const CLEAN_ENV = { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" };
 
 /** What the gRPC tests need, or undefined. */
@@ -119,6 +120,27 @@ export async function grpcClient(
   const stdout = new TextDecoder().decode(out.stdout);
   if (!out.success) throw new Error(`grpc client failed: ${new TextDecoder().decode(out.stderr)}`);
   return JSON.parse(stdout);
+}
+
+/** What the hostile-peer tests need (Debian's python3-h2), or undefined. */
+export function pythonH2Missing(): Missing {
+  return pythonModulesMissing(["h2"], "python3-h2");
+}
+
+/** ./hostile_h2_app.py's h2c application: GOAWAY, RST_STREAM before or during the response, by path. */
+export function startHostileApp(): Promise<ServerProcess> {
+  return spawnServer("/usr/bin/python3", [HOSTILE_APP, "server", "{port}"], "the hostile HTTP/2 application");
+}
+
+/** ./hostile_h2_app.py's rapid-reset client: `count` streams each reset at once; how the connection ended. */
+export async function rapidReset(
+  target: string,
+  authority: string,
+  count: number,
+): Promise<{ sent: number; goaway: number | null; closed: boolean }> {
+  const r = await run("/usr/bin/python3", [HOSTILE_APP, "rapid-reset", target, authority, String(count)]);
+  if (r.code !== 0) throw new Error(`rapid-reset client failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
 }
 
 /** nghttpd serving `dir` over h2c (`--no-tls`). */

@@ -36,10 +36,14 @@ export interface LocalReply {
   grpcStatus?: number;
 }
 
+/** Request body octets read and dropped after a local reply before the rest is refused (RST_STREAM NO_ERROR). */
+export const MAX_DISCARD_BYTES = 1024 * 1024;
+
 /**
  * Answers a stream with the proxy's own response: trailers-only with `grpc-status` when the request
  * is gRPC (`requestContentType` `application/grpc*`), else `status` with a `text/plain` body.
- * Nothing is sent when the stream is already closed or answered.
+ * Nothing is sent when the stream is already closed or answered. The caller still owns the request
+ * body: {@link discardRequest} it unless a relay is reading it.
  */
 export function localReply(
   down: Http2Stream,
@@ -54,8 +58,6 @@ export function localReply(
         grpcLocalReply(reply.status, reply.body, { grpcStatus: reply.grpcStatus, requestContentType }),
         { endStream: true },
       );
-      // The client may still be sending its request: it is not read, so stop it (RFC 9113 8.1).
-      if (!down.remoteEnded) down.reset(NO_ERROR);
     } else {
       const body = new TextEncoder().encode(reply.body);
       down.respond([
@@ -64,15 +66,9 @@ export function localReply(
         ["content-length", String(body.length)],
         ...(reply.headers ?? []),
       ], { endStream: body.length === 0 });
-      if (body.length === 0) {
-        if (!down.remoteEnded) down.reset(NO_ERROR);
-      } else {
-        // END_STREAM rides on the body's last DATA frame: the reset goes only after it.
-        const written = down.write(body);
+      if (body.length > 0) {
+        down.write(body).catch(() => {});
         down.end();
-        written.then(() => {
-          if (!down.remoteEnded) down.reset(NO_ERROR);
-        }, () => {});
       }
     }
     observer.response(reply.status, true);
@@ -81,8 +77,47 @@ export function localReply(
   }
 }
 
+/**
+ * Reads and drops the rest of a request answered by the proxy, so that its DATA gives the
+ * connection's window back; beyond {@link MAX_DISCARD_BYTES} the request is refused with RST_STREAM
+ * NO_ERROR, as RFC 9113 section 8.1 lets a server do after a complete response. The reset is not
+ * sent at once: the request's END_STREAM usually follows its HEADERS, and a reset that crossed it
+ * could make a client drop the response.
+ */
+export async function discardRequest(down: Http2Stream): Promise<void> {
+  let dropped = 0;
+  try {
+    for (;;) {
+      const chunk = await down.read();
+      if (chunk === null) return;
+      dropped += chunk.length;
+      if (dropped > MAX_DISCARD_BYTES) {
+        down.reset(NO_ERROR);
+        return;
+      }
+    }
+  } catch {
+    // Reset by the client: nothing left to drop.
+  }
+}
+
+/** {@link localReply}, then {@link discardRequest}: a request the proxy answers itself. */
+export function answerLocally(
+  down: Http2Stream,
+  requestContentType: string | undefined,
+  reply: LocalReply,
+  observer: StreamObserver,
+): Promise<void> {
+  localReply(down, requestContentType, reply, observer);
+  return discardRequest(down);
+}
+
 /** Where a stream goes: opens the upstream stream with the headers to forward. */
-export type OpenUpstream = (headers: HeaderList, endStream: boolean) => Promise<Http2Stream>;
+export type OpenUpstream = (
+  headers: HeaderList,
+  endStream: boolean,
+  cancelled: () => boolean,
+) => Promise<Http2Stream>;
 
 /** What a relay needs besides the two streams. */
 export interface RelayContext {
@@ -110,8 +145,10 @@ export async function relayStream(
 ): Promise<void> {
   let up: Http2Stream;
   try {
-    up = await open(headers, down.remoteEnded && down.bufferedBytes === 0);
+    up = await open(headers, down.remoteEnded && down.bufferedBytes === 0, () => down.isClosed);
   } catch (e) {
+    // The client reset its stream while it waited for a connection: nothing to answer.
+    if (down.isClosed) return;
     ctx.observer.upstreamError("connect_failure");
     ctx.log.warn("upstream connection failed", { peer: ctx.peer, target: ctx.target, reason: String(e) });
     localReply(down, ctx.contentType, {
@@ -119,16 +156,20 @@ export async function relayStream(
       body: `upstream connect error or disconnect/reset before headers. reset reason: connection failure, ` +
         `transport failure reason: ${e instanceof Error ? e.message : String(e)}`,
     }, ctx.observer);
+    await discardRequest(down);
     return;
   }
   // A reset on either side ends the other; a normal end leaves the other to finish.
   down.closed.then((c) => {
     if (c.code !== NO_ERROR) up.reset(CANCEL);
   });
+  // After the upstream response head was forwarded (not after the proxy's own answer to a failure).
+  let forwarded = false;
   up.closed.then((c) => {
-    if (c.code !== NO_ERROR && down.headersSent) down.reset(c.code === CANCEL ? CANCEL : INTERNAL_ERROR);
+    if (c.code !== NO_ERROR && forwarded) down.reset(c.code === CANCEL ? CANCEL : INTERNAL_ERROR);
   });
-  if (!up.localEnded) pump(down, up);
+  // The request body: when the upstream stream fails, what is left is dropped (see discardRequest).
+  if (!up.localEnded) pump(down, up, false);
   let head: HeaderList;
   try {
     head = await up.response;
@@ -153,25 +194,39 @@ export async function relayStream(
   const headersOnly = up.remoteEnded && up.bufferedBytes === 0 && (await up.trailers) === undefined;
   try {
     down.respond(head, { endStream: headersOnly });
+    forwarded = true;
   } catch {
     up.reset(CANCEL);
     return;
   }
   ctx.observer.response(Number(head[0]?.[1]) || 0, false);
-  if (!headersOnly) pump(up, down);
+  if (!headersOnly) pump(up, down, true);
 }
 
-/** Copies the body and trailers of `from`'s received side to `to`'s sending side; a failure resets both. */
-async function pump(from: Http2Stream, to: Http2Stream): Promise<void> {
-  try {
-    for (;;) {
-      const chunk = await from.read();
-      if (chunk === null) break;
-      await to.write(chunk);
+/**
+ * Copies the body and trailers of `from`'s received side to `to`'s sending side. `from` failing (a
+ * reset) resets `to`. `to` failing: for the response (`stopSource`) the upstream is reset, the client
+ * being gone; for the request the rest is dropped, the response path answering the client.
+ */
+async function pump(from: Http2Stream, to: Http2Stream, stopSource: boolean): Promise<void> {
+  for (;;) {
+    let chunk: Uint8Array | null;
+    try {
+      chunk = await from.read();
+    } catch {
+      to.reset(CANCEL);
+      return;
     }
-    to.end(await from.trailers);
-  } catch {
-    from.reset(CANCEL);
-    to.reset(CANCEL);
+    try {
+      if (chunk === null) {
+        to.end(await from.trailers);
+        return;
+      }
+      await to.write(chunk);
+    } catch {
+      if (stopSource) from.reset(CANCEL);
+      else await discardRequest(from);
+      return;
+    }
   }
 }

@@ -118,11 +118,21 @@ export function http2Pool(o: Http2PoolOptions): MuxPool<UpstreamConnection> {
   });
 }
 
-/** Opens a stream on a pooled connection (a new connection when every one is full). */
+/**
+ * Opens a stream on a pooled connection (a new connection when every one is full), unless
+ * `cancelled()` says, once a connection is there, that it is no longer wanted (the client reset its
+ * stream meanwhile: a flood of resets must not become a flood of upstream streams).
+ *
+ * @throws Error "stream cancelled", or what the dial threw
+ */
 export function openStream(
   pool: MuxPool<UpstreamConnection>,
   headers: HeaderList,
   endStream: boolean,
+  cancelled: () => boolean = () => false,
 ): Promise<Http2Stream> {
-  return pool.open((c) => c.request(headers, endStream));
+  return pool.open((c) => {
+    if (cancelled()) throw new Error("stream cancelled");
+    return c.request(headers, endStream);
+  });
 }

@@ -21,7 +21,7 @@ import type { Log } from "../http/session_types.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { type ConnectionAttributes, InboundPolicyFilter } from "../filters/mod.ts";
 import { adaptRequestHead, applyVerdict, headerLinesToList, withXfcc } from "../h2proxy/request_head.ts";
-import { localReply, relayStream } from "../h2proxy/relay.ts";
+import { answerLocally, relayStream } from "../h2proxy/relay.ts";
 import { http2Pool, openStream, type UpstreamConnection } from "../h2proxy/upstream.ts";
 import type { MuxPool } from "../h2proxy/mux_pool.ts";
 import { plainDialer } from "../outbound/endpoint_pool.ts";
@@ -132,21 +132,19 @@ export class InboundHttp2 {
     const observer = this.#o.observer;
     const adapted = adaptRequestHead(stream.headers, `${this.#o.appAddress}:${this.#o.appPort}`);
     if (!adapted.ok) {
-      localReply(stream, undefined, { status: adapted.status, body: adapted.reason }, observer);
-      return;
+      return answerLocally(stream, undefined, { status: adapted.status, body: adapted.reason }, observer);
     }
     const verdict = await filter.check(adapted.head);
     if (verdict?.reply) {
       const r = verdict.reply;
-      localReply(stream, adapted.contentType, {
+      return answerLocally(stream, adapted.contentType, {
         status: r.status,
         body: r.body,
         headers: headerLinesToList(r.headers),
       }, observer);
-      return;
     }
     const forward = withXfcc(applyVerdict(stream.headers, adapted, verdict), xfcc);
-    await relayStream(stream, forward, (h, end) => openStream(this.#pool, h, end), {
+    await relayStream(stream, forward, (h, end, cancelled) => openStream(this.#pool, h, end, cancelled), {
       observer,
       log: this.#o.log,
       peer,

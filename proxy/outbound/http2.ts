@@ -26,7 +26,7 @@ import {
   type HeaderList,
   withXfcc,
 } from "../h2proxy/request_head.ts";
-import { localReply, relayStream } from "../h2proxy/relay.ts";
+import { answerLocally, relayStream } from "../h2proxy/relay.ts";
 import { http2Pool, openStream, type UpstreamConnection } from "../h2proxy/upstream.ts";
 import type { MuxPool } from "../h2proxy/mux_pool.ts";
 import { mtlsDialer, plainDialer } from "./endpoint_pool.ts";
@@ -107,34 +107,47 @@ export class OutboundHttp2 {
     const observer = this.#o.observer;
     const adapted = adaptRequestHead(stream.headers);
     if (!adapted.ok) {
-      localReply(stream, undefined, { status: adapted.status, body: adapted.reason }, observer);
-      return;
+      return answerLocally(stream, undefined, { status: adapted.status, body: adapted.reason }, observer);
     }
     const routed = this.#o.router.routeEndpoint(adapted.head, peer, routeName);
     const route = routed.route;
     if (route.local) {
       const headers: HeaderList = route.location === undefined ? [] : [["location", route.location]];
-      localReply(stream, adapted.contentType, { status: route.status, body: route.body, headers }, observer);
-      return;
+      return answerLocally(
+        stream,
+        adapted.contentType,
+        { status: route.status, body: route.body, headers },
+        observer,
+      );
     }
     let forward = routed.head === null ? stream.headers : rewritten(stream.headers, routed.head);
     if (filter !== undefined) {
       const seen = routed.head === null ? adapted : adaptRequestHead(forward);
       if (!seen.ok) {
-        return localReply(stream, adapted.contentType, { status: seen.status, body: seen.reason }, observer);
+        return answerLocally(
+          stream,
+          adapted.contentType,
+          { status: seen.status, body: seen.reason },
+          observer,
+        );
       }
       const verdict = await filter.check(seen.head);
       if (verdict?.reply) {
         const r = verdict.reply;
         const headers = headerLinesToList(r.headers);
-        return localReply(stream, adapted.contentType, { status: r.status, body: r.body, headers }, observer);
+        return answerLocally(
+          stream,
+          adapted.contentType,
+          { status: r.status, body: r.body, headers },
+          observer,
+        );
       }
       forward = applyVerdict(forward, seen, verdict);
     }
     // As for HTTP/1.1 (no client certificate on this side): an X-Forwarded-Client-Cert the app sent is removed.
     forward = withXfcc(forward, null);
     const pool = this.#poolOf(route.endpoint);
-    await relayStream(stream, forward, (h, end) => openStream(pool, h, end), {
+    await relayStream(stream, forward, (h, end, cancelled) => openStream(pool, h, end, cancelled), {
       observer,
       log: this.#o.log,
       peer,
