@@ -57,7 +57,8 @@ export class Http2Connection {
   readonly #block = new BlockState();
   /** Server: octets of the client preface still expected. */
   #prefaceLeft: number;
-  #pings: (() => void)[] = [];
+  /** PINGs sent and not yet acknowledged, oldest first. */
+  #pings: { resolve: () => void; reject: (e: Error) => void }[] = [];
 
   /** Takes over `socket` (already connected; data events are consumed from now on). */
   constructor(socket: Duplex, options: Http2ConnectionOptions) {
@@ -76,6 +77,9 @@ export class Http2Connection {
     socket.on("error", this.#onSocketError);
     socket.on("close", this.#onSocketClose);
     socket.on("end", this.#onSocketEnd);
+    this.#s.closed.then(() => {
+      for (const p of this.#pings.splice(0)) p.reject(new Http2Error(NO_ERROR, "connection closed"));
+    });
     if (options.initialBytes && options.initialBytes.length > 0) this.#onData(options.initialBytes);
   }
 
@@ -140,14 +144,13 @@ export class Http2Connection {
     this.#s.writer.flush();
   }
 
-  /** Round trip time of a PING, ms (rejects when the connection closes first). */
+  /** Round trip time of a PING, ms (rejects with Http2Error when the connection closes first). */
   ping(): Promise<number> {
     const started = performance.now();
     return new Promise<number>((resolve, reject) => {
       if (this.#s.isClosed) return reject(new Http2Error(NO_ERROR, "connection closed"));
-      this.#pings.push(() => resolve(performance.now() - started));
+      this.#pings.push({ resolve: () => resolve(performance.now() - started), reject });
       this.#s.writer.frame(pingFrame(new Uint8Array(8), false));
-      this.#s.closed.then(() => reject(new Http2Error(NO_ERROR, "connection closed")));
     });
   }
 
@@ -179,7 +182,7 @@ export class Http2Connection {
     const s = this.#s;
     try {
       receiveFrame(s, this.#reader, this.#block);
-      if (type === 6 && (flags & 1) !== 0) this.#pings.shift()?.();
+      if (type === 6 && (flags & 1) !== 0) this.#pings.shift()?.resolve();
     } catch (e) {
       if (!(e instanceof Http2Error) || e.stream === 0) throw e;
       s.streamError(e.stream, e.code, e.message);

@@ -10,13 +10,14 @@ import { Http2Connection } from "./connection.ts";
 import type { CloseInfo } from "./session.ts";
 import type { Http2Stream } from "./stream.ts";
 import { headerValue } from "./headers.ts";
+import type { Http2Limits } from "./limits.ts";
 
 /** A running echo server. */
 export interface EchoServer {
   port: number;
-  /** Connections accepted so far. */
+  /** Connections open now, oldest first (closed ones are dropped: the server runs in benchmarks too). */
   readonly connections: Http2Connection[];
-  /** How each ended connection closed. */
+  /** How the last 100 connections closed. */
   readonly closes: CloseInfo[];
   /** Protocol log lines. */
   readonly log: string[];
@@ -45,8 +46,8 @@ export async function echo(stream: Http2Stream): Promise<void> {
   }
 }
 
-/** Starts the echo server on 127.0.0.1 (`port` 0: any free port). */
-export function startEchoServer(port = 0, log = false): Promise<EchoServer> {
+/** Starts the echo server on 127.0.0.1 (`port` 0: any free port), with `limits` over the defaults. */
+export function startEchoServer(port = 0, log = false, limits?: Partial<Http2Limits>): Promise<EchoServer> {
   const connections: Http2Connection[] = [];
   const closes: CloseInfo[] = [];
   const lines: string[] = [];
@@ -56,6 +57,7 @@ export function startEchoServer(port = 0, log = false): Promise<EchoServer> {
     socket.on("close", () => sockets.delete(socket));
     const conn = new Http2Connection(socket, {
       role: "server",
+      limits,
       onStream: (s) => void echo(s),
       log: (m) => {
         if (lines.length < 1000) lines.push(m);
@@ -63,7 +65,10 @@ export function startEchoServer(port = 0, log = false): Promise<EchoServer> {
       },
     });
     connections.push(conn);
-    conn.closed.then((c) => closes.push(c));
+    conn.closed.then((c) => {
+      connections.splice(connections.indexOf(conn), 1);
+      if (closes.push(c) > 100) closes.shift();
+    });
   });
   return new Promise((resolve) => {
     server.listen(port, "127.0.0.1", () => {
@@ -83,8 +88,16 @@ export function startEchoServer(port = 0, log = false): Promise<EchoServer> {
   });
 }
 
+/**
+ * `deno run -A echo_test_support.ts [port] [--log]`: protocol errors go to stderr with `--log`; on
+ * SIGUSR2 it prints `heap <bytes used>` (after a full collection when run with `--v8-flags=--expose-gc`).
+ */
 if (import.meta.main) {
   const port = Number(Deno.args[0] ?? 8081);
-  const s = await startEchoServer(port, true);
+  const s = await startEchoServer(port, Deno.args.includes("--log"));
   console.error(`h2c echo server on 127.0.0.1:${s.port}`);
+  Deno.addSignalListener("SIGUSR2", () => {
+    (globalThis as { gc?: () => void }).gc?.();
+    console.log(`heap ${Deno.memoryUsage().heapUsed}`);
+  });
 }

@@ -12,6 +12,21 @@ import type { Duplex } from "node:stream";
 /** Socket output (octets) above which DATA waits for 'drain'. */
 export const WRITE_HIGH_WATER = 64 * 1024;
 
+/** Batches up to this many octets are copied into one buffer and written at once. */
+const COALESCE_BYTES = 16 * 1024;
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const p of parts) total += p.length;
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
 /** Queues frames and writes them in batches. */
 export class FrameWriter {
   readonly #socket: Duplex;
@@ -28,6 +43,7 @@ export class FrameWriter {
   #inflightControl = 0;
   #scheduled = false;
   #closed = false;
+  #finished = false;
   /** DATA frames written (for the WINDOW_UPDATE flood limit). */
   dataFramesSent = 0;
 
@@ -66,25 +82,52 @@ export class FrameWriter {
   /** Writes what is queued now (before closing the socket). */
   flush(): void {
     this.#scheduled = false;
-    if (this.#queue.length === 0 || this.#closed) return;
+    if (this.#queue.length === 0 || this.#finished) return;
     const socket = this.#socket;
     const queue = this.#queue;
+    const bytes = this.#queuedBytes;
     this.#inflight.push(this.#queuedFrames, this.#queuedControl);
     this.#inflightFrames += this.#queuedFrames;
     this.#inflightControl += this.#queuedControl;
-    this.#queue = [];
     this.#queuedFrames = this.#queuedControl = this.#queuedBytes = 0;
-    if (socket.destroyed || !socket.writable) return;
+    if (socket.destroyed || !socket.writable) {
+      this.#queue = [];
+      return;
+    }
+    if (queue.length === 1 || bytes <= COALESCE_BYTES) {
+      // One write of a copy costs less than a write per frame (each allocates in node:stream).
+      socket.write(queue.length === 1 ? queue[0] : concat(queue), this.#written);
+      queue.length = 0;
+      return;
+    }
+    this.#queue = [];
     socket.cork();
     for (let i = 0; i < queue.length - 1; i++) socket.write(queue[i]);
     socket.write(queue[queue.length - 1], this.#written);
     socket.uncork();
   }
 
-  /** Stops writing; queued frames are dropped. */
-  close(): void {
+  /**
+   * The last write: what is queued (dropped after a flood) and then `last` (a GOAWAY), written even
+   * after a flood so that the peer learns why; nothing is written after it.
+   */
+  finish(last: Uint8Array | null): void {
+    if (this.#closed && this.#queue.length === 0) {
+      if (last !== null && !this.#finished) this.#writeDirect(last);
+    } else {
+      if (last !== null) {
+        this.#queue.push(last);
+        this.#queuedBytes += last.length;
+      }
+      this.flush();
+    }
+    this.#finished = true;
     this.#closed = true;
-    this.#queue = [];
+  }
+
+  #writeDirect(buf: Uint8Array): void {
+    const socket = this.#socket;
+    if (!socket.destroyed && socket.writable) socket.write(buf);
   }
 
   #push(buf: Uint8Array, control: boolean): void {
@@ -105,14 +148,26 @@ export class FrameWriter {
     }
     if (!this.#scheduled) {
       this.#scheduled = true;
-      queueMicrotask(() => this.flush());
+      queueMicrotask(this.#flushNow);
     }
   }
 
   #flood(what: string): void {
-    this.close();
+    this.#closed = true;
+    this.#queue = [];
     this.#onFlood(what);
   }
+
+  /** A throw in a microtask would end the process: a bug here closes this connection instead. */
+  readonly #flushNow = (): void => {
+    try {
+      this.flush();
+    } catch (e) {
+      console.error(`http2: frame writer: ${e instanceof Error ? e.stack : e}`);
+      this.#closed = this.#finished = true;
+      this.#socket.destroy();
+    }
+  };
 
   readonly #written = (): void => {
     this.#inflightFrames -= this.#inflight.shift()!;

@@ -30,6 +30,14 @@ const CONNECTION_SPECIFIC = new Set([
 ]);
 
 const REQUEST_PSEUDO = new Set([":method", ":scheme", ":authority", ":path"]);
+/** A bit per known pseudo-header, to find repeats without allocating. */
+const PSEUDO_BIT: Record<string, number> = {
+  ":method": 1,
+  ":scheme": 2,
+  ":authority": 4,
+  ":path": 8,
+  ":status": 16,
+};
 
 /** The result of {@link validateHeaders}: `error` is null when the list is valid. */
 export interface HeaderCheck {
@@ -55,16 +63,17 @@ export function validateHeaders(headers: HeaderList, kind: number): HeaderCheck 
   let scheme = false;
   let path = "";
   let authority = false;
-  const seen = kind === KIND_TRAILERS ? null : new Set<string>();
+  let seen = 0; // bit per pseudo-header (PSEUDO_BIT), no Set per message
   for (let i = 0; i < headers.length; i++) {
     const [name, value] = headers[i];
     const bad = nameError(name) ?? valueError(value);
     if (bad) return fail(out, `${bad} in "${printable(name)}"`);
     if (name.charCodeAt(0) === 0x3a) {
       if (regular) return fail(out, `pseudo-header ${name} after a regular field`);
-      if (seen === null) return fail(out, `pseudo-header ${name} in trailers`);
-      if (seen.has(name)) return fail(out, `pseudo-header ${name} repeated`);
-      seen.add(name);
+      if (kind === KIND_TRAILERS) return fail(out, `pseudo-header ${name} in trailers`);
+      const bit = PSEUDO_BIT[name] ?? 0;
+      if ((seen & bit) !== 0) return fail(out, `pseudo-header ${name} repeated`);
+      seen |= bit;
       if (kind === KIND_REQUEST) {
         if (!REQUEST_PSEUDO.has(name)) return fail(out, `pseudo-header ${name} in a request`);
         if (name === ":method") method = value;

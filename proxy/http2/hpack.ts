@@ -236,7 +236,7 @@ export class HpackEncoder {
 
   #string(s: string): void {
     const h = huffmanLength(s);
-    if (h < s.length) {
+    if (h <= s.length) {
       this.#int(h, 7, 0x80);
       this.#ensure(h);
       this.#pos = huffmanEncode(s, this.#buf, this.#pos);

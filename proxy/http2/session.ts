@@ -11,11 +11,13 @@ import {
   CANCEL,
   DATA,
   DEFAULT_WINDOW,
+  ENHANCE_YOUR_CALM,
   errorName,
   FLAG_END_STREAM,
   FRAME_HEADER,
   goawayFrame,
   headersFrames,
+  INTERNAL_ERROR,
   MIN_MAX_FRAME_SIZE,
   NO_ERROR,
   putFrameHeader,
@@ -122,7 +124,7 @@ export class Http2Session implements StreamHost {
       socket,
       limits.maxOutboundFrames,
       limits.maxOutboundControlFrames,
-      (what) => this.terminate(0, `outbound flood: ${what}`, false, true),
+      (what) => this.terminate(ENHANCE_YOUR_CALM, `outbound flood: ${what}`, false, true),
     );
   }
 
@@ -150,7 +152,7 @@ export class Http2Session implements StreamHost {
     this.#sendable.add(stream);
     if (this.#pumpScheduled) return;
     this.#pumpScheduled = true;
-    queueMicrotask(() => this.pump());
+    queueMicrotask(this.#pumpNow);
   }
 
   consumed(stream: Http2Stream, n: number): void {
@@ -235,6 +237,16 @@ export class Http2Session implements StreamHost {
     if (stream.isClosed) this.forget(stream);
   }
 
+  /** {@link pump} from a microtask or an event: a throw there would end the process, so it ends this connection. */
+  readonly #pumpNow = (): void => {
+    try {
+      this.pump();
+    } catch (e) {
+      this.log(`http2: internal error: ${e instanceof Error ? e.stack : e}`);
+      this.terminate(INTERNAL_ERROR, "internal error", false, true);
+    }
+  };
+
   /** Sends DATA of the scheduled streams while the windows and the socket allow. */
   pump(): void {
     this.#pumpScheduled = false;
@@ -286,7 +298,7 @@ export class Http2Session implements StreamHost {
     this.#waitingDrain = true;
     const again = (): void => {
       this.#waitingDrain = false;
-      this.pump();
+      this.#pumpNow();
     };
     if (this.socket.writableNeedDrain) this.socket.once("drain", again);
     else setTimeout(again, 0);
@@ -345,11 +357,9 @@ export class Http2Session implements StreamHost {
     if (this.isClosed) return;
     this.isClosed = true;
     if (code !== NO_ERROR || sendGoaway) this.log(`http2: connection ${errorName(code)}: ${reason}`);
-    if (sendGoaway) {
-      this.writer.frame(goawayFrame(this.lastPeerStreamId, code, code === NO_ERROR ? "" : reason));
-    }
-    this.writer.flush();
-    this.writer.close();
+    this.writer.finish(
+      sendGoaway ? goawayFrame(this.lastPeerStreamId, code, code === NO_ERROR ? "" : reason) : null,
+    );
     const error = new Http2Error(code === NO_ERROR ? CANCEL : code, `connection closed: ${reason}`);
     for (const stream of this.streams.values()) stream.fail(error, remote);
     this.streams.clear();
@@ -358,6 +368,9 @@ export class Http2Session implements StreamHost {
     this.#resolveClosed(this.closeInfo);
     const socket = this.socket;
     if (!socket.destroyed) {
+      // After an error nothing more is read (a flooding peer's bytes stay in the kernel, not our heap);
+      // the GOAWAY gets the linger time to reach the peer before the socket is destroyed.
+      if (code !== NO_ERROR) socket.pause();
       socket.end();
       this.#lingerTimer = setTimeout(() => socket.destroy(), CLOSE_LINGER_MS);
       socket.once("close", () => clearTimeout(this.#lingerTimer));

@@ -50,6 +50,42 @@ class Deferred<T> {
   }
 }
 
+/**
+ * A result that makes its promise only when someone asks for it (most streams never ask for all
+ * three): settling first just records the outcome. The first outcome wins.
+ */
+class Outcome<T> {
+  #deferred: Deferred<T> | null = null;
+  #settled = false;
+  #value: T | undefined;
+  #error: Error | null = null;
+
+  get promise(): Promise<T> {
+    if (this.#deferred === null) {
+      this.#deferred = new Deferred<T>();
+      if (this.#settled) {
+        if (this.#error !== null) this.#deferred.reject(this.#error);
+        else this.#deferred.resolve(this.#value as T);
+      }
+    }
+    return this.#deferred.promise;
+  }
+
+  resolve(value: T): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#value = value;
+    this.#deferred?.resolve(value);
+  }
+
+  reject(error: Error): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#error = error;
+    this.#deferred?.reject(error);
+  }
+}
+
 /** A stream. Created by the connection: `onStream` (server) or `connection.request()` (client). */
 export class Http2Stream {
   /** Stream id. */
@@ -57,9 +93,9 @@ export class Http2Stream {
   /** Server: the request headers received. Client: the request headers sent. */
   readonly headers: HeaderList;
   readonly #host: StreamHost;
-  readonly #response = new Deferred<HeaderList>();
-  readonly #trailers = new Deferred<HeaderList | undefined>();
-  readonly #closed = new Deferred<StreamClose>();
+  readonly #response = new Outcome<HeaderList>();
+  readonly #trailers = new Outcome<HeaderList | undefined>();
+  readonly #closed = new Outcome<StreamClose>();
   /** @internal performance.now() when opened (rapid-reset accounting). */
   readonly openedAt: number = performance.now();
 
@@ -120,16 +156,23 @@ export class Http2Stream {
     return this.#closed.promise;
   }
 
-  /** Server: sends the response headers (validated by the caller; lowercase names, `:status` first). */
+  /** Server: a 1xx head (100 Continue, 103 Early Hints) before {@link respond}; a no-op once closed or responded. */
+  informational(headers: HeaderList): void {
+    if (this.isClosed || this.headersSent) return;
+    this.#host.sendHeaders(this, headers, false);
+  }
+
+  /**
+   * Server: sends the response headers (the caller builds them: lowercase names, `:status` first).
+   * A no-op on a stream already closed or reset (see {@link closed}); throws Http2Error when called twice.
+   */
   respond(headers: HeaderList, opts: { endStream?: boolean } = {}): void {
-    if (this.isClosed || this.headersSent) {
-      throw new Http2Error(NO_ERROR, `stream ${this.id}: respond() not allowed now`, this.id);
+    if (this.isClosed) return;
+    if (this.headersSent) {
+      throw new Http2Error(NO_ERROR, `stream ${this.id}: respond() called twice`, this.id);
     }
     this.headersSent = true;
-    const end = opts.endStream === true;
-    if (end) this.localEnded = true;
-    this.#host.sendHeaders(this, headers, end);
-    if (end) this.maybeClose();
+    this.#host.sendHeaders(this, headers, opts.endStream === true);
   }
 
   /**
@@ -138,7 +181,7 @@ export class Http2Stream {
    * Rejects with Http2Error when the stream is reset or closed first. The chunk must not be changed until then.
    */
   write(chunk: Uint8Array): Promise<void> {
-    if (this.isClosed || this.endPending) {
+    if (this.isClosed || this.endPending || this.localEnded) {
       return Promise.reject(
         this.#error ?? new Http2Error(CANCEL, `stream ${this.id} is closed for writing`, this.id),
       );
@@ -151,7 +194,7 @@ export class Http2Stream {
 
   /** Ends our side after the queued data: END_STREAM on the last DATA, or trailers with END_STREAM. */
   end(trailers?: HeaderList): void {
-    if (this.isClosed || this.endPending) return;
+    if (this.isClosed || this.endPending || this.localEnded) return;
     this.endPending = true;
     this.endTrailers = trailers && trailers.length > 0 ? trailers : null;
     this.#host.schedule(this);
