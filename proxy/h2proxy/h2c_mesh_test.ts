@@ -16,6 +16,7 @@ import {
   ECHO_HOST,
   ECHO_PORT,
   pairCerts,
+  requestCounts,
   SERVER_ID,
   startPair,
 } from "./mesh_pair_test_support.ts";
@@ -136,6 +137,15 @@ Deno.test(requires(h2cToolsMissing(), {
         const bad = await curl(pair.outboundAddress, "/a%00b", ["--http2-prior-knowledge"]);
         assert.equal(bad.status, 400);
         pair.setPolicies([]);
+      });
+
+      await t.step("Istio's request metrics count HTTP/2 streams on both proxies", () => {
+        const client = requestCounts(pair.clientMetrics, { destination_service: ECHO_HOST });
+        const server = requestCounts(pair.serverMetrics, { source_principal: CLIENT_ID });
+        // curl, the upload, 200 nghttp streams, 1 HTTP/1.1 request: 203 answered 200 on each side; the
+        // denial (the %00 target never left the client proxy, whose own answer has no destination).
+        assert.deepEqual(client, { "source 200": 203, "source 403": 1 });
+        assert.deepEqual(server, { "destination 200": 203, "destination 403": 1 });
       });
     } finally {
       await pair.stop();

@@ -16,6 +16,7 @@ import { OutboundListener } from "../outbound/listener.ts";
 import type { OutboundStats } from "../outbound/outbound_stats.ts";
 import type { CertificateInfo, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { certificateInfo, makeCa, makeLeaf, RecordingLog, snapshotOf } from "../inbound/test_support.ts";
+import { ISTIO_LABELS, IstioMetrics } from "../http/istio_metrics.ts";
 
 export const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/echo";
 export const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -102,6 +103,9 @@ export interface MeshPair {
   setPolicies(authz: Record<string, unknown>[], jwt?: Record<string, unknown>[]): void;
   serverLog: RecordingLog;
   clientLog: RecordingLog;
+  /** Istio's standard request metrics of each proxy. */
+  clientMetrics: IstioMetrics;
+  serverMetrics: IstioMetrics;
   stop(): Promise<void>;
 }
 
@@ -112,6 +116,7 @@ export interface MeshPair {
  */
 export async function startPair(certs: PairCerts, appPort: number, protocol: string): Promise<MeshPair> {
   const serverLog = new RecordingLog(), clientLog = new RecordingLog();
+  const clientMetrics = new IstioMetrics(), serverMetrics = new IstioMetrics();
   let revision = 1;
   const serverBase = snapshotOf("STRICT", certs.server);
   let server: RuntimeSnapshot = {
@@ -127,6 +132,7 @@ export async function startPair(certs: PairCerts, appPort: number, protocol: str
     mtlsPort: appPort,
     snapshot: () => server,
     log: serverLog,
+    requestMetrics: serverMetrics,
   });
   await inbound.start();
   const clientBase = snapshotOf("PERMISSIVE", certs.client);
@@ -140,6 +146,7 @@ export async function startPair(certs: PairCerts, appPort: number, protocol: str
     port: 0,
     snapshot: () => client,
     log: clientLog,
+    requestMetrics: clientMetrics,
   });
   await outbound.start();
   return {
@@ -158,8 +165,25 @@ export async function startPair(certs: PairCerts, appPort: number, protocol: str
     },
     serverLog,
     clientLog,
+    clientMetrics,
+    serverMetrics,
     async stop() {
       await Promise.all([outbound.close(), inbound.close()]);
     },
   };
+}
+
+/** The request count of `metrics` per `<reporter> <code>`, for series whose labels include `labels`. */
+export function requestCounts(
+  metrics: IstioMetrics,
+  labels: Record<string, string> = {},
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const s of metrics.snapshot()) {
+    const named = Object.fromEntries(ISTIO_LABELS.map((k, i) => [k, s.labels[i]]));
+    if (Object.entries(labels).some(([k, v]) => named[k] !== v)) continue;
+    const key = `${named.reporter} ${s.code}`;
+    out[key] = (out[key] ?? 0) + s.count;
+  }
+  return out;
 }

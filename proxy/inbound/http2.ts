@@ -21,7 +21,10 @@ import type { Log } from "../http/session_types.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { type ConnectionAttributes, InboundPolicyFilter } from "../filters/mod.ts";
 import { adaptRequestHead, applyVerdict, headerLinesToList, withXfcc } from "../h2proxy/request_head.ts";
-import { answerLocally, relayStream } from "../h2proxy/relay.ts";
+import { answerLocally, relayStream, type StreamObserver } from "../h2proxy/relay.ts";
+import { meteredStream } from "../h2proxy/stream_metrics.ts";
+import type { IstioMetrics } from "../http/istio_metrics.ts";
+import { inboundIstioLabels } from "../http/istio_labels.ts";
 import { http2Pool, openStream, type UpstreamConnection } from "../h2proxy/upstream.ts";
 import type { MuxPool } from "../h2proxy/mux_pool.ts";
 import { plainDialer } from "../outbound/endpoint_pool.ts";
@@ -61,6 +64,8 @@ export interface InboundHttp2Options {
   observer: InboundObserver;
   /** The codec's limits (both roles); Envoy's edge values by default. */
   limits?: Partial<Http2Limits>;
+  /** Istio's standard request metrics (the worker's); none counted when absent. */
+  requestMetrics?: IstioMetrics;
   /** Connect timeout to the application (ms). Default 10 s. */
   connectTimeoutMs?: number;
   /** An application connection without streams is closed after this long (ms). Default 60 s. */
@@ -112,24 +117,33 @@ export class InboundHttp2 {
   serve(socket: net.Socket, attributes: ConnectionAttributes, xfcc: string | null): void {
     const log = this.#o.log;
     const filter = new InboundPolicyFilter(this.#o.snapshot, attributes, log);
+    const metrics = this.#o.requestMetrics;
+    const labels = metrics?.labels(inboundIstioLabels(this.#o.snapshot(), attributes.principal ?? null));
     const connection = new Http2Connection(socket, {
       role: "server",
       limits: this.#o.limits,
       log: (message: string) => log.debug("downstream HTTP/2", { peer: attributes.peer, message }),
       onStream: (stream: Http2Stream) => {
         this.#o.observer.request();
-        this.#onStream(stream, filter, attributes.peer, xfcc).catch((e) => {
-          log.error("inbound HTTP/2 stream failed", { peer: attributes.peer, error: String(e) });
-          stream.reset();
-        });
+        this.#onStream(stream, filter, attributes.peer, xfcc, meteredStream(this.#o.observer, labels)).catch(
+          (e) => {
+            log.error("inbound HTTP/2 stream failed", { peer: attributes.peer, error: String(e) });
+            stream.reset();
+          },
+        );
       },
     });
     this.#downstream.add(connection);
     this.#o.observer.http2Connection("downstream");
   }
 
-  async #onStream(stream: Http2Stream, filter: InboundPolicyFilter, peer: string, xfcc: string | null) {
-    const observer = this.#o.observer;
+  async #onStream(
+    stream: Http2Stream,
+    filter: InboundPolicyFilter,
+    peer: string,
+    xfcc: string | null,
+    observer: StreamObserver,
+  ): Promise<void> {
     const adapted = adaptRequestHead(stream.headers, `${this.#o.appAddress}:${this.#o.appPort}`);
     if (!adapted.ok) {
       return answerLocally(stream, undefined, { status: adapted.status, body: adapted.reason }, observer);

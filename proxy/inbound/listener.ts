@@ -159,6 +159,7 @@ export class InboundListener {
     this.#tls = new InboundTls(...tlsArgs);
     this.#tlsH2 = new InboundTls(...tlsArgs, ["h2", "http/1.1"]);
     this.#h2 = new InboundHttp2({
+      requestMetrics: options.requestMetrics,
       appAddress: options.appAddress,
       appPort: options.appPort,
       snapshot: options.snapshot,

@@ -27,6 +27,7 @@ import {
   withXfcc,
 } from "../h2proxy/request_head.ts";
 import { answerLocally, relayStream } from "../h2proxy/relay.ts";
+import { meteredStream } from "../h2proxy/stream_metrics.ts";
 import { http2Pool, openStream, type UpstreamConnection } from "../h2proxy/upstream.ts";
 import type { MuxPool } from "../h2proxy/mux_pool.ts";
 import { mtlsDialer, plainDialer } from "./endpoint_pool.ts";
@@ -104,13 +105,15 @@ export class OutboundHttp2 {
     routeName: string | undefined,
     filter: RequestFilter | undefined,
   ): Promise<void> {
-    const observer = this.#o.observer;
+    const router = this.#o.router;
+    let observer = meteredStream(this.#o.observer, router.localLabels());
     const adapted = adaptRequestHead(stream.headers);
     if (!adapted.ok) {
       return answerLocally(stream, undefined, { status: adapted.status, body: adapted.reason }, observer);
     }
-    const routed = this.#o.router.routeEndpoint(adapted.head, peer, routeName);
+    const routed = router.routeEndpoint(adapted.head, peer, routeName);
     const route = routed.route;
+    if (!route.local && route.labels !== undefined) observer = meteredStream(this.#o.observer, route.labels);
     if (route.local) {
       const headers: HeaderList = route.location === undefined ? [] : [["location", route.location]];
       return answerLocally(
