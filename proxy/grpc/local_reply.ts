@@ -132,3 +132,22 @@ export function grpcLocalReply(
   if (message !== "") headers.push(["grpc-message", percentEncodeGrpcMessage(message)]);
   return headers;
 }
+
+/**
+ * A gRPC local reply as an HTTP/1.1 response (gRPC-Web: its trailers-only form, the status in the
+ * response headers, no body), for a gRPC-Web request answered by the proxy over HTTP/1.1.
+ *
+ * @param close adds `connection: close`
+ */
+export function grpcWebLocalReplyBytes(
+  httpStatus: number,
+  message: string,
+  requestContentType: string,
+  close: boolean,
+): Uint8Array {
+  const headers = grpcLocalReply(httpStatus, message, { requestContentType }).slice(1);
+  const lines = headers.map(([n, v]) => `${n}: ${v}\r\n`).join("");
+  return new TextEncoder().encode(
+    `HTTP/1.1 200 OK\r\n${lines}content-length: 0\r\n${close ? "connection: close\r\n" : ""}\r\n`,
+  );
+}

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import {
   grpcLocalReply,
   GrpcStatus,
+  grpcWebLocalReplyBytes,
   httpToGrpcStatus,
   isGrpcContentType,
   isGrpcWebContentType,
@@ -85,5 +86,16 @@ Deno.test("grpcLocalReply: trailers-only, status from the HTTP code or named", (
   assert.deepEqual(
     grpcLocalReply(403, "x", { requestContentType: "application/grpc-web-text" })[1],
     ["content-type", "application/grpc-web+proto"],
+  );
+});
+
+Deno.test("grpcWebLocalReplyBytes: the trailers-only reply as an HTTP/1.1 response", () => {
+  const text = new TextDecoder().decode(
+    grpcWebLocalReplyBytes(401, "Jwt is expired", "application/grpc-web-text", true),
+  );
+  assert.equal(
+    text,
+    "HTTP/1.1 200 OK\r\ncontent-type: application/grpc-web+proto\r\ngrpc-status: 16\r\n" +
+      "grpc-message: Jwt is expired\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
   );
 });
