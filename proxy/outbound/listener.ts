@@ -43,7 +43,8 @@ import {
   timeoutName,
 } from "../http/conn_limits.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
-import { InboundPolicyFilter } from "../filters/mod.ts";
+import type { InboundPolicyFilter } from "../filters/mod.ts";
+import { type GatewayConnection, gatewayFilter } from "./gateway_filter.ts";
 import { clientHelloSni, MAX_RECORD_BYTES } from "./client_hello.ts";
 import { GatewayTls, type GatewayTlsContext, peerSans } from "./gateway_tls.ts";
 import { certificateFields, certificateHash, formatXfccElement } from "../inbound/xfcc.ts";
@@ -83,17 +84,6 @@ export interface OutboundListenerOptions {
    * and terminated with TLS ({@link GatewayTls}).
    */
   routeNames?: readonly string[];
-}
-
-/** What a gateway connection established before its first request. */
-interface GatewayConnection {
-  /** The route configuration its requests use. */
-  routeName: string | undefined;
-  /** MUTUAL: the client certificate's SPIFFE ID, for `source.principals`. */
-  principal: string | undefined;
-  sni: string | undefined;
-  /** MUTUAL: the client certificate as an X-Forwarded-Client-Cert element (Istio's gateways set it). */
-  xfcc: Uint8Array | null;
 }
 
 /** The outbound listener. Call {@link start}, and {@link close} to stop it. */
@@ -216,18 +206,26 @@ export class OutboundListener {
       return;
     }
     raw.once("close", () => this.observer.connectionClosed());
+    this.#serveSniffed(raw, clock);
+  }
+
+  /**
+   * Serves a plain-text connection: HTTP/2 when it starts with the preface (h2c with prior knowledge,
+   * RFC 9113 3.3), else HTTP/1.1 (decided on the first byte). The entry point of every plain-text HTTP
+   * connection of the listener, sniffed or dispatched to HTTP/2 by its port's protocol.
+   */
+  #serveSniffed(raw: net.Socket, clock: ConnectionClock): void {
     const gateway: GatewayConnection = {
       routeName: this.#o.routeNames?.[0],
       principal: undefined,
       sni: undefined,
       xfcc: null,
     };
-    // h2c with prior knowledge (RFC 9113 3.3), else HTTP/1.1; the first byte of HTTP/1.1 decides at once.
     sniffPreface(raw, this.#connLimits.requestHeadersTimeoutMs || 10_000, (h2) =>
       this.#guarded(raw, () => {
         if (!h2) return this.#serveHttp(raw, raw, clock, gateway);
         const peer = `${raw.remoteAddress}:${raw.remotePort}`;
-        this.#h2.serve(raw, peer, gateway.routeName, this.#gatewayFilter(raw, raw, gateway));
+        this.#h2.serve(raw, peer, gateway.routeName, this.#filter(raw, raw, gateway));
         raw.resume();
       }));
   }
@@ -381,7 +379,7 @@ export class OutboundListener {
     down.clock = clock;
     this.#conns.add(down);
     raw.once("close", () => this.#conns.delete(down));
-    const filter = this.#gatewayFilter(socket, raw, gateway);
+    const filter = this.#filter(socket, raw, gateway);
     const session = new Http1Session(down, {
       upstream: down.upstream,
       observer: metered ?? this.observer,
@@ -396,33 +394,10 @@ export class OutboundListener {
     session.run();
   }
 
-  /**
-   * A gateway enforces the RequestAuthentications and AuthorizationPolicies that select its workload
-   * (policies seed: "applies to all services bound to that gateway"), as a sidecar does inbound; the
-   * router normalized the target already, so the filter's policies see the routed, forwarded path.
-   * Undefined for a sidecar's outbound listener.
-   */
-  #gatewayFilter(
-    socket: net.Socket,
-    raw: net.Socket,
-    gateway: GatewayConnection,
-  ): InboundPolicyFilter | undefined {
+  /** A gateway's policies for a connection's requests (./gateway_filter.ts); none for a sidecar. */
+  #filter(socket: net.Socket, raw: net.Socket, gateway: GatewayConnection): InboundPolicyFilter | undefined {
     if (this.#o.routeNames === undefined) return undefined;
-    return new InboundPolicyFilter(
-      this.#o.snapshot,
-      {
-        principal: gateway.principal,
-        peerIp: raw.remoteAddress ?? "",
-        localIp: raw.localAddress ?? "",
-        port: this.#port,
-        sni: gateway.sni,
-        peer: `${raw.remoteAddress}:${raw.remotePort}`,
-        gateway: true,
-        tls: socket !== raw,
-      },
-      this.#log,
-      { targetNormalized: true },
-    );
+    return gatewayFilter(this.#o.snapshot, this.#log, this.#port, socket, raw, gateway);
   }
 
   #sweep(): void {
