@@ -131,28 +131,39 @@ export class MuxPool<C extends MuxConnection> {
     this.#dialing.add(d);
     this.#o.dial().then(
       (c) => {
-        this.#dialing.delete(d);
-        if (this.#closed) {
+        try {
+          this.#connected(d, c);
+        } catch (e) {
+          // A bug here must not become an unhandled rejection (the end of the process).
+          this.#conns.delete(c);
           c.close();
-          for (const w of d.waiters) w.reject(new Error("upstream pool closed"));
-          return;
+          for (const w of d.waiters) w.reject(e);
         }
-        this.#conns.add(c);
-        this.#o.onConnect?.();
-        const rest: Waiter<C>[] = [];
-        for (const w of d.waiters) {
-          if (c.canOpenStream) this.#run(c, w);
-          else rest.push(w);
-        }
-        if (c.activeStreams === 0) this.#idleSince.set(c, Date.now());
-        // The peer allows fewer streams than waited: place the rest elsewhere.
-        for (const w of rest) this.open(w.open).then(w.resolve, w.reject);
       },
       (e) => {
         this.#dialing.delete(d);
         for (const w of d.waiters) w.reject(e);
       },
     );
+  }
+
+  #connected(d: Dialing<C>, c: C): void {
+    this.#dialing.delete(d);
+    if (this.#closed) {
+      c.close();
+      for (const w of d.waiters) w.reject(new Error("upstream pool closed"));
+      return;
+    }
+    this.#conns.add(c);
+    this.#o.onConnect?.();
+    const rest: Waiter<C>[] = [];
+    for (const w of d.waiters) {
+      if (c.canOpenStream) this.#run(c, w);
+      else rest.push(w);
+    }
+    if (c.activeStreams === 0) this.#idleSince.set(c, Date.now());
+    // The peer allows fewer streams than waited: place the rest elsewhere.
+    for (const w of rest) this.open(w.open).then(w.resolve, w.reject);
   }
 
   #run(c: C, w: Waiter<C>): void {

@@ -161,15 +161,17 @@ export async function relayStream(
   }
   // A reset on either side ends the other; a normal end leaves the other to finish.
   down.closed.then((c) => {
-    if (c.code !== NO_ERROR) up.reset(CANCEL);
+    if (c.code !== NO_ERROR) safely(() => up.reset(CANCEL));
   });
   // After the upstream response head was forwarded (not after the proxy's own answer to a failure).
   let forwarded = false;
   up.closed.then((c) => {
-    if (c.code !== NO_ERROR && forwarded) down.reset(c.code === CANCEL ? CANCEL : INTERNAL_ERROR);
+    if (c.code !== NO_ERROR && forwarded) {
+      safely(() => down.reset(c.code === CANCEL ? CANCEL : INTERNAL_ERROR));
+    }
   });
   // The request body: when the upstream stream fails, what is left is dropped (see discardRequest).
-  if (!up.localEnded) pump(down, up, false);
+  if (!up.localEnded) pump(down, up, false).catch(() => safely(() => up.reset(CANCEL)));
   let head: HeaderList;
   try {
     head = await up.response;
@@ -200,7 +202,7 @@ export async function relayStream(
     return;
   }
   ctx.observer.response(Number(head[0]?.[1]) || 0, false);
-  if (!headersOnly) pump(up, down, true);
+  if (!headersOnly) pump(up, down, true).catch(() => safely(() => down.reset(CANCEL)));
 }
 
 /**
@@ -229,4 +231,30 @@ async function pump(from: Http2Stream, to: Http2Stream, stopSource: boolean): Pr
       return;
     }
   }
+}
+
+/** Runs `fn`, ignoring what it throws (a reset of a stream its connection already dropped). */
+function safely(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // Nothing left to reset.
+  }
+}
+
+/**
+ * Runs the handling of one stream so that nothing it throws or rejects escapes: an unhandled
+ * rejection would end the process. A failure is logged (error) and the stream reset.
+ */
+export function guardStream(stream: Http2Stream, log: Log, peer: string, run: () => Promise<void>): void {
+  let p: Promise<void>;
+  try {
+    p = run();
+  } catch (e) {
+    p = Promise.reject(e);
+  }
+  p.catch((e) => {
+    log.error("HTTP/2 stream failed", { peer, error: String(e) });
+    safely(() => stream.reset(INTERNAL_ERROR));
+  });
 }

@@ -21,7 +21,7 @@ import type { Log } from "../http/session_types.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { type ConnectionAttributes, InboundPolicyFilter } from "../filters/mod.ts";
 import { adaptRequestHead, applyVerdict, headerLinesToList, withXfcc } from "../h2proxy/request_head.ts";
-import { answerLocally, relayStream, type StreamObserver } from "../h2proxy/relay.ts";
+import { answerLocally, guardStream, relayStream, type StreamObserver } from "../h2proxy/relay.ts";
 import { meteredStream } from "../h2proxy/stream_metrics.ts";
 import type { IstioMetrics } from "../http/istio_metrics.ts";
 import { inboundIstioLabels } from "../http/istio_labels.ts";
@@ -125,11 +125,12 @@ export class InboundHttp2 {
       log: (message: string) => log.debug("downstream HTTP/2", { peer: attributes.peer, message }),
       onStream: (stream: Http2Stream) => {
         this.#o.observer.request();
-        this.#onStream(stream, filter, attributes.peer, xfcc, meteredStream(this.#o.observer, labels)).catch(
-          (e) => {
-            log.error("inbound HTTP/2 stream failed", { peer: attributes.peer, error: String(e) });
-            stream.reset();
-          },
+        const observer = meteredStream(this.#o.observer, labels);
+        guardStream(
+          stream,
+          log,
+          attributes.peer,
+          () => this.#onStream(stream, filter, attributes.peer, xfcc, observer),
         );
       },
     });

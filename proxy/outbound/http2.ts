@@ -26,7 +26,7 @@ import {
   type HeaderList,
   withXfcc,
 } from "../h2proxy/request_head.ts";
-import { answerLocally, relayStream } from "../h2proxy/relay.ts";
+import { answerLocally, guardStream, relayStream } from "../h2proxy/relay.ts";
 import { meteredStream } from "../h2proxy/stream_metrics.ts";
 import { http2Pool, openStream, type UpstreamConnection } from "../h2proxy/upstream.ts";
 import type { MuxPool } from "../h2proxy/mux_pool.ts";
@@ -89,10 +89,7 @@ export class OutboundHttp2 {
       log: (message: string) => log.debug("downstream HTTP/2", { peer, message }),
       onStream: (stream: Http2Stream) => {
         this.#o.observer.request();
-        this.#onStream(stream, peer, routeName, filter).catch((e) => {
-          log.error("outbound HTTP/2 stream failed", { peer, error: String(e) });
-          stream.reset();
-        });
+        guardStream(stream, log, peer, () => this.#onStream(stream, peer, routeName, filter));
       },
     });
     this.#downstream.add(connection);
