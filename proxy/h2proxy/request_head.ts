@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { ascii, latin1 } from "../http/chars.ts";
+import { ascii, latin1, TOKEN } from "../http/chars.ts";
 import { HeadParser } from "../http/head.ts";
 import { HttpError, type HttpHead, REQUEST } from "../http/http_head.ts";
 import type { FilterReply, FilterVerdict } from "../http/session_types.ts";
@@ -80,6 +80,10 @@ export function adaptRequestHead(
     else if (n === "content-type") contentType ??= v;
   }
   if (method === undefined) return { ok: false, status: 400, reason: "missing :method" };
+  // The codec validates these too; checked again here because the head is text that a space or line
+  // break in a pseudo-header or name would change (the policies must see the fields as received).
+  const bad = malformed(headers);
+  if (bad !== null) return { ok: false, status: 400, reason: bad };
   if (method === "CONNECT") return { ok: false, status: 501, reason: "CONNECT is not supported" };
   if (path === undefined || path === "") return { ok: false, status: 400, reason: "missing :path" };
   if (authority !== undefined && host !== undefined && host.toLowerCase() !== authority.toLowerCase()) {
@@ -123,6 +127,27 @@ export function adaptRequestHead(
     scheme,
     contentType,
   };
+}
+
+/** Why a header list cannot be written as an HTTP/1.1 head, or null. */
+function malformed(headers: HeaderList): string | null {
+  for (const [n, v] of headers) {
+    const pseudo = n[0] === ":";
+    for (let i = pseudo ? 1 : 0; i < n.length; i++) {
+      const c = n.charCodeAt(i);
+      if (c > 127 || TOKEN[c] !== 1 || (c >= 0x41 && c <= 0x5a)) {
+        return `invalid header name ${JSON.stringify(n)}`;
+      }
+    }
+    if (pseudo && n.length === 1) return "empty pseudo-header name";
+    for (let i = 0; i < v.length; i++) {
+      const c = v.charCodeAt(i);
+      if (c === 0 || c === 0x0a || c === 0x0d || ((n === ":method" || n === ":path") && c <= 0x20)) {
+        return `invalid character in ${n}`;
+      }
+    }
+  }
+  return null;
 }
 
 /** Header lines `name: value\r\n` as a header list (names lower-cased). */

@@ -40,6 +40,14 @@ Deno.test("adaptRequestHead: pseudo-headers as the request line and Host; refusa
     [[...GET, ["host", "other.foo"]], 400],
     [[...GET, ["content-length", "1, 2"]], 400],
     [[...GET, ["x-bad", "a\x00b"]], 400],
+    // What would change the head's text: a space in :method or :path, a line break, a colon or a
+    // space in a name, an upper-case name.
+    [[[":method", "GET /admin"], [":authority", "a"], [":path", "HTTP/1.1"]], 400],
+    [[[":method", "GET"], [":authority", "a"], [":path", "/public /admin"]], 400],
+    [[...GET, ["x-a: b", "v"]], 400],
+    [[...GET, ["x a", "v"]], 400],
+    [[...GET, ["X-Up", "v"]], 400],
+    [[...GET, ["x-v", "a\r\nx-admin: 1"]], 400],
   ];
   for (const [headers, status] of refused) {
     const r = adaptRequestHead(headers);
