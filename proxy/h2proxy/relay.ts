@@ -14,7 +14,7 @@
 import { CANCEL, INTERNAL_ERROR, NO_ERROR } from "../http2/frame.ts";
 import type { Http2Stream } from "../http2/stream.ts";
 import { grpcLocalReply, isGrpcContentType } from "../grpc/local_reply.ts";
-import type { HeaderList } from "./request_head.ts";
+import { type HeaderList, headerValue } from "./request_head.ts";
 import type { Log, UpstreamErrorKind } from "../http/session_types.ts";
 
 /** What a relay reports (the listener's counters). */
@@ -189,7 +189,7 @@ export async function relayStream(
     return;
   }
   if (down.isClosed) {
-    up.reset(CANCEL);
+    safely(() => up.reset(CANCEL));
     return;
   }
   // Trailers-only (gRPC errors) or a response without a body: one HEADERS frame with END_STREAM.
@@ -198,10 +198,10 @@ export async function relayStream(
     down.respond(head, { endStream: headersOnly });
     forwarded = true;
   } catch {
-    up.reset(CANCEL);
+    safely(() => up.reset(CANCEL));
     return;
   }
-  ctx.observer.response(Number(head[0]?.[1]) || 0, false);
+  ctx.observer.response(Number(headerValue(head, ":status")) || 0, false);
   if (!headersOnly) pump(up, down, true).catch(() => safely(() => down.reset(CANCEL)));
 }
 
