@@ -4,6 +4,7 @@
                   /goaway  GOAWAY (PROTOCOL_ERROR) and close, without a response
                   /rst     RST_STREAM INTERNAL_ERROR on the stream, before a response
                   /midrst  a response head and some body, then RST_STREAM INTERNAL_ERROR
+                  /refuse-once  the first time: GOAWAY that refuses the stream (not processed), and close
                   anything else: 200 "ok"
                   prints "listening" when ready
   rapid-reset HOST:PORT AUTHORITY N
@@ -50,6 +51,10 @@ class ConnectionClosed(Exception):
     pass
 
 
+# Stream ids refused by /refuse-once (it refuses only once per process).
+REFUSED = []
+
+
 def handle(conn, sock, event):
     """Answers one event by the request path (see the module documentation)."""
     if isinstance(event, h2.events.RequestReceived):
@@ -57,6 +62,11 @@ def handle(conn, sock, event):
         sid = event.stream_id
         if path == b"/goaway":
             conn.close_connection(error_code=h2.errors.ErrorCodes.PROTOCOL_ERROR)
+            sock.sendall(conn.data_to_send())
+            raise ConnectionClosed()
+        if path == b"/refuse-once" and not REFUSED:
+            REFUSED.append(sid)
+            conn.close_connection(error_code=h2.errors.ErrorCodes.NO_ERROR, last_stream_id=max(0, sid - 2))
             sock.sendall(conn.data_to_send())
             raise ConnectionClosed()
         if path == b"/rst":

@@ -67,6 +67,17 @@ Deno.test(requires(pythonH2Missing() ?? h2cToolsMissing(), {
       });
 
       await t.step(
+        "a stream the application's GOAWAY refused is opened again on a new connection",
+        async () => {
+          const before = pair.inboundStats.snapshot().upstream_cx_total;
+          const r = await get("/refuse-once");
+          assert.match(r.head, /^HTTP\/2 200/);
+          assert.equal(r.body, "ok");
+          assert.equal(pair.inboundStats.snapshot().upstream_cx_total, before + 1);
+        },
+      );
+
+      await t.step(
         "RST_STREAM during the response: the client's stream is reset, not completed",
         async () => {
           const r = await get("/midrst");

@@ -11,7 +11,8 @@
  *
  * @module
  */
-import { CANCEL, INTERNAL_ERROR, NO_ERROR } from "../http2/frame.ts";
+import { CANCEL, INTERNAL_ERROR, NO_ERROR, REFUSED_STREAM } from "../http2/frame.ts";
+import { Http2Error } from "../http2/limits.ts";
 import type { Http2Stream } from "../http2/stream.ts";
 import { grpcLocalReply, isGrpcContentType } from "../grpc/local_reply.ts";
 import { type HeaderList, headerValue } from "./request_head.ts";
@@ -145,7 +146,7 @@ export async function relayStream(
 ): Promise<void> {
   let up: Http2Stream;
   try {
-    up = await open(headers, down.remoteEnded && down.bufferedBytes === 0, () => down.isClosed);
+    up = await openRetrying(down, headers, open);
   } catch (e) {
     // The client reset its stream while it waited for a connection: nothing to answer.
     if (down.isClosed) return;
@@ -203,6 +204,29 @@ export async function relayStream(
   }
   ctx.observer.response(Number(headerValue(head, ":status")) || 0, false);
   if (!headersOnly) pump(up, down, true).catch(() => safely(() => down.reset(CANCEL)));
+}
+
+/**
+ * Opens the upstream stream; a stream the peer refused before processing it (RST_STREAM or GOAWAY
+ * with REFUSED_STREAM: its connection was closing or full) is opened once more, on another
+ * connection, when the request has no body (so nothing was consumed), as Istio's default retry
+ * policy (`refused-stream`) does.
+ */
+async function openRetrying(
+  down: Http2Stream,
+  headers: HeaderList,
+  open: OpenUpstream,
+): Promise<Http2Stream> {
+  const noBody = down.remoteEnded && down.bufferedBytes === 0;
+  const up = await open(headers, noBody, () => down.isClosed);
+  if (!noBody) return up;
+  try {
+    await up.response;
+    return up;
+  } catch (e) {
+    if (!(e instanceof Http2Error) || e.code !== REFUSED_STREAM || down.isClosed) return up;
+    return open(headers, true, () => down.isClosed);
+  }
 }
 
 /**
