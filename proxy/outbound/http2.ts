@@ -120,6 +120,12 @@ export class OutboundHttp2 {
         observer,
       );
     }
+    if (route.protocol === "HTTP" || route.protocol === "HTTP_PROXY") {
+      // Its application speaks HTTP/1.1, and the proxy does not translate HTTP/2 to HTTP/1.1.
+      const body = `${route.target}: the service port's protocol is ${route.protocol} (HTTP/1.1); ` +
+        `HTTP/2 to it is not supported: name the port http2 or grpc, or send HTTP/1.1`;
+      return answerLocally(stream, adapted.contentType, { status: 503, body }, observer);
+    }
     let forward = routed.head === null ? stream.headers : rewritten(stream.headers, routed.head);
     if (filter !== undefined) {
       const seen = routed.head === null ? adapted : adaptRequestHead(forward);

@@ -2,18 +2,23 @@
  * HTTP/2 (h2c with prior knowledge) on a gateway's plain-text HTTP server: routed by the gateway's
  * route configuration, and every stream passes the gateway's policies exactly as an HTTP/1.1
  * request does (the same filter: a DENY answered 403, X-Forwarded-For appended), with real curl and
- * python3-hypercorn behind it.
+ * python3-hypercorn behind it; HTTP/2 to a service port whose protocol is HTTP is refused clearly.
  */
 import assert from "node:assert/strict";
 import type { RouteConfiguration } from "../../shared/routing/mod.ts";
 import { requires } from "../../shared/internal/testing/prerequisites.ts";
 import { RecordingLog, snapshotOf } from "../inbound/test_support.ts";
 import { appService } from "../http/limits_test_support.ts";
-import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import type { RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { h2cToolsMissing, run, startHypercorn } from "../h2proxy/h2_apps_test_support.ts";
 import { OutboundListener } from "./listener.ts";
 
 const HOST = "app.example.com";
+const OLD = "old.example.com";
+
+function withProtocol(s: ServiceInfo, protocol: string): ServiceInfo {
+  return { ...s, ports: s.ports.map((p) => ({ ...p, protocol })) };
+}
 
 function gatewaySnapshot(appPort: number): RuntimeSnapshot {
   const rc: RouteConfiguration = {
@@ -29,13 +34,25 @@ function gatewaySnapshot(appPort: number): RuntimeSnapshot {
         matches: [],
         destinations: [{ host: "app.foo.svc.cluster.local", port: 80, weight: 100 }],
       }],
+    }, {
+      name: `${OLD}:80`,
+      domains: [OLD],
+      routes: [{
+        name: "foo/old.0",
+        matches: [],
+        destinations: [{ host: "old.foo.svc.cluster.local", port: 80, weight: 100 }],
+      }],
     }],
   };
   const base = snapshotOf("PERMISSIVE", undefined);
   return {
     ...base,
     workload: base.workload && { ...base.workload, namespace: "foo" },
-    services: appService(appPort),
+    services: {
+      // The same h2c application behind an HTTP2 port, and behind an HTTP (HTTP/1.1) one.
+      "foo/app": withProtocol(appService(appPort)["foo/app"], "HTTP2"),
+      "foo/old": { ...appService(appPort)["foo/app"], name: "old", hosts: ["old.foo.svc.cluster.local"] },
+    },
     routes: { [rc.name]: rc },
     authorizations: {
       "foo/deny-admin": {
@@ -104,6 +121,23 @@ Deno.test(requires(h2cToolsMissing(), {
         ]);
         assert.equal(unknown.stdout, "404", version);
       }
+      // HTTP/2 to a service port that speaks HTTP/1.1: a clear refusal (no HTTP/2 to HTTP/1.1 translation).
+      const old = await run("curl", [
+        "-sS",
+        "--http2-prior-knowledge",
+        "-H",
+        `Host: ${OLD}`,
+        `http://127.0.0.1:${gw.port}/`,
+      ]);
+      assert.match(old.stdout, /protocol is HTTP \(HTTP\/1.1\); HTTP\/2 to it is not supported/);
+      const oldH1 = await run("curl", [
+        "-sS",
+        "--http1.1",
+        "-H",
+        `Host: ${OLD}`,
+        `http://127.0.0.1:${gw.port}/x`,
+      ]);
+      assert.equal(JSON.parse(oldH1.stdout).path, "/x");
     } finally {
       await gw.close();
       await app.stop();

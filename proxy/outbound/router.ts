@@ -35,10 +35,17 @@ export interface UpstreamEndpoint {
 export type LocalRoute = { local: true; status: number; body: string; location?: string };
 
 /**
- * An endpoint route. `target` is `<service key> <address:port>` for logs; `labels` the Istio
- * standard-metric label set of the request, when the listener counts them.
+ * An endpoint route. `target` is `<service key> <address:port>` for logs; `protocol` the service
+ * port's (`HTTP`, `GRPC`, `""`...); `labels` the Istio standard-metric label set of the request, when
+ * the listener counts them.
  */
-export type EndpointRoute = { local: false; endpoint: UpstreamEndpoint; target: string; labels?: LabelSet };
+export type EndpointRoute = {
+  local: false;
+  endpoint: UpstreamEndpoint;
+  target: string;
+  protocol?: string;
+  labels?: LabelSet;
+};
 
 /** Where the current request of a connection goes. */
 export type Route = (EndpointRoute & { pool: EndpointPool }) | LocalRoute;
@@ -197,6 +204,7 @@ export class OutboundRouter {
       local: false,
       endpoint: up,
       target: `${r.key} ${target}`,
+      protocol: r.port.protocol,
       labels: this.#labelsOf(up.key, r, endpoint, snapshot),
     };
   }
