@@ -60,7 +60,7 @@ export class Http2Connection {
   /** PINGs sent and not yet acknowledged, oldest first. */
   #pings: { resolve: () => void; reject: (e: Error) => void }[] = [];
 
-  /** Takes over `socket` (already connected; data events are consumed from now on). */
+  /** Takes over `socket` (already connected, paused or not; its data events are consumed from now on). */
   constructor(socket: Duplex, options: Http2ConnectionOptions) {
     const limits = { ...DEFAULT_HTTP2_LIMITS, ...options.limits };
     const server = options.role === "server";
@@ -81,6 +81,9 @@ export class Http2Connection {
       for (const p of this.#pings.splice(0)) p.reject(new Http2Error(NO_ERROR, "connection closed"));
     });
     if (options.initialBytes && options.initialBytes.length > 0) this.#onData(options.initialBytes);
+    // A sniffer may have paused the socket (and unshifted what it read): a 'data' listener alone does
+    // not restart an explicitly paused stream.
+    socket.resume();
   }
 
   /** Resolves when the connection has ended (never rejects). */

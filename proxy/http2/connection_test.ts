@@ -130,3 +130,30 @@ Deno.test("connection: 1xx heads are sent before the response and skipped by the
     await new Promise((r) => server.close(r));
   }
 });
+
+Deno.test("connection: header blocks over one frame go out as HEADERS + CONTINUATION, both ways", async () => {
+  const server = net.createServer((socket) => {
+    new Http2Connection(socket, {
+      role: "server",
+      onStream: (s) => {
+        const got = s.headers.find(([n]) => n === "x-big")?.[1].length ?? 0;
+        s.respond([[":status", "200"], ["x-big", "b".repeat(40_000)], ["x-got", String(got)]], {
+          endStream: true,
+        });
+      },
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { conn } = await connectClient((server.address() as net.AddressInfo).port);
+  try {
+    // "\x01" has a 23-bit Huffman code, so 40,000 of them stay literal: 40 KB of block, 3 frames.
+    const s = conn.request(get("/big-head", "GET", [["x-big", "\x01".repeat(40_000)]]), { endStream: true });
+    const head = await within(s.response, 5000, "response");
+    assert.equal(head.find(([n]) => n === "x-got")?.[1], "40000");
+    assert.equal(head.find(([n]) => n === "x-big")?.[1].length, 40_000);
+  } finally {
+    conn.close();
+    await conn.closed;
+    await new Promise((r) => server.close(r));
+  }
+});

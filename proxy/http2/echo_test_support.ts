@@ -46,8 +46,16 @@ export async function echo(stream: Http2Stream): Promise<void> {
   }
 }
 
-/** Starts the echo server on 127.0.0.1 (`port` 0: any free port), with `limits` over the defaults. */
-export function startEchoServer(port = 0, log = false, limits?: Partial<Http2Limits>): Promise<EchoServer> {
+/**
+ * Starts the echo server on 127.0.0.1 (`port` 0: any free port), with `limits` over the defaults and
+ * {@link echo} (or `handler`) per request.
+ */
+export function startEchoServer(
+  port = 0,
+  log = false,
+  limits?: Partial<Http2Limits>,
+  handler: (stream: Http2Stream) => void = (s) => void echo(s),
+): Promise<EchoServer> {
   const connections: Http2Connection[] = [];
   const closes: CloseInfo[] = [];
   const lines: string[] = [];
@@ -58,7 +66,7 @@ export function startEchoServer(port = 0, log = false, limits?: Partial<Http2Lim
     const conn = new Http2Connection(socket, {
       role: "server",
       limits,
-      onStream: (s) => void echo(s),
+      onStream: handler,
       log: (m) => {
         if (lines.length < 1000) lines.push(m);
         if (log) console.error(m);
@@ -88,13 +96,22 @@ export function startEchoServer(port = 0, log = false, limits?: Partial<Http2Lim
   });
 }
 
+/** The benchmark's `--minimal` handler: 204 with END_STREAM on the HEADERS, the body ignored. */
+export function noContent(stream: Http2Stream): void {
+  stream.respond(NO_CONTENT, { endStream: true });
+}
+
+const NO_CONTENT: [string, string][] = [[":status", "204"]];
+
 /**
- * `deno run -A echo_test_support.ts [port] [--log]`: protocol errors go to stderr with `--log`; on
+ * `deno run -A echo_test_support.ts [port] [--log] [--minimal]`: protocol errors go to stderr with
+ * `--log`; `--minimal` answers every request with {@link noContent} instead of echoing; on
  * SIGUSR2 it prints `heap <bytes used>` (after a full collection when run with `--v8-flags=--expose-gc`).
  */
 if (import.meta.main) {
   const port = Number(Deno.args[0] ?? 8081);
-  const s = await startEchoServer(port, Deno.args.includes("--log"));
+  const handler = Deno.args.includes("--minimal") ? noContent : undefined;
+  const s = await startEchoServer(port, Deno.args.includes("--log"), undefined, handler);
   console.error(`h2c echo server on 127.0.0.1:${s.port}`);
   Deno.addSignalListener("SIGUSR2", () => {
     (globalThis as { gc?: () => void }).gc?.();

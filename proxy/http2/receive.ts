@@ -67,7 +67,9 @@ export function receiveFrame(s: Http2Session, r: FrameReader, block: BlockState)
     );
   }
   if (type === DATA || type === HEADERS || type === CONTINUATION) {
-    countEmpty(s, payload.length, r.flags, type);
+    // Padding does not count as payload (Envoy subtracts the padding length too).
+    const padded = type !== CONTINUATION && (r.flags & FLAG_PADDED) !== 0 && payload.length > 0;
+    countEmpty(s, padded ? payload.length - 1 - payload[0] : payload.length, r.flags, type);
   }
   switch (type) {
     case DATA:

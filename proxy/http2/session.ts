@@ -13,9 +13,11 @@ import {
   DEFAULT_WINDOW,
   ENHANCE_YOUR_CALM,
   errorName,
+  FLAG_END_HEADERS,
   FLAG_END_STREAM,
   FRAME_HEADER,
   goawayFrame,
+  HEADERS,
   headersFrames,
   INTERNAL_ERROR,
   MIN_MAX_FRAME_SIZE,
@@ -136,9 +138,16 @@ export class Http2Session implements StreamHost {
   // StreamHost.
 
   sendHeaders(stream: Http2Stream, headers: HeaderList, endStream: boolean): void {
-    this.writer.frame(
-      headersFrames(stream.id, this.encoder.encode(headers), endStream, this.peerMaxFrameSize),
-    );
+    const block = this.encoder.encode(headers, FRAME_HEADER);
+    const length = block.length - FRAME_HEADER;
+    if (length <= this.peerMaxFrameSize) {
+      const flags = FLAG_END_HEADERS | (endStream ? FLAG_END_STREAM : 0);
+      putFrameHeader(block, 0, length, HEADERS, flags, stream.id);
+      this.writer.frame(block);
+    } else {
+      const fragments = block.subarray(FRAME_HEADER);
+      this.writer.frame(headersFrames(stream.id, fragments, endStream, this.peerMaxFrameSize));
+    }
     if (endStream) this.#afterLocalEnd(stream);
   }
 
@@ -368,9 +377,8 @@ export class Http2Session implements StreamHost {
     this.#resolveClosed(this.closeInfo);
     const socket = this.socket;
     if (!socket.destroyed) {
-      // After an error nothing more is read (a flooding peer's bytes stay in the kernel, not our heap);
-      // the GOAWAY gets the linger time to reach the peer before the socket is destroyed.
-      if (code !== NO_ERROR) socket.pause();
+      // Reading goes on (and is discarded) until the peer closes or the linger ends: a socket closed
+      // with unread bytes sends a reset, which can destroy our GOAWAY in the peer's receive queue.
       socket.end();
       this.#lingerTimer = setTimeout(() => socket.destroy(), CLOSE_LINGER_MS);
       socket.once("close", () => clearTimeout(this.#lingerTimer));

@@ -7,6 +7,7 @@
  */
 import {
   DEFAULT_WINDOW,
+  ENHANCE_YOUR_CALM,
   FLOW_CONTROL_ERROR,
   MAX_MAX_FRAME_SIZE,
   MAX_WINDOW,
@@ -48,6 +49,12 @@ export function openingFrames(limits: Http2Limits, server: boolean): Uint8Array[
 
 /** Applies a SETTINGS payload (a multiple of 6 octets) from the peer. Throws Http2Error. */
 export function applySettings(s: Http2Session, payload: Uint8Array): void {
+  if (payload.length / 6 > s.limits.maxSettingsEntries) {
+    throw new Http2Error(
+      ENHANCE_YOUR_CALM,
+      `more than ${s.limits.maxSettingsEntries} entries in one SETTINGS frame`,
+    );
+  }
   for (let p = 0; p < payload.length; p += 6) {
     const id = (payload[p] << 8) | payload[p + 1];
     const value = read32(payload, p + 2);

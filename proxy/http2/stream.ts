@@ -186,6 +186,7 @@ export class Http2Stream {
         this.#error ?? new Http2Error(CANCEL, `stream ${this.id} is closed for writing`, this.id),
       );
     }
+    if (chunk.length === 0) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       this.sendQueue.push({ chunk, resolve, reject });
       this.#host.schedule(this);

@@ -110,3 +110,31 @@ Deno.test(requires(commandMissing("curl"), {
     }
   },
 }));
+
+Deno.test(requires(commandMissing("curl"), {
+  name: "transport: a sniffer paused the socket and unshifted what it read",
+  async fn() {
+    const server = net.createServer((socket) => {
+      socket.once("data", (first: Uint8Array) => {
+        socket.pause();
+        socket.unshift(first);
+        setTimeout(() => new Http2Connection(socket, { role: "server", onStream: (s) => void echo(s) }), 20);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const deadline = processDeadline(20_000, "curl h2c");
+      const out = await new Deno.Command("curl", {
+        args: ["-sS", "--http2-prior-knowledge", `http://127.0.0.1:${port}/unshifted`],
+        stdout: "piped",
+        stderr: "piped",
+        signal: deadline.signal,
+      }).output();
+      deadline.end();
+      assert.equal(new TextDecoder().decode(out.stdout), "hello /unshifted\n");
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  },
+}));

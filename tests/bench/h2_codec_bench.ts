@@ -5,10 +5,11 @@
  * bytes the server's JavaScript heap allocated per request, estimated from V8's `--trace-gc` lines
  * (the sum over collections of "size before" minus the previous "size after").
  *
- * Runs: `get` (GET /, 10 octets of body back), `post` (POST of 1 KiB, echoed), each after a warm-up
- * of 20,000 requests.
+ * Runs, each against a fresh server after a warm-up of 20,000 requests: `get` (GET /, 10 octets of
+ * body back), `post` (POST of 1 KiB, echoed), `minimal` (GET answered 204 with END_STREAM on the
+ * HEADERS, no body, no handler work: the codec and the socket layer alone).
  *
- * Run: ./dev deno run -A tests/bench/h2_codec_bench.ts [--n 100000] [--c 4] [--m 10] [get|post ...]
+ * Run: ./dev deno run -A tests/bench/h2_codec_bench.ts [--n 100000] [--c 4] [--m 10] [get|post|minimal ...]
  *
  * @module
  */
@@ -58,26 +59,40 @@ const { values, positionals } = parseArgs({
   },
   allowPositionals: true,
 });
-const runs = positionals.length > 0 ? positionals : ["get", "post"];
-const port = freePort();
-const server = new Deno.Command(Deno.execPath(), {
-  args: ["run", "-A", "--v8-flags=--trace-gc", SERVER, String(port)],
-  stdout: "piped",
-  stderr: "null",
-}).spawn();
-const gc = new GcTotals();
-const reading = (async () => {
-  const decoder = new TextDecoder();
-  for await (const chunk of server.stdout) gc.feed(decoder.decode(chunk));
-})();
+const runs = positionals.length > 0 ? positionals : ["get", "post", "minimal"];
 const body = await Deno.makeTempFile();
 await Deno.writeFile(body, new Uint8Array(1024).fill(0x61));
 try {
-  for (let i = 0; i < 50; i++) {
-    if ((await h2load(["-n", "1", `http://127.0.0.1:${port}/`])).includes("1 succeeded")) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  for (const run of runs) {
+  for (const run of runs) await measure(run);
+} finally {
+  await Deno.remove(body);
+}
+
+/** One run against a fresh server process. */
+async function measure(run: string): Promise<void> {
+  const port = freePort();
+  const server = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--v8-flags=--trace-gc",
+      SERVER,
+      String(port),
+      ...(run === "minimal" ? ["--minimal"] : []),
+    ],
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const gc = new GcTotals();
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of server.stdout) gc.feed(decoder.decode(chunk));
+  })();
+  try {
+    for (let i = 0; i < 50; i++) {
+      if ((await h2load(["-n", "1", `http://127.0.0.1:${port}/`])).includes("1 succeeded")) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const extra = run === "post" ? ["-d", body] : [];
     const base = [...extra, "-c", values.c!, "-m", values.m!, `http://127.0.0.1:${port}/`];
     await h2load(["-n", "20000", ...base]);
@@ -94,10 +109,9 @@ try {
       `${run}: ${n} requests (${ok} succeeded), -c ${values.c} -m ${values.m}: ${rps} req/s, ` +
         `server CPU ${cpuUs.toFixed(1)} µs/request, heap allocated ~${Math.round(bytes)} B/request`,
     );
+  } finally {
+    server.kill();
+    await server.status;
+    await reading;
   }
-} finally {
-  server.kill();
-  await server.status;
-  await reading;
-  await Deno.remove(body);
 }
