@@ -22,7 +22,7 @@ import { DEFAULT_HTTP2_LIMITS, Http2Error, type Http2Limits } from "./limits.ts"
 import { BlockState, receiveFrame } from "./receive.ts";
 import { type CloseInfo, type GoawayInfo, Http2Session } from "./session.ts";
 import { openingFrames } from "./settings.ts";
-import type { Http2Stream } from "./stream.ts";
+import { handled, type Http2Stream } from "./stream.ts";
 
 export type { CloseInfo, GoawayInfo } from "./session.ts";
 
@@ -150,11 +150,13 @@ export class Http2Connection {
   /** Round trip time of a PING, ms (rejects with Http2Error when the connection closes first). */
   ping(): Promise<number> {
     const started = performance.now();
-    return new Promise<number>((resolve, reject) => {
-      if (this.#s.isClosed) return reject(new Http2Error(NO_ERROR, "connection closed"));
-      this.#pings.push({ resolve: () => resolve(performance.now() - started), reject });
-      this.#s.writer.frame(pingFrame(new Uint8Array(8), false));
-    });
+    return handled(
+      new Promise<number>((resolve, reject) => {
+        if (this.#s.isClosed) return reject(new Http2Error(NO_ERROR, "connection closed"));
+        this.#pings.push({ resolve: () => resolve(performance.now() - started), reject });
+        this.#s.writer.frame(pingFrame(new Uint8Array(8), false));
+      }),
+    );
   }
 
   readonly #onData = (chunk: Uint8Array): void => {

@@ -157,3 +157,22 @@ Deno.test("connection: header blocks over one frame go out as HEADERS + CONTINUA
     await new Promise((r) => server.close(r));
   }
 });
+
+Deno.test(
+  "connection: writes, reads and pings nobody awaits fail without an unhandled rejection",
+  withEchoClient(async ({ conn }) => {
+    const s = conn.request(get("/ignored", "POST"));
+    const big = new Uint8Array(1 << 20); // more than the windows: the write is still queued at the reset
+    void s.write(big);
+    void s.read();
+    s.reset();
+    void s.write(big); // after the reset: rejected at once
+    void s.read();
+    const other = conn.request(get("/ok"), { endStream: true });
+    assert.equal(await within(bodyText(other), 5000, "next stream"), "hello /ok\n");
+    void conn.ping();
+    conn.close(CANCEL); // at once: the ping fails
+    await within(conn.closed, 5000, "closed");
+    await new Promise((r) => setTimeout(r, 50)); // let any unhandled rejection surface
+  }),
+);

@@ -46,7 +46,7 @@ export class FrameReader {
     if (this.#partial !== null) return this.#continuePartial();
     const chunk = this.#chunk;
     const avail = chunk.length - this.#pos;
-    if (avail === 0) return false;
+    if (avail === 0) return this.#release();
     if (avail < FRAME_HEADER) return this.#startPartial(FRAME_HEADER);
     const p = this.#pos;
     const len = (chunk[p] << 16) | (chunk[p + 1] << 8) | chunk[p + 2];
@@ -70,7 +70,13 @@ export class FrameReader {
     this.#partial = new Uint8Array(size);
     this.#partial.set(rest);
     this.#partialLen = rest.length;
-    this.#pos = this.#chunk.length;
+    return this.#release();
+  }
+
+  /** The chunk is used up: drop it (and the last frame) so that an idle connection holds neither. */
+  #release(): false {
+    this.#chunk = this.payload = EMPTY;
+    this.#pos = 0;
     return false;
   }
 
@@ -80,7 +86,7 @@ export class FrameReader {
     part.set(this.#chunk.subarray(this.#pos, this.#pos + take), this.#partialLen);
     this.#partialLen += take;
     this.#pos += take;
-    if (this.#partialLen < part.length) return false;
+    if (this.#partialLen < part.length) return this.#release();
     if (part.length === FRAME_HEADER) {
       const len = (part[0] << 16) | (part[1] << 8) | part[2];
       if (len > this.maxFrameSize) {

@@ -40,6 +40,8 @@ import { latin1 } from "./hpack.ts";
 import { Http2Error } from "./limits.ts";
 import type { Http2Session } from "./session.ts";
 
+const EMPTY = new Uint8Array(0);
+
 /** A header block being assembled from HEADERS and CONTINUATION frames. */
 export class BlockState {
   /** Stream of the block in progress, 0 when none. */
@@ -47,7 +49,9 @@ export class BlockState {
   endStream = false;
   /** HEADERS had a PRIORITY part naming the stream itself. */
   selfDependent = false;
-  parts: Uint8Array[] = [];
+  /** The HEADERS fragment, and the CONTINUATION fragments after it (no array for a one-frame block). */
+  first: Uint8Array = EMPTY;
+  more: Uint8Array[] = [];
   bytes = 0;
   continuations = 0;
 }
@@ -173,7 +177,7 @@ function receiveHeaders(
   block.selfDependent = priority && read31(payload, pos) === id;
   block.streamId = id;
   block.endStream = (flags & FLAG_END_STREAM) !== 0;
-  block.parts = [fragment];
+  block.first = fragment;
   block.bytes = fragment.length;
   block.continuations = 0;
   if ((flags & FLAG_END_HEADERS) !== 0) finishBlock(s, block);
@@ -195,22 +199,23 @@ function receiveContinuation(
       `more than ${s.limits.maxContinuationFrames} CONTINUATION frames`,
     );
   }
-  block.parts.push(payload);
+  block.more.push(payload);
   block.bytes += payload.length;
   if ((flags & FLAG_END_HEADERS) !== 0) finishBlock(s, block);
 }
 
 function finishBlock(s: Http2Session, block: BlockState): void {
-  const { streamId, endStream, selfDependent } = block;
-  let bytes: Uint8Array;
-  if (block.parts.length === 1) bytes = block.parts[0];
-  else {
+  const { streamId, endStream, selfDependent, first } = block;
+  block.first = EMPTY; // do not keep the socket's chunk alive on an idle connection
+  let bytes = first;
+  if (block.more.length > 0) {
     bytes = new Uint8Array(block.bytes);
-    let o = 0;
-    for (const p of block.parts) bytes.set(p, o), o += p.length;
+    bytes.set(first);
+    let o = first.length;
+    for (const p of block.more) bytes.set(p, o), o += p.length;
+    block.more = [];
   }
   block.streamId = 0;
-  block.parts = [];
   receiveHeaderBlock(s, streamId, endStream, selfDependent, bytes);
 }
 

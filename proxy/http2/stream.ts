@@ -18,6 +18,9 @@ export interface StreamClose {
   remote: boolean;
 }
 
+/** The close of every stream that both sides ended normally (shared: one object for all). */
+const CLOSED_NORMALLY: StreamClose = Object.freeze({ code: NO_ERROR, remote: false });
+
 /** What a stream needs from its connection (implemented by Http2Connection). */
 export interface StreamHost {
   /** Encodes and queues HEADERS (+ CONTINUATION). */
@@ -36,6 +39,14 @@ interface PendingWrite {
   reject: (e: Error) => void;
 }
 
+function ignore(): void {}
+
+/** `p`, its rejection marked handled: a write or read nobody awaits must not end the process. */
+export function handled<T>(p: Promise<T>): Promise<T> {
+  p.catch(ignore);
+  return p;
+}
+
 /** Settles later; its rejection is marked handled so that an ignored promise never crashes the process. */
 class Deferred<T> {
   readonly promise: Promise<T>;
@@ -46,7 +57,7 @@ class Deferred<T> {
       this.resolve = res;
       this.reject = rej;
     });
-    this.promise.catch(() => {});
+    this.promise.catch(ignore);
   }
 }
 
@@ -182,15 +193,17 @@ export class Http2Stream {
    */
   write(chunk: Uint8Array): Promise<void> {
     if (this.isClosed || this.endPending || this.localEnded) {
-      return Promise.reject(
+      return handled(Promise.reject(
         this.#error ?? new Http2Error(CANCEL, `stream ${this.id} is closed for writing`, this.id),
-      );
+      ));
     }
     if (chunk.length === 0) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.sendQueue.push({ chunk, resolve, reject });
-      this.#host.schedule(this);
-    });
+    return handled(
+      new Promise<void>((resolve, reject) => {
+        this.sendQueue.push({ chunk, resolve, reject });
+        this.#host.schedule(this);
+      }),
+    );
   }
 
   /** Ends our side after the queued data: END_STREAM on the last DATA, or trailers with END_STREAM. */
@@ -218,7 +231,7 @@ export class Http2Stream {
       this.#host.consumed(this, chunk.length);
       return Promise.resolve(chunk);
     }
-    if (this.#error !== null) return Promise.reject(this.#error);
+    if (this.#error !== null) return handled(Promise.reject(this.#error));
     if (this.remoteEnded) return Promise.resolve(null);
     this.#waiter ??= new Deferred();
     return this.#waiter.promise;
@@ -274,7 +287,7 @@ export class Http2Stream {
   maybeClose(): void {
     if (this.isClosed || !this.localEnded || !this.remoteEnded) return;
     this.isClosed = true;
-    this.#closed.resolve({ code: NO_ERROR, remote: false });
+    this.#closed.resolve(CLOSED_NORMALLY);
   }
 
   /** @internal The stream is reset or its connection is gone: everything pending fails with `error`. */

@@ -7,14 +7,18 @@
  *
  * Runs, each against a fresh server after a warm-up of 20,000 requests: `get` (GET /, 10 octets of
  * body back), `post` (POST of 1 KiB, echoed), `minimal` (GET answered 204 with END_STREAM on the
- * HEADERS, no body, no handler work: the codec and the socket layer alone).
+ * HEADERS, no body, no handler work: the codec and the socket layer alone); `idle` (not by default):
+ * 1,000 connections that each made one request and stay open, the server's JS heap in use after a
+ * full collection before and after, per connection.
  *
- * Run: ./dev deno run -A tests/bench/h2_codec_bench.ts [--n 100000] [--c 4] [--m 10] [get|post|minimal ...]
+ * Run: ./dev deno run -A tests/bench/h2_codec_bench.ts [--n 100000] [--c 4] [--m 10] [get|post|minimal|idle ...]
  *
  * @module
  */
 import { parseArgs } from "node:util";
 import { freePort } from "../../shared/internal/testing/free_port.ts";
+import { bodyText, connectClient, get } from "../../proxy/http2/connection_test_support.ts";
+import type { Http2Connection } from "../../proxy/http2/connection.ts";
 
 const SERVER = new URL("../../proxy/http2/echo_test_support.ts", import.meta.url).pathname;
 
@@ -63,7 +67,7 @@ const runs = positionals.length > 0 ? positionals : ["get", "post", "minimal"];
 const body = await Deno.makeTempFile();
 await Deno.writeFile(body, new Uint8Array(1024).fill(0x61));
 try {
-  for (const run of runs) await measure(run);
+  for (const run of runs) await (run === "idle" ? measureIdle() : measure(run));
 } finally {
   await Deno.remove(body);
 }
@@ -113,5 +117,42 @@ async function measure(run: string): Promise<void> {
     server.kill();
     await server.status;
     await reading;
+  }
+}
+
+/** The JS heap an idle connection keeps on the server (after one request each). */
+async function measureIdle(n = 1000): Promise<void> {
+  const port = freePort();
+  const server = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--v8-flags=--expose-gc", SERVER, String(port)],
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const lines = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const heap = async (): Promise<number> => {
+    Deno.kill(server.pid, "SIGUSR2");
+    const { value } = await lines.read();
+    return Number(/heap (\d+)/.exec(value ?? "")?.[1] ?? NaN);
+  };
+  const conns: Http2Connection[] = [];
+  try {
+    await new Promise((r) => setTimeout(r, 1500));
+    const before = await heap();
+    for (let i = 0; i < n; i++) {
+      const { conn } = await connectClient(port);
+      await bodyText(conn.request(get("/"), { endStream: true }));
+      conns.push(conn);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    const after = await heap();
+    console.log(
+      `idle: ${n} connections after one request each: server JS heap ${(before / 1048576).toFixed(1)} -> ` +
+        `${(after / 1048576).toFixed(1)} MiB, ~${Math.round((after - before) / n)} B per connection`,
+    );
+  } finally {
+    for (const c of conns) c.close();
+    await Promise.all(conns.map((c) => c.closed));
+    server.kill();
+    await server.status;
   }
 }
