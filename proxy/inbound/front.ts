@@ -26,6 +26,7 @@ import { tryParseSpiffeId } from "../../shared/identity/mod.ts";
 import { inboundModeOf, type RuntimeSnapshot } from "../runtime/snapshot.ts";
 import type { InboundObserver } from "./observer.ts";
 import { checkPeer, InboundTls, type ServingContext } from "./tls_context.ts";
+import { http2Admission } from "./http2.ts";
 
 /** Waiting for the first byte. */
 export const SNIFF = 0;
@@ -35,6 +36,8 @@ export const HANDSHAKE = 1;
 export const SERVING = 2;
 /** Relayed as TCP (the relay's idle timeout applies). */
 export const RELAYING = 3;
+/** Served by the HTTP/2 codec (./http2.ts), which keeps its own limits. */
+export const HTTP2 = 4;
 
 /** One accepted connection. */
 export class Conn {
@@ -80,20 +83,26 @@ export interface PeerAuthFrontOptions {
 export class PeerAuthFront {
   readonly #o: PeerAuthFrontOptions;
   readonly #tls: InboundTls;
+  /** The same with ALPN `h2` offered: ports whose protocol is HTTP2 or GRPC (./http2.ts). */
+  readonly #tlsH2: InboundTls;
 
   constructor(options: PeerAuthFrontOptions) {
     this.#o = options;
     const o = options;
-    this.#tls = new InboundTls(
-      (socket, ctx) => o.guard(o.connOf(socket), "secure", () => this.#onSecure(socket, ctx), socket),
-      (err, socket) => o.guard(o.connOf(socket), "tls error", () => this.#onTlsError(err, socket), socket),
-      (err) => o.log.error("cannot load the workload certificate", { error: err.message }),
-    );
+    const tlsArgs = [
+      (socket: tls.TLSSocket, ctx: ServingContext) =>
+        o.guard(o.connOf(socket), "secure", () => this.#onSecure(socket, ctx), socket),
+      (err: Error, socket: tls.TLSSocket) =>
+        o.guard(o.connOf(socket), "tls error", () => this.#onTlsError(err, socket), socket),
+      (err: Error) => o.log.error("cannot load the workload certificate", { error: err.message }),
+    ] as const;
+    this.#tls = new InboundTls(...tlsArgs);
+    this.#tlsH2 = new InboundTls(...tlsArgs, ["h2", "http/1.1"]);
   }
 
   /** Times the TLS server was (re)built for a new certificate. */
   get tlsBuilds(): number {
-    return this.#tls.builds;
+    return this.#tls.builds + this.#tlsH2.builds;
   }
 
   /** Decides the connection on its first bytes (`first`, already read and to be put back). */
@@ -116,7 +125,8 @@ export class PeerAuthFront {
       raw.resetAndDestroy();
       return;
     }
-    const ctx = this.#tls.contextFor(snapshot.certificate);
+    const tlsFor = http2Admission(snapshot, o.mtlsPort) === "alpn" ? this.#tlsH2 : this.#tls;
+    const ctx = tlsFor.contextFor(snapshot.certificate);
     if (ctx === null) {
       o.observer.connectionRefused("no_certificate");
       o.log.warn("TLS connection refused: no workload certificate yet", { peer: conn.peer });

@@ -15,7 +15,7 @@
 import net from "node:net";
 import { AcceptedSockets, listen } from "../http/listen.ts";
 import type tls from "node:tls";
-import { ascii } from "../http/chars.ts";
+import { ascii, latin1 } from "../http/chars.ts";
 import { DEFAULT_HEAD_LIMITS, type HeadLimits } from "../http/head.ts";
 import {
   closeForLimit,
@@ -32,22 +32,26 @@ import { Http1Session } from "../http/session.ts";
 import type { Log } from "../http/session_types.ts";
 import { SocketIo } from "../http/socket_io.ts";
 import { inboundModeOf, type RuntimeSnapshot } from "../runtime/snapshot.ts";
-import { InboundPolicyFilter } from "../filters/mod.ts";
+import { type ConnectionAttributes, InboundPolicyFilter } from "../filters/mod.ts";
 import { type InboundObserver, InboundStats } from "./observer.ts";
 import { type IstioMetrics, MeteredObserver } from "../http/istio_metrics.ts";
 import { inboundIstioLabels } from "../http/istio_labels.ts";
 import { UpstreamPool } from "./upstream_pool.ts";
-import { Conn, HANDSHAKE, PeerAuthFront, type PeerIdentity, RELAYING, SERVING, SNIFF } from "./front.ts";
 import {
-  detectedCarriage,
-  detectFirstBytes,
-  type InboundCarriage,
-  type InboundHttp2Handler,
-  portRouteOf,
-} from "./dispatch.ts";
+  Conn,
+  HANDSHAKE,
+  HTTP2,
+  PeerAuthFront,
+  type PeerIdentity,
+  RELAYING,
+  SERVING,
+  SNIFF,
+} from "./front.ts";
+import { detectedCarriage, detectFirstBytes, type InboundCarriage, portRouteOf } from "./dispatch.ts";
 import { InboundTcp } from "./tcp_inbound.ts";
 import type { IstioTcpMetrics } from "../tcp/tcp_metrics.ts";
 import { resumeReading } from "../tcp/relay.ts";
+import { http2Admission, InboundHttp2 } from "./http2.ts";
 
 /** Settings of an {@link InboundListener}. */
 export interface InboundListenerOptions {
@@ -86,8 +90,6 @@ export interface InboundListenerOptions {
   tcpMetrics?: IstioTcpMetrics;
   /** TCP idle timeout (ms). Default 1 h (Envoy tcp_proxy). */
   tcpIdleTimeoutMs?: number;
-  /** The HTTP/2 path; without it HTTP/2 and gRPC are carried as TCP (./dispatch.ts). */
-  http2?: InboundHttp2Handler;
 }
 
 const ignore = () => {};
@@ -102,6 +104,7 @@ export class InboundListener {
   readonly #pool: UpstreamPool;
   readonly #front: PeerAuthFront;
   readonly #tcp: InboundTcp;
+  readonly #h2: InboundHttp2;
   readonly #conns = new Set<Conn>();
   readonly #accepted = new AcceptedSockets();
   readonly #byRaw = new WeakMap<net.Socket, Conn>();
@@ -155,6 +158,18 @@ export class InboundListener {
       idleTimeoutMs: options.tcpIdleTimeoutMs,
       connectTimeoutMs: options.upstream?.connectTimeoutMs,
     });
+    this.#h2 = new InboundHttp2({
+      requestMetrics: options.requestMetrics,
+      appAddress: options.appAddress,
+      appPort: options.appPort,
+      snapshot: options.snapshot,
+      log: options.log,
+      observer,
+      connectTimeoutMs: options.upstream?.connectTimeoutMs,
+      idleTimeoutMs: options.upstream?.idleTimeoutMs,
+      downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
+      onIdleClose: () => this.observer.limitHit("idle_timeout"),
+    });
     this.#server = net.createServer({ allowHalfOpen: true }, (raw) => this.#onConnection(raw));
   }
 
@@ -200,6 +215,7 @@ export class InboundListener {
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     for (const c of this.#conns) c.io?.destroy();
     this.#tcp.close();
+    this.#h2.close();
     const released = this.#accepted.closeAll();
     this.#pool.close();
     await Promise.all([closed, released]);
@@ -267,24 +283,28 @@ export class InboundListener {
     return parent === undefined ? undefined : this.#byRaw.get(parent);
   }
 
-  /** Carries an accepted connection as its port's protocol says (./dispatch.ts). */
+  /**
+   * Carries an accepted connection as its port's protocol says (./dispatch.ts): HTTP/2 when mutual TLS
+   * selected ALPN `h2`; TCP on a TCP port; HTTP/1.1 at once on a port that cannot be HTTP/2 (HTTP);
+   * else the first bytes decide. On a declared HTTP2, GRPC or GRPC-WEB port what is not the HTTP/2
+   * preface is HTTP/1.1 (its codec answers malformed bytes); only an auto-detect port carries
+   * non-HTTP bytes as TCP.
+   */
   #dispatch(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void {
-    const route = portRouteOf(this.#o.snapshot(), this.#mtlsPort);
-    if (route !== "detect") {
-      this.#carry(conn, socket, peer, route, null);
-      return;
+    if ((socket as tls.TLSSocket).alpnProtocol === "h2") return this.#serveHttp2(conn, socket, peer, "alpn");
+    const snapshot = this.#o.snapshot();
+    const route = portRouteOf(snapshot, this.#mtlsPort);
+    if (route === "tcp") return this.#carry(conn, socket, peer, "tcp", null);
+    if (route !== "detect" && http2Admission(snapshot, this.#mtlsPort) === "none") {
+      return this.#serveHttp1(conn, socket, peer);
     }
     conn.state = HANDSHAKE;
-    detectFirstBytes(
-      socket,
-      (protocol, unread) =>
-        this.#guard(
-          conn,
-          "detect",
-          () => this.#carry(conn, socket, peer, detectedCarriage(protocol), unread),
-          socket,
-        ),
-    );
+    detectFirstBytes(socket, (protocol, unread) =>
+      this.#guard(conn, "detect", () => {
+        const detected = detectedCarriage(protocol);
+        const carriage = route === "detect" || detected === "http2" ? detected : "http1";
+        this.#carry(conn, socket, peer, carriage, unread);
+      }, socket));
   }
 
   #carry(
@@ -294,31 +314,44 @@ export class InboundListener {
     carriage: InboundCarriage,
     unread: Uint8Array | null,
   ): void {
-    if (carriage === "http1") {
-      this.#serveHttp(conn, socket, peer);
-      return;
-    }
-    if (carriage === "http2" && this.#o.http2 !== undefined) {
+    if (carriage === "tcp") {
       conn.state = RELAYING;
-      this.#o.http2({ socket, raw: conn.raw, peer, port: this.#mtlsPort });
-      return;
+      this.#tcp.serve({ socket, raw: conn.raw, peer, peerText: conn.peer, unread });
+    } else if (unread !== null) {
+      // An incomplete HTTP request line, then FIN: nothing to serve.
+      socket.destroy();
+      conn.raw.destroy();
+    } else if (carriage === "http2") {
+      this.#serveHttp2(conn, socket, peer, "preface");
+    } else {
+      this.#serveHttp1(conn, socket, peer);
     }
-    conn.state = RELAYING;
-    this.#tcp.serve({ socket, raw: conn.raw, peer, peerText: conn.peer, unread });
   }
 
-  /** Serves HTTP/1.1 on the connection; `peer` is what mutual TLS established, null for plain text. */
-  #serveHttp(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void {
-    conn.state = SERVING;
-    const raw = conn.raw;
-    const filter = new InboundPolicyFilter(this.#o.snapshot, {
+  #attributes(conn: Conn, peer: PeerIdentity | null): ConnectionAttributes {
+    return {
       principal: peer?.principal,
-      peerIp: raw.remoteAddress ?? "",
-      localIp: raw.localAddress ?? "",
+      peerIp: conn.raw.remoteAddress ?? "",
+      localIp: conn.raw.localAddress ?? "",
       port: this.#mtlsPort,
       sni: peer?.sni,
       peer: conn.peer,
-    }, this.#log);
+    };
+  }
+
+  #serveHttp2(conn: Conn, socket: net.Socket, peer: PeerIdentity | null, via: "alpn" | "preface"): void {
+    conn.state = HTTP2;
+    this.#log.debug("HTTP/2 connection", { peer: conn.peer, via, mtls: peer !== null });
+    const xfcc = peer === null ? null : latin1(peer.xfcc, 0, peer.xfcc.length);
+    this.#h2.serve(socket, this.#attributes(conn, peer), xfcc);
+    // After first-bytes detection over mutual TLS the TLS transport is held (../tcp/relay.ts).
+    resumeReading(socket);
+  }
+
+  /** Serves HTTP/1.1 on the connection; `peer` is what mutual TLS established, null for plain text. */
+  #serveHttp1(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void {
+    conn.state = SERVING;
+    const filter = new InboundPolicyFilter(this.#o.snapshot, this.#attributes(conn, peer), this.#log);
     const io = new SocketIo(socket);
     // After first-bytes detection over mutual TLS the TLS transport is held (../tcp/relay.ts).
     resumeReading(socket);
@@ -346,7 +379,7 @@ export class InboundListener {
     const now = Date.now();
     const limits = this.#connLimits;
     for (const c of this.#conns) {
-      if (c.closing || c.state === RELAYING) continue;
+      if (c.closing || c.state === RELAYING || c.state === HTTP2) continue;
       if (c.state !== SERVING) {
         if (now - c.since > this.#handshakeTimeoutMs) {
           this.observer.connectionRefused("timeout");
@@ -372,5 +405,6 @@ export class InboundListener {
       }
     }
     this.#pool.sweep(now);
+    this.#h2.sweep(now);
   }
 }

@@ -45,6 +45,8 @@ export interface InboundObserver extends SessionObserver, LimitObserver {
   tcpBytes(direction: RelayDirection, n: number): void;
   /** A TCP relay ended. */
   tcpRelayed(result: RelayResult): void;
+  /** A connection served (downstream) or made to the application (upstream) with HTTP/2. */
+  http2Connection(side: "downstream" | "upstream"): void;
 }
 
 /** Counter names of {@link InboundStats}: its own, then the session counters. */
@@ -67,6 +69,8 @@ export const INBOUND_COUNTERS = [
   "tcp.idle_timeout",
   "rbac.allowed",
   "rbac.denied",
+  "downstream_cx_http2_total",
+  "upstream_cx_http2_total",
   ...SESSION_COUNTERS,
 ] as const;
 
@@ -122,6 +126,9 @@ export class InboundStats extends SessionStats<InboundCounter> implements Inboun
     else this.counters["ssl.connection_error"]++;
   }
 
+  http2Connection(side: "downstream" | "upstream"): void {
+    this.counters[side === "downstream" ? "downstream_cx_http2_total" : "upstream_cx_http2_total"]++;
+  }
   upstreamConnection(): void {
     this.counters.upstream_cx_total++;
   }

@@ -209,13 +209,11 @@ Deno.test("auto-detect: an HTTP request takes the HTTP path, other bytes are TCP
   });
 });
 
-Deno.test("GRPC port without the HTTP/2 path: carried as TCP under the L4 rules (fail closed)", async () => {
-  const preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+Deno.test("GRPC port: HTTP (the HTTP/2 path or HTTP/1.1), never TCP: non-HTTP bytes get 400, the app sees none", async () => {
   await withTcpProxy(tcpSnapshot("STRICT", [], "GRPC"), async (p) => {
-    assert.equal((await talk(p, "mtls", preface)).text, echoed(preface));
-  });
-  const allow = policy("allow-method", "ALLOW", [{ to: [{ operation: { paths: ["/pkg.Svc/Get"] } }] }]);
-  await withTcpProxy(tcpSnapshot("STRICT", [allow], "GRPC"), async (p) => {
-    assertDenied(p, await talk(p, "mtls", preface), "");
+    const r = await talk(p, "mtls", "hello\n");
+    assert.match(r.text, /^HTTP\/1\.1 400 /);
+    assert.equal(p.app.accepted, 0);
+    assert.equal(p.stats.counters["tcp.downstream_cx_total"], 0);
   });
 });
