@@ -19,15 +19,15 @@ export interface ListenerProtocol {
 }
 
 /**
- * What a listener carries: HTTP/1.1; HTTP/2 or HTTP/1.1 (HTTP2 and GRPC ports: ALPN `h2` or the
- * preface); TCP (opaque bytes under L4 policy); or auto-detect per connection.
+ * What a listener carries: HTTP/1.1; TCP (opaque bytes under L4 policy); auto-detect per connection;
+ * or HTTP/2 and gRPC (HTTP/1.1 too on such a port: the preface tells them apart, proxy/inbound/http2.ts).
  */
-export type Carried = "HTTP/1.1" | "HTTP/2 or HTTP/1.1" | "TCP" | "HTTP/1.1, HTTP/2 or TCP, detected";
+export type Carried = "HTTP/1.1" | "TCP" | "HTTP/1.1, HTTP/2 or TCP, detected" | "HTTP/2 (or HTTP/1.1)";
 
 /**
  * How the inbound data path carries a port of protocol `selected`:
  * - `http1`: HTTP, HTTP_PROXY and GRPC-WEB (HTTP/1.1 from browsers): the HTTP/1.1 path;
- * - `http2`: HTTP2 and GRPC: the HTTP/2 path (ALPN `h2` offered), HTTP/1.1 without the preface;
+ * - `http2`: HTTP2 and GRPC: the HTTP/2 path (ALPN `h2`, or the preface; HTTP/1.1 without it);
  * - `detect`: UNKNOWN (no service port names it): first-bytes detection per connection;
  * - `tcp`: everything else (TCP, TLS, HTTPS through a sidecar, MONGO, MYSQL, REDIS, UDP): opaque bytes.
  * Source: Istio's "Protocol Selection" (explicit protocols, automatic detection).
@@ -51,7 +51,7 @@ export function inboundRoute(selected: string): "http1" | "http2" | "tcp" | "det
 
 const CARRIED: Record<ReturnType<typeof inboundRoute>, Carried> = {
   http1: "HTTP/1.1",
-  http2: "HTTP/2 or HTTP/1.1",
+  http2: "HTTP/2 (or HTTP/1.1)",
   tcp: "TCP",
   detect: "HTTP/1.1, HTTP/2 or TCP, detected",
 };

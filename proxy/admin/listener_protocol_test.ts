@@ -39,7 +39,7 @@ const CASES: [string, number, string, string[], string][] = [
   ["two services: the first by key decides, both listed", 9001, "GRPC", [
     "foo/a-grpc port 5000 (GRPC)",
     "foo/tcp-echo port 9001 (TCP)",
-  ], "HTTP/2 or HTTP/1.1"],
+  ], "HTTP/2 (or HTTP/1.1)"],
 ];
 
 for (const [label, port, selected, services, carried] of CASES) {

@@ -3,14 +3,15 @@
  * protocol of the service ports that target that port (proxy/admin/listener_protocol.ts decides it,
  * the same decision `meshctl proxy-config listener` shows):
  *
- * - `http1` (HTTP, HTTP_PROXY, GRPC-WEB) and `http2` (HTTP2, GRPC): HTTP: the HTTP/1.1 path, or the
- *   HTTP/2 path (./http2.ts) after ALPN `h2` (HTTP2 and GRPC ports offer it) or the HTTP/2 preface
- *   (every such port but HTTP and HTTP_PROXY);
+ * - `http1` (HTTP, HTTP_PROXY, GRPC-WEB): the HTTP/1.1 path;
  * - `tcp` (TCP, TLS, HTTPS, MONGO, MYSQL, REDIS, ...): opaque bytes under the L4 rules (./tcp_inbound.ts);
+ * - `http2` (HTTP2, GRPC): the {@link InboundHttp2Handler} when the listener has one; until the HTTP/2
+ *   path exists (issue 16, item 4) such a connection is carried as TCP under the L4 rules, so that
+ *   an ALLOW rule with HTTP-only fields allows nothing and a DENY rule's HTTP-only parts are ignored
+ *   (fail closed);
  * - `detect` (UNKNOWN): the first bytes (after mutual TLS, the decrypted ones) decide with
  *   shared/protocol/detect.ts: an HTTP/1.x request line goes to the HTTP/1.1 path, the HTTP/2
- *   preface to the HTTP/2 path, anything else to TCP under the L4 rules (an ALLOW rule with HTTP-only
- *   fields allows nothing there, a DENY rule's HTTP-only parts are ignored: fail closed).
+ *   preface to the HTTP/2 path (or TCP, as above), anything else to TCP.
  *
  * Detection waits for the client's first bytes with no detection timeout of its own, as Istio's
  * default (MeshConfig `protocolDetectionTimeout: 0s`): a server-first protocol (MySQL, SMTP) must be
@@ -24,6 +25,7 @@ import type net from "node:net";
 import { type DetectedProtocol, detectProtocol } from "../../shared/protocol/mod.ts";
 import { inboundListenerProtocol, inboundRoute } from "../admin/listener_protocol.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import type { PeerIdentity } from "./front.ts";
 import { pauseReading, resumeReading } from "../tcp/relay.ts";
 
 /** How one connection is carried. */
@@ -31,6 +33,24 @@ export type InboundCarriage = "http1" | "http2" | "tcp";
 
 /** The route of a port: a carriage, or `detect` per connection. */
 export type PortRoute = InboundCarriage | "detect";
+
+/** An inbound connection handed to the HTTP/2 path. */
+export interface InboundHttp2Connection {
+  /** The socket to serve (a TLSSocket over mutual TLS), paused, the bytes read so far put back. */
+  socket: net.Socket;
+  /** The accepted TCP socket (addresses). */
+  raw: net.Socket;
+  /** What mutual TLS established; null for plain text. */
+  peer: PeerIdentity | null;
+  /** The container port. */
+  port: number;
+}
+
+/**
+ * The hook of the HTTP/2 path (issue 16, item 4): serves an HTTP/2 or gRPC connection, applying
+ * the HTTP filter chain per stream. When a listener has none, such connections are TCP.
+ */
+export type InboundHttp2Handler = (connection: InboundHttp2Connection) => void;
 
 const routes = new WeakMap<RuntimeSnapshot, Map<number, PortRoute>>();
 

@@ -26,7 +26,6 @@ import { tryParseSpiffeId } from "../../shared/identity/mod.ts";
 import { inboundModeOf, type RuntimeSnapshot } from "../runtime/snapshot.ts";
 import type { InboundObserver } from "./observer.ts";
 import { checkPeer, InboundTls, type ServingContext } from "./tls_context.ts";
-import { http2Admission } from "./http2.ts";
 
 /** Waiting for the first byte. */
 export const SNIFF = 0;
@@ -36,8 +35,6 @@ export const HANDSHAKE = 1;
 export const SERVING = 2;
 /** Relayed as TCP (the relay's idle timeout applies). */
 export const RELAYING = 3;
-/** Served by the HTTP/2 codec (./http2.ts), which keeps its own limits. */
-export const HTTP2 = 4;
 
 /** One accepted connection. */
 export class Conn {
@@ -77,27 +74,29 @@ export interface PeerAuthFrontOptions {
   closed(): boolean;
   /** Serves an accepted connection: `peer` is what mutual TLS established, null for plain text. */
   serve(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void;
+  /** Whether mutual TLS offers ALPN `h2` (and `http/1.1`) now: the port is HTTP2 or GRPC (./http2.ts). */
+  alpnH2?: () => boolean;
 }
 
 /** Applies the port's PeerAuthentication mode to each new connection. */
 export class PeerAuthFront {
   readonly #o: PeerAuthFrontOptions;
   readonly #tls: InboundTls;
-  /** The same with ALPN `h2` offered: ports whose protocol is HTTP2 or GRPC (./http2.ts). */
+  /** The same with ALPN `h2` offered. */
   readonly #tlsH2: InboundTls;
 
   constructor(options: PeerAuthFrontOptions) {
     this.#o = options;
     const o = options;
-    const tlsArgs = [
+    const args = [
       (socket: tls.TLSSocket, ctx: ServingContext) =>
         o.guard(o.connOf(socket), "secure", () => this.#onSecure(socket, ctx), socket),
       (err: Error, socket: tls.TLSSocket) =>
         o.guard(o.connOf(socket), "tls error", () => this.#onTlsError(err, socket), socket),
       (err: Error) => o.log.error("cannot load the workload certificate", { error: err.message }),
     ] as const;
-    this.#tls = new InboundTls(...tlsArgs);
-    this.#tlsH2 = new InboundTls(...tlsArgs, ["h2", "http/1.1"]);
+    this.#tls = new InboundTls(...args);
+    this.#tlsH2 = new InboundTls(...args, ["h2", "http/1.1"]);
   }
 
   /** Times the TLS server was (re)built for a new certificate. */
@@ -125,8 +124,7 @@ export class PeerAuthFront {
       raw.resetAndDestroy();
       return;
     }
-    const tlsFor = http2Admission(snapshot, o.mtlsPort) === "alpn" ? this.#tlsH2 : this.#tls;
-    const ctx = tlsFor.contextFor(snapshot.certificate);
+    const ctx = (o.alpnH2?.() ? this.#tlsH2 : this.#tls).contextFor(snapshot.certificate);
     if (ctx === null) {
       o.observer.connectionRefused("no_certificate");
       o.log.warn("TLS connection refused: no workload certificate yet", { peer: conn.peer });

@@ -29,31 +29,6 @@ import { http2Pool, openStream, type UpstreamConnection } from "../h2proxy/upstr
 import type { MuxPool } from "../h2proxy/mux_pool.ts";
 import { plainDialer } from "../outbound/endpoint_pool.ts";
 import type { InboundObserver } from "./observer.ts";
-import { inboundListenerProtocol } from "../admin/listener_protocol.ts";
-
-/**
- * How a port takes HTTP/2, by the protocol of the service ports that target it (meshd's protocol
- * selection): `alpn` for HTTP2 and GRPC ports (mutual TLS offers ALPN `h2`, and the preface is
- * recognized), `preface` for auto-detected ports (UNKNOWN) and GRPC-WEB (no ALPN `h2`, so HTTP/1.1
- * clients that offer it keep HTTP/1.1; a connection that starts with the preface is HTTP/2), `none`
- * for every other (an HTTP port's application speaks HTTP/1.1: the preface gets 505 as before).
- */
-export type Http2Admission = "alpn" | "preface" | "none";
-
-const admissions = new WeakMap<RuntimeSnapshot, Map<number, Http2Admission>>();
-
-/** The {@link Http2Admission} of `port` in `snapshot` (cached per snapshot). */
-export function http2Admission(snapshot: RuntimeSnapshot, port: number): Http2Admission {
-  let byPort = admissions.get(snapshot);
-  if (byPort === undefined) admissions.set(snapshot, byPort = new Map());
-  let a = byPort.get(port);
-  if (a === undefined) {
-    const p = inboundListenerProtocol(snapshot.workload, snapshot.services, port).selected;
-    a = p === "HTTP2" || p === "GRPC" ? "alpn" : p === "UNKNOWN" || p === "GRPC-WEB" ? "preface" : "none";
-    byPort.set(port, a);
-  }
-  return a;
-}
 
 /** Settings of {@link InboundHttp2}. */
 export interface InboundHttp2Options {

@@ -130,7 +130,8 @@ Deno.test(requires(h2cToolsMissing(), {
       await t.step("STRICT: an h2c client is reset as a plain-text HTTP/1.1 one is", async () => {
         await withInbound(app, snapshot("STRICT", app.port, "GRPC"), async (l) => {
           const r = await curl(["--http2-prior-knowledge", `http://127.0.0.1:${l.port}/y`]);
-          assert.equal(r.code, 56);
+          // Reset: curl reports it while receiving (56) or, when its SETTINGS write meets it, sending (55).
+          assert.ok(r.code === 56 || r.code === 55, `curl exit ${r.code}: reset`);
           assert.equal((await curl(https(l.port))).version, "2");
         });
       });

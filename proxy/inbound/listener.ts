@@ -2,8 +2,9 @@
  * The inbound listener of one container port: accepts connections on the workload address, applies
  * the port's effective PeerAuthentication mode (./front.ts: STRICT resets plain text, PERMISSIVE takes
  * both on one port, DISABLE plain text only), then carries each connection as the port's protocol
- * says (./dispatch.ts): HTTP/1.1 to the application, TCP relayed under the L4 rules
- * (./tcp_inbound.ts), or first-bytes detection for a port no service names.
+ * says (./dispatch.ts): HTTP/1.1 to the application, HTTP/2 and gRPC (./http2.ts: ALPN `h2`, or the
+ * preface), TCP relayed under the L4 rules (./tcp_inbound.ts), or first-bytes detection for a port
+ * no service names.
  *
  * Every HTTP request passes the filter chain of ../filters (path normalization with the mesh's option, JWT
  * authentication, authorization) with the connection's attributes: the peer's SPIFFE ID (mutual
@@ -32,26 +33,24 @@ import { Http1Session } from "../http/session.ts";
 import type { Log } from "../http/session_types.ts";
 import { SocketIo } from "../http/socket_io.ts";
 import { inboundModeOf, type RuntimeSnapshot } from "../runtime/snapshot.ts";
-import { type ConnectionAttributes, InboundPolicyFilter } from "../filters/mod.ts";
+import { InboundPolicyFilter } from "../filters/mod.ts";
 import { type InboundObserver, InboundStats } from "./observer.ts";
 import { type IstioMetrics, MeteredObserver } from "../http/istio_metrics.ts";
 import { inboundIstioLabels } from "../http/istio_labels.ts";
 import { UpstreamPool } from "./upstream_pool.ts";
+import { Conn, HANDSHAKE, PeerAuthFront, type PeerIdentity, RELAYING, SERVING, SNIFF } from "./front.ts";
 import {
-  Conn,
-  HANDSHAKE,
-  HTTP2,
-  PeerAuthFront,
-  type PeerIdentity,
-  RELAYING,
-  SERVING,
-  SNIFF,
-} from "./front.ts";
-import { detectedCarriage, detectFirstBytes, type InboundCarriage, portRouteOf } from "./dispatch.ts";
+  detectedCarriage,
+  detectFirstBytes,
+  type InboundCarriage,
+  type InboundHttp2Handler,
+  portRouteOf,
+} from "./dispatch.ts";
 import { InboundTcp } from "./tcp_inbound.ts";
 import type { IstioTcpMetrics } from "../tcp/tcp_metrics.ts";
 import { resumeReading } from "../tcp/relay.ts";
-import { http2Admission, InboundHttp2 } from "./http2.ts";
+import { InboundHttp2 } from "./http2.ts";
+import { sniffPreface } from "../h2proxy/preface.ts";
 
 /** Settings of an {@link InboundListener}. */
 export interface InboundListenerOptions {
@@ -90,6 +89,8 @@ export interface InboundListenerOptions {
   tcpMetrics?: IstioTcpMetrics;
   /** TCP idle timeout (ms). Default 1 h (Envoy tcp_proxy). */
   tcpIdleTimeoutMs?: number;
+  /** Replaces the listener's own HTTP/2 path (./http2.ts) for HTTP/2 and gRPC connections (./dispatch.ts). */
+  http2?: InboundHttp2Handler;
 }
 
 const ignore = () => {};
@@ -144,6 +145,19 @@ export class InboundListener {
       guard: (conn, what, fn, socket) => this.#guard(conn, what, fn, socket),
       closed: () => this.#closed,
       serve: (conn, socket, peer) => this.#dispatch(conn, socket, peer),
+      alpnH2: () => portRouteOf(options.snapshot(), this.#mtlsPort) === "http2",
+    });
+    this.#h2 = new InboundHttp2({
+      requestMetrics: options.requestMetrics,
+      appAddress: options.appAddress,
+      appPort: options.appPort,
+      snapshot: options.snapshot,
+      log: options.log,
+      observer,
+      connectTimeoutMs: options.upstream?.connectTimeoutMs,
+      idleTimeoutMs: options.upstream?.idleTimeoutMs,
+      downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
+      onIdleClose: () => this.observer.limitHit("idle_timeout"),
     });
     const metrics = options.tcpMetrics;
     this.#tcp = new InboundTcp({
@@ -157,18 +171,6 @@ export class InboundListener {
         ((snapshot, principal) => metrics.labels(inboundIstioLabels(snapshot, principal))),
       idleTimeoutMs: options.tcpIdleTimeoutMs,
       connectTimeoutMs: options.upstream?.connectTimeoutMs,
-    });
-    this.#h2 = new InboundHttp2({
-      requestMetrics: options.requestMetrics,
-      appAddress: options.appAddress,
-      appPort: options.appPort,
-      snapshot: options.snapshot,
-      log: options.log,
-      observer,
-      connectTimeoutMs: options.upstream?.connectTimeoutMs,
-      idleTimeoutMs: options.upstream?.idleTimeoutMs,
-      downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
-      onIdleClose: () => this.observer.limitHit("idle_timeout"),
     });
     this.#server = net.createServer({ allowHalfOpen: true }, (raw) => this.#onConnection(raw));
   }
@@ -283,28 +285,28 @@ export class InboundListener {
     return parent === undefined ? undefined : this.#byRaw.get(parent);
   }
 
-  /**
-   * Carries an accepted connection as its port's protocol says (./dispatch.ts): HTTP/2 when mutual TLS
-   * selected ALPN `h2`; TCP on a TCP port; HTTP/1.1 at once on a port that cannot be HTTP/2 (HTTP);
-   * else the first bytes decide. On a declared HTTP2, GRPC or GRPC-WEB port what is not the HTTP/2
-   * preface is HTTP/1.1 (its codec answers malformed bytes); only an auto-detect port carries
-   * non-HTTP bytes as TCP.
-   */
+  /** Carries an accepted connection as its port's protocol says (./dispatch.ts). */
   #dispatch(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void {
-    if ((socket as tls.TLSSocket).alpnProtocol === "h2") return this.#serveHttp2(conn, socket, peer, "alpn");
-    const snapshot = this.#o.snapshot();
-    const route = portRouteOf(snapshot, this.#mtlsPort);
-    if (route === "tcp") return this.#carry(conn, socket, peer, "tcp", null);
-    if (route !== "detect" && http2Admission(snapshot, this.#mtlsPort) === "none") {
-      return this.#serveHttp1(conn, socket, peer);
+    // Mutual TLS selected h2 (offered on HTTP2 and GRPC ports only): HTTP/2, whatever the port says.
+    if ((socket as tls.TLSSocket).alpnProtocol === "h2") {
+      return this.#carry(conn, socket, peer, "http2", null);
+    }
+    const route = portRouteOf(this.#o.snapshot(), this.#mtlsPort);
+    if (route !== "detect") {
+      this.#carry(conn, socket, peer, route, null);
+      return;
     }
     conn.state = HANDSHAKE;
-    detectFirstBytes(socket, (protocol, unread) =>
-      this.#guard(conn, "detect", () => {
-        const detected = detectedCarriage(protocol);
-        const carriage = route === "detect" || detected === "http2" ? detected : "http1";
-        this.#carry(conn, socket, peer, carriage, unread);
-      }, socket));
+    detectFirstBytes(
+      socket,
+      (protocol, unread) =>
+        this.#guard(
+          conn,
+          "detect",
+          () => this.#carry(conn, socket, peer, detectedCarriage(protocol), unread),
+          socket,
+        ),
+    );
   }
 
   #carry(
@@ -314,44 +316,66 @@ export class InboundListener {
     carriage: InboundCarriage,
     unread: Uint8Array | null,
   ): void {
-    if (carriage === "tcp") {
-      conn.state = RELAYING;
-      this.#tcp.serve({ socket, raw: conn.raw, peer, peerText: conn.peer, unread });
-    } else if (unread !== null) {
-      // An incomplete HTTP request line, then FIN: nothing to serve.
-      socket.destroy();
-      conn.raw.destroy();
-    } else if (carriage === "http2") {
-      this.#serveHttp2(conn, socket, peer, "preface");
-    } else {
-      this.#serveHttp1(conn, socket, peer);
+    if (carriage === "http1") {
+      this.#serveHttp(conn, socket, peer);
+      return;
     }
+    if (carriage === "http2" && this.#o.http2 !== undefined) {
+      conn.state = RELAYING;
+      this.#o.http2({ socket, raw: conn.raw, peer, port: this.#mtlsPort });
+      return;
+    }
+    if (carriage === "http2") {
+      this.#serveHttp2(conn, socket, peer);
+      return;
+    }
+    conn.state = RELAYING;
+    this.#tcp.serve({ socket, raw: conn.raw, peer, peerText: conn.peer, unread });
   }
 
-  #attributes(conn: Conn, peer: PeerIdentity | null): ConnectionAttributes {
-    return {
-      principal: peer?.principal,
-      peerIp: conn.raw.remoteAddress ?? "",
-      localIp: conn.raw.localAddress ?? "",
-      port: this.#mtlsPort,
-      sni: peer?.sni,
-      peer: conn.peer,
-    };
-  }
-
-  #serveHttp2(conn: Conn, socket: net.Socket, peer: PeerIdentity | null, via: "alpn" | "preface"): void {
-    conn.state = HTTP2;
-    this.#log.debug("HTTP/2 connection", { peer: conn.peer, via, mtls: peer !== null });
-    const xfcc = peer === null ? null : latin1(peer.xfcc, 0, peer.xfcc.length);
-    this.#h2.serve(socket, this.#attributes(conn, peer), xfcc);
+  /**
+   * Serves HTTP/2 (./http2.ts): at once when mutual TLS selected `h2`; else when the connection starts
+   * with the preface, HTTP/1.1 otherwise (an HTTP2 or GRPC port takes HTTP/1.1 too, as Envoy's AUTO
+   * codec). The HTTP/2 codec keeps its own limits (the listener's idle timeout through ./http2.ts).
+   */
+  #serveHttp2(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void {
+    conn.state = HANDSHAKE;
     // After first-bytes detection over mutual TLS the TLS transport is held (../tcp/relay.ts).
     resumeReading(socket);
+    const serve = (via: string) => {
+      conn.state = RELAYING;
+      this.#log.debug("HTTP/2 connection", { peer: conn.peer, via, mtls: peer !== null });
+      this.#h2.serve(socket, {
+        principal: peer?.principal,
+        peerIp: conn.raw.remoteAddress ?? "",
+        localIp: conn.raw.localAddress ?? "",
+        port: this.#mtlsPort,
+        sni: peer?.sni,
+        peer: conn.peer,
+      }, peer === null ? null : latin1(peer.xfcc, 0, peer.xfcc.length));
+      socket.resume();
+    };
+    if ((socket as tls.TLSSocket).alpnProtocol === "h2") return serve("alpn");
+    sniffPreface(
+      socket,
+      this.#handshakeTimeoutMs,
+      (h2) =>
+        this.#guard(conn, "sniff", () => h2 ? serve("preface") : this.#serveHttp(conn, socket, peer), socket),
+    );
   }
 
   /** Serves HTTP/1.1 on the connection; `peer` is what mutual TLS established, null for plain text. */
-  #serveHttp1(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void {
+  #serveHttp(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void {
     conn.state = SERVING;
-    const filter = new InboundPolicyFilter(this.#o.snapshot, this.#attributes(conn, peer), this.#log);
+    const raw = conn.raw;
+    const filter = new InboundPolicyFilter(this.#o.snapshot, {
+      principal: peer?.principal,
+      peerIp: raw.remoteAddress ?? "",
+      localIp: raw.localAddress ?? "",
+      port: this.#mtlsPort,
+      sni: peer?.sni,
+      peer: conn.peer,
+    }, this.#log);
     const io = new SocketIo(socket);
     // After first-bytes detection over mutual TLS the TLS transport is held (../tcp/relay.ts).
     resumeReading(socket);
@@ -379,7 +403,7 @@ export class InboundListener {
     const now = Date.now();
     const limits = this.#connLimits;
     for (const c of this.#conns) {
-      if (c.closing || c.state === RELAYING || c.state === HTTP2) continue;
+      if (c.closing || c.state === RELAYING) continue;
       if (c.state !== SERVING) {
         if (now - c.since > this.#handshakeTimeoutMs) {
           this.observer.connectionRefused("timeout");

@@ -37,6 +37,8 @@ export interface InboundObserver extends SessionObserver, LimitObserver {
   handshake(ok: boolean): void;
   /** A new connection to the application was made. */
   upstreamConnection(): void;
+  /** A connection served (downstream) or made to the application (upstream) with HTTP/2. */
+  http2Connection(side: "downstream" | "upstream"): void;
   /** A connection is carried as TCP (./dispatch.ts), before the L4 rules. */
   tcpConnection(): void;
   /** The L4 rules allowed or denied a TCP connection (Envoy's RBAC network filter). */
@@ -45,8 +47,6 @@ export interface InboundObserver extends SessionObserver, LimitObserver {
   tcpBytes(direction: RelayDirection, n: number): void;
   /** A TCP relay ended. */
   tcpRelayed(result: RelayResult): void;
-  /** A connection served (downstream) or made to the application (upstream) with HTTP/2. */
-  http2Connection(side: "downstream" | "upstream"): void;
 }
 
 /** Counter names of {@link InboundStats}: its own, then the session counters. */
@@ -63,14 +63,14 @@ export const INBOUND_COUNTERS = [
   "ssl.fail_verify_san",
   "downstream_rq_local_reply",
   "upstream_cx_total",
+  "downstream_cx_http2_total",
+  "upstream_cx_http2_total",
   "tcp.downstream_cx_total",
   "tcp.downstream_cx_rx_bytes_total",
   "tcp.downstream_cx_tx_bytes_total",
   "tcp.idle_timeout",
   "rbac.allowed",
   "rbac.denied",
-  "downstream_cx_http2_total",
-  "upstream_cx_http2_total",
   ...SESSION_COUNTERS,
 ] as const;
 

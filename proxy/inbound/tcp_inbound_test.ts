@@ -209,11 +209,13 @@ Deno.test("auto-detect: an HTTP request takes the HTTP path, other bytes are TCP
   });
 });
 
-Deno.test("GRPC port: HTTP (the HTTP/2 path or HTTP/1.1), never TCP: non-HTTP bytes get 400, the app sees none", async () => {
+Deno.test("GRPC port: the preface goes to the HTTP/2 path (./http2.ts), never to the TCP relay", async () => {
+  const preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
   await withTcpProxy(tcpSnapshot("STRICT", [], "GRPC"), async (p) => {
-    const r = await talk(p, "mtls", "hello\n");
-    assert.match(r.text, /^HTTP\/1\.1 400 /);
-    assert.equal(p.app.accepted, 0);
+    const r = await talk(p, "mtls", preface);
+    // The HTTP/2 codec's own SETTINGS frame (type 4 in the frame header's fourth octet), not an echo.
+    assert.equal(r.bytes[3], 4, `an HTTP/2 SETTINGS frame (got ${JSON.stringify(r.text)})`);
+    assert.equal(p.app.accepted, 0, "no stream was opened: the application is never connected");
     assert.equal(p.stats.counters["tcp.downstream_cx_total"], 0);
   });
 });
