@@ -62,6 +62,7 @@ export function uriSans(subjectaltname: string | undefined): string[] {
 /**
  * A mutual TLS dialer: presents `cert`, verifies the server against `cert.rootsPem` and requires
  * `identity` among the server certificate's URI SANs (any SPIFFE ID when `identity` is empty).
+ * `alpn`: the protocols offered (HTTP/2 offers `h2`); none by default (HTTP/1.1).
  */
 export function mtlsDialer(
   host: string,
@@ -69,6 +70,7 @@ export function mtlsDialer(
   cert: CertificateInfo,
   identity: string,
   timeoutMs: number,
+  alpn?: string[],
 ): Dialer {
   return () =>
     new Promise<net.Socket>((resolve, reject) => {
@@ -83,6 +85,7 @@ export function mtlsDialer(
         // Secure naming replaces the host name check (endpoint certificates name no address).
         checkServerIdentity: () => undefined,
         minVersion: "TLSv1.2",
+        ...(alpn === undefined ? {} : { ALPNProtocols: alpn }),
       });
       socket.once("connect", () => (connected = true));
       const fail = (e: DialError) => {
