@@ -1,0 +1,210 @@
+/**
+ * The index keys of a rule: a list of request attributes, at least one of which a request must
+ * have for the rule to match (a necessary condition, derived from the rule's own values). The index
+ * (rule_index.ts) files the rule under each key, so that a request only evaluates the rules filed
+ * under its own attributes, plus the rules without keys.
+ *
+ * A rule (Istio's authorization-policy reference,
+ * istio.io/latest/docs/reference/config/security/authorization-policy/) matches when any `from`
+ * source, any `to` operation and every `when` condition does; a source or operation when each field
+ * set does; a field when any of its `values` does. So each of these is a necessary condition:
+ * - the `from` list, when every source has a keyed field (the keys of all sources together);
+ * - the `to` list, likewise;
+ * - one `when` condition with `values` of a keyed key.
+ * The cheapest one (by {@link KEY_COST}) is kept. A field is keyed when every value of it is: exact
+ * `principals` and `source.principal`, `namespaces` and `source.namespace` without `*` or `/`, exact
+ * `requestPrincipals` and `request.auth.principal`, exact `hosts`, `ports` and `destination.port`,
+ * exact `methods`, `paths` (exact, `prefix*`, `*suffix`, a template's literal head) and exact
+ * `request.headers[...]` values. `not*` fields, IP blocks, service accounts, trust domains, claims
+ * and `*` values have no keys: a rule without keys is evaluated for every request.
+ *
+ * @module
+ */
+import { isPathTemplate } from "./path.ts";
+import type {
+  AuthorizationOperationView,
+  AuthorizationRuleView,
+  AuthorizationSourceView,
+  AuthorizationValueList,
+} from "./policy_view.ts";
+
+/** The request attribute a key is compared with. */
+export type KeyKind =
+  | "principal"
+  | "namespace"
+  | "requestPrincipal"
+  | "host"
+  | "port"
+  | "method"
+  | "path"
+  | "pathPrefix"
+  | "pathSuffix"
+  | "header";
+
+/**
+ * One key: the request matches it when its attribute `kind` equals `value` (`pathPrefix`: starts
+ * with, `pathSuffix`: ends with; `namespace`: a `/ns/<value>/` segment of the peer principal).
+ */
+export interface RuleKey {
+  /** Which attribute. */
+  kind: KeyKind;
+  /** The header name (lower case) of a `header` key, the JWT issuer of a `requestPrincipal` key, else "". */
+  scope: string;
+  /** The value: a port number for `port`, the JWT subject for `requestPrincipal`, the host in lower case. */
+  value: string | number;
+}
+
+/**
+ * How many requests a key lets through, roughly (lower is more selective): a principal or exact
+ * path names one caller or resource, a method or port is shared by many rules.
+ */
+export const KEY_COST: Readonly<Record<KeyKind, number>> = {
+  principal: 1,
+  requestPrincipal: 1,
+  path: 1,
+  header: 2,
+  namespace: 2,
+  host: 2,
+  pathPrefix: 3,
+  pathSuffix: 4,
+  port: 6,
+  method: 8,
+};
+
+type KeyOf = (v: string) => RuleKey | undefined;
+
+/** Istio's string values: `*` alone or at either end is a wildcard; only the rest are exact. */
+const isExact = (v: string): boolean => !v.startsWith("*") && !v.endsWith("*");
+
+const principalKey: KeyOf = (v) => isExact(v) ? { kind: "principal", scope: "", value: v } : undefined;
+
+const namespaceKey: KeyOf = (v) =>
+  !v.includes("*") && !v.includes("/") ? { kind: "namespace", scope: "", value: v } : undefined;
+
+/** Split at the last `/` as requestPrincipalMatcher does: `iss/sub`, or `iss` with an empty subject. */
+const requestPrincipalKey: KeyOf = (v) => {
+  if (!isExact(v)) return undefined;
+  const idx = v.lastIndexOf("/");
+  return idx < 0
+    ? { kind: "requestPrincipal", scope: v, value: "" }
+    : { kind: "requestPrincipal", scope: v.slice(0, idx), value: v.slice(idx + 1) };
+};
+
+const hostKey: KeyOf = (v) => isExact(v) ? { kind: "host", scope: "", value: v.toLowerCase() } : undefined;
+
+const portKey: KeyOf = (v) =>
+  /^[0-9]+$/.test(v) && Number(v) <= 65535 ? { kind: "port", scope: "", value: Number(v) } : undefined;
+
+const methodKey: KeyOf = (v) => isExact(v) ? { kind: "method", scope: "", value: v } : undefined;
+
+/** A template matches only paths that start with its literal head (`/api/` of `/api/{*}/x`). */
+const pathKey: KeyOf = (v) => {
+  if (isPathTemplate(v)) {
+    const head = v.slice(0, v.indexOf("{*"));
+    return head === "" ? undefined : { kind: "pathPrefix", scope: "", value: head };
+  }
+  if (v === "*") return undefined;
+  if (v.startsWith("*")) return { kind: "pathSuffix", scope: "", value: v.slice(1) };
+  if (v.endsWith("*")) return { kind: "pathPrefix", scope: "", value: v.slice(0, -1) };
+  return { kind: "path", scope: "", value: v };
+};
+
+const headerKey = (name: string): KeyOf => (v) =>
+  isExact(v) ? { kind: "header", scope: name, value: v } : undefined;
+
+/** The keys of a field's values, or undefined when it has none or one value has no key. */
+function fieldKeys(values: AuthorizationValueList, keyOf: KeyOf): RuleKey[] | undefined {
+  if (!values || values.length === 0) return undefined;
+  const keys: RuleKey[] = [];
+  for (const v of values) {
+    const k = keyOf(v);
+    if (k === undefined) return undefined;
+    keys.push(k);
+  }
+  return keys;
+}
+
+const costOf = (keys: readonly RuleKey[]): number => keys.reduce((n, k) => n + KEY_COST[k.kind], 0);
+
+/** The cheapest of the candidate key lists (each a necessary condition), or undefined. */
+function cheapest(options: readonly (RuleKey[] | undefined)[]): RuleKey[] | undefined {
+  let best: RuleKey[] | undefined;
+  for (const o of options) if (o && (best === undefined || costOf(o) < costOf(best))) best = o;
+  return best;
+}
+
+function sourceKeys(s: AuthorizationSourceView): RuleKey[] | undefined {
+  return cheapest([
+    fieldKeys(s.principals, principalKey),
+    fieldKeys(s.namespaces, namespaceKey),
+    fieldKeys(s.requestPrincipals, requestPrincipalKey),
+  ]);
+}
+
+function operationKeys(o: AuthorizationOperationView): RuleKey[] | undefined {
+  return cheapest([
+    fieldKeys(o.paths, pathKey),
+    fieldKeys(o.hosts, hostKey),
+    fieldKeys(o.ports, portKey),
+    fieldKeys(o.methods, methodKey),
+  ]);
+}
+
+/** Every alternative must be keyed: one without keys could match any request. */
+function anyOfKeys<T>(list: readonly T[] | null | undefined, keysOf: (t: T) => RuleKey[] | undefined) {
+  if (!list || list.length === 0) return undefined;
+  const keys: RuleKey[] = [];
+  for (const item of list) {
+    const k = keysOf(item);
+    if (k === undefined) return undefined;
+    keys.push(...k);
+  }
+  return keys;
+}
+
+const HEADER_KEY = /^request\.headers\[([^\[\]]+)\]$/;
+
+function conditionKeyOf(key: string): KeyOf | undefined {
+  const header = HEADER_KEY.exec(key);
+  if (header) return headerKey(header[1].toLowerCase());
+  switch (key) {
+    case "source.principal":
+      return principalKey;
+    case "source.namespace":
+      return namespaceKey;
+    case "request.auth.principal":
+      return requestPrincipalKey;
+    case "destination.port":
+      return portKey;
+  }
+  return undefined;
+}
+
+/** Drops repeated keys, so that a rule is filed once under each. */
+function distinct(keys: RuleKey[]): RuleKey[] {
+  const seen = new Set<string>();
+  return keys.filter((k) => {
+    const id = `${k.kind}\0${k.scope}\0${k.value}`;
+    return seen.has(id) ? false : (seen.add(id), true);
+  });
+}
+
+/**
+ * The keys of a rule (see the module doc).
+ *
+ * @param rule the rule as it is evaluated (on TCP: without its HTTP-only fields)
+ * @returns keys, one of which every request the rule matches has; undefined when the rule has none
+ *   (it is then evaluated for every request)
+ */
+export function ruleKeys(rule: AuthorizationRuleView): RuleKey[] | undefined {
+  const options = [
+    anyOfKeys(rule.from, (f) => f.source ? sourceKeys(f.source) : undefined),
+    anyOfKeys(rule.to, (t) => t.operation ? operationKeys(t.operation) : undefined),
+  ];
+  for (const c of rule.when ?? []) {
+    const keyOf = conditionKeyOf(c.key);
+    if (keyOf) options.push(fieldKeys(c.values, keyOf));
+  }
+  const best = cheapest(options);
+  return best && distinct(best);
+}
