@@ -144,12 +144,13 @@ export class CompiledAuthorization {
       path: request.pathNormalized ? request.path : normalizePath(request.path).path,
       principal: request.sourcePrincipal ?? "",
       principalBody: request.sourcePrincipal?.startsWith("spiffe://") ? request.sourcePrincipal.slice(9) : "",
-      iss: jwtPart(request, "iss"),
-      sub: jwtPart(request, "sub"),
+      iss: undefined,
+      sub: undefined,
       sourceIp: undefined,
       remoteIp: undefined,
       destinationIp: undefined,
     };
+    readJwt(p, request);
     return decide(this.#http, p);
   }
 
@@ -179,15 +180,19 @@ export class CompiledAuthorization {
   }
 }
 
-/** The JWT issuer or subject: the claims', else the request principal split at its last `/`. */
-function jwtPart(r: AuthorizationRequest, part: "iss" | "sub"): string | undefined {
+/** The JWT issuer and subject: the claims', else the request principal split at its last `/`. */
+function readJwt(p: Prepared, r: AuthorizationRequest): void {
   const c = r.claims;
-  if (c && typeof c.iss === "string" && typeof c.sub === "string") return c[part] as string;
+  if (c && typeof c.iss === "string" && typeof c.sub === "string") {
+    p.iss = c.iss;
+    p.sub = c.sub;
+    return;
+  }
   const rp = r.requestPrincipal;
-  if (rp === undefined || rp === "") return undefined;
+  if (rp === undefined || rp === "") return;
   const idx = rp.lastIndexOf("/");
-  if (part === "iss") return idx < 0 ? rp : rp.slice(0, idx);
-  return idx < 0 ? "" : rp.slice(idx + 1);
+  p.iss = idx < 0 ? rp : rp.slice(0, idx);
+  p.sub = idx < 0 ? "" : rp.slice(idx + 1);
 }
 
 function decide(rules: LayerRules, p: Prepared): AuthorizationDecision {

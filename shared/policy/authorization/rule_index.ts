@@ -3,21 +3,30 @@
  * order, that matches a request, found by evaluating only the rules filed under the request's own
  * attributes and the rules without keys.
  *
- * Shapes: each key kind is a map from value to a posting list (ascending rule positions; a path
- * prefix or suffix a character trie, walked along the path from either end); a request gathers
- * at most one list per attribute (one per prefix and suffix that it has, one per `/ns/` segment of
- * its principal), and the lists are merged in ascending order, so the first rule that matches is
- * the same as the linear scan's. A rule filed under keys of several attributes is evaluated once.
- * A request with more than {@link NAMESPACE_SEGMENTS_MAX} `/ns/` segments in its principal is
- * decided by the linear scan.
+ * Shapes: each key kind is a map from the key's hash (key_hash.ts) to a posting list (ascending
+ * rule positions). Path prefixes and suffixes are hashed as the path is read from either end, and
+ * looked up at the lengths that keys have. A request gathers at most one list per attribute (one per
+ * prefix and suffix length, one per `/ns/` segment of its principal); the lists are merged in
+ * ascending order, so the first rule that matches is the same as the linear scan's. A rule filed
+ * under keys of several attributes is evaluated once. A request with more than
+ * {@link NAMESPACE_SEGMENTS_MAX} `/ns/` segments in its principal is decided by the linear scan.
  *
- * Per request: no allocation but one string per `/ns/` segment and a lower-cased Host (V8 returns
- * the same string when it is lower case already).
+ * Per request: no allocation (the scratch lists are the index's own; evaluation is synchronous).
  *
  * @module
  */
 import type { Predicate, Prepared } from "./predicate.ts";
 import type { RuleKey } from "./rule_keys.ts";
+import {
+  HASH_START,
+  hashKey,
+  hashPrincipal,
+  hashRange,
+  hashStep,
+  hashText,
+  hashTextBackwards,
+  hashTextFolded,
+} from "./key_hash.ts";
 
 /** A rule as the index holds it. */
 export interface IndexedRule {
@@ -30,38 +39,35 @@ export interface IndexedRule {
 /** Rule positions, ascending. */
 type Postings = number[];
 
-/** One character of a path prefix (or of a suffix, read backwards). */
-class TrieNode {
-  children: Map<number, TrieNode> | undefined;
-  postings: Postings | undefined;
-}
-
 /** More `/ns/` segments than a SPIFFE ID has: such a request is decided by the linear scan. */
 export const NAMESPACE_SEGMENTS_MAX = 4;
 
 const EMPTY: Postings = [];
 
-function add<K>(map: Map<K, Postings>, key: K, rule: number): void {
+function add(map: Map<number, Postings>, key: number, rule: number): void {
   const list = map.get(key);
-  if (list) list.push(rule);
-  else map.set(key, [rule]);
+  if (!list) map.set(key, [rule]);
+  else if (list[list.length - 1] !== rule) list.push(rule);
 }
 
-function addToTrie(root: TrieNode, text: string, backwards: boolean, rule: number): number {
-  let node = root;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(backwards ? text.length - 1 - i : i);
-    node.children ??= new Map();
-    let next = node.children.get(c);
-    if (!next) node.children.set(c, next = new TrieNode());
-    node = next;
+/** Keys of one kind of path end (prefix or suffix): by hash, and the lengths they have. */
+class PathEnds {
+  readonly byHash = new Map<number, Postings>();
+  /** `lengths[n]` is 1 when some key has n code units. */
+  lengths = new Uint8Array(0);
+  /** Number of distinct lengths. */
+  count = 0;
+
+  add(text: string, hash: number, rule: number): void {
+    if (text.length >= this.lengths.length) {
+      const grown = new Uint8Array(text.length + 1);
+      grown.set(this.lengths);
+      this.lengths = grown;
+    }
+    if (this.lengths[text.length] === 0) this.count++;
+    this.lengths[text.length] = 1;
+    add(this.byHash, hash, rule);
   }
-  if (node.postings) {
-    node.postings.push(rule);
-    return 0;
-  }
-  node.postings = [rule];
-  return 1;
 }
 
 /** The rules of one action and layer, in evaluation order, and their index. */
@@ -71,20 +77,20 @@ export class RuleIndex {
   readonly #tests: readonly Predicate[];
   readonly #all: Postings;
   readonly #residual: Postings = [];
-  readonly #principal = new Map<string, Postings>();
-  readonly #namespace = new Map<string, Postings>();
-  /** JWT issuer, then subject. */
-  readonly #requestPrincipal = new Map<string, Map<string, Postings>>();
-  readonly #host = new Map<string, Postings>();
+  readonly #principal = new Map<number, Postings>();
+  readonly #namespace = new Map<number, Postings>();
+  /** By the hash of subject and issuer length. */
+  readonly #requestPrincipal = new Map<number, Postings>();
+  readonly #host = new Map<number, Postings>();
   readonly #port = new Map<number, Postings>();
-  readonly #method = new Map<string, Postings>();
-  readonly #path = new Map<string, Postings>();
-  readonly #prefix = new TrieNode();
-  readonly #suffix = new TrieNode();
-  /** Header name (lower case), then value. */
-  readonly #headers = new Map<string, Map<string, Postings>>();
+  readonly #method = new Map<number, Postings>();
+  readonly #path = new Map<number, Postings>();
+  readonly #prefix = new PathEnds();
+  readonly #suffix = new PathEnds();
+  /** Header name (lower case), then value hash. */
+  readonly #headers = new Map<string, Map<number, Postings>>();
   readonly #headerNames: readonly string[];
-  readonly #headerValues: readonly Map<string, Postings>[];
+  readonly #headerValues: readonly Map<number, Postings>[];
   /** Scratch of one evaluation: the gathered lists and the merge's position in each. */
   readonly #lists: Postings[];
   readonly #pos: Int32Array;
@@ -99,55 +105,44 @@ export class RuleIndex {
     this.size = rules.length;
     this.#tests = rules.map((r) => r.test);
     this.#all = rules.map((_, i) => i);
-    let trieLists = 0;
     rules.forEach((r, i) => {
       if (!indexed || r.keys === undefined) return this.#residual.push(i);
-      for (const k of r.keys) trieLists += this.#file(k, i);
+      for (const k of r.keys) this.#file(k, i);
     });
     this.#headerNames = [...this.#headers.keys()];
     this.#headerValues = [...this.#headers.values()];
-    const lists = 8 + NAMESPACE_SEGMENTS_MAX + trieLists + this.#headerNames.length;
+    const lists = 8 + NAMESPACE_SEGMENTS_MAX + this.#prefix.count + this.#suffix.count +
+      this.#headerNames.length;
     this.#lists = new Array<Postings>(lists).fill(EMPTY);
     this.#pos = new Int32Array(lists);
   }
 
-  /** Files rule `i` under key `k`; returns 1 when it made a new trie posting list. */
-  #file(k: RuleKey, i: number): number {
-    const v = k.value;
+  /** Files rule `i` under key `k`. */
+  #file(k: RuleKey, i: number): void {
+    const v = String(k.value);
     switch (k.kind) {
       case "principal":
-        add(this.#principal, String(v), i);
-        return 0;
+        return add(this.#principal, hashText(v), i);
       case "namespace":
-        add(this.#namespace, String(v), i);
-        return 0;
-      case "requestPrincipal": {
-        let bySub = this.#requestPrincipal.get(k.scope);
-        if (!bySub) this.#requestPrincipal.set(k.scope, bySub = new Map());
-        add(bySub, String(v), i);
-        return 0;
-      }
+        return add(this.#namespace, hashText(v), i);
+      case "requestPrincipal":
+        return add(this.#requestPrincipal, hashPrincipal(k.scope, v), i);
       case "host":
-        add(this.#host, String(v), i);
-        return 0;
+        return add(this.#host, hashTextFolded(v), i);
       case "port":
-        add(this.#port, Number(v), i);
-        return 0;
+        return add(this.#port, Number(k.value), i);
       case "method":
-        add(this.#method, String(v), i);
-        return 0;
+        return add(this.#method, hashText(v), i);
       case "path":
-        add(this.#path, String(v), i);
-        return 0;
+        return add(this.#path, hashText(v), i);
       case "pathPrefix":
-        return addToTrie(this.#prefix, String(v), false, i);
+        return this.#prefix.add(v, hashText(v), i);
       case "pathSuffix":
-        return addToTrie(this.#suffix, String(v), true, i);
+        return this.#suffix.add(v, hashTextBackwards(v), i);
       case "header": {
         let byValue = this.#headers.get(k.scope);
         if (!byValue) this.#headers.set(k.scope, byValue = new Map());
-        add(byValue, String(v), i);
-        return 0;
+        return add(byValue, hashText(v), i);
       }
     }
   }
@@ -202,29 +197,32 @@ export class RuleIndex {
     let k = 0;
     let l: Postings | undefined;
     if (this.#residual.length > 0) lists[k++] = this.#residual;
-    if (this.#principal.size > 0 && p.principalBody !== "" && (l = this.#principal.get(p.principalBody))) {
+    if (
+      this.#principal.size > 0 && p.principalBody !== "" &&
+      (l = this.#principal.get(hashText(p.principalBody)))
+    ) {
       lists[k++] = l;
     }
     if (this.#namespace.size > 0 && p.principal !== "" && (k = this.#namespaces(p.principal, k)) < 0) {
       return -1;
     }
     if (this.#requestPrincipal.size > 0 && p.iss !== undefined && p.sub !== undefined) {
-      if ((l = this.#requestPrincipal.get(p.iss)?.get(p.sub))) lists[k++] = l;
+      if ((l = this.#requestPrincipal.get(hashPrincipal(p.iss, p.sub)))) lists[k++] = l;
     }
     const r = p.r;
-    if (this.#host.size > 0 && r.host !== undefined && (l = this.#host.get(r.host.toLowerCase()))) {
+    if (this.#host.size > 0 && r.host !== undefined && (l = this.#host.get(hashTextFolded(r.host)))) {
       lists[k++] = l;
     }
     if (this.#port.size > 0 && (l = this.#port.get(r.port))) lists[k++] = l;
-    if (this.#method.size > 0 && (l = this.#method.get(r.method))) lists[k++] = l;
-    if (this.#path.size > 0 && (l = this.#path.get(p.path))) lists[k++] = l;
-    if (this.#prefix.children) k = this.#walk(this.#prefix, p.path, false, k);
-    if (this.#suffix.children) k = this.#walk(this.#suffix, p.path, true, k);
+    if (this.#method.size > 0 && (l = this.#method.get(hashText(r.method)))) lists[k++] = l;
+    if (this.#path.size > 0 && (l = this.#path.get(hashText(p.path)))) lists[k++] = l;
+    if (this.#prefix.count > 0) k = this.#ends(this.#prefix, p.path, false, k);
+    if (this.#suffix.count > 0) k = this.#ends(this.#suffix, p.path, true, k);
     const headers = r.headers;
     if (headers !== undefined) {
       for (let i = 0; i < this.#headerNames.length; i++) {
         const h = headers[this.#headerNames[i]];
-        if (h !== undefined && (l = this.#headerValues[i].get(h))) lists[k++] = l;
+        if (typeof h === "string" && (l = this.#headerValues[i].get(hashText(h)))) lists[k++] = l;
       }
     }
     return k;
@@ -239,20 +237,23 @@ export class RuleIndex {
       const end = principal.indexOf("/", at + 4);
       if (end < 0) return k;
       if (n === NAMESPACE_SEGMENTS_MAX) return -1;
-      const l = this.#namespace.get(principal.slice(at + 4, end));
+      const l = this.#namespace.get(hashKey(hashRange(principal, at + 4, end)));
       if (l) this.#lists[k++] = l;
       from = at + 1;
     }
   }
 
-  /** Adds the lists of every prefix (or suffix) of the path that rules are filed under. */
-  #walk(root: TrieNode, path: string, backwards: boolean, k: number): number {
-    let node: TrieNode | undefined = root;
-    const n = path.length;
-    for (let i = 0; node !== undefined; i++) {
-      if (node.postings) this.#lists[k++] = node.postings;
-      if (i === n || node.children === undefined) break;
-      node = node.children.get(path.charCodeAt(backwards ? n - 1 - i : i));
+  /** Adds the lists of the path's prefixes (or suffixes) of the lengths that keys have. */
+  #ends(ends: PathEnds, path: string, backwards: boolean, k: number): number {
+    const lengths = ends.lengths;
+    const n = Math.min(path.length, lengths.length - 1);
+    let h = HASH_START;
+    for (let i = 1; i <= n; i++) {
+      h = hashStep(h, path.charCodeAt(backwards ? path.length - i : i - 1));
+      if (lengths[i] === 1) {
+        const l = ends.byHash.get(hashKey(h));
+        if (l) this.#lists[k++] = l;
+      }
     }
     return k;
   }
