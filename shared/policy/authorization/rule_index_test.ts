@@ -156,6 +156,7 @@ const REQUESTS = 30;
 Deno.test(`the index decides as the linear scan: ${SETS} random policy sets x ${REQUESTS} requests, HTTP and TCP`, () => {
   const gen = new Gen(17);
   let compared = 0;
+  const kinds = new Map<string, number>();
   for (let s = 0; s < SETS; s++) {
     const policies = gen.policies();
     const indexed = compileAuthorization(policies);
@@ -163,7 +164,12 @@ Deno.test(`the index decides as the linear scan: ${SETS} random policy sets x ${
     for (let r = 0; r < REQUESTS; r++) {
       const request = gen.request();
       const what = `set ${s} request ${r}: ${JSON.stringify({ policies, request })}`;
-      assert.equal(JSON.stringify(indexed.evaluate(request)), JSON.stringify(linear.evaluate(request)), what);
+      const d = indexed.evaluate(request);
+      assert.equal(JSON.stringify(d), JSON.stringify(linear.evaluate(request)), what);
+      const kind = `${d.action ?? (d.allowed ? "no ALLOW policy" : "no rule matched")}${
+        d.audit ? ", audited" : ""
+      }`;
+      kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
       const connection: AuthorizationConnection = { ...request };
       assert.equal(
         JSON.stringify(indexed.evaluateConnection(connection)),
@@ -174,6 +180,12 @@ Deno.test(`the index decides as the linear scan: ${SETS} random policy sets x ${
     }
   }
   assert.equal(compared, SETS * REQUESTS * 2);
+  // Every outcome occurs often enough to be compared, with and without an AUDIT match.
+  for (const kind of ["DENY", "ALLOW", "no ALLOW policy", "no rule matched"]) {
+    for (const k of [kind, `${kind}, audited`]) {
+      assert.ok((kinds.get(k) ?? 0) > SETS * REQUESTS / 200, `${k}: ${JSON.stringify([...kinds])}`);
+    }
+  }
 });
 
 Deno.test("the index finds a rule under each of a request's /ns/ segments, and past the limit by the linear scan", () => {
