@@ -31,3 +31,15 @@ Deno.test("a denial by ALLOW policies is one shared object: the policy names are
   assert.equal(c.evaluate(request), first);
   assert.equal(first.reason, "denied: no rule of ALLOW policies foo/a, foo/b matched");
 });
+
+Deno.test("each rule keeps its own decision across requests", () => {
+  const c = compileAuthorization([{
+    namespace: "foo",
+    name: "deny",
+    action: "DENY",
+    rules: [{ to: [{ operation: { paths: ["/a"] } }] }, { to: [{ operation: { paths: ["/b"] } }] }],
+  }]);
+  const at = (path: string) => c.evaluate({ method: "GET", path, port: 80 });
+  assert.deepEqual([at("/a").ruleIndex, at("/b").ruleIndex, at("/a").ruleIndex], [0, 1, 0]);
+  assert.equal(at("/b").reason, "denied by DENY policy foo/deny rule 1");
+});
