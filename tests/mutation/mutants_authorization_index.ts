@@ -67,13 +67,23 @@ export const AUTHORIZATION_INDEX_MUTANTS: readonly Mutant[] = [
   ),
   index(
     "the merge stops at a rule offered twice",
-    "if (min === last) continue;",
-    "if (min === last) return -1;",
+    "if (rule === last) continue;",
+    "if (rule === last) return -1;",
   ),
   index(
     "the lists are scanned one after the other",
     "    return this.#merge(k, p);\n",
     "    for (let i = 0; i < k; i++) if (this.#scan(this.#lists[i], p) >= 0) return this.#scan(this.#lists[i], p);\n    return -1;\n",
+  ),
+  index(
+    "the lowest list is read to its end",
+    "for (; j < l.length && l[j] <= next; j++) {",
+    "for (; j < l.length; j++) {",
+  ),
+  index(
+    "the peer's lists are kept across principals",
+    "if (p.principal !== this.#peer) {",
+    'if (this.#peer === "") {',
   ),
   index("overlapping /ns/ segments are missed", "from = at + 1;", "from = end;"),
   index(

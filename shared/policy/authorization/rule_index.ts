@@ -11,7 +11,8 @@
  * under keys of several attributes is evaluated once. A request with more than
  * {@link NAMESPACE_SEGMENTS_MAX} `/ns/` segments in its principal is decided by the linear scan.
  *
- * Per request: no allocation (the scratch lists are the index's own; evaluation is synchronous).
+ * Per request: no allocation (the scratch lists are the index's own; evaluation is synchronous),
+ * and the peer principal's lookups only when it differs from the previous request's.
  *
  * @module
  */
@@ -91,6 +92,13 @@ export class RuleIndex {
   readonly #headers = new Map<string, Map<number, Postings>>();
   readonly #headerNames: readonly string[];
   readonly #headerValues: readonly Map<number, Postings>[];
+  /**
+   * The lists of the last peer principal seen, and how many (-1: use the linear scan): the requests
+   * of one connection share their principal, so it is hashed once per connection, not per request.
+   */
+  #peer = "";
+  #peerCount = 0;
+  readonly #peerCache: Postings[] = new Array<Postings>(1 + NAMESPACE_SEGMENTS_MAX).fill(EMPTY);
   /** Scratch of one evaluation: the gathered lists and the merge's position in each. */
   readonly #lists: Postings[];
   readonly #pos: Int32Array;
@@ -166,28 +174,41 @@ export class RuleIndex {
     return -1;
   }
 
-  /** Evaluates the gathered lists' rules in ascending order, each once. */
+  /**
+   * Evaluates the gathered lists' rules in ascending order, each once: the list with the lowest
+   * head is read on while its rules come before every other list's head.
+   */
   #merge(k: number, p: Prepared): number {
     const lists = this.#lists;
     const pos = this.#pos;
+    const tests = this.#tests;
     pos.fill(0, 0, k);
     let last = -1;
     for (;;) {
       let best = -1;
       let min = 0x7fffffff;
+      let next = 0x7fffffff;
       for (let i = 0; i < k; i++) {
         const j = pos[i];
         const l = lists[i];
-        if (j < l.length && l[j] < min) {
+        if (j >= l.length) continue;
+        if (l[j] < min) {
+          next = min;
           min = l[j];
           best = i;
-        }
+        } else if (l[j] < next) next = l[j];
       }
       if (best < 0) return -1;
-      pos[best]++;
-      if (min === last) continue;
-      last = min;
-      if (this.#tests[min](p)) return min;
+      const l = lists[best];
+      let j = pos[best];
+      // A rule offered by two lists (equal to `next`) is evaluated here, and skipped as `last` there.
+      for (; j < l.length && l[j] <= next; j++) {
+        const rule = l[j];
+        if (rule === last) continue;
+        last = rule;
+        if (tests[rule](p)) return rule;
+      }
+      pos[best] = j;
     }
   }
 
@@ -197,12 +218,13 @@ export class RuleIndex {
     let k = 0;
     let l: Postings | undefined;
     if (this.#residual.length > 0) lists[k++] = this.#residual;
-    // principalBody is principal without `spiffe://`: hashed in place, as a slice reads slower.
-    if (this.#principal.size > 0 && p.principalBody !== "") {
-      if ((l = this.#principal.get(hashKey(hashRange(p.principal, 9, p.principal.length))))) lists[k++] = l;
-    }
-    if (this.#namespace.size > 0 && p.principal !== "" && (k = this.#namespaces(p.principal, k)) < 0) {
-      return -1;
+    if (this.#principal.size > 0 || this.#namespace.size > 0) {
+      if (p.principal !== this.#peer) {
+        this.#peer = p.principal;
+        this.#peerCount = this.#peerLists(p);
+      }
+      if (this.#peerCount < 0) return -1;
+      for (let i = 0; i < this.#peerCount; i++) lists[k++] = this.#peerCache[i];
     }
     if (this.#requestPrincipal.size > 0 && p.iss !== undefined && p.sub !== undefined) {
       if ((l = this.#requestPrincipal.get(hashPrincipal(p.iss, p.sub)))) lists[k++] = l;
@@ -226,6 +248,19 @@ export class RuleIndex {
     return k;
   }
 
+  /** Puts the lists of the peer principal in the peer cache; -1: use the linear scan. */
+  #peerLists(p: Prepared): number {
+    let k = 0;
+    let l: Postings | undefined;
+    // principalBody is principal without `spiffe://`: hashed in place, as a slice reads slower.
+    if (this.#principal.size > 0 && p.principalBody !== "") {
+      if ((l = this.#principal.get(hashKey(hashRange(p.principal, 9, p.principal.length))))) {
+        this.#peerCache[k++] = l;
+      }
+    }
+    return this.#namespace.size > 0 && p.principal !== "" ? this.#namespaces(p.principal, k) : k;
+  }
+
   /** Adds the lists of each `/ns/<segment>/` of the principal (namespaceMatcher's `includes`). */
   #namespaces(principal: string, k: number): number {
     let from = 0;
@@ -236,7 +271,7 @@ export class RuleIndex {
       if (end < 0) return k;
       if (n === NAMESPACE_SEGMENTS_MAX) return -1;
       const l = this.#namespace.get(hashKey(hashRange(principal, at + 4, end)));
-      if (l) this.#lists[k++] = l;
+      if (l) this.#peerCache[k++] = l;
       from = at + 1;
     }
   }
