@@ -234,7 +234,9 @@ export class RuleIndex {
       lists[k++] = l;
     }
     if (this.#port.size > 0 && (l = this.#port.get(r.port))) lists[k++] = l;
-    if (this.#method.size > 0 && (l = this.#method.get(hashText(r.method)))) lists[k++] = l;
+    if (this.#method.size > 0 && typeof r.method === "string" && (l = this.#method.get(hashText(r.method)))) {
+      lists[k++] = l;
+    }
     if (this.#path.size > 0 && (l = this.#path.get(hashText(p.path)))) lists[k++] = l;
     if (this.#prefix.count > 0) k = this.#ends(this.#prefix, p.path, false, k);
     if (this.#suffix.count > 0) k = this.#ends(this.#suffix, p.path, true, k);
