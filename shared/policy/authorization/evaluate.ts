@@ -110,7 +110,9 @@ function layerRules(
  */
 export class CompiledAuthorization {
   readonly #http: LayerRules;
-  readonly #tcp: LayerRules;
+  /** Built on the first connection: a workload without TCP ports never needs it. */
+  #tcp: LayerRules | undefined;
+  readonly #tcpLayer: () => LayerRules;
   /** Lower-case header names that `request.headers[...]` conditions read. */
   readonly headerNames: readonly string[];
   /** Number of policies compiled. */
@@ -126,7 +128,7 @@ export class CompiledAuthorization {
   ) {
     const indexed = options.index !== false;
     this.#http = layerRules(deny, allow, audit, "http", indexed);
-    this.#tcp = layerRules(deny, allow, audit, "tcp", indexed);
+    this.#tcpLayer = () => layerRules(deny, allow, audit, "tcp", indexed);
     this.headerNames = headerNames;
     this.size = deny.length + allow.length + audit.length;
   }
@@ -176,7 +178,7 @@ export class CompiledAuthorization {
       remoteIp: undefined,
       destinationIp: undefined,
     };
-    return decide(this.#tcp, p);
+    return decide(this.#tcp ??= this.#tcpLayer(), p);
   }
 }
 
@@ -232,6 +234,7 @@ export function compileAuthorization(
   const allow: CompiledPolicy[] = [];
   const audit: CompiledPolicy[] = [];
   const headerNames = new Set<string>();
+  const indexed = options.index !== false;
   for (const policy of policies) {
     const ref = { namespace: policy.namespace, name: policy.name };
     const where = `AuthorizationPolicy ${ref.namespace}/${ref.name}`;
@@ -244,7 +247,7 @@ export function compileAuthorization(
     const rules = (policy.rules ?? []).map((rule, index): CompiledRule => ({
       index,
       test: compileRule(rule, ref.namespace, headerNames, `${where}: spec.rules[${index}]`),
-      keys: ruleKeys(rule),
+      keys: indexed ? ruleKeys(rule) : undefined,
     }));
     const tcpRules: CompiledRule[] = [];
     const droppedOnTcp: number[] = [];
@@ -253,7 +256,11 @@ export function compileAuthorization(
       if (tcpRuleEffect(action) === "dropped") return droppedOnTcp.push(index);
       const at = `${where}: spec.rules[${index}]`;
       const l4 = withoutHttpOnlyFields(rule);
-      tcpRules.push({ index, test: compileRule(l4, ref.namespace, new Set(), at), keys: ruleKeys(l4) });
+      tcpRules.push({
+        index,
+        test: compileRule(l4, ref.namespace, new Set(), at),
+        keys: indexed ? ruleKeys(l4) : undefined,
+      });
     });
     target.push({ ref, rules, tcpRules, droppedOnTcp });
   }
