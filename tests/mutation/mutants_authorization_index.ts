@@ -85,6 +85,26 @@ export const AUTHORIZATION_INDEX_MUTANTS: readonly Mutant[] = [
     "if (p.principal !== this.#peer) {",
     'if (this.#peer === "") {',
   ),
+  index(
+    "past the claim value limit the rest is ignored",
+    "if (c.length > CLAIM_VALUES_MAX) return -1;",
+    "if (c.length > CLAIM_VALUES_MAX) return k;",
+  ),
+  index(
+    "only a list claim's first element is looked up",
+    "for (const e of c) if (typeof e",
+    "for (const e of c.slice(0, 1)) if (typeof e",
+  ),
+  index(
+    "a string claim is not looked up",
+    'if (typeof c === "string") {\n        if ((l = values.get(hashText(c))))',
+    'if (typeof c === "string") {\n        if ((l = undefined))',
+  ),
+  keys(
+    "wildcard claim values are keyed",
+    'isExact(v) ? { kind: "claim"',
+    '(v !== "*") ? { kind: "claim"',
+  ),
   index("overlapping /ns/ segments are missed", "from = at + 1;", "from = end;"),
   index(
     "past the /ns/ segment limit the rest is ignored",

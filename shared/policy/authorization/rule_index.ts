@@ -9,7 +9,8 @@
  * prefix and suffix length, one per `/ns/` segment of its principal); the lists are merged in
  * ascending order, so the first rule that matches is the same as the linear scan's. A rule filed
  * under keys of several attributes is evaluated once. A request with more than
- * {@link NAMESPACE_SEGMENTS_MAX} `/ns/` segments in its principal is decided by the linear scan.
+ * {@link NAMESPACE_SEGMENTS_MAX} `/ns/` segments in its principal, or a list claim of more than
+ * {@link CLAIM_VALUES_MAX} elements that a key reads, is decided by the linear scan.
  *
  * Per request: no allocation (the scratch lists are the index's own; evaluation is synchronous),
  * and the peer principal's lookups only when it differs from the previous request's.
@@ -18,6 +19,7 @@
  */
 import type { Predicate, Prepared } from "./predicate.ts";
 import type { RuleKey } from "./rule_keys.ts";
+import { claimAt } from "./condition_matchers.ts";
 import {
   HASH_START,
   hashKey,
@@ -43,7 +45,16 @@ type Postings = number[];
 /** More `/ns/` segments than a SPIFFE ID has: such a request is decided by the linear scan. */
 export const NAMESPACE_SEGMENTS_MAX = 4;
 
+/** A list claim with more elements (e.g. many `groups`) is decided by the linear scan. */
+export const CLAIM_VALUES_MAX = 16;
+
 const EMPTY: Postings = [];
+
+function byScope(map: Map<string, Map<number, Postings>>, scope: string): Map<number, Postings> {
+  let byValue = map.get(scope);
+  if (!byValue) map.set(scope, byValue = new Map());
+  return byValue;
+}
 
 function add(map: Map<number, Postings>, key: number, rule: number): void {
   const list = map.get(key);
@@ -92,6 +103,10 @@ export class RuleIndex {
   readonly #headers = new Map<string, Map<number, Postings>>();
   readonly #headerNames: readonly string[];
   readonly #headerValues: readonly Map<number, Postings>[];
+  /** Claim path (JSON), then value hash. */
+  readonly #claims = new Map<string, Map<number, Postings>>();
+  readonly #claimPaths: readonly string[][];
+  readonly #claimValues: readonly Map<number, Postings>[];
   /**
    * The lists of the last peer principal seen, and how many (-1: use the linear scan): the requests
    * of one connection share their principal, so it is hashed once per connection, not per request.
@@ -119,8 +134,10 @@ export class RuleIndex {
     });
     this.#headerNames = [...this.#headers.keys()];
     this.#headerValues = [...this.#headers.values()];
+    this.#claimPaths = [...this.#claims.keys()].map((k) => JSON.parse(k));
+    this.#claimValues = [...this.#claims.values()];
     const lists = 8 + NAMESPACE_SEGMENTS_MAX + this.#prefix.count + this.#suffix.count +
-      this.#headerNames.length;
+      this.#headerNames.length + this.#claimPaths.length * CLAIM_VALUES_MAX;
     this.#lists = new Array<Postings>(lists).fill(EMPTY);
     this.#pos = new Int32Array(lists);
   }
@@ -147,11 +164,10 @@ export class RuleIndex {
         return this.#prefix.add(v, hashText(v), i);
       case "pathSuffix":
         return this.#suffix.add(v, hashTextBackwards(v), i);
-      case "header": {
-        let byValue = this.#headers.get(k.scope);
-        if (!byValue) this.#headers.set(k.scope, byValue = new Map());
-        return add(byValue, hashText(v), i);
-      }
+      case "header":
+        return add(byScope(this.#headers, k.scope), hashText(v), i);
+      case "claim":
+        return add(byScope(this.#claims, k.scope), hashText(v), i);
     }
   }
 
@@ -245,6 +261,22 @@ export class RuleIndex {
       for (let i = 0; i < this.#headerNames.length; i++) {
         const h = headers[this.#headerNames[i]];
         if (typeof h === "string" && (l = this.#headerValues[i].get(hashText(h)))) lists[k++] = l;
+      }
+    }
+    return r.claims !== undefined && this.#claimPaths.length > 0 ? this.#claimLists(r.claims, k) : k;
+  }
+
+  /** Adds the lists of each claim value (claimMatcher: a string claim, or a list's strings). */
+  #claimLists(claims: Readonly<Record<string, unknown>>, k: number): number {
+    let l: Postings | undefined;
+    for (let i = 0; i < this.#claimPaths.length; i++) {
+      const c = claimAt(claims, this.#claimPaths[i]);
+      const values = this.#claimValues[i];
+      if (typeof c === "string") {
+        if ((l = values.get(hashText(c)))) this.#lists[k++] = l;
+      } else if (Array.isArray(c)) {
+        if (c.length > CLAIM_VALUES_MAX) return -1;
+        for (const e of c) if (typeof e === "string" && (l = values.get(hashText(e)))) this.#lists[k++] = l;
       }
     }
     return k;

@@ -14,7 +14,7 @@ import type {
   AuthorizationSourceView,
 } from "./policy_view.ts";
 import type { AuthorizationConnection, AuthorizationRequest } from "./request.ts";
-import { NAMESPACE_SEGMENTS_MAX } from "./rule_index.ts";
+import { CLAIM_VALUES_MAX, NAMESPACE_SEGMENTS_MAX } from "./rule_index.ts";
 
 /** mulberry32: a small seeded PRNG, so that a failure names a reproducible case. */
 function prng(seed: number): () => number {
@@ -59,7 +59,19 @@ const CONDITIONS: [string, readonly string[]][] = [
   ["request.auth.principal", POOL.requestPrincipals],
   ["source.ip", POOL.ipBlocks],
   ["connection.sni", POOL.snis],
-  ["request.auth.claims[groups]", ["g1", "g*"]],
+  ["request.auth.claims[groups]", ["g1", "g2", "g*"]],
+  ["request.auth.claims[nested][level]", ["gold", "silver"]],
+  ["request.auth.audiences", ["app", "web"]],
+  ["request.auth.presenter", ["frontend", "front*"]],
+];
+/** JWT payloads: list and string claims, a nested one, and a list longer than the index reads. */
+const CLAIMS: Record<string, unknown>[] = [
+  { groups: ["g1"] },
+  { groups: ["g2", "g1"] },
+  { groups: "g2" },
+  { groups: [...Array.from({ length: CLAIM_VALUES_MAX }, (_, i) => `x${i}`), "g1"] },
+  { aud: ["app"], azp: "frontend", nested: { level: "gold" } },
+  { aud: "web", azp: "frontend-2", nested: ["gold"] },
 ];
 const SOURCE_FIELDS: [keyof AuthorizationSourceView, readonly string[]][] = [
   ["principals", POOL.principals],
@@ -145,7 +157,7 @@ class Gen {
       sourceIp: this.pick(["10.0.0.5", "192.168.1.1"]),
       sni: this.pick([undefined, "a.example", "b.example"]),
       requestPrincipal: token,
-      claims: token && this.chance(0.5) ? { groups: this.pick([["g1"], ["g2"]]) } : undefined,
+      claims: token && this.chance(0.5) ? this.pick(CLAIMS) : undefined,
     };
   }
 }

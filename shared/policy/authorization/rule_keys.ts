@@ -14,12 +14,14 @@
  * The cheapest one (by {@link KEY_COST}) is kept. A field is keyed when every value of it is: exact
  * `principals` and `source.principal`, `namespaces` and `source.namespace` without `*` or `/`, exact
  * `requestPrincipals` and `request.auth.principal`, exact `hosts`, `ports` and `destination.port`,
- * exact `methods`, `paths` (exact, `prefix*`, `*suffix`, a template's literal head) and exact
- * `request.headers[...]` values. `not*` fields, IP blocks, service accounts, trust domains, claims
- * and `*` values have no keys: a rule without keys is evaluated for every request.
+ * exact `methods`, `paths` (exact, `prefix*`, `*suffix`, a template's literal head), exact
+ * `request.headers[...]` values and exact JWT claim values (`request.auth.claims[...]`, `audiences`,
+ * `presenter`). `not*` fields, IP blocks, service accounts, trust domains and `*` values have no
+ * keys: a rule without keys is evaluated for every request.
  *
  * @module
  */
+import { bracketNames } from "./condition_matchers.ts";
 import { isPathTemplate } from "./path.ts";
 import type {
   AuthorizationOperationView,
@@ -39,7 +41,8 @@ export type KeyKind =
   | "path"
   | "pathPrefix"
   | "pathSuffix"
-  | "header";
+  | "header"
+  | "claim";
 
 /**
  * One key: the request matches it when its attribute `kind` equals `value` (`pathPrefix`: starts
@@ -48,7 +51,10 @@ export type KeyKind =
 export interface RuleKey {
   /** Which attribute. */
   kind: KeyKind;
-  /** The header name (lower case) of a `header` key, the JWT issuer of a `requestPrincipal` key, else "". */
+  /**
+   * The header name (lower case) of a `header` key, the JWT issuer of a `requestPrincipal` key, the
+   * claim's path as a JSON list of names of a `claim` key, else "".
+   */
   scope: string;
   /** The value: a port number for `port`, the JWT subject for `requestPrincipal`, the host in lower case. */
   value: string | number;
@@ -63,6 +69,7 @@ export const KEY_COST: Readonly<Record<KeyKind, number>> = {
   requestPrincipal: 1,
   path: 1,
   header: 2,
+  claim: 2,
   namespace: 2,
   host: 2,
   pathPrefix: 3,
@@ -108,6 +115,10 @@ const pathKey: KeyOf = (v) => {
   if (v.endsWith("*")) return { kind: "pathPrefix", scope: "", value: v.slice(0, -1) };
   return { kind: "path", scope: "", value: v };
 };
+
+/** A claim value (`request.auth.claims[...]`, `audiences`, `presenter`): a string claim or a list's element. */
+const claimKey = (path: readonly string[]): KeyOf => (v) =>
+  isExact(v) ? { kind: "claim", scope: JSON.stringify(path), value: v } : undefined;
 
 const headerKey = (name: string): KeyOf => (v) =>
   isExact(v) ? { kind: "header", scope: name, value: v } : undefined;
@@ -163,11 +174,17 @@ function anyOfKeys<T>(list: readonly T[] | null | undefined, keysOf: (t: T) => R
 }
 
 const HEADER_KEY = /^request\.headers\[([^\[\]]+)\]$/;
+const CLAIMS = "request.auth.claims[";
 
 function conditionKeyOf(key: string): KeyOf | undefined {
   const header = HEADER_KEY.exec(key);
   if (header) return headerKey(header[1].toLowerCase());
+  if (key.startsWith(CLAIMS)) return claimKey(bracketNames(key.slice(CLAIMS.length - 1), key));
   switch (key) {
+    case "request.auth.audiences":
+      return claimKey(["aud"]);
+    case "request.auth.presenter":
+      return claimKey(["azp"]);
     case "source.principal":
       return principalKey;
     case "source.namespace":

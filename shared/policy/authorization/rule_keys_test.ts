@@ -45,7 +45,17 @@ const CASES: [string, AuthorizationRuleView, string[] | undefined][] = [
     "principal=td/ns/a/sa/b",
   ]],
   ["notValues have none", { when: [{ key: "destination.port", notValues: ["80"] }] }, undefined],
-  ["claims have none", { when: [{ key: "request.auth.claims[groups]", values: ["g"] }] }, undefined],
+  ["claim values, by the claim's path", { when: [{ key: "request.auth.claims[a][b]", values: ["g"] }] }, [
+    'claim[["a","b"]]=g',
+  ]],
+  ["audiences are the aud claim", { when: [{ key: "request.auth.audiences", values: ["app"] }] }, [
+    'claim[["aud"]]=app',
+  ]],
+  [
+    "a wildcard claim value has none",
+    { when: [{ key: "request.auth.presenter", values: ["front*"] }] },
+    undefined,
+  ],
   ["repeated keys are filed once", {
     to: [{ operation: { paths: ["/a"] } }, { operation: { paths: ["/a"] } }],
   }, [
