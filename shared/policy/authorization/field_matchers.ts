@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type CidrBlock, cidrContains, parseCidr, parseIp } from "./ip_block.ts";
+import { type CidrBlock, cidrContains, type IpBytes, parseCidr, parseIp } from "./ip_block.ts";
 import { isPathTemplate, pathTemplateRegExp } from "./path.ts";
 import { escapeRegExp, type TextMatcher, wildcardMatcher } from "./string_match.ts";
 import type { AuthorizationOperationView, AuthorizationSourceView } from "./policy_view.ts";
@@ -104,7 +104,7 @@ export function ipMatcher(
   };
 }
 
-function ipOf(p: Prepared, which: "sourceIp" | "remoteIp" | "destinationIp"): Uint8Array | null {
+function ipOf(p: Prepared, which: "sourceIp" | "remoteIp" | "destinationIp"): IpBytes | null {
   let ip = p[which];
   if (ip === undefined) {
     const text = which === "remoteIp" ? p.r.remoteIp ?? p.r.sourceIp : p.r[which];
