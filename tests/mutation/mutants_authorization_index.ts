@@ -105,6 +105,21 @@ export const AUTHORIZATION_INDEX_MUTANTS: readonly Mutant[] = [
     'isExact(v) ? { kind: "claim"',
     '(v !== "*") ? { kind: "claim"',
   ),
+  keys(
+    "blocks shorter than 8 bits are keyed",
+    "if (block === undefined || block.prefix < 8) return undefined;",
+    "if (block === undefined) return undefined;",
+  ),
+  keys(
+    "a block of 9 bits is keyed by two bytes",
+    "const bits = block.prefix >= 16 ? 16 : 8;",
+    "const bits = block.prefix >= 9 ? 16 : 8;",
+  ),
+  index(
+    "every IP key reads the peer address",
+    "const ip = ipOf(p, which);",
+    'const ip = ipOf(p, "sourceIp");',
+  ),
   index("overlapping /ns/ segments are missed", "from = at + 1;", "from = end;"),
   index(
     "past the /ns/ segment limit the rest is ignored",

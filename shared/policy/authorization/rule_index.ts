@@ -18,7 +18,8 @@
  * @module
  */
 import type { Predicate, Prepared } from "./predicate.ts";
-import type { RuleKey } from "./rule_keys.ts";
+import { ipKeyOf, type RuleKey } from "./rule_keys.ts";
+import { type IpAttribute, ipOf } from "./field_matchers.ts";
 import { claimAt } from "./condition_matchers.ts";
 import {
   HASH_START,
@@ -103,6 +104,10 @@ export class RuleIndex {
   readonly #headers = new Map<string, Map<number, Postings>>();
   readonly #headerNames: readonly string[];
   readonly #headerValues: readonly Map<number, Postings>[];
+  /** `<attribute>/<bits>`, then the address key (rule_keys.ts' ipKeyOf). */
+  readonly #ips = new Map<string, Map<number, Postings>>();
+  readonly #ipScopes: readonly { which: IpAttribute; bits: 8 | 16 }[];
+  readonly #ipValues: readonly Map<number, Postings>[];
   /** Claim path (JSON), then value hash. */
   readonly #claims = new Map<string, Map<number, Postings>>();
   readonly #claimPaths: readonly string[][];
@@ -136,8 +141,13 @@ export class RuleIndex {
     this.#headerValues = [...this.#headers.values()];
     this.#claimPaths = [...this.#claims.keys()].map((k) => JSON.parse(k));
     this.#claimValues = [...this.#claims.values()];
+    this.#ipScopes = [...this.#ips.keys()].map((k) => {
+      const [which, bits] = k.split("/");
+      return { which: which as IpAttribute, bits: bits === "16" ? 16 : 8 };
+    });
+    this.#ipValues = [...this.#ips.values()];
     const lists = 8 + NAMESPACE_SEGMENTS_MAX + this.#prefix.count + this.#suffix.count +
-      this.#headerNames.length + this.#claimPaths.length * CLAIM_VALUES_MAX;
+      this.#headerNames.length + this.#claimPaths.length * CLAIM_VALUES_MAX + this.#ipScopes.length;
     this.#lists = new Array<Postings>(lists).fill(EMPTY);
     this.#pos = new Int32Array(lists);
   }
@@ -168,6 +178,8 @@ export class RuleIndex {
         return add(byScope(this.#headers, k.scope), hashText(v), i);
       case "claim":
         return add(byScope(this.#claims, k.scope), hashText(v), i);
+      case "ip":
+        return add(byScope(this.#ips, k.scope), Number(k.value), i);
     }
   }
 
@@ -262,6 +274,11 @@ export class RuleIndex {
         const h = headers[this.#headerNames[i]];
         if (typeof h === "string" && (l = this.#headerValues[i].get(hashText(h)))) lists[k++] = l;
       }
+    }
+    for (let i = 0; i < this.#ipScopes.length; i++) {
+      const { which, bits } = this.#ipScopes[i];
+      const ip = ipOf(p, which);
+      if (ip !== null && (l = this.#ipValues[i].get(ipKeyOf(ip, bits)))) lists[k++] = l;
     }
     return r.claims !== undefined && this.#claimPaths.length > 0 ? this.#claimLists(r.claims, k) : k;
   }

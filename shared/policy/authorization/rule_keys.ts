@@ -16,12 +16,16 @@
  * `requestPrincipals` and `request.auth.principal`, exact `hosts`, `ports` and `destination.port`,
  * exact `methods`, `paths` (exact, `prefix*`, `*suffix`, a template's literal head), exact
  * `request.headers[...]` values and exact JWT claim values (`request.auth.claims[...]`, `audiences`,
- * `presenter`). `not*` fields, IP blocks, service accounts, trust domains and `*` values have no
- * keys: a rule without keys is evaluated for every request.
+ * `presenter`) and IP blocks of prefix 8 or more (`ipBlocks`, `remoteIpBlocks`, `source.ip`,
+ * `remote.ip`, `destination.ip`: by their leading bytes). `not*` fields, service accounts, trust
+ * domains, shorter blocks and `*` values have no keys: a rule without keys is evaluated for every
+ * request.
  *
  * @module
  */
 import { bracketNames } from "./condition_matchers.ts";
+import type { IpAttribute } from "./field_matchers.ts";
+import { type IpBytes, parseCidr } from "./ip_block.ts";
 import { isPathTemplate } from "./path.ts";
 import type {
   AuthorizationOperationView,
@@ -42,7 +46,8 @@ export type KeyKind =
   | "pathPrefix"
   | "pathSuffix"
   | "header"
-  | "claim";
+  | "claim"
+  | "ip";
 
 /**
  * One key: the request matches it when its attribute `kind` equals `value` (`pathPrefix`: starts
@@ -53,10 +58,14 @@ export interface RuleKey {
   kind: KeyKind;
   /**
    * The header name (lower case) of a `header` key, the JWT issuer of a `requestPrincipal` key, the
-   * claim's path as a JSON list of names of a `claim` key, else "".
+   * claim's path as a JSON list of names of a `claim` key, the attribute (`sourceIp`, `remoteIp`,
+   * `destinationIp`) of an `ip` key, else "".
    */
   scope: string;
-  /** The value: a port number for `port`, the JWT subject for `requestPrincipal`, the host in lower case. */
+  /**
+   * The value: a port number for `port`, the JWT subject for `requestPrincipal`, the host in lower
+   * case, for `ip` the block's leading bytes (see {@link ipKeyOf}).
+   */
   value: string | number;
 }
 
@@ -70,6 +79,7 @@ export const KEY_COST: Readonly<Record<KeyKind, number>> = {
   path: 1,
   header: 2,
   claim: 2,
+  ip: 4,
   namespace: 2,
   host: 2,
   pathPrefix: 3,
@@ -120,6 +130,23 @@ const pathKey: KeyOf = (v) => {
 const claimKey = (path: readonly string[]): KeyOf => (v) =>
   isExact(v) ? { kind: "claim", scope: JSON.stringify(path), value: v } : undefined;
 
+/**
+ * The number an address is filed under: its length (4 or 16) and first two bytes, or first byte
+ * (`bits` 8). An address lies in a block of prefix 16 or more only if its first two bytes are the
+ * block's, in a block of prefix 8 to 15 only if its first byte is.
+ */
+export function ipKeyOf(bytes: IpBytes, bits: 8 | 16): number {
+  return bits === 16 ? bytes.length * 65536 + bytes[0] * 256 + bytes[1] : bytes.length * 256 + bytes[0];
+}
+
+/** A block of prefix 8 or more: its leading bytes (scope `<attribute>/<bits>`); shorter blocks have none. */
+const ipKey = (which: IpAttribute): KeyOf => (v) => {
+  const block = parseCidr(v);
+  if (block === undefined || block.prefix < 8) return undefined;
+  const bits = block.prefix >= 16 ? 16 : 8;
+  return { kind: "ip", scope: `${which}/${bits}`, value: ipKeyOf(block.bytes, bits) };
+};
+
 const headerKey = (name: string): KeyOf => (v) =>
   isExact(v) ? { kind: "header", scope: name, value: v } : undefined;
 
@@ -149,6 +176,8 @@ function sourceKeys(s: AuthorizationSourceView): RuleKey[] | undefined {
     fieldKeys(s.principals, principalKey),
     fieldKeys(s.namespaces, namespaceKey),
     fieldKeys(s.requestPrincipals, requestPrincipalKey),
+    fieldKeys(s.ipBlocks, ipKey("sourceIp")),
+    fieldKeys(s.remoteIpBlocks, ipKey("remoteIp")),
   ]);
 }
 
@@ -185,6 +214,12 @@ function conditionKeyOf(key: string): KeyOf | undefined {
       return claimKey(["aud"]);
     case "request.auth.presenter":
       return claimKey(["azp"]);
+    case "source.ip":
+      return ipKey("sourceIp");
+    case "remote.ip":
+      return ipKey("remoteIp");
+    case "destination.ip":
+      return ipKey("destinationIp");
     case "source.principal":
       return principalKey;
     case "source.namespace":

@@ -17,8 +17,27 @@ const CASES: [string, AuthorizationRuleView, string[] | undefined][] = [
   ["namespaces without * or /", { from: [{ source: { namespaces: ["foo"] } }] }, ["namespace=foo"]],
   ["a namespace with / has none", { from: [{ source: { namespaces: ["foo/sa"] } }] }, undefined],
   ["one unkeyed source unkeys from", {
-    from: [{ source: { principals: ["td/ns/a/sa/b"] } }, { source: { ipBlocks: ["10.0.0.0/8"] } }],
+    from: [{ source: { principals: ["td/ns/a/sa/b"] } }, { source: { serviceAccounts: ["sleep"] } }],
   }, undefined],
+  ["IP blocks by their first byte (prefix 8 to 15) or two bytes (16 and more)", {
+    from: [{ source: { ipBlocks: ["10.0.0.0/8", "192.168.1.0/24", "::ffff:10.1.0.0/112"] } }],
+  }, [
+    `ip[sourceIp/8]=${4 * 256 + 10}`,
+    `ip[sourceIp/16]=${4 * 65536 + 192 * 256 + 168}`,
+    `ip[sourceIp/16]=${4 * 65536 + 10 * 256 + 1}`,
+  ]],
+  [
+    "a block shorter than 8 bits has none",
+    { when: [{ key: "destination.ip", values: ["0.0.0.0/0"] }] },
+    undefined,
+  ],
+  [
+    "remote IP conditions key the remote address",
+    { when: [{ key: "remote.ip", values: ["2001:db8::/32"] }] },
+    [
+      `ip[remoteIp/16]=${16 * 65536 + 0x20 * 256 + 0x01}`,
+    ],
+  ],
   ["a null source unkeys from", { from: [{ source: null }] }, undefined],
   ["keys of every source", {
     from: [{ source: { principals: ["td/ns/a/sa/b"] } }, { source: { namespaces: ["x"] } }],
