@@ -106,6 +106,11 @@ export const AUTHORIZATION_INDEX_MUTANTS: readonly Mutant[] = [
     '(v !== "*") ? { kind: "claim"',
   ),
   keys(
+    "service accounts are filed under the policy's namespace",
+    "const ns = slash < 0 ? policyNamespace : v.slice(0, slash);",
+    "const ns = policyNamespace;",
+  ),
+  keys(
     "blocks shorter than 8 bits are keyed",
     "if (block === undefined || block.prefix < 8) return undefined;",
     "if (block === undefined) return undefined;",

@@ -251,7 +251,7 @@ export function compileAuthorization(
     const rules = (policy.rules ?? []).map((rule, index): CompiledRule => ({
       index,
       test: compileRule(rule, ref.namespace, headerNames, `${where}: spec.rules[${index}]`),
-      keys: indexed ? ruleKeys(rule) : undefined,
+      keys: indexed ? ruleKeys(rule, ref.namespace) : undefined,
     }));
     const tcpRules: CompiledRule[] = [];
     const droppedOnTcp: number[] = [];
@@ -263,7 +263,7 @@ export function compileAuthorization(
       tcpRules.push({
         index,
         test: compileRule(l4, ref.namespace, new Set(), at),
-        keys: indexed ? ruleKeys(l4) : undefined,
+        keys: indexed ? ruleKeys(l4, ref.namespace) : undefined,
       });
     });
     target.push({ ref, rules, tcpRules, droppedOnTcp });

@@ -40,7 +40,7 @@ const POOL = {
   ],
   namespaces: ["foo", "bar", "ns", "sa", "f*", "*", "", "foo/sa"],
   requestPrincipals: ["iss1/sub1", "iss1/sub2", "iss1/*", "*/sub1", "iss2", "*", "a/b/c"],
-  serviceAccounts: ["sleep", "foo/sleep", "bar/a"],
+  serviceAccounts: ["sleep", "foo/sleep", "bar/a", "ns/y", "bar/y"],
   trustDomains: ["cluster.local", "td", "*"],
   ipBlocks: [
     "10.0.0.0/8",
@@ -65,6 +65,7 @@ const CONDITIONS: [string, readonly string[]][] = [
   ["request.headers[X-U]", POOL.headerValues],
   ["source.principal", POOL.principals],
   ["source.namespace", POOL.namespaces],
+  ["source.serviceAccount", POOL.serviceAccounts],
   ["destination.port", POOL.ports],
   ["request.auth.principal", POOL.requestPrincipals],
   ["source.ip", POOL.ipBlocks],

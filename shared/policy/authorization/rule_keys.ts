@@ -12,13 +12,14 @@
  * - the `to` list, likewise;
  * - one `when` condition with `values` of a keyed key.
  * The cheapest one (by {@link KEY_COST}) is kept. A field is keyed when every value of it is: exact
- * `principals` and `source.principal`, `namespaces` and `source.namespace` without `*` or `/`, exact
+ * `principals` and `source.principal`, `namespaces` and `source.namespace` without `*` or `/`,
+ * `serviceAccounts` and `source.serviceAccount` (by their namespace), exact
  * `requestPrincipals` and `request.auth.principal`, exact `hosts`, `ports` and `destination.port`,
  * exact `methods`, `paths` (exact, `prefix*`, `*suffix`, a template's literal head), exact
  * `request.headers[...]` values and exact JWT claim values (`request.auth.claims[...]`, `audiences`,
  * `presenter`) and IP blocks of prefix 8 or more (`ipBlocks`, `remoteIpBlocks`, `source.ip`,
- * `remote.ip`, `destination.ip`: by their leading bytes). `not*` fields, service accounts, trust
- * domains, shorter blocks and `*` values have no keys: a rule without keys is evaluated for every
+ * `remote.ip`, `destination.ip`: by their leading bytes). `not*` fields, trust domains, shorter
+ * blocks and `*` values have no keys: a rule without keys is evaluated for every
  * request.
  *
  * @module
@@ -94,6 +95,16 @@ type KeyOf = (v: string) => RuleKey | undefined;
 const isExact = (v: string): boolean => !v.startsWith("*") && !v.endsWith("*");
 
 const principalKey: KeyOf = (v) => isExact(v) ? { kind: "principal", scope: "", value: v } : undefined;
+
+/**
+ * A service account (`sa` in the policy's namespace, or `ns/sa`) needs `/ns/<ns>/` in the peer
+ * principal (serviceAccountMatcher's pattern), so it is filed under that namespace.
+ */
+const serviceAccountKey = (policyNamespace: string): KeyOf => (v) => {
+  const slash = v.indexOf("/");
+  const ns = slash < 0 ? policyNamespace : v.slice(0, slash);
+  return ns.includes("/") ? undefined : { kind: "namespace", scope: "", value: ns };
+};
 
 const namespaceKey: KeyOf = (v) =>
   !v.includes("*") && !v.includes("/") ? { kind: "namespace", scope: "", value: v } : undefined;
@@ -171,11 +182,12 @@ function cheapest(options: readonly (RuleKey[] | undefined)[]): RuleKey[] | unde
   return best;
 }
 
-function sourceKeys(s: AuthorizationSourceView): RuleKey[] | undefined {
+function sourceKeys(s: AuthorizationSourceView, policyNamespace: string): RuleKey[] | undefined {
   return cheapest([
     fieldKeys(s.principals, principalKey),
     fieldKeys(s.namespaces, namespaceKey),
     fieldKeys(s.requestPrincipals, requestPrincipalKey),
+    fieldKeys(s.serviceAccounts, serviceAccountKey(policyNamespace)),
     fieldKeys(s.ipBlocks, ipKey("sourceIp")),
     fieldKeys(s.remoteIpBlocks, ipKey("remoteIp")),
   ]);
@@ -205,7 +217,7 @@ function anyOfKeys<T>(list: readonly T[] | null | undefined, keysOf: (t: T) => R
 const HEADER_KEY = /^request\.headers\[([^\[\]]+)\]$/;
 const CLAIMS = "request.auth.claims[";
 
-function conditionKeyOf(key: string): KeyOf | undefined {
+function conditionKeyOf(key: string, policyNamespace: string): KeyOf | undefined {
   const header = HEADER_KEY.exec(key);
   if (header) return headerKey(header[1].toLowerCase());
   if (key.startsWith(CLAIMS)) return claimKey(bracketNames(key.slice(CLAIMS.length - 1), key));
@@ -224,6 +236,8 @@ function conditionKeyOf(key: string): KeyOf | undefined {
       return principalKey;
     case "source.namespace":
       return namespaceKey;
+    case "source.serviceAccount":
+      return serviceAccountKey(policyNamespace);
     case "request.auth.principal":
       return requestPrincipalKey;
     case "destination.port":
@@ -245,16 +259,17 @@ function distinct(keys: RuleKey[]): RuleKey[] {
  * The keys of a rule (see the module doc).
  *
  * @param rule the rule as it is evaluated (on TCP: without its HTTP-only fields)
+ * @param policyNamespace the policy's namespace (a service account without one is in it)
  * @returns keys, one of which every request the rule matches has; undefined when the rule has none
  *   (it is then evaluated for every request)
  */
-export function ruleKeys(rule: AuthorizationRuleView): RuleKey[] | undefined {
+export function ruleKeys(rule: AuthorizationRuleView, policyNamespace: string): RuleKey[] | undefined {
   const options = [
-    anyOfKeys(rule.from, (f) => f.source ? sourceKeys(f.source) : undefined),
+    anyOfKeys(rule.from, (f) => f.source ? sourceKeys(f.source, policyNamespace) : undefined),
     anyOfKeys(rule.to, (t) => t.operation ? operationKeys(t.operation) : undefined),
   ];
   for (const c of rule.when ?? []) {
-    const keyOf = conditionKeyOf(c.key);
+    const keyOf = conditionKeyOf(c.key, policyNamespace);
     if (keyOf) options.push(fieldKeys(c.values, keyOf));
   }
   const best = cheapest(options);

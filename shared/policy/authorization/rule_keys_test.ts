@@ -3,7 +3,7 @@ import type { AuthorizationRuleView } from "./policy_view.ts";
 import { ruleKeys } from "./rule_keys.ts";
 
 const keys = (rule: AuthorizationRuleView): string[] | undefined =>
-  ruleKeys(rule)?.map((k) => `${k.kind}${k.scope === "" ? "" : `[${k.scope}]`}=${k.value}`);
+  ruleKeys(rule, "foo")?.map((k) => `${k.kind}${k.scope === "" ? "" : `[${k.scope}]`}=${k.value}`);
 
 /** [label, rule, keys (undefined: evaluated for every request)]. */
 const CASES: [string, AuthorizationRuleView, string[] | undefined][] = [
@@ -17,7 +17,7 @@ const CASES: [string, AuthorizationRuleView, string[] | undefined][] = [
   ["namespaces without * or /", { from: [{ source: { namespaces: ["foo"] } }] }, ["namespace=foo"]],
   ["a namespace with / has none", { from: [{ source: { namespaces: ["foo/sa"] } }] }, undefined],
   ["one unkeyed source unkeys from", {
-    from: [{ source: { principals: ["td/ns/a/sa/b"] } }, { source: { serviceAccounts: ["sleep"] } }],
+    from: [{ source: { principals: ["td/ns/a/sa/b"] } }, { source: { trustDomains: ["td"] } }],
   }, undefined],
   ["IP blocks by their first byte (prefix 8 to 15) or two bytes (16 and more)", {
     from: [{ source: { ipBlocks: ["10.0.0.0/8", "192.168.1.0/24", "::ffff:10.1.0.0/112"] } }],
@@ -38,6 +38,9 @@ const CASES: [string, AuthorizationRuleView, string[] | undefined][] = [
       `ip[remoteIp/16]=${16 * 65536 + 0x20 * 256 + 0x01}`,
     ],
   ],
+  ["service accounts by their namespace, the policy's by default", {
+    from: [{ source: { serviceAccounts: ["sleep", "bar/client"] } }],
+  }, ["namespace=foo", "namespace=bar"]],
   ["a null source unkeys from", { from: [{ source: null }] }, undefined],
   ["keys of every source", {
     from: [{ source: { principals: ["td/ns/a/sa/b"] } }, { source: { namespaces: ["x"] } }],
