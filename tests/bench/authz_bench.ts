@@ -14,8 +14,8 @@
  * - an Istio mix (the authorization-policy reference's examples, one per workload caller): ALLOW
  *   per service account and path prefix, DENY of admin paths from outside a namespace
  *   (`notNamespaces`), ALLOW of JWT principals, ALLOW by host and port, ALLOW of a namespace with a
- *   header condition, and one in 50 an ALLOW by service account (which no index keys: evaluated for
- *   every request).
+ *   header condition, and one in 50 an ALLOW of another trust domain (which no index keys: evaluated
+ *   for every request).
  */
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import {
@@ -55,7 +55,7 @@ function istioMix(n: number): AuthorizationPolicyView[] {
       rules,
     });
     if (i % 50 === 49) {
-      return policy("ALLOW", [{ from: [{ source: { serviceAccounts: [`ns${i}/sa${i}`] } }] }]);
+      return policy("ALLOW", [{ from: [{ source: { trustDomains: [`td${i}.example`] } }] }]);
     }
     switch (i % 5) {
       case 0:
