@@ -79,11 +79,11 @@ Deno.test("meshctl live: against meshd and two proxies", async (t) => {
       const listeners = JSON.parse(json.out);
       assert.equal(listeners.length, 1);
       assert.deepEqual(listeners[0].mtls, { mode: "DISABLE", policy: "foo/httpbin", scope: "port" });
-      // Decided from the service port (shared/protocol); the data path still carries HTTP/1.1.
+      // Decided from the service port (shared/protocol); the inbound data path carries it as TCP.
       assert.deepEqual(listeners[0].protocol, {
         selected: "TCP",
         services: ["foo/httpbin port 5432 (TCP)"],
-        carried: "HTTP/1.1",
+        carried: "TCP",
       });
       const yaml = await ctl([
         "proxy-config",

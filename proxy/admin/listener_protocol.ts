@@ -2,8 +2,8 @@
  * The protocol a listener's port was decided as, for the config dump (`meshctl proxy-config
  * listener` shows it): an inbound port's comes from the service ports that target it, which meshd
  * decided with shared/protocol (Istio's "Protocol Selection": appProtocol, name prefix or the
- * ServiceEntry's protocol). Decided only: the data path carries HTTP/1.1 on every listener until
- * issue 16's data path (TCP proxying, HTTP/2) lands, and `carried` says so.
+ * ServiceEntry's protocol). `carried` says what the inbound data path does with it
+ * ({@link inboundRoute}; proxy/inbound/dispatch.ts acts on it per connection).
  *
  * @module
  */
@@ -14,9 +14,47 @@ export interface ListenerProtocol {
   selected: string;
   /** The service ports it was decided from: `<namespace>/<name> port <n> (<protocol>)`, sorted. */
   services: string[];
-  /** What the data path carries on it today. */
-  carried: "HTTP/1.1";
+  /** What the data path carries on it today (see {@link inboundRoute} for an inbound port). */
+  carried: Carried;
 }
+
+/**
+ * What a listener carries: HTTP/1.1; TCP (opaque bytes under L4 policy); auto-detect per connection;
+ * or HTTP/2 and gRPC (HTTP/1.1 too on such a port: the preface tells them apart, proxy/inbound/http2.ts).
+ */
+export type Carried = "HTTP/1.1" | "TCP" | "HTTP/1.1, HTTP/2 or TCP, detected" | "HTTP/2 (or HTTP/1.1)";
+
+/**
+ * How the inbound data path carries a port of protocol `selected`:
+ * - `http1`: HTTP, HTTP_PROXY and GRPC-WEB (HTTP/1.1 from browsers): the HTTP/1.1 path;
+ * - `http2`: HTTP2 and GRPC: the HTTP/2 path (ALPN `h2`, or the preface; HTTP/1.1 without it);
+ * - `detect`: UNKNOWN (no service port names it): first-bytes detection per connection;
+ * - `tcp`: everything else (TCP, TLS, HTTPS through a sidecar, MONGO, MYSQL, REDIS, UDP): opaque bytes.
+ * Source: Istio's "Protocol Selection" (explicit protocols, automatic detection).
+ */
+export function inboundRoute(selected: string): "http1" | "http2" | "tcp" | "detect" {
+  switch (selected.toUpperCase()) {
+    case "HTTP":
+    case "HTTP_PROXY":
+    case "GRPC-WEB":
+      return "http1";
+    case "HTTP2":
+    case "GRPC":
+      return "http2";
+    case "":
+    case "UNKNOWN":
+      return "detect";
+    default:
+      return "tcp";
+  }
+}
+
+const CARRIED: Record<ReturnType<typeof inboundRoute>, Carried> = {
+  http1: "HTTP/1.1",
+  http2: "HTTP/2 (or HTTP/1.1)",
+  tcp: "TCP",
+  detect: "HTTP/1.1, HTTP/2 or TCP, detected",
+};
 
 /** What the decision reads of the runtime snapshot's services (mesh.v1.Service, decoded). */
 type Services = Readonly<
@@ -57,7 +95,8 @@ export function inboundListenerProtocol(
   }
   const sorted = [...new Set(found.map((f) => f.key))].sort();
   const first = found.sort((a, b) => a.key < b.key ? -1 : a.key > b.key ? 1 : 0)[0];
-  return { selected: first?.protocol || "UNKNOWN", services: sorted, carried: "HTTP/1.1" };
+  const selected = first?.protocol || "UNKNOWN";
+  return { selected, services: sorted, carried: CARRIED[inboundRoute(selected)] };
 }
 
 /** An HTTP listener: the outbound one (routes by Host) and a gateway's (`HTTPS` when it terminates TLS). */

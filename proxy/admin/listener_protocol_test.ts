@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { httpListenerProtocol, inboundListenerProtocol } from "./listener_protocol.ts";
+import { httpListenerProtocol, inboundListenerProtocol, inboundRoute } from "./listener_protocol.ts";
 
 const ME = { name: "tcp-echo-1", namespace: "foo" };
 const SERVICES = {
@@ -25,26 +25,50 @@ const SERVICES = {
   },
 };
 
-const CASES: [string, number, string, string[]][] = [
-  ["a TCP service port", 9000, "TCP", ["foo/tcp-echo port 9000 (TCP)"]],
-  ["an HTTP port by its endpoint (target) port", 8080, "HTTP", ["foo/tcp-echo port 80 (HTTP)"]],
-  ["auto-detect", 7000, "UNKNOWN", ["foo/tcp-echo port 7000 (UNKNOWN)"]],
-  ["no service targets it (9002 in the authz-tcp task)", 9002, "UNKNOWN", []],
+const CASES: [string, number, string, string[], string][] = [
+  ["a TCP service port", 9000, "TCP", ["foo/tcp-echo port 9000 (TCP)"], "TCP"],
+  ["an HTTP port by its endpoint (target) port", 8080, "HTTP", ["foo/tcp-echo port 80 (HTTP)"], "HTTP/1.1"],
+  ["auto-detect", 7000, "UNKNOWN", ["foo/tcp-echo port 7000 (UNKNOWN)"], "HTTP/1.1, HTTP/2 or TCP, detected"],
+  [
+    "no service targets it (9002 in the authz-tcp task)",
+    9002,
+    "UNKNOWN",
+    [],
+    "HTTP/1.1, HTTP/2 or TCP, detected",
+  ],
   ["two services: the first by key decides, both listed", 9001, "GRPC", [
     "foo/a-grpc port 5000 (GRPC)",
     "foo/tcp-echo port 9001 (TCP)",
-  ]],
+  ], "HTTP/2 (or HTTP/1.1)"],
 ];
 
-for (const [label, port, selected, services] of CASES) {
+for (const [label, port, selected, services, carried] of CASES) {
   Deno.test(`inboundListenerProtocol: ${label}`, () => {
-    assert.deepEqual(inboundListenerProtocol(ME, SERVICES, port), {
-      selected,
-      services,
-      carried: "HTTP/1.1",
-    });
+    assert.deepEqual(inboundListenerProtocol(ME, SERVICES, port), { selected, services, carried });
   });
 }
+
+const ROUTES: [string, string][] = [
+  ["HTTP", "http1"],
+  ["http", "http1"],
+  ["HTTP_PROXY", "http1"],
+  ["GRPC-WEB", "http1"],
+  ["HTTP2", "http2"],
+  ["GRPC", "http2"],
+  ["UNKNOWN", "detect"],
+  ["", "detect"],
+  ["TCP", "tcp"],
+  ["TLS", "tcp"],
+  ["HTTPS", "tcp"],
+  ["MONGO", "tcp"],
+  ["MYSQL", "tcp"],
+  ["REDIS", "tcp"],
+  ["UDP", "tcp"],
+];
+
+Deno.test("inboundRoute: each protocol's data path", () => {
+  for (const [protocol, route] of ROUTES) assert.equal(inboundRoute(protocol), route, protocol);
+});
 
 Deno.test("inboundListenerProtocol: auto-detect before meshd sent the workload", () => {
   assert.deepEqual(inboundListenerProtocol(undefined, SERVICES, 9000).selected, "UNKNOWN");

@@ -19,6 +19,7 @@ import type { WorkerCounters } from "../workers/pool.ts";
 import { type BootstrapInfo, buildConfigDump, type LastUpdated } from "./config_dump.ts";
 import { collectStats, formatJson, formatPrometheus, formatText } from "./stats.ts";
 import { formatIstioPrometheus, mergeIstioSeries } from "../http/istio_metrics.ts";
+import { formatIstioTcpPrometheus, mergeIstioTcpSeries } from "../tcp/tcp_metrics.ts";
 
 /** Envoy's server states. */
 export type ServerState = "LIVE" | "DRAINING" | "PRE_INITIALIZING" | "INITIALIZING";
@@ -122,9 +123,13 @@ export async function handleAdmin(req: Request, source: AdminSource, log?: Scope
       });
       if (url.pathname === "/stats/prometheus") {
         const istio = mergeIstioSeries(workers.flatMap((w) => w.istio ?? []));
-        return new Response(formatPrometheus(stats) + formatIstioPrometheus(istio), {
-          headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
-        });
+        const tcp = mergeIstioTcpSeries(workers.flatMap((w) => w.istioTcp ?? []));
+        return new Response(
+          formatPrometheus(stats) + formatIstioPrometheus(istio) + formatIstioTcpPrometheus(tcp),
+          {
+            headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+          },
+        );
       }
       const format = url.searchParams.get("format");
       if (format === "json") {

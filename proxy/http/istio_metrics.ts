@@ -159,7 +159,8 @@ function key(s: IstioSeries): string {
   return `${s.labels.join(",")},${s.code}`;
 }
 
-function escapeLabel(v: string): string {
+/** A Prometheus label value, escaped (text exposition 0.0.4). */
+export function escapeLabel(v: string): string {
   return v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 

@@ -1,33 +1,25 @@
 /**
  * The inbound listener of one container port: accepts connections on the workload address, applies
- * the port's effective PeerAuthentication mode, and forwards HTTP/1.1 to the application.
+ * the port's effective PeerAuthentication mode (./front.ts: STRICT resets plain text, PERMISSIVE takes
+ * both on one port, DISABLE plain text only), then carries each connection as the port's protocol
+ * says (./dispatch.ts): HTTP/1.1 to the application, HTTP/2 and gRPC (./http2.ts: ALPN `h2`, or the
+ * preface), TCP relayed under the L4 rules (./tcp_inbound.ts), or first-bytes detection for a port
+ * no service names.
  *
- * Per connection, the mode is read from the current runtime snapshot when the first byte arrives
- * (so a policy change applies to the next connection without restarting anything):
- *
- * - STRICT: a first byte of 0x16 (a TLS handshake record) goes to the mutual-TLS server; anything
- *   else is answered with a TCP reset (curl: `000`, exit 56, as with Istio).
- * - PERMISSIVE: 0x16 goes to mutual TLS, anything else is served as plain text, on the same port.
- * - DISABLE: everything is plain text (a TLS handshake then fails as a malformed request: 400).
- *
- * Mutual TLS requires a client certificate that chains to the mesh roots and carries a SPIFFE ID of
- * the mesh's trust domain; the request then carries X-Forwarded-Client-Cert (see ./xfcc.ts). A
- * failed handshake or refused identity is logged (warn) with the peer address and the reason.
- *
- * Every request then passes the filter chain of ../filters (path normalization with the mesh's option, JWT
+ * Every HTTP request passes the filter chain of ../filters (path normalization with the mesh's option, JWT
  * authentication, authorization) with the connection's attributes: the peer's SPIFFE ID (mutual
- * TLS), the peer and local addresses, the container port and the SNI.
+ * TLS), the peer and local addresses, the container port and the SNI; over mutual TLS it carries
+ * X-Forwarded-Client-Cert (see ./xfcc.ts).
  *
  * @module
  */
 import net from "node:net";
 import { AcceptedSockets, listen } from "../http/listen.ts";
 import type tls from "node:tls";
-import { ascii } from "../http/chars.ts";
+import { ascii, latin1 } from "../http/chars.ts";
 import { DEFAULT_HEAD_LIMITS, type HeadLimits } from "../http/head.ts";
 import {
   closeForLimit,
-  ConnectionClock,
   ConnectionSlots,
   DEFAULT_LISTENER_LIMITS,
   KEEP,
@@ -40,14 +32,25 @@ import {
 import { Http1Session } from "../http/session.ts";
 import type { Log } from "../http/session_types.ts";
 import { SocketIo } from "../http/socket_io.ts";
-import { tryParseSpiffeId } from "../../shared/identity/mod.ts";
 import { inboundModeOf, type RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { InboundPolicyFilter } from "../filters/mod.ts";
 import { type InboundObserver, InboundStats } from "./observer.ts";
 import { type IstioMetrics, MeteredObserver } from "../http/istio_metrics.ts";
 import { inboundIstioLabels } from "../http/istio_labels.ts";
-import { checkPeer, InboundTls, type ServingContext } from "./tls_context.ts";
 import { UpstreamPool } from "./upstream_pool.ts";
+import { Conn, HANDSHAKE, PeerAuthFront, type PeerIdentity, RELAYING, SERVING, SNIFF } from "./front.ts";
+import {
+  detectedCarriage,
+  detectFirstBytes,
+  type InboundCarriage,
+  type InboundHttp2Handler,
+  portRouteOf,
+} from "./dispatch.ts";
+import { InboundTcp } from "./tcp_inbound.ts";
+import type { IstioTcpMetrics } from "../tcp/tcp_metrics.ts";
+import { resumeReading } from "../tcp/relay.ts";
+import { InboundHttp2 } from "./http2.ts";
+import { sniffPreface } from "../h2proxy/preface.ts";
 
 /** Settings of an {@link InboundListener}. */
 export interface InboundListenerOptions {
@@ -80,25 +83,14 @@ export interface InboundListenerOptions {
   connectionCounter?: SharedConnectionCounter;
   /** Time for the first byte and the TLS handshake. Default 10 s (and at most the headers timeout). */
   handshakeTimeoutMs?: number;
-  /** Upstream pool settings. */
+  /** Upstream pool settings (HTTP; the connect timeout applies to TCP too). */
   upstream?: { maxIdle?: number; idleTimeoutMs?: number; connectTimeoutMs?: number };
-}
-
-const SNIFF = 0;
-const HANDSHAKE = 1;
-const SERVING = 2;
-
-/** One accepted connection. */
-class Conn {
-  state = SNIFF;
-  session: Http1Session | null = null;
-  io: SocketIo | null = null;
-  trustDomains: string[] = [];
-  closing = false;
-  readonly clock: ConnectionClock;
-  constructor(readonly raw: net.Socket, readonly peer: string, readonly since: number) {
-    this.clock = new ConnectionClock(since);
-  }
+  /** Istio's standard TCP metrics (the worker's); none counted when absent. */
+  tcpMetrics?: IstioTcpMetrics;
+  /** TCP idle timeout (ms). Default 1 h (Envoy tcp_proxy). */
+  tcpIdleTimeoutMs?: number;
+  /** Replaces the listener's own HTTP/2 path (./http2.ts) for HTTP/2 and gRPC connections (./dispatch.ts). */
+  http2?: InboundHttp2Handler;
 }
 
 const ignore = () => {};
@@ -111,7 +103,9 @@ export class InboundListener {
   readonly #log: Log;
   readonly #server: net.Server;
   readonly #pool: UpstreamPool;
-  readonly #tls: InboundTls;
+  readonly #front: PeerAuthFront;
+  readonly #tcp: InboundTcp;
+  readonly #h2: InboundHttp2;
   readonly #conns = new Set<Conn>();
   readonly #accepted = new AcceptedSockets();
   readonly #byRaw = new WeakMap<net.Socket, Conn>();
@@ -142,12 +136,42 @@ export class InboundListener {
       ...options.upstream,
       onConnect: () => observer.upstreamConnection(),
     });
-    this.#tls = new InboundTls(
-      (socket, ctx) => this.#guard(this.#connOf(socket), "secure", () => this.#onSecure(socket, ctx), socket),
-      (err, socket) =>
-        this.#guard(this.#connOf(socket), "tls error", () => this.#onTlsError(err, socket), socket),
-      (err) => this.#log.error("cannot load the workload certificate", { error: err.message }),
-    );
+    this.#front = new PeerAuthFront({
+      mtlsPort: this.#mtlsPort,
+      snapshot: options.snapshot,
+      log: this.#log,
+      observer,
+      connOf: (socket) => this.#connOf(socket),
+      guard: (conn, what, fn, socket) => this.#guard(conn, what, fn, socket),
+      closed: () => this.#closed,
+      serve: (conn, socket, peer) => this.#dispatch(conn, socket, peer),
+      alpnH2: () => portRouteOf(options.snapshot(), this.#mtlsPort) === "http2",
+    });
+    this.#h2 = new InboundHttp2({
+      requestMetrics: options.requestMetrics,
+      appAddress: options.appAddress,
+      appPort: options.appPort,
+      snapshot: options.snapshot,
+      log: options.log,
+      observer,
+      connectTimeoutMs: options.upstream?.connectTimeoutMs,
+      idleTimeoutMs: options.upstream?.idleTimeoutMs,
+      downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
+      onIdleClose: () => this.observer.limitHit("idle_timeout"),
+    });
+    const metrics = options.tcpMetrics;
+    this.#tcp = new InboundTcp({
+      appAddress: options.appAddress,
+      appPort: options.appPort,
+      port: this.#mtlsPort,
+      snapshot: options.snapshot,
+      log: this.#log,
+      observer,
+      metricsFor: metrics &&
+        ((snapshot, principal) => metrics.labels(inboundIstioLabels(snapshot, principal))),
+      idleTimeoutMs: options.tcpIdleTimeoutMs,
+      connectTimeoutMs: options.upstream?.connectTimeoutMs,
+    });
     this.#server = net.createServer({ allowHalfOpen: true }, (raw) => this.#onConnection(raw));
   }
 
@@ -163,7 +187,7 @@ export class InboundListener {
 
   /** Times the TLS server was (re)built for a new certificate. */
   get tlsBuilds(): number {
-    return this.#tls.builds;
+    return this.#front.tlsBuilds;
   }
 
   /** Binds the port and starts accepting. */
@@ -192,6 +216,8 @@ export class InboundListener {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     for (const c of this.#conns) c.io?.destroy();
+    this.#tcp.close();
+    this.#h2.close();
     const released = this.#accepted.closeAll();
     this.#pool.close();
     await Promise.all([closed, released]);
@@ -216,11 +242,27 @@ export class InboundListener {
       this.observer.connectionClosed();
     });
     raw.setNoDelay(true);
-    raw.once("data", (first: Uint8Array) => this.#guard(conn, "sniff", () => this.#sniff(conn, first)));
+    let atOnce = false;
+    this.#guard(conn, "accept", () => (atOnce = this.#plainTcpAtOnce(conn)));
+    if (atOnce || raw.destroyed) return;
+    raw.once("data", (first: Uint8Array) => this.#guard(conn, "sniff", () => this.#front.sniff(conn, first)));
     // Closed before sending anything (a port probe): with allowHalfOpen nothing else would close it.
     raw.once("end", () => {
       if (conn.state === SNIFF) raw.destroy();
     });
+  }
+
+  /**
+   * Carries a connection as plain TCP at accept when nothing is to be sniffed (a DISABLE port whose
+   * protocol is TCP), so that a server-first protocol (MySQL's greeting) works; false otherwise.
+   */
+  #plainTcpAtOnce(conn: Conn): boolean {
+    const snapshot = this.#o.snapshot();
+    if (inboundModeOf(snapshot, this.#mtlsPort) !== "DISABLE") return false;
+    if (portRouteOf(snapshot, this.#mtlsPort) !== "tcp") return false;
+    this.observer.connectionServed("plaintext");
+    this.#carry(conn, conn.raw, null, "tcp", null);
+    return true;
   }
 
   /**
@@ -238,97 +280,92 @@ export class InboundListener {
     }
   }
 
-  #sniff(conn: Conn, first: Uint8Array): void {
-    const raw = conn.raw;
-    raw.pause();
-    raw.unshift(first);
-    const snapshot = this.#o.snapshot();
-    const mode = inboundModeOf(snapshot, this.#mtlsPort);
-    const tlsRecord = first[0] === 0x16;
-    if (mode === "DISABLE" || (mode === "PERMISSIVE" && !tlsRecord)) {
-      this.observer.connectionServed("plaintext");
-      this.#serve(conn, raw, null);
-      return;
-    }
-    if (!tlsRecord) {
-      this.observer.connectionRefused("plaintext_in_strict");
-      this.#log.debug("plain text refused on a STRICT port", { peer: conn.peer, port: this.#mtlsPort });
-      raw.resetAndDestroy();
-      return;
-    }
-    const ctx = this.#tls.contextFor(snapshot.certificate);
-    if (ctx === null) {
-      this.observer.connectionRefused("no_certificate");
-      this.#log.warn("TLS connection refused: no workload certificate yet", { peer: conn.peer });
-      raw.resetAndDestroy();
-      return;
-    }
-    conn.state = HANDSHAKE;
-    conn.trustDomains = trustDomainsOf(snapshot);
-    ctx.server.emit("connection", raw);
-  }
-
   #connOf(socket: tls.TLSSocket): Conn | undefined {
     const parent = (socket as unknown as { _parent?: net.Socket })._parent;
     return parent === undefined ? undefined : this.#byRaw.get(parent);
   }
 
-  #onSecure(socket: tls.TLSSocket, ctx: ServingContext): void {
-    socket.on("error", ignore);
-    const conn = this.#connOf(socket);
-    if (conn === undefined || this.#closed) {
-      socket.destroy();
+  /** Carries an accepted connection as its port's protocol says (./dispatch.ts). */
+  #dispatch(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void {
+    // Mutual TLS selected h2 (offered on HTTP2 and GRPC ports only): HTTP/2, whatever the port says.
+    if ((socket as tls.TLSSocket).alpnProtocol === "h2") {
+      return this.#carry(conn, socket, peer, "http2", null);
+    }
+    const route = portRouteOf(this.#o.snapshot(), this.#mtlsPort);
+    if (route !== "detect") {
+      this.#carry(conn, socket, peer, route, null);
       return;
     }
-    this.observer.handshake(true);
-    const peerCert = socket.getPeerCertificate(true);
-    if (!socket.authorized || peerCert?.raw === undefined) {
-      this.observer.connectionRefused("handshake_failed");
-      this.#log.warn("TLS handshake failed", {
-        peer: conn.peer,
-        reason: String(socket.authorizationError ?? "no client certificate"),
-      });
-      socket.destroy();
-      return;
-    }
-    const check = checkPeer(new Uint8Array(peerCert.raw), conn.trustDomains, ctx.by);
-    if (!check.ok) {
-      this.observer.connectionRefused("untrusted_identity");
-      this.#log.warn("TLS connection refused", { peer: conn.peer, reason: check.reason });
-      socket.destroy();
-      return;
-    }
-    this.observer.connectionServed("mtls");
-    const sni = (socket as unknown as { servername?: string | false }).servername;
-    this.#serve(conn, socket, {
-      xfcc: ascii(check.xfccElement),
-      principal: check.spiffeId,
-      sni: typeof sni === "string" && sni !== "" ? sni : undefined,
-    });
+    conn.state = HANDSHAKE;
+    detectFirstBytes(
+      socket,
+      (protocol, unread) =>
+        this.#guard(
+          conn,
+          "detect",
+          () => this.#carry(conn, socket, peer, detectedCarriage(protocol), unread),
+          socket,
+        ),
+    );
   }
 
-  #onTlsError(err: Error, socket: tls.TLSSocket): void {
-    const conn = this.#connOf(socket);
-    const authError = (socket as unknown as { authorizationError?: unknown }).authorizationError;
-    const code = (err as Error & { code?: string }).code;
-    const reason = authError
-      ? String(authError)
-      : code !== undefined && !err.message.includes(code)
-      ? `${err.message} (${code})`
-      : err.message;
-    this.observer.handshake(false);
-    this.observer.connectionRefused("handshake_failed");
-    this.#log.warn("TLS handshake failed", { peer: conn?.peer ?? "unknown", reason });
-    socket.destroy();
-    conn?.raw.destroy();
-  }
-
-  /** Serves HTTP on the connection; `peer` is what mutual TLS established, null for plain text. */
-  #serve(
+  #carry(
     conn: Conn,
     socket: net.Socket,
-    peer: { xfcc: Uint8Array; principal: string; sni: string | undefined } | null,
+    peer: PeerIdentity | null,
+    carriage: InboundCarriage,
+    unread: Uint8Array | null,
   ): void {
+    if (carriage === "http1") {
+      this.#serveHttp(conn, socket, peer);
+      return;
+    }
+    if (carriage === "http2" && this.#o.http2 !== undefined) {
+      conn.state = RELAYING;
+      this.#o.http2({ socket, raw: conn.raw, peer, port: this.#mtlsPort });
+      return;
+    }
+    if (carriage === "http2") {
+      this.#serveHttp2(conn, socket, peer);
+      return;
+    }
+    conn.state = RELAYING;
+    this.#tcp.serve({ socket, raw: conn.raw, peer, peerText: conn.peer, unread });
+  }
+
+  /**
+   * Serves HTTP/2 (./http2.ts): at once when mutual TLS selected `h2`; else when the connection starts
+   * with the preface, HTTP/1.1 otherwise (an HTTP2 or GRPC port takes HTTP/1.1 too, as Envoy's AUTO
+   * codec). The HTTP/2 codec keeps its own limits (the listener's idle timeout through ./http2.ts).
+   */
+  #serveHttp2(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void {
+    conn.state = HANDSHAKE;
+    // After first-bytes detection over mutual TLS the TLS transport is held (../tcp/relay.ts).
+    resumeReading(socket);
+    const serve = (via: string) => {
+      conn.state = RELAYING;
+      this.#log.debug("HTTP/2 connection", { peer: conn.peer, via, mtls: peer !== null });
+      this.#h2.serve(socket, {
+        principal: peer?.principal,
+        peerIp: conn.raw.remoteAddress ?? "",
+        localIp: conn.raw.localAddress ?? "",
+        port: this.#mtlsPort,
+        sni: peer?.sni,
+        peer: conn.peer,
+      }, peer === null ? null : latin1(peer.xfcc, 0, peer.xfcc.length));
+      socket.resume();
+    };
+    if ((socket as tls.TLSSocket).alpnProtocol === "h2") return serve("alpn");
+    sniffPreface(
+      socket,
+      this.#handshakeTimeoutMs,
+      (h2) =>
+        this.#guard(conn, "sniff", () => h2 ? serve("preface") : this.#serveHttp(conn, socket, peer), socket),
+    );
+  }
+
+  /** Serves HTTP/1.1 on the connection; `peer` is what mutual TLS established, null for plain text. */
+  #serveHttp(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void {
     conn.state = SERVING;
     const raw = conn.raw;
     const filter = new InboundPolicyFilter(this.#o.snapshot, {
@@ -340,6 +377,8 @@ export class InboundListener {
       peer: conn.peer,
     }, this.#log);
     const io = new SocketIo(socket);
+    // After first-bytes detection over mutual TLS the TLS transport is held (../tcp/relay.ts).
+    resumeReading(socket);
     conn.io = io;
     const metrics = this.#o.requestMetrics;
     const observer = metrics === undefined ? this.observer : new MeteredObserver(
@@ -364,7 +403,7 @@ export class InboundListener {
     const now = Date.now();
     const limits = this.#connLimits;
     for (const c of this.#conns) {
-      if (c.closing) continue;
+      if (c.closing || c.state === RELAYING) continue;
       if (c.state !== SERVING) {
         if (now - c.since > this.#handshakeTimeoutMs) {
           this.observer.connectionRefused("timeout");
@@ -390,13 +429,6 @@ export class InboundListener {
       }
     }
     this.#pool.sweep(now);
+    this.#h2.sweep(now);
   }
-}
-
-/** The trust domains whose SPIFFE IDs are accepted: the workload's, else the one of its certificate. */
-function trustDomainsOf(snapshot: RuntimeSnapshot): string[] {
-  const td = snapshot.workload?.trustDomain;
-  if (td) return [td];
-  const own = snapshot.certificate ? tryParseSpiffeId(snapshot.certificate.spiffeId) : undefined;
-  return own ? [own.trustDomain] : [];
 }

@@ -1,13 +1,15 @@
 /**
  * What an inbound listener reports, and {@link InboundStats}, the counters an admin `/stats` page
- * reads. Names follow Envoy's listener, HTTP connection manager, TLS and cluster statistics where
- * one exists (`downstream_cx_total`, `ssl.handshake`, `upstream_cx_connect_fail`, ...).
+ * reads. Names follow Envoy's listener, HTTP connection manager, TLS, tcp_proxy (`tcp.*`), RBAC
+ * network filter (`rbac.*`) and cluster statistics where one exists (`downstream_cx_total`,
+ * `ssl.handshake`, `upstream_cx_connect_fail`, ...).
  *
  * @module
  */
 import type { SessionObserver } from "../http/session_types.ts";
 import type { LimitObserver } from "../http/conn_limits.ts";
 import { SESSION_COUNTERS, SessionStats } from "../http/session_stats.ts";
+import type { RelayDirection, RelayResult } from "../tcp/relay.ts";
 
 /** Why a connection was refused before any request. */
 export type RefusalReason =
@@ -35,6 +37,16 @@ export interface InboundObserver extends SessionObserver, LimitObserver {
   handshake(ok: boolean): void;
   /** A new connection to the application was made. */
   upstreamConnection(): void;
+  /** A connection served (downstream) or made to the application (upstream) with HTTP/2. */
+  http2Connection(side: "downstream" | "upstream"): void;
+  /** A connection is carried as TCP (./dispatch.ts), before the L4 rules. */
+  tcpConnection(): void;
+  /** The L4 rules allowed or denied a TCP connection (Envoy's RBAC network filter). */
+  tcpAuthorized(allowed: boolean): void;
+  /** `n` bytes relayed on a TCP connection. */
+  tcpBytes(direction: RelayDirection, n: number): void;
+  /** A TCP relay ended. */
+  tcpRelayed(result: RelayResult): void;
 }
 
 /** Counter names of {@link InboundStats}: its own, then the session counters. */
@@ -51,6 +63,14 @@ export const INBOUND_COUNTERS = [
   "ssl.fail_verify_san",
   "downstream_rq_local_reply",
   "upstream_cx_total",
+  "downstream_cx_http2_total",
+  "upstream_cx_http2_total",
+  "tcp.downstream_cx_total",
+  "tcp.downstream_cx_rx_bytes_total",
+  "tcp.downstream_cx_tx_bytes_total",
+  "tcp.idle_timeout",
+  "rbac.allowed",
+  "rbac.denied",
   ...SESSION_COUNTERS,
 ] as const;
 
@@ -106,8 +126,28 @@ export class InboundStats extends SessionStats<InboundCounter> implements Inboun
     else this.counters["ssl.connection_error"]++;
   }
 
+  http2Connection(side: "downstream" | "upstream"): void {
+    this.counters[side === "downstream" ? "downstream_cx_http2_total" : "upstream_cx_http2_total"]++;
+  }
   upstreamConnection(): void {
     this.counters.upstream_cx_total++;
+  }
+
+  tcpConnection(): void {
+    this.counters["tcp.downstream_cx_total"]++;
+  }
+
+  tcpAuthorized(allowed: boolean): void {
+    this.counters[allowed ? "rbac.allowed" : "rbac.denied"]++;
+  }
+
+  tcpBytes(direction: RelayDirection, n: number): void {
+    if (direction === "downstream_to_upstream") this.counters["tcp.downstream_cx_rx_bytes_total"] += n;
+    else this.counters["tcp.downstream_cx_tx_bytes_total"] += n;
+  }
+
+  tcpRelayed(result: RelayResult): void {
+    if (result.end === "idle_timeout") this.counters["tcp.idle_timeout"]++;
   }
 
   override response(status: number, local: boolean): void {

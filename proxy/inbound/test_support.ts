@@ -141,6 +141,37 @@ export function snapshotOf(
   };
 }
 
+/**
+ * `snapshot` with a service `foo/httpbin` whose port `port` (targeting container port `port`) has
+ * `protocol` (HTTP, TCP, GRPC, ... or UNKNOWN), with this workload as its endpoint: what decides how
+ * the inbound listener of that port carries connections (./dispatch.ts).
+ */
+export function withPortProtocol(snapshot: RuntimeSnapshot, port: number, protocol: string): RuntimeSnapshot {
+  return {
+    ...snapshot,
+    services: {
+      ...snapshot.services,
+      "foo/httpbin": {
+        name: "httpbin",
+        namespace: "foo",
+        hosts: ["httpbin.foo.svc.cluster.local"],
+        addresses: ["10.96.0.10"],
+        ports: [{ name: protocol.toLowerCase(), number: port, targetPort: port, protocol }],
+        endpoints: [{
+          workload: "foo/httpbin",
+          address: "127.0.0.1",
+          ports: { [String(port)]: port },
+          proxied: true,
+          identity: "spiffe://cluster.local/ns/foo/sa/httpbin",
+          labels: { app: "httpbin" },
+        }],
+        location: "MESH_INTERNAL",
+        resolution: "STATIC",
+      },
+    },
+  };
+}
+
 /** One log line. */
 export interface LogEntry {
   level: string;

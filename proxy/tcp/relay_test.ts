@@ -1,46 +1,11 @@
 import assert from "node:assert/strict";
 import net from "node:net";
 import tls from "node:tls";
-import { createHash } from "node:crypto";
 import { Buffer } from "node:buffer";
 import { relay, type RelayOptions, type RelayResult } from "./relay.ts";
 import { makeCa, makeLeaf } from "../inbound/test_support.ts";
+import { collect, sha256Hex } from "./test_support.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
-
-/** Bytes one socket read until it closed, and how it closed. */
-interface Received {
-  bytes: Uint8Array;
-  ended: boolean;
-  error: string | null;
-}
-
-/**
- * Collects what `s` reads until it closes (the promise never rejects); with `endOnEnd`, answers the
- * peer's FIN with its own (the socket is half-open otherwise).
- */
-function collect(s: net.Socket, endOnEnd = false): Promise<Received> {
-  const chunks: Uint8Array[] = [];
-  let ended = false;
-  let error: string | null = null;
-  s.on("data", (c: Uint8Array) => chunks.push(c));
-  s.on("end", () => {
-    ended = true;
-    if (endOnEnd) s.end();
-  });
-  s.on("error", (e: Error & { code?: string }) => (error = e.code ?? e.message));
-  return new Promise((resolve) =>
-    s.on("close", () => {
-      const total = chunks.reduce((n, c) => n + c.byteLength, 0);
-      const bytes = new Uint8Array(total);
-      let at = 0;
-      for (const c of chunks) {
-        bytes.set(c, at);
-        at += c.byteLength;
-      }
-      resolve({ bytes, ended, error });
-    })
-  );
-}
 
 function listen(server: net.Server): Promise<number> {
   return new Promise((resolve) =>
@@ -83,10 +48,6 @@ async function pair(options: RelayOptions = {}): Promise<Pair> {
   };
 }
 
-function sha(b: Uint8Array): string {
-  return createHash("sha256").update(b).digest("hex");
-}
-
 function random(n: number): Uint8Array {
   const out = new Uint8Array(n);
   for (let i = 0; i < n; i += 65536) crypto.getRandomValues(out.subarray(i, Math.min(n, i + 65536)));
@@ -102,8 +63,8 @@ Deno.test("relay: 8 MiB each way at once, byte for byte, then closed", async () 
   p.client.end(up);
   p.server.end(down);
   const [s, c, r] = await within(Promise.all([atServer, atClient, p.result]), 30_000, "transfer");
-  assert.equal(sha(s.bytes), sha(up));
-  assert.equal(sha(c.bytes), sha(down));
+  assert.equal(sha256Hex(s.bytes), sha256Hex(up));
+  assert.equal(sha256Hex(c.bytes), sha256Hex(down));
   assert(s.ended && c.ended);
   assert.equal(r.end, "closed");
   assert.equal(r.bytesFromDownstream, up.byteLength);
@@ -224,8 +185,8 @@ async function tlsTransfer(tlsUpstream: boolean): Promise<void> {
   server.on("end", () => server.end());
   client.end(up);
   const [s, c, r] = await within(Promise.all([atServer, atClient, relayed.promise]), 30_000, "TLS transfer");
-  assert.equal(sha(s.bytes), sha(up));
-  assert.equal(sha(c.bytes), sha(down));
+  assert.equal(sha256Hex(s.bytes), sha256Hex(up));
+  assert.equal(sha256Hex(c.bytes), sha256Hex(down));
   assert.equal(r.end, "closed");
   assert.equal(r.by, "downstream");
   await Promise.all([close(front), close(upstreamServer)]);

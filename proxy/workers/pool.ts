@@ -9,6 +9,7 @@
  */
 import { LIBC_PATH } from "../capture/libc.ts";
 import type { IstioSeries } from "../http/istio_metrics.ts";
+import type { IstioTcpSeries } from "../tcp/tcp_metrics.ts";
 import type { ScopedLog } from "../logging/logger.ts";
 import type { LogLevels } from "../../shared/internal/logging/levels.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
@@ -39,6 +40,8 @@ export interface WorkerCounters {
   listeners: ListenerCounters[];
   /** The worker's Istio standard-metric series, to merge with mergeIstioSeries. */
   istio?: IstioSeries[];
+  /** The worker's Istio TCP series, to merge with mergeIstioTcpSeries. */
+  istioTcp?: IstioTcpSeries[];
 }
 
 interface Slot {
@@ -176,7 +179,9 @@ export class WorkerPool {
       const reply = this.#await(slot, ["stats"], timeoutMs, id);
       this.#post(slot, { type: "stats", id });
       const m = await reply;
-      return m.type === "stats" ? { worker: slot.index, listeners: m.listeners, istio: m.istio } : undefined;
+      return m.type === "stats"
+        ? { worker: slot.index, listeners: m.listeners, istio: m.istio, istioTcp: m.istioTcp }
+        : undefined;
     }));
     return replies.filter((r): r is WorkerCounters => r !== undefined);
   }

@@ -4,6 +4,7 @@
  * @module
  */
 import type { IstioSeries } from "../http/istio_metrics.ts";
+import type { IstioTcpSeries } from "../tcp/tcp_metrics.ts";
 import type { LogLevels } from "../../shared/internal/logging/levels.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
@@ -71,8 +72,17 @@ export type FromWorker =
   | { type: "started" }
   | { type: "failed"; error: string }
   | { type: "applied"; revision: number }
-  /** `istio`: the worker's Istio standard-metric series (proxy/http/istio_metrics.ts). */
-  | { type: "stats"; id: number; listeners: ListenerCounters[]; istio: IstioSeries[] }
+  /**
+   * `istio`: the worker's Istio standard request series (proxy/http/istio_metrics.ts); `istioTcp`: its
+   * TCP series (proxy/tcp/tcp_metrics.ts).
+   */
+  | {
+    type: "stats";
+    id: number;
+    listeners: ListenerCounters[];
+    istio: IstioSeries[];
+    istioTcp: IstioTcpSeries[];
+  }
   /** Listeners that could not be bound, as `<address>:<port>: <reason>`. */
   | { type: "listeners"; id: number; errors: string[] }
   | { type: "closed" };

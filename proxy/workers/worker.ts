@@ -12,6 +12,7 @@
 import { InboundListener } from "../inbound/listener.ts";
 import { InboundStats } from "../inbound/observer.ts";
 import { IstioMetrics } from "../http/istio_metrics.ts";
+import { IstioTcpMetrics } from "../tcp/tcp_metrics.ts";
 import { OutboundListener } from "../outbound/listener.ts";
 import { OutboundStats } from "../outbound/outbound_stats.ts";
 import { ProxyLogger } from "../logging/logger.ts";
@@ -41,6 +42,7 @@ let connectionLimits: ListenerLimits = DEFAULT_LISTENER_LIMITS;
 let workerIndex = 0;
 let running: Running[] = [];
 const requestMetrics = new IstioMetrics();
+const tcpMetrics = new IstioTcpMetrics();
 // Listener changes run one after another, so that two updates never bind the same port at once.
 let changes: Promise<unknown> = Promise.resolve();
 
@@ -78,6 +80,7 @@ async function open(l: WorkerListener, log: ProxyLogger): Promise<Running> {
     log: log.scope("inbound"),
     observer: stats,
     requestMetrics,
+    tcpMetrics,
     connectionLimits,
     connectionCounter: counterOf(l),
   });
@@ -142,6 +145,7 @@ scope.onmessage = (e: MessageEvent<ToWorker>) => {
         id: m.id,
         listeners: running.map((l) => ({ port: l.port, counters: l.stats.snapshot() })),
         istio: requestMetrics.snapshot(),
+        istioTcp: tcpMetrics.snapshot(),
       });
       break;
     case "close":

@@ -1,0 +1,176 @@
+/**
+ * The outbound side of a connection: frames are queued during one turn of the event loop and written
+ * together (one corked batch), and counted until the socket has taken them, as Envoy's
+ * `max_outbound_frames` and `max_outbound_control_frames` count its output buffer: a peer that makes
+ * us answer (PING, SETTINGS, RST_STREAM) faster than it reads trips the limit and the connection is
+ * closed, so memory stays bounded.
+ *
+ * @module
+ */
+import type { Duplex } from "node:stream";
+
+/** Socket output (octets) above which DATA waits for 'drain'. */
+export const WRITE_HIGH_WATER = 64 * 1024;
+
+/** Batches up to this many octets are copied into one buffer and written at once. */
+const COALESCE_BYTES = 16 * 1024;
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const p of parts) total += p.length;
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** Queues frames and writes them in batches. */
+export class FrameWriter {
+  readonly #socket: Duplex;
+  readonly #maxFrames: number;
+  readonly #maxControl: number;
+  readonly #onFlood: (what: string) => void;
+  #queue: Uint8Array[] = [];
+  #queuedFrames = 0;
+  #queuedControl = 0;
+  #queuedBytes = 0;
+  /** Frames and control frames of batches handed to the socket and not yet written, oldest first. */
+  #inflight: number[] = [];
+  #inflightFrames = 0;
+  #inflightControl = 0;
+  #scheduled = false;
+  #closed = false;
+  #finished = false;
+  /** DATA frames written (for the WINDOW_UPDATE flood limit). */
+  dataFramesSent = 0;
+
+  constructor(socket: Duplex, maxFrames: number, maxControl: number, onFlood: (what: string) => void) {
+    this.#socket = socket;
+    this.#maxFrames = maxFrames;
+    this.#maxControl = maxControl;
+    this.#onFlood = onFlood;
+  }
+
+  /** Queues a frame (HEADERS, GOAWAY, WINDOW_UPDATE, ...). */
+  frame(buf: Uint8Array): void {
+    this.#push(buf, false);
+  }
+
+  /** Queues a control frame the peer made us send (PING/SETTINGS ACK, RST_STREAM). */
+  control(buf: Uint8Array): void {
+    this.#push(buf, true);
+  }
+
+  /** Queues a DATA frame: its 9-octet header and the payload view. */
+  data(header: Uint8Array, payload: Uint8Array): void {
+    if (this.#closed) return;
+    this.#queue.push(header);
+    if (payload.length > 0) this.#queue.push(payload);
+    this.#queuedBytes += header.length + payload.length;
+    this.dataFramesSent++;
+    this.#count(false);
+  }
+
+  /** Whether the socket can take more DATA now (otherwise wait for {@link whenDrained}). */
+  get writable(): boolean {
+    return !this.#closed && this.#socket.writableLength + this.#queuedBytes < WRITE_HIGH_WATER;
+  }
+
+  /** Writes what is queued now (before closing the socket). */
+  flush(): void {
+    this.#scheduled = false;
+    if (this.#queue.length === 0 || this.#finished) return;
+    const socket = this.#socket;
+    const queue = this.#queue;
+    const bytes = this.#queuedBytes;
+    this.#inflight.push(this.#queuedFrames, this.#queuedControl);
+    this.#inflightFrames += this.#queuedFrames;
+    this.#inflightControl += this.#queuedControl;
+    this.#queuedFrames = this.#queuedControl = this.#queuedBytes = 0;
+    if (socket.destroyed || !socket.writable) {
+      this.#queue = [];
+      return;
+    }
+    if (queue.length === 1 || bytes <= COALESCE_BYTES) {
+      // One write of a copy costs less than a write per frame (each allocates in node:stream).
+      socket.write(queue.length === 1 ? queue[0] : concat(queue), this.#written);
+      queue.length = 0;
+      return;
+    }
+    this.#queue = [];
+    socket.cork();
+    for (let i = 0; i < queue.length - 1; i++) socket.write(queue[i]);
+    socket.write(queue[queue.length - 1], this.#written);
+    socket.uncork();
+  }
+
+  /**
+   * The last write: what is queued (dropped after a flood) and then `last` (a GOAWAY), written even
+   * after a flood so that the peer learns why; nothing is written after it.
+   */
+  finish(last: Uint8Array | null): void {
+    if (this.#closed && this.#queue.length === 0) {
+      if (last !== null && !this.#finished) this.#writeDirect(last);
+    } else {
+      if (last !== null) {
+        this.#queue.push(last);
+        this.#queuedBytes += last.length;
+      }
+      this.flush();
+    }
+    this.#finished = true;
+    this.#closed = true;
+  }
+
+  #writeDirect(buf: Uint8Array): void {
+    const socket = this.#socket;
+    if (!socket.destroyed && socket.writable) socket.write(buf);
+  }
+
+  #push(buf: Uint8Array, control: boolean): void {
+    if (this.#closed) return;
+    this.#queue.push(buf);
+    this.#queuedBytes += buf.length;
+    this.#count(control);
+  }
+
+  #count(control: boolean): void {
+    this.#queuedFrames++;
+    if (control) this.#queuedControl++;
+    if (this.#queuedFrames + this.#inflightFrames > this.#maxFrames) {
+      return this.#flood(`more than ${this.#maxFrames} outbound frames queued`);
+    }
+    if (this.#queuedControl + this.#inflightControl > this.#maxControl) {
+      return this.#flood(`more than ${this.#maxControl} outbound control frames queued`);
+    }
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      queueMicrotask(this.#flushNow);
+    }
+  }
+
+  #flood(what: string): void {
+    this.#closed = true;
+    this.#queue = [];
+    this.#onFlood(what);
+  }
+
+  /** A throw in a microtask would end the process: a bug here closes this connection instead. */
+  readonly #flushNow = (): void => {
+    try {
+      this.flush();
+    } catch (e) {
+      console.error(`http2: frame writer: ${e instanceof Error ? e.stack : e}`);
+      this.#closed = this.#finished = true;
+      this.#socket.destroy();
+    }
+  };
+
+  readonly #written = (): void => {
+    this.#inflightFrames -= this.#inflight.shift()!;
+    this.#inflightControl -= this.#inflight.shift()!;
+  };
+}
