@@ -63,6 +63,7 @@ export function uriSans(subjectaltname: string | undefined): string[] {
  * A mutual TLS dialer: presents `cert`, verifies the server against `cert.rootsPem` and requires
  * `identity` among the server certificate's URI SANs (any SPIFFE ID when `identity` is empty).
  * `alpn`: the protocols offered (HTTP/2 offers `h2`); none by default (HTTP/1.1).
+ * `allowHalfOpen`: the socket stays writable after the server's FIN (TCP proxying, ./tcp_forward.ts).
  */
 export function mtlsDialer(
   host: string,
@@ -71,6 +72,7 @@ export function mtlsDialer(
   identity: string,
   timeoutMs: number,
   alpn?: string[],
+  allowHalfOpen = false,
 ): Dialer {
   return () =>
     new Promise<net.Socket>((resolve, reject) => {
@@ -86,6 +88,8 @@ export function mtlsDialer(
         checkServerIdentity: () => undefined,
         minVersion: "TLSv1.2",
         ...(alpn === undefined ? {} : { ALPNProtocols: alpn }),
+        // node:tls passes it to the socket (tested in Deno); its typings omit it.
+        ...{ allowHalfOpen },
       });
       socket.once("connect", () => (connected = true));
       const fail = (e: DialError) => {
