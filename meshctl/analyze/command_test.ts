@@ -172,3 +172,10 @@ Deno.test("analyze: errors name what is missing (no files, no meshd, xDS flags, 
   assert.equal(level.code, 1);
   assert.match(level.err, /--failure-threshold: unknown level "Fatal"; use Info, Warning, Error/);
 });
+
+Deno.test("analyze: Istio's ingress SNI passthrough task (PASSTHROUGH Gateway, tls route) has no issues", async () => {
+  const r = await meshctl(["analyze", "--use-orch=false", "tests/fixtures/istio/ingress-sni-passthrough"]);
+  assert.equal(r.code, 0, r.out + r.err);
+  assert.equal(r.out, "");
+  assert.match(r.err, /✔ No validation issues found when analyzing/);
+});

@@ -98,12 +98,30 @@ export function listenersTable(list: Json[], verbose: boolean): string {
         l.protocol?.selected ?? "-",
         l.mtls?.mode ?? "-",
         l.http_connection_manager?.path_normalization ?? "-",
-        l.default_cluster ?? "outbound clusters by Host",
+        destinationOf(l),
       ];
       const from = (l.protocol?.services ?? []).join(", ") || "-";
       return verbose ? [...row, l.mtls?.policy || "-", l.mtls?.scope || "-", from] : row;
     }),
   );
+}
+
+/**
+ * Where a listener sends its connections, as istioctl's DESTINATION column: a cluster, a route
+ * configuration, or per filter chain its SNI names and clusters (a gateway's PASSTHROUGH server: a
+ * tcp_proxy) or route configuration (an HTTPS server); a sidecar's outbound listener routes by Host.
+ */
+function destinationOf(l: Json): string {
+  if (l.default_cluster) return l.default_cluster;
+  if (l.route_config_name) return `Route: ${l.route_config_name}`;
+  if (!Array.isArray(l.filter_chains)) return "outbound clusters by Host";
+  return l.filter_chains.map((c: Json) => {
+    const sni = (c.filter_chain_match?.server_names ?? []).join(",") || "*";
+    const clusters = (c.filters?.[0]?.typed_config?.weighted_clusters?.clusters ?? []).map((w: Json) =>
+      w.name
+    );
+    return `SNI ${sni} → ${clusters.length > 0 ? clusters.join(",") : `Route: ${c.route_config_name}`}`;
+  }).join("; ");
 }
 
 /** The endpoints, one entry per (cluster, endpoint), filtered. */

@@ -456,6 +456,8 @@ function gatewayRoutesOf(
         `Gateway ${s.gateway} spec.servers[${s.server}] (port ${s.port}) is not served on gateway ` +
           `${workload.key}: ${s.reason}`,
       ),
+    onSkipRoute: (s) =>
+      warn(`VirtualService ${s.virtualService} spec.tls[${s.rule}] on gateway ${workload.key}: ${s.reason}`),
   });
 }
 

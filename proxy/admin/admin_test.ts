@@ -3,6 +3,7 @@ import { uniformLevels } from "../logging/logger.ts";
 import { type LogLevels } from "../../shared/internal/logging/levels.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { type BootstrapInfo, buildConfigDump, XDS_TYPES } from "./config_dump.ts";
+import { passthroughTls } from "../../shared/routing/mod.ts";
 import { type AdminSource, handleAdmin, type ServerState } from "./server.ts";
 
 const KEY =
@@ -226,4 +227,48 @@ Deno.test("admin: /ready, /quitquitquit needs POST, unknown paths 404", async ()
   assert.equal(src.quits, 1);
   assert.equal((await get("/nope", src)).status, 404);
   assert.equal((await get("/stats", src, "DELETE")).status, 405);
+});
+
+Deno.test("config_dump: a gateway's PASSTHROUGH server is one tcp_proxy filter chain per TLS route, beside HTTPS", () => {
+  const pass = {
+    name: "tls.443.https.mygateway.foo",
+    port: 443,
+    bindPort: 8443,
+    gateways: ["foo/mygateway"],
+    virtualHosts: [],
+    tls: passthroughTls(["nginx.example.com"]),
+    tlsRoutes: [{
+      name: "foo/nginx.tls.0",
+      sniHosts: ["nginx.example.com"],
+      destinations: [{ host: "my-nginx.foo.svc.cluster.local", port: 443, weight: 100 }],
+    }],
+  };
+  const https = {
+    ...pass,
+    name: "https.443.secure.mygateway.foo",
+    tls: {
+      ...passthroughTls(["secure.example.com"]),
+      mode: "SIMPLE" as const,
+      credentialName: "kubernetes://c",
+    },
+    tlsRoutes: undefined,
+  };
+  const dump = buildConfigDump({ ...BOOTSTRAP, gatewayAddress: "10.1.0.9" }, {
+    ...SNAPSHOT,
+    routes: { [pass.name]: pass, [https.name]: https },
+  }, {});
+  // deno-lint-ignore no-explicit-any
+  const listeners = (dump.configs[1] as any).dynamic_listeners.map((l: any) => l.active_state.listener);
+  const gw = listeners.find((l: { name: string }) => l.name === "10.1.0.9_8443");
+  assert.deepEqual(gw.filter_chains.map((c: { filter_chain_match: unknown }) => c.filter_chain_match), [
+    { server_names: ["nginx.example.com"] },
+    { server_names: ["secure.example.com"] },
+  ]);
+  const [chain, terminated] = gw.filter_chains;
+  assert.equal(chain.transport_socket, undefined, "not terminated");
+  assert.equal(chain.route_config_name, undefined);
+  assert.deepEqual(chain.filters[0].typed_config.weighted_clusters.clusters, [
+    { name: "outbound|443||my-nginx.foo.svc.cluster.local", weight: 100 },
+  ]);
+  assert.equal(terminated.transport_socket.mode, "SIMPLE");
 });

@@ -125,25 +125,48 @@ function gatewayListeners(
         protocol: httpListenerProtocol(rcs.some((rc) => rc.tls !== undefined)),
         ...listenerSettings(snapshot, true, bootstrap.connectionLimits),
         ...(rcs.length === 1 && rcs[0].tls === undefined ? { route_config_name: rcs[0].name } : {
-          filter_chains: rcs.map((rc) => ({
-            filter_chain_match: { server_names: rc.tls?.sniHosts ?? [] },
-            route_config_name: rc.name,
-            transport_socket: rc.tls && {
-              name: "envoy.transport_sockets.tls",
-              mode: rc.tls.mode,
-              tls_certificate_sds_secret_configs: [{ name: rc.tls.credentialName }],
-              ...(rc.tls.mode === "MUTUAL"
-                ? { validation_context_sds_secret_config: { name: rc.tls.caCredentialName } }
-                : {}),
-              tls_params: {
-                tls_minimum_protocol_version: rc.tls.minProtocolVersion || "TLSV1_2",
-                tls_maximum_protocol_version: rc.tls.maxProtocolVersion || "TLSV1_3",
+          filter_chains: rcs.flatMap((rc) =>
+            rc.tls?.mode === "PASSTHROUGH" ? passthroughChains(rc) : [{
+              filter_chain_match: { server_names: rc.tls?.sniHosts ?? [] },
+              route_config_name: rc.name,
+              transport_socket: rc.tls && {
+                name: "envoy.transport_sockets.tls",
+                mode: rc.tls.mode,
+                tls_certificate_sds_secret_configs: [{ name: rc.tls.credentialName }],
+                ...(rc.tls.mode === "MUTUAL"
+                  ? { validation_context_sds_secret_config: { name: rc.tls.caCredentialName } }
+                  : {}),
+                tls_params: {
+                  tls_minimum_protocol_version: rc.tls.minProtocolVersion || "TLSV1_2",
+                  tls_maximum_protocol_version: rc.tls.maxProtocolVersion || "TLSV1_3",
+                },
               },
-            },
-          })),
+            }]
+          ),
         }),
       },
     },
+  }));
+}
+
+/**
+ * A PASSTHROUGH server's filter chains, as Istio's gateway builds them: one per TLS route, matched on
+ * its SNI names, with a tcp_proxy to the route's clusters (no TLS termination, no route configuration).
+ */
+function passthroughChains(rc: RouteConfiguration): unknown[] {
+  return (rc.tlsRoutes ?? []).map((r) => ({
+    name: r.name,
+    filter_chain_match: { server_names: r.sniHosts },
+    filters: [{
+      name: "envoy.filters.network.tcp_proxy",
+      typed_config: {
+        "@type": "type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy",
+        stat_prefix: rc.name,
+        weighted_clusters: {
+          clusters: r.destinations.map((d) => ({ name: `outbound|${d.port}||${d.host}`, weight: d.weight })),
+        },
+      },
+    }],
   }));
 }
 

@@ -106,6 +106,9 @@ export type VirtualHostMessage = {
   httpsRedirect: boolean;
 };
 
+/** mesh.v1.TlsRoute. */
+export type TlsRouteMessage = { name: string; sniHosts: string[]; destinations: RouteDestinationMessage[] };
+
 /** mesh.v1.RouteConfiguration; `tls` is null for a plain-text server. */
 export type RouteConfigurationMessage = {
   name: string;
@@ -114,6 +117,7 @@ export type RouteConfigurationMessage = {
   gateways: string[];
   virtualHosts: VirtualHostMessage[];
   tls: ServerTlsMessage | null;
+  tlsRoutes: TlsRouteMessage[];
 };
 
 /** mesh.v1.TlsCredential. */

@@ -96,6 +96,11 @@ const SAMPLES: MessageOf = {
       maxProtocolVersion: "TLSV1_3",
       subjectAltNames: ["san"],
     },
+    tlsRoutes: [{
+      name: "foo/vs.tls.0",
+      sniHosts: ["b.example.com"],
+      destinations: [{ host: "t.foo.svc.cluster.local", port: 443, weight: 100 }],
+    }],
   },
   tlsCredential: {
     name: "kubernetes://c",

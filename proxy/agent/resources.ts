@@ -55,11 +55,12 @@ export type ResourceValue<K extends ResourceKind> = K extends "workload" ? Workl
   : MessageOf[K];
 
 /**
- * A route configuration as the runtime takes it: `tls` only when the server terminates TLS, with
- * its mode checked.
+ * A route configuration as the runtime takes it: `tls` only when the server terminates or passes
+ * TLS, with its mode checked; `tlsRoutes` only when it passes TLS through.
  */
-type PlainOrTlsRoute = Omit<RouteConfigurationMessage, "tls"> & {
-  tls?: Omit<ServerTlsMessage, "mode"> & { mode: "SIMPLE" | "MUTUAL" };
+type PlainOrTlsRoute = Omit<RouteConfigurationMessage, "tls" | "tlsRoutes"> & {
+  tls?: Omit<ServerTlsMessage, "mode"> & { mode: "SIMPLE" | "MUTUAL" | "PASSTHROUGH" };
+  tlsRoutes?: RouteConfigurationMessage["tlsRoutes"];
 };
 
 /** Every decoded, checked value, by kind: what {@link decodeXdsResource} returns for each. */
@@ -134,14 +135,27 @@ function routeConfiguration(
   if (d.name !== name) fail(`its name is ${JSON.stringify(d.name)}`);
   port(d.port, "port", fail);
   port(d.bindPort, "bindPort", fail);
-  const { tls, ...plain } = d;
+  const { tls, tlsRoutes, ...plain } = d;
   let checkedTls: PlainOrTlsRoute["tls"];
+  if (tls === null && tlsRoutes.length > 0) fail("tlsRoutes without tls.mode PASSTHROUGH");
   if (tls !== null) {
     const { mode } = tls;
-    if (mode !== "SIMPLE" && mode !== "MUTUAL") {
-      return fail(`tls.mode ${JSON.stringify(mode)} is not SIMPLE or MUTUAL`);
+    if (mode !== "SIMPLE" && mode !== "MUTUAL" && mode !== "PASSTHROUGH") {
+      return fail(`tls.mode ${JSON.stringify(mode)} is not SIMPLE, MUTUAL or PASSTHROUGH`);
     }
     checkedTls = { ...tls, mode };
+    if (mode === "PASSTHROUGH") {
+      if (tlsRoutes.length === 0) fail("tls.mode PASSTHROUGH without tlsRoutes");
+      for (const [i, r] of tlsRoutes.entries()) {
+        if (r.sniHosts.length === 0) fail(`tlsRoutes[${i}].sniHosts is empty`);
+        if (r.destinations.length === 0) fail(`tlsRoutes[${i}].destinations is empty`);
+        for (const [j, dst] of r.destinations.entries()) {
+          port(dst.port, `tlsRoutes[${i}].destinations[${j}].port`, fail);
+        }
+      }
+      return { ...plain, tls: checkedTls, tlsRoutes };
+    }
+    if (tlsRoutes.length > 0) fail(`tlsRoutes with tls.mode ${mode}`);
     if (!tls.credentialName) fail("tls.credentialName is required");
     if (tls.mode === "MUTUAL" && !tls.caCredentialName) {
       fail("tls.caCredentialName is required for MUTUAL");

@@ -291,6 +291,25 @@ Deno.test("routeConfiguration with tls, and tlsCredential: decoded; unusable one
     any("routeConfiguration", { name: "http.80", port: 80, bindPort: 80 }),
   );
   assert.equal("tls" in plain, false, "plain text: no tls");
+  assert.equal("tlsRoutes" in plain, false, "plain text: no tlsRoutes");
+  assert.equal("tlsRoutes" in decoded, false, "terminated TLS: no tlsRoutes");
+  const route = {
+    name: "foo/nginx.tls.0",
+    sniHosts: ["nginx.example.com"],
+    destinations: [{ host: "n", port: 443 }],
+  };
+  const pass = {
+    name: "tls.443.https.gw.foo",
+    port: 443,
+    bindPort: 8443,
+    tls: { mode: "PASSTHROUGH", sniHosts: ["nginx.example.com"] },
+    tlsRoutes: [route],
+  };
+  const passed = decodeXdsResource("routeConfiguration", pass.name, any("routeConfiguration", pass));
+  assert.deepEqual(
+    [passed.tls?.mode, passed.tlsRoutes],
+    ["PASSTHROUGH", [{ ...route, destinations: [{ host: "n", port: 443, weight: 0 }] }]],
+  );
   const cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
   const cred = {
     name: "kubernetes://c",
@@ -306,8 +325,33 @@ Deno.test("routeConfiguration with tls, and tlsCredential: decoded; unusable one
   const cases: [string, ReturnType<typeof any>, RegExp][] = [
     [
       rc.name,
-      any("routeConfiguration", { ...rc, tls: { ...tls, mode: "PASSTHROUGH" } }),
-      /tls\.mode "PASSTHROUGH" is not SIMPLE or MUTUAL/,
+      any("routeConfiguration", { ...rc, tls: { ...tls, mode: "ISTIO_MUTUAL" } }),
+      /tls\.mode "ISTIO_MUTUAL" is not SIMPLE, MUTUAL or PASSTHROUGH/,
+    ],
+    [pass.name, any("routeConfiguration", { ...pass, tlsRoutes: [] }), /PASSTHROUGH without tlsRoutes/],
+    [
+      pass.name,
+      any("routeConfiguration", { ...pass, tlsRoutes: [{ ...route, destinations: [] }] }),
+      /tlsRoutes\[0\]\.destinations is empty/,
+    ],
+    [
+      pass.name,
+      any("routeConfiguration", { ...pass, tlsRoutes: [{ ...route, sniHosts: [] }] }),
+      /tlsRoutes\[0\]\.sniHosts is empty/,
+    ],
+    [
+      pass.name,
+      any("routeConfiguration", {
+        ...pass,
+        tlsRoutes: [{ ...route, destinations: [{ host: "a", port: 0, weight: 1 }] }],
+      }),
+      /tlsRoutes\[0\]\.destinations\[0\]\.port: 0 is not a port number/,
+    ],
+    [rc.name, any("routeConfiguration", { ...rc, tlsRoutes: [route] }), /tlsRoutes with tls.mode MUTUAL/],
+    [
+      "http.80",
+      any("routeConfiguration", { ...pass, name: "http.80", tls: undefined }),
+      /tlsRoutes without tls/,
     ],
     [
       rc.name,

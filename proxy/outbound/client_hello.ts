@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type net from "node:net";
 
 /** What the bytes so far say. */
 export type ClientHelloSni =
@@ -15,6 +16,9 @@ export type ClientHelloSni =
   | { status: "done"; sni: string | undefined }
   /** Not a TLS ClientHello (plain text, garbage, or one split over several records). */
   | { status: "invalid"; reason: string };
+
+/** The `invalid` reason of bytes that do not start a TLS handshake record (plain text, another protocol). */
+export const NOT_TLS = "not a TLS handshake record";
 
 /** The largest TLS record (2^14 bytes plus the 5-byte header and expansion), in bytes. */
 export const MAX_RECORD_BYTES = 16384 + 2048 + 5;
@@ -26,7 +30,7 @@ export const MAX_RECORD_BYTES = 16384 + 2048 + 5;
  */
 export function clientHelloSni(bytes: Uint8Array): ClientHelloSni {
   if (bytes.length === 0) return { status: "more" };
-  if (bytes[0] !== 0x16) return { status: "invalid", reason: "not a TLS handshake record" };
+  if (bytes[0] !== 0x16) return { status: "invalid", reason: NOT_TLS };
   if (bytes.length < 5) return { status: "more" };
   const recordLength = (bytes[3] << 8) | bytes[4];
   if (bytes.length < 5 + recordLength) return { status: "more" };
@@ -89,4 +93,76 @@ class Reader {
     const b = this.take(3);
     return (b[0] << 16) | (b[1] << 8) | b[2];
   }
+}
+
+/** The chunks as one array (the chunk itself when there is one). */
+export function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(size);
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.length;
+  }
+  return out;
+}
+
+/**
+ * What {@link readClientHello} found; except after `closed`, the bytes read are back in the socket
+ * (`unshift`), which is paused.
+ */
+export type ReadClientHello =
+  | ClientHelloSni
+  /** The connection ended or closed first; it is destroyed. */
+  | { status: "closed"; reason: string }
+  /** No whole first record in time (a server-first protocol, a slow client); the socket is kept. */
+  | { status: "timeout"; reason: string };
+
+/**
+ * Reads a connection's first bytes until they hold a whole ClientHello (or show they are not one),
+ * then puts them back and pauses the socket, so that whoever takes the connection next (a TLS
+ * server, a relay, the HTTP session) reads them again. A socket that ends or closes first is
+ * destroyed (`closed`); one without a complete first record within `timeoutMs` (Envoy's
+ * `listener_filters_timeout`, 15 s) is `timeout`, within {@link MAX_RECORD_BYTES} `more` (too large).
+ */
+export function readClientHello(socket: net.Socket, timeoutMs = 15_000): Promise<ReadClientHello> {
+  return new Promise((resolve) => {
+    let chunks: Uint8Array[] = [];
+    let size = 0;
+    const joined = (): Uint8Array => {
+      const all = concat(chunks, size);
+      chunks = [all];
+      return all;
+    };
+    const done = (result: ReadClientHello, keep: boolean): void => {
+      clearTimeout(timer);
+      socket.off("data", onData);
+      socket.off("end", onEnd);
+      socket.off("close", onClose);
+      if (keep) {
+        socket.pause();
+        if (size > 0) socket.unshift(joined());
+      } else socket.destroy();
+      resolve(result);
+    };
+    const onData = (chunk: Uint8Array): void => {
+      chunks.push(chunk);
+      size += chunk.length;
+      const hello = clientHelloSni(joined());
+      if (hello.status === "more" && size < MAX_RECORD_BYTES) return;
+      done(hello, true);
+    };
+    // With allowHalfOpen nothing else would close a connection that ends before its first record.
+    const onEnd = (): void =>
+      done({ status: "closed", reason: "connection ended before a whole first record" }, false);
+    const onClose = (): void => done({ status: "closed", reason: "connection closed" }, false);
+    const timer = setTimeout(
+      () => done({ status: "timeout", reason: `no whole first record within ${timeoutMs} ms` }, true),
+      timeoutMs,
+    );
+    Deno.unrefTimer(timer);
+    socket.on("data", onData);
+    socket.once("end", onEnd);
+    socket.once("close", onClose);
+  });
 }

@@ -10,6 +10,7 @@
 import type net from "node:net";
 import { Duplex } from "node:stream";
 import { ascii } from "../http/chars.ts";
+import { concat } from "./client_hello.ts";
 import { ConnectionClock } from "../http/conn_limits.ts";
 import { type HeadLimits, HeadParser } from "../http/head.ts";
 import { HttpError, type HttpHead, REQUEST } from "../http/http_head.ts";
@@ -20,17 +21,7 @@ import { DialError, type EndpointPool } from "./endpoint_pool.ts";
 import type { LocalReplyKind } from "./outbound_stats.ts";
 import { NO_ROUTE, type Route, type Routed } from "./router.ts";
 
-/** The chunks as one array (the chunk itself when there is one). */
-export function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(size);
-  let o = 0;
-  for (const c of chunks) {
-    out.set(c, o);
-    o += c.length;
-  }
-  return out;
-}
+export { concat };
 
 /**
  * The downstream connection: while the session waits for a request head, reads the head itself,

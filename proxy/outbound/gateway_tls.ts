@@ -30,9 +30,10 @@ export interface GatewayTlsContext {
   readonly subjectAltNames: readonly string[];
 }
 
-/** The outcome of {@link GatewayTls.select}. */
+/** The outcome of {@link GatewayTls.select}: a TLS server, a PASSTHROUGH server's routes, or why none. */
 export type GatewayTlsSelection =
   | { ok: true; context: GatewayTlsContext }
+  | { ok: true; passthrough: RouteConfiguration }
   | { ok: false; reason: string };
 
 /** Callbacks of {@link GatewayTls}. */
@@ -67,8 +68,9 @@ export class GatewayTls {
   }
 
   /**
-   * The TLS server for a client's SNI among the listener's route configurations, or why there is
-   * none (no matching host, a credential not received yet, or one that does not load).
+   * The TLS server for a client's SNI among the listener's route configurations (or the PASSTHROUGH
+   * server, whose connections are not terminated), or why there is none (no matching host, a
+   * credential not received yet, or one that does not load).
    */
   select(
     snapshot: RuntimeSnapshot,
@@ -84,6 +86,7 @@ export class GatewayTls {
       };
     }
     const tlsSettings = rc.tls!;
+    if (tlsSettings.mode === "PASSTHROUGH") return { ok: true, passthrough: rc };
     const cert = snapshot.credentials[tlsSettings.credentialName];
     if (cert === undefined || cert.certificateChain === "") {
       return { ok: false, reason: `${rc.name}: credential ${tlsSettings.credentialName} not received` };

@@ -62,11 +62,11 @@ Deno.test("GatewayTls.select: the server of the SNI, MUTUAL only with its CA, no
     credential("hello-credential-cacert", null, ca.certPem),
   ]);
   const a = tls.select(s, NAMES, "httpbin.example.com");
-  assert.ok(a.ok);
+  assert.ok(a.ok && "context" in a);
   assert.equal(a.context.routeName, "https.443.a.gw.foo");
   assert.equal(a.context.mutual, false);
   const b = tls.select(s, NAMES, "helloworld.example.com");
-  assert.ok(b.ok);
+  assert.ok(b.ok && "context" in b);
   assert.equal(b.context.routeName, "https.443.b.gw.foo");
   assert.equal(b.context.mutual, true);
   assert.deepEqual(tls.select(s, NAMES, "other.org"), {
@@ -91,7 +91,7 @@ Deno.test("GatewayTls.select: built once per credential version; a broken update
     NAMES,
     "httpbin.example.com",
   );
-  assert.ok(a.ok && again.ok);
+  assert.ok(a.ok && "context" in a && again.ok && "context" in again);
   assert.equal(again.context, a.context, "same credential: same server");
   assert.equal(tls.builds, 1);
   const rotated = tls.select(
@@ -99,14 +99,14 @@ Deno.test("GatewayTls.select: built once per credential version; a broken update
     NAMES,
     "httpbin.example.com",
   );
-  assert.ok(rotated.ok);
+  assert.ok(rotated.ok && "context" in rotated);
   assert.notEqual(rotated.context.server, a.context.server, "a new certificate: a new server");
   const broken = tls.select(
     snapshot([credential("httpbin-credential", { certPem: hello.certPem, keyPem: "garbage" })]),
     NAMES,
     "httpbin.example.com",
   );
-  assert.ok(broken.ok);
+  assert.ok(broken.ok && "context" in broken);
   assert.equal(broken.context, rotated.context, "a credential that does not load keeps the last good");
   tls.select(
     snapshot([credential("httpbin-credential", { certPem: hello.certPem, keyPem: "garbage" })]),

@@ -45,11 +45,12 @@ import {
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import type { InboundPolicyFilter } from "../filters/mod.ts";
 import { type GatewayConnection, gatewayFilter } from "./gateway_filter.ts";
-import { clientHelloSni, MAX_RECORD_BYTES } from "./client_hello.ts";
+import { readClientHello } from "./client_hello.ts";
+import { TlsPassthrough } from "./tls_passthrough.ts";
 import { GatewayTls, type GatewayTlsContext, peerSans } from "./gateway_tls.ts";
 import { certificateFields, certificateHash, formatXfccElement } from "../inbound/xfcc.ts";
 import { OutboundRouter } from "./router.ts";
-import { concat, RouteUpstream, RoutingDownstream } from "./downstream.ts";
+import { RouteUpstream, RoutingDownstream } from "./downstream.ts";
 import { type OutboundObserver, OutboundStats } from "./outbound_stats.ts";
 import { OutboundHttp2 } from "./http2.ts";
 import { sniffPreface } from "../h2proxy/preface.ts";
@@ -109,6 +110,7 @@ export class OutboundListener {
   /** Gateway HTTPS connections between accept and handshake. */
   readonly #handshaking = new Map<net.Socket, ConnectionClock>();
   readonly #gatewayTls: GatewayTls | undefined;
+  readonly #passthrough: TlsPassthrough;
   /** Sidecar mode: serves connections by their original destination. */
   readonly #tcp: OutboundTcp | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -133,7 +135,12 @@ export class OutboundListener {
       downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
       onIdleClose: () => this.observer.limitHit("idle_timeout"),
     });
-    if (options.routeNames?.some((n) => n.startsWith("https."))) {
+    this.#passthrough = new TlsPassthrough({
+      ...options,
+      observer: this.observer,
+      connectTimeoutMs: options.upstream?.connectTimeoutMs,
+    });
+    if (options.routeNames?.some((n) => n.startsWith("https.") || n.startsWith("tls."))) {
       this.#gatewayTls = new GatewayTls({
         onSecure: (socket, ctx) => this.#guarded(socket, () => this.#onSecure(socket, ctx)),
         onError: (err, socket) => this.#guarded(socket, () => this.#onTlsError(err, socket)),
@@ -142,6 +149,11 @@ export class OutboundListener {
     }
     this.#tcp = options.routeNames !== undefined ? undefined : new OutboundTcp({
       ...options.tcp,
+      handlers: {
+        ...options.tcp?.handlers,
+        tlsPassthrough: (socket, target) => this.#passthrough.service(socket, target),
+        tlsBySni: (socket, destination, fallback) => this.#passthrough.bySni(socket, destination, fallback),
+      },
       snapshot: options.snapshot,
       log: options.log,
       observer: this.observer,
@@ -207,6 +219,7 @@ export class OutboundListener {
     const released = this.#accepted.closeAll();
     this.#router.close();
     this.#h2.close();
+    this.#passthrough.close();
     this.#tcp?.close();
     await Promise.all([closed, released]);
   }
@@ -272,53 +285,51 @@ export class OutboundListener {
 
   /**
    * Reads the ClientHello (without consuming it) to pick the HTTPS server by SNI, then hands the
-   * connection to that server's TLS. No server for the SNI: a TCP reset, as Envoy without a
-   * matching filter chain closes the connection.
+   * connection to that server's TLS, or passes it through (PASSTHROUGH). No server for the SNI: a
+   * TCP reset, as Envoy without a matching filter chain closes the connection.
    */
   #sniffClientHello(raw: net.Socket): void {
     const peer = `${raw.remoteAddress}:${raw.remotePort}`;
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    let sniffing = true;
-    // Envoy's listener_filters_timeout.
-    const timer = setTimeout(() => raw.destroy(), 15_000);
-    Deno.unrefTimer(timer);
-    // A connection closed while its ClientHello is awaited (the headers timeout, the listener's close).
-    raw.once("close", () => clearTimeout(timer));
-    const onData = (chunk: Uint8Array) => {
-      chunks.push(chunk);
-      size += chunk.length;
-      const all = concat(chunks, size);
-      const hello = clientHelloSni(all);
-      if (hello.status === "more" && size < MAX_RECORD_BYTES) return;
-      raw.off("data", onData);
-      sniffing = false;
-      clearTimeout(timer);
-      raw.pause();
-      raw.unshift(all);
-      if (hello.status !== "done") {
-        this.observer.downstreamTls("no_filter_chain_match");
-        this.#log.debug("gateway connection refused", {
-          peer,
-          reason: hello.status === "more" ? "ClientHello too large" : hello.reason,
-        });
-        raw.resetAndDestroy();
-        return;
-      }
-      const picked = this.#gatewayTls!.select(this.#o.snapshot(), this.#o.routeNames ?? [], hello.sni);
-      if (!picked.ok) {
-        this.observer.downstreamTls("no_filter_chain_match");
-        this.#log.warn("gateway TLS connection refused", { peer, reason: picked.reason });
-        raw.resetAndDestroy();
-        return;
-      }
-      picked.context.server.emit("connection", raw);
-    };
-    raw.on("data", onData);
-    // Closed before a whole ClientHello (a port probe): with allowHalfOpen nothing else would close it.
-    raw.once("end", () => {
-      if (sniffing) raw.destroy();
-    });
+    readClientHello(raw).then((hello) =>
+      this.#guarded(raw, () => {
+        if (hello.status === "closed") return;
+        if (hello.status === "timeout") {
+          raw.destroy();
+          return;
+        }
+        if (hello.status !== "done") {
+          this.observer.downstreamTls("no_filter_chain_match");
+          this.#log.debug("gateway connection refused", {
+            peer,
+            reason: hello.status === "more" ? "ClientHello too large" : hello.reason,
+          });
+          raw.resetAndDestroy();
+          return;
+        }
+        const picked = this.#gatewayTls!.select(this.#o.snapshot(), this.#o.routeNames ?? [], hello.sni);
+        if (!picked.ok) {
+          this.observer.downstreamTls("no_filter_chain_match");
+          this.#log.warn("gateway TLS connection refused", { peer, reason: picked.reason });
+          raw.resetAndDestroy();
+          return;
+        }
+        if ("passthrough" in picked) {
+          if (this.#sniffed(raw)) this.#passthrough.gateway(raw, picked.passthrough, hello.sni, this.#port);
+          return;
+        }
+        picked.context.server.emit("connection", raw);
+      })
+    );
+  }
+
+  /** Ends a connection's first-bytes phase; false when it was closed meanwhile. */
+  #sniffed(raw: net.Socket): boolean {
+    if (!this.#handshaking.delete(raw) || this.#closed) {
+      raw.destroy();
+      return false;
+    }
+    raw.once("close", () => this.observer.connectionClosed());
+    return true;
   }
 
   #onSecure(socket: tls.TLSSocket, ctx: GatewayTlsContext): void {
@@ -436,7 +447,7 @@ export class OutboundListener {
     for (const [raw, clock] of this.#handshaking) {
       const verdict = clock.check(now, null, null, limits);
       if (verdict === KEEP) continue;
-      // No request head in time: the TLS handshake (or the ClientHello) has not even completed.
+      // No request head in time: the first bytes (a ClientHello, or the TLS handshake) are not even in.
       this.observer.limitHit(limitKindOf(verdict));
       raw.destroy();
     }

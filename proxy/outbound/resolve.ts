@@ -122,27 +122,17 @@ export function resolveService(
   snapshot: Pick<RuntimeSnapshot, "services">,
 ): Resolution {
   const { host, port } = destination;
-  const idx = indexOf(snapshot.services);
-  const tried: string[] = [];
-  let key: string | undefined;
-  let matched = "";
-  for (const name of candidates(host, namespace, idx.domains)) {
-    tried.push(name);
-    key = idx.hosts.get(name);
-    if (key !== undefined) {
-      matched = name;
-      break;
-    }
-  }
-  if (key === undefined) {
+  const found = findService(host, namespace, snapshot);
+  if ("tried" in found) {
     return {
       ok: false,
       status: 404,
       reason: `unknown outbound host ${JSON.stringify(`${host}:${port}`)}: no service matches ${
-        tried.join(", ")
+        found.tried.join(", ")
       }${namespace === undefined ? " (proxy namespace not known yet)" : ""}`,
     };
   }
+  const { key, host: matched } = found;
   const service = snapshot.services[key];
   const sp = service.ports.find((p) => p.number === port);
   if (sp === undefined) {
@@ -155,6 +145,27 @@ export function resolveService(
     };
   }
   return { ok: true, key, service, port: sp, host: matched };
+}
+
+/**
+ * The service a host name (or VIP) is, with the same search as {@link resolveHost}: its key and
+ * the host that matched, or the names tried.
+ *
+ * @param host lower-case host name or IP
+ */
+export function findService(
+  host: string,
+  namespace: string | undefined,
+  snapshot: Pick<RuntimeSnapshot, "services">,
+): { key: string; host: string } | { tried: string[] } {
+  const idx = indexOf(snapshot.services);
+  const tried: string[] = [];
+  for (const name of candidates(host, namespace, idx.domains)) {
+    tried.push(name);
+    const key = idx.hosts.get(name);
+    if (key !== undefined) return { key, host: name };
+  }
+  return { tried };
 }
 
 /** The names to look up, in order: Kubernetes DNS with `ndots: 5`. */

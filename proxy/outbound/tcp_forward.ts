@@ -44,6 +44,14 @@ import { concat } from "./downstream.ts";
 export interface OutboundProtocolHandlers {
   /** TLS and HTTPS ports, and a ClientHello sniffed on an UNKNOWN port (routing by SNI). */
   tlsPassthrough?(socket: net.Socket, target: ServiceTarget): boolean;
+  /**
+   * A connection to no service address (`destination`), or whose original destination is unknown
+   * (undefined; it was sniffed as TLS): a ClientHello whose SNI names a ServiceEntry host goes there
+   * (Istio's `0.0.0.0:<port>` listener with `server_names` filter chains, ./tls_passthrough.ts). True
+   * when it took the connection; it calls `fallback` (passthrough, BlackHole, refusal) when the
+   * connection turns out to be for no such host.
+   */
+  tlsBySni?(socket: net.Socket, destination: OriginalDestination | undefined, fallback: () => void): boolean;
 }
 
 /** Settings of an {@link OutboundTcp}. */
@@ -103,10 +111,13 @@ export class OutboundTcp {
     if (found.kind === "unknown") {
       return this.sniff(raw, (p) => {
         if (p === "http1" || p === "http2") return serveHttp();
-        this.refuse(
-          raw,
-          `original destination unknown (${found.reason}): a ${p} connection cannot be routed`,
-        );
+        const refuse = () =>
+          this.refuse(
+            raw,
+            `original destination unknown (${found.reason}): a ${p} connection cannot be routed`,
+          );
+        if (p === "tls" && this.#o.handlers?.tlsBySni?.(raw, undefined, refuse)) return;
+        refuse();
       });
     }
     const snapshot = this.#o.snapshot();
@@ -126,9 +137,14 @@ export class OutboundTcp {
       case "tls":
         return this.tls(raw, d.target);
       case "passthrough":
-        return this.passthrough(raw, d.destination);
-      case "blackhole":
-        return this.blackhole(raw, d.destination);
+      case "blackhole": {
+        const fallback = () =>
+          d.path === "passthrough"
+            ? this.passthrough(raw, d.destination)
+            : this.blackhole(raw, d.destination);
+        if (this.#o.handlers?.tlsBySni?.(raw, d.destination, fallback)) return;
+        return fallback();
+      }
       case "sniff":
         return this.sniff(raw, (p) => {
           if (p === "http1" || p === "http2") return serveHttp();

@@ -135,6 +135,14 @@ export const MESH_PROTO_DESCRIPTOR: Record<string, unknown> = {
                 "gateways": { "rule": "repeated", "type": "string", "id": 4 },
                 "virtualHosts": { "rule": "repeated", "type": "VirtualHost", "id": 5 },
                 "tls": { "type": "ServerTls", "id": 6 },
+                "tlsRoutes": { "rule": "repeated", "type": "TlsRoute", "id": 7 },
+              },
+            },
+            "TlsRoute": {
+              "fields": {
+                "name": { "type": "string", "id": 1 },
+                "sniHosts": { "rule": "repeated", "type": "string", "id": 2 },
+                "destinations": { "rule": "repeated", "type": "RouteDestination", "id": 3 },
               },
             },
             "ServerTls": {

@@ -12,9 +12,13 @@
  * .../virtual-service), Envoy's virtual host selection (exact domain, then the longest wildcard
  * suffix, then "*").
  *
- * Partial, on purpose (said in the README): HTTP and HTTPS servers only; TLS modes SIMPLE and MUTUAL
- * with `credentialName` only (PASSTHROUGH, ISTIO_MUTUAL, AUTO_PASSTHROUGH, OPTIONAL_MUTUAL, file
- * certificates and two `credentialNames` are skipped, each reported through `onSkip`); HTTP matches on `uri` (exact, prefix, regex, ignoreUriCase),
+ * PASSTHROUGH servers (HTTPS or TLS) route by SNI with the bound VirtualServices' `tls` rules
+ * ("tls.<port>.<port name>.<gateway>.<namespace>", ./tls_routes.ts).
+ *
+ * Partial, on purpose (said in the README): HTTP, HTTPS and passthrough TLS servers only; TLS modes
+ * SIMPLE and MUTUAL with `credentialName`, and PASSTHROUGH, only (ISTIO_MUTUAL, AUTO_PASSTHROUGH,
+ * OPTIONAL_MUTUAL, file certificates and two `credentialNames` are skipped, each reported through
+ * `onSkip`); HTTP matches on `uri` (exact, prefix, regex, ignoreUriCase),
  * `port` and `gateways` only (a match with other conditions never matches, so that no request is
  * routed more widely than the rule says); routes with `route` destinations only (redirect,
  * directResponse, rewrite, delegate are skipped).
@@ -33,7 +37,9 @@ import type {
   UriMatch,
 } from "./route_configuration.ts";
 import { type GatewayServer, serverTls } from "./server_tls.ts";
-import { domainMatches, domainRank } from "./route_selection.ts";
+import { isPassthrough, passthroughConfiguration } from "./tls_routes.ts";
+import { domainRank } from "./route_selection.ts";
+import { bindsTo, intersect, namesGateway, parseServerHost, qualify } from "./hosts.ts";
 
 /**
  * The Gateways whose `selector` matches the workload's labels: in every namespace, or only the
@@ -73,8 +79,12 @@ export function gatewayRouteConfigurations(
   const selected = gatewaysSelecting(config.gateways, workload, options);
   const services = [...config.virtualServices].sort((a, b) => compareKeys(a, b));
   const entries = new Map<string, RouteEntry>();
-  const tlsServers: { gw: NamedSpec<GatewaySpec>; index: number; server: GatewayServer; tls: ServerTls }[] =
-    [];
+  const tlsServers: {
+    gw: NamedSpec<GatewaySpec>;
+    index: number;
+    server: GatewayServer;
+    tls: ServerTls | "PASSTHROUGH";
+  }[] = [];
   for (const gw of selected) {
     const gwKey = `${gw.namespace}/${gw.name}`;
     for (const [index, server] of (gw.spec.servers ?? []).entries()) {
@@ -82,6 +92,10 @@ export function gatewayRouteConfigurations(
       if (port === undefined) continue;
       const skip = (reason: string) => options.onSkip?.({ gateway: gwKey, server: index, port, reason });
       const protocol = (server.port.protocol ?? "").toUpperCase();
+      if (isPassthrough(server)) {
+        tlsServers.push({ gw, index, server, tls: "PASSTHROUGH" });
+        continue;
+      }
       if (protocol === "HTTPS") {
         const tls = serverTls(server, options);
         if (typeof tls === "string") skip(tls);
@@ -89,7 +103,9 @@ export function gatewayRouteConfigurations(
         continue;
       }
       if (protocol !== "HTTP") {
-        skip(`protocol ${server.port.protocol} is not supported (HTTP and HTTPS only)`);
+        skip(
+          `protocol ${server.port.protocol} is not supported (HTTP, HTTPS, and TLS with tls.mode PASSTHROUGH only)`,
+        );
         continue;
       }
       const name = `http.${port}`;
@@ -100,15 +116,22 @@ export function gatewayRouteConfigurations(
       addServer(entry, gw, server, services, suffix, options);
     }
   }
+  const passthrough: RouteConfiguration[] = [];
   for (const { gw, index, server, tls } of tlsServers) {
-    const port = server.port.number;
+    const port = server.port.number!;
+    const skip = (reason: string) =>
+      options.onSkip?.({ gateway: `${gw.namespace}/${gw.name}`, server: index, port, reason });
     if (entries.has(`http.${port}`)) {
-      options.onSkip?.({
-        gateway: `${gw.namespace}/${gw.name}`,
-        server: index,
-        port,
-        reason: `port ${port} also has plain-text HTTP servers; one port cannot serve both`,
+      skip(`port ${port} also has plain-text HTTP servers; one port cannot serve both`);
+      continue;
+    }
+    if (tls === "PASSTHROUGH") {
+      const rc = passthroughConfiguration(workload, gw, server, services, {
+        ...options,
+        domainSuffix: suffix,
       });
+      if (typeof rc === "string") skip(rc);
+      else passthrough.push(rc);
       continue;
     }
     // Istio's gatewayRDSRouteName; port names are unique within a Gateway, so each server has its own.
@@ -117,9 +140,8 @@ export function gatewayRouteConfigurations(
     addServer(entry, gw, server, services, suffix, options);
     entries.set(name, entry);
   }
-  return [...entries.entries()]
-    .sort(([an, a], [bn, b]) => a.port - b.port || (an < bn ? -1 : an > bn ? 1 : 0))
-    .map(([name, e]) => ({
+  const built = [...entries.entries()]
+    .map(([name, e]): RouteConfiguration => ({
       name,
       port: e.port,
       bindPort: options.targetPortOf?.(e.port) ?? e.port,
@@ -134,6 +156,8 @@ export function gatewayRouteConfigurations(
         })),
       ...(e.tls ? { tls: e.tls } : {}),
     }));
+  return [...built, ...passthrough]
+    .sort((a, b) => a.port - b.port || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** One route configuration being built. */
@@ -184,11 +208,6 @@ function addServer(
   }
 }
 
-/** Whether a VirtualService lists the gateway (`<ns>/<name>`, or `<name>` in its own namespace). */
-function bindsTo(vs: NamedSpec<VirtualServiceSpec>, gwKey: string): boolean {
-  return (vs.spec.gateways ?? []).some((g) => (g.includes("/") ? g : `${vs.namespace}/${g}`) === gwKey);
-}
-
 function routesOf(
   vs: NamedSpec<VirtualServiceSpec>,
   gwKey: string,
@@ -204,7 +223,7 @@ function routesOf(
     const matches: UriMatch[] = [];
     for (const m of written) {
       const gws = m.gateways;
-      if (gws && !gws.some((g) => (g.includes("/") ? g : `${vs.namespace}/${g}`) === gwKey)) continue;
+      if (gws && !gws.some((g) => namesGateway(g, vs.namespace, gwKey))) continue;
       if (m.port !== undefined && m.port !== port) continue;
       const { uri, ignoreUriCase, gateways: _g, port: _p, name: _n, statPrefix: _s, ...rest } = m;
       if (Object.keys(rest).length > 0) continue;
@@ -230,25 +249,6 @@ function routesOf(
     });
   }
   return out;
-}
-
-function parseServerHost(h: string, gatewayNamespace: string): { namespace: string; host: string } {
-  const slash = h.indexOf("/");
-  if (slash < 0) return { namespace: "*", host: h.toLowerCase() };
-  const ns = h.slice(0, slash);
-  return { namespace: ns === "." ? gatewayNamespace : ns, host: h.slice(slash + 1).toLowerCase() };
-}
-
-/** A short name (no dot) is a service of the VirtualService's namespace. */
-function qualify(host: string, namespace: string, suffix: string): string {
-  return host === "*" || host.includes(".") ? host : `${host}.${namespace}.svc.${suffix}`;
-}
-
-/** The more specific of two host patterns when one covers the other, else undefined. */
-function intersect(a: string, b: string): string | undefined {
-  if (domainMatches(a, b)) return a;
-  if (domainMatches(b, a)) return b;
-  return undefined;
 }
 
 function compareKeys(a: NamedSpec<unknown>, b: NamedSpec<unknown>): number {

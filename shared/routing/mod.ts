@@ -1,5 +1,6 @@
 /**
- * Ingress gateway routing: Gateways and VirtualServices to route configurations, and route selection.
+ * Ingress gateway routing: Gateways and VirtualServices to route configurations (HTTP, HTTPS, and
+ * TLS passthrough by SNI), and route selection.
  *
  * @module
  */
@@ -13,10 +14,13 @@ export type {
   RouteConfiguration,
   RouteSelection,
   ServerTls,
+  SkippedRoute,
   SkippedServer,
+  TlsRoute,
   UriMatch,
   VirtualHost,
 } from "./route_configuration.ts";
 export { gatewayRouteConfigurations, gatewaysSelecting } from "./gateway_routes.ts";
 export { credentialNamesOf, credentialResourceName } from "./server_tls.ts";
-export { selectBySni, selectRoute } from "./route_selection.ts";
+export { passthroughTls } from "./tls_routes.ts";
+export { domainMatches, selectBySni, selectRoute, selectTlsRoute } from "./route_selection.ts";

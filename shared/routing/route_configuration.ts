@@ -68,13 +68,19 @@ export interface VirtualHost {
   httpsRedirect?: boolean;
 }
 
-/** How an HTTPS server terminates TLS (mesh.v1.ServerTls). */
+/** How an HTTPS or TLS server handles TLS (mesh.v1.ServerTls). */
 export interface ServerTls {
-  /** SIMPLE: server certificate; MUTUAL: a client certificate verified against the CA is required. */
-  mode: "SIMPLE" | "MUTUAL";
-  /** The server's hosts without namespace, lower case: the SNI names it answers (`*.x`, `*`). */
+  /**
+   * SIMPLE: server certificate; MUTUAL: a client certificate verified against the CA is required;
+   * PASSTHROUGH: not terminated, the connection goes by SNI to a {@link TlsRoute}'s destination.
+   */
+  mode: "SIMPLE" | "MUTUAL" | "PASSTHROUGH";
+  /**
+   * The SNI names the server answers, lower case (`*.x`, `*`): SIMPLE and MUTUAL, the server's hosts
+   * without namespace; PASSTHROUGH, the SNI hosts of its routes (within the server's hosts).
+   */
   sniHosts: string[];
-  /** `kubernetes://<secret>` (see {@link credentialResourceName}). */
+  /** `kubernetes://<secret>` (see {@link credentialResourceName}); empty for PASSTHROUGH. */
   credentialName: string;
   /** MUTUAL: `kubernetes://<secret>-cacert`, or the caCertCredentialName's; empty for SIMPLE. */
   caCredentialName: string;
@@ -84,6 +90,19 @@ export interface ServerTls {
   maxProtocolVersion: string;
   /** MUTUAL: SANs a client certificate must carry one of; empty accepts any. */
   subjectAltNames: string[];
+}
+
+/**
+ * A TLS route of a PASSTHROUGH server (mesh.v1.TlsRoute): a VirtualService `tls` rule whose matches
+ * hold at this server, with the SNI names it takes there.
+ */
+export interface TlsRoute {
+  /** `<namespace>/<virtual service>.tls.<tls rule index>`. */
+  name: string;
+  /** Lower-case SNI names or wildcards: each a match's `sniHosts` entry within the server's hosts. */
+  sniHosts: string[];
+  /** Where matching connections go; never empty. */
+  destinations: GatewayRouteDestination[];
 }
 
 /** A Gateway server that is not served, and why (Istio skips such servers and logs them). */
@@ -108,7 +127,10 @@ export interface CredentialContents {
 
 /** The route configuration of one gateway port or HTTPS server (mesh.v1.RouteConfiguration). */
 export interface RouteConfiguration {
-  /** `http.<port>`, or `https.<port>.<port name>.<gateway>.<namespace>`. */
+  /**
+   * `http.<port>`, `https.<port>.<port name>.<gateway>.<namespace>` (terminated), or
+   * `tls.<port>.<port name>.<gateway>.<namespace>` (PASSTHROUGH).
+   */
   name: string;
   /** The Gateway server port. */
   port: number;
@@ -118,8 +140,10 @@ export interface RouteConfiguration {
   gateways: string[];
   /** Exact domains first, then wildcard suffixes (longest first), then "*". */
   virtualHosts: VirtualHost[];
-  /** HTTPS servers: TLS termination; absent for plain-text HTTP. */
+  /** HTTPS and TLS servers: TLS termination or passthrough; absent for plain-text HTTP. */
   tls?: ServerTls;
+  /** PASSTHROUGH servers: routes by SNI (first the most specific name, as Envoy's filter chains). */
+  tlsRoutes?: TlsRoute[];
 }
 
 /** The outcome of selectRoute (route_selection.ts). */
@@ -144,4 +168,16 @@ export interface GatewayRouteOptions {
   credentialOf?: (secretName: string) => CredentialContents | undefined;
   /** Told about every server that is not served. */
   onSkip?: (skipped: SkippedServer) => void;
+  /** Told about every VirtualService `tls` rule not used at a server, and why. */
+  onSkipRoute?: (skipped: SkippedRoute) => void;
+}
+
+/** A VirtualService `tls` rule that a PASSTHROUGH server does not use, and why. */
+export interface SkippedRoute {
+  /** `<namespace>/<name>` of the VirtualService. */
+  virtualService: string;
+  /** Index in `spec.tls`. */
+  rule: number;
+  /** Why, as a sentence fragment. */
+  reason: string;
 }

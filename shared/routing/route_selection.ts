@@ -1,11 +1,18 @@
 /**
  * Which route a request takes at a gateway: the virtual host by Host (Envoy's order: exact
  * domain, then the longest wildcard suffix, then "*"), the server by SNI, then the first route
- * whose match holds (uri exact, prefix, regex, ignoreUriCase; port; gateways).
+ * whose match holds (uri exact, prefix, regex, ignoreUriCase; port; gateways); at a PASSTHROUGH
+ * server, the TLS route by SNI.
  *
  * @module
  */
-import type { RouteConfiguration, RouteSelection, UriMatch, VirtualHost } from "./route_configuration.ts";
+import type {
+  RouteConfiguration,
+  RouteSelection,
+  TlsRoute,
+  UriMatch,
+  VirtualHost,
+} from "./route_configuration.ts";
 
 /**
  * The route a request takes: the virtual host of its Host header (port and case ignored; exact
@@ -54,6 +61,29 @@ export function selectBySni(
       const rank = domainRank(host) * 1_000_000 - host.length;
       if (rank < bestRank) {
         best = rc;
+        bestRank = rank;
+      }
+    }
+  }
+  return best;
+}
+
+/**
+ * The route a passed-through TLS connection takes at a PASSTHROUGH server: the route whose SNI hosts
+ * hold the most specific match for the client's SNI (exact, then the longest wildcard suffix, then
+ * "*", which also takes a ClientHello without SNI), the first on a tie, as Envoy picks among filter
+ * chains by `server_names`. Undefined when none matches: the connection is closed.
+ */
+export function selectTlsRoute(config: RouteConfiguration, sni: string | undefined): TlsRoute | undefined {
+  let best: TlsRoute | undefined;
+  let bestRank = Infinity;
+  const name = sni?.toLowerCase();
+  for (const route of config.tlsRoutes ?? []) {
+    for (const host of route.sniHosts) {
+      if (name === undefined ? host !== "*" : !domainMatches(name, host)) continue;
+      const rank = domainRank(host) * 1_000_000 - host.length;
+      if (rank < bestRank) {
+        best = route;
         bestRank = rank;
       }
     }

@@ -32,7 +32,7 @@ export function serverTls(server: GatewayServer, options: GatewayRouteOptions): 
   const tls = server.tls;
   const mode = tls?.mode ?? "PASSTHROUGH";
   if (mode !== "SIMPLE" && mode !== "MUTUAL") {
-    return `tls.mode ${mode} is not supported (SIMPLE and MUTUAL only)`;
+    return `tls.mode ${mode} is not supported (SIMPLE, MUTUAL and PASSTHROUGH only)`;
   }
   const names = tls!.credentialNames ?? [];
   if (names.length > 1) return "two credentialNames are not supported; use one credentialName";

@@ -71,14 +71,14 @@ Deno.test("gatewayRouteConfigurations: HTTPS servers get Istio's https.<port>.<n
     "kubernetes://httpbin-credential",
   ]);
   assert.deepEqual(skipped, [
-    "mesh-system/mygateway servers[3] 8443: tls.mode PASSTHROUGH is not supported (SIMPLE and MUTUAL only)",
-    "mesh-system/mygateway servers[4] 8444: tls.mode ISTIO_MUTUAL is not supported (SIMPLE and MUTUAL only)",
+    "mesh-system/mygateway servers[4] 8444: tls.mode ISTIO_MUTUAL is not supported (SIMPLE, MUTUAL and PASSTHROUGH only)",
     "mesh-system/mygateway servers[5] 8445: certificates from files (serverCertificate, tlsCertificates) " +
     "are not supported; use credentialName",
     "mesh-system/mygateway servers[6] 8446: credentialName nope: no Secret nope with a certificate and key " +
     "in the gateway workload's namespace",
     "mesh-system/mygateway servers[7] 8447: MUTUAL needs a client CA: no Secret httpbin-credential-cacert " +
     "with ca.crt or cacert, and no ca.crt in httpbin-credential",
+    "mesh-system/mygateway servers[3] 8443: PASSTHROUGH: no VirtualService bound to this Gateway has a tls rule whose sniHosts are among the server's hosts",
     "mesh-system/mygateway servers[8] 80: port 80 also has plain-text HTTP servers; one port cannot serve both",
   ]);
 });
