@@ -42,23 +42,13 @@ Deno.test("hostsFile: Kubernetes service names, short names in the own namespace
   assert.match(foo, /^10\.250\.0\.129\thttpbin\.bar httpbin\.bar\.svc httpbin\.bar\.svc\.cluster\.local$/m);
 });
 
-Deno.test("iptablesRules: REDIRECT of the VIP range with a sidecar; DNAT to the target port without", () => {
-  assert.deepEqual(iptablesRules(plan, true), [
-    [
-      "-w",
-      "-t",
-      "nat",
-      "-A",
-      "OUTPUT",
-      "-p",
-      "tcp",
-      "-d",
-      "10.250.0.128/25",
-      "-j",
-      "REDIRECT",
-      "--to-ports",
-      "15001",
-    ],
+Deno.test("iptablesRules: every outbound TCP REDIRECTed with a sidecar but the proxy's uid/gid and loopback; DNAT to the target port without", () => {
+  assert.deepEqual(iptablesRules(plan, true).map((r) => r.join(" ")), [
+    "-w -t nat -A OUTPUT -p tcp -m owner --uid-owner 1337 -j RETURN",
+    "-w -t nat -A OUTPUT -p tcp -m owner --gid-owner 1337 -j RETURN",
+    "-w -t nat -A OUTPUT -p tcp -o lo -j RETURN",
+    "-w -t nat -A OUTPUT -p tcp -d 127.0.0.0/8 -j RETURN",
+    "-w -t nat -A OUTPUT -p tcp -j REDIRECT --to-ports 15001",
   ]);
   const dnat = iptablesRules(plan, false);
   assert.equal(dnat.length, 3);

@@ -45,6 +45,8 @@ import {
   saveState,
 } from "../../shared/internal/lab/state.ts";
 import { parseTopology } from "../../shared/internal/lab/topology.ts";
+import { PROXY_PERMISSION_FLAGS } from "../../shared/internal/proxy_permissions.ts";
+import { PROXY_GID } from "../../shared/internal/lab/redirect.ts";
 
 /** Options of {@link labUp}. */
 export interface LabUpOptions {
@@ -290,12 +292,12 @@ function proxyArgv(plan: LabPlan, paths: LabPaths, w: PlannedWorkload, tokenFile
     `--outbound=127.0.0.1:${SIDECAR_OUTBOUND_PORT}`,
   ];
   return [
+    // The capture rules leave the proxy's own connections alone by its gid (Istio's --gid-owner 1337);
+    // it keeps uid root, so it reads the lab's files (token, roots, Deno's cache under /root) as before.
+    ...(w.gateway ? [] : ["setpriv", `--regid=${PROXY_GID}`, "--clear-groups"]),
     DENO,
     "run",
-    "--allow-read",
-    "--allow-env",
-    "--allow-net",
-    "--allow-sys",
+    ...PROXY_PERMISSION_FLAGS,
     join(repoRoot(), "proxy/main.ts"),
     `--discoveryAddress=${plan.meshd.address}:15012`,
     `--discoveryServerName=${MESHD_HOST}`,

@@ -1,7 +1,8 @@
 /**
  * The mesh configuration file (--meshConfig; Istio's MeshConfig): the fields meshd uses today,
  * `rootNamespace`, `trustDomain`, and the data-path settings pushed to proxies
- * (`pathNormalization.normalization`, `defaultConfig.gatewayTopology.numTrustedProxies`, and this
+ * (`pathNormalization.normalization`, `defaultConfig.gatewayTopology.numTrustedProxies`,
+ * `outboundTrafficPolicy.mode`, and this
  * mesh's own `denialExplanation: {principals, ipBlocks}`: shared's ProxySettings). A missing file means the default mesh, as the seed says; a file
  * that exists but is invalid is an error naming the file and field, never silently the default.
  *
@@ -78,6 +79,8 @@ export async function loadMeshConfig(path: string): Promise<{ config: MeshConfig
       settings.numTrustedProxies = topology.numTrustedProxies;
     } else if (key === "denialExplanation") {
       settings.denialExplanation = mapField(value, key, path, warnings);
+    } else if (key === "outboundTrafficPolicy") {
+      settings.outboundTrafficPolicy = mapField(value, key, path, warnings).mode;
     } else {
       warnings.push(`--meshConfig ${path}: field ${key} has no effect yet`);
     }
@@ -94,6 +97,7 @@ export async function loadMeshConfig(path: string): Promise<{ config: MeshConfig
 const SETTINGS_FIELDS: Partial<Record<keyof ProxySettings, string>> = {
   pathNormalization: "pathNormalization.normalization",
   numTrustedProxies: "defaultConfig.gatewayTopology.numTrustedProxies",
+  outboundTrafficPolicy: "outboundTrafficPolicy.mode",
 };
 
 /**
@@ -119,4 +123,5 @@ const MAP_FIELDS: Record<string, string[]> = {
   defaultConfig: ["gatewayTopology"],
   "defaultConfig.gatewayTopology": ["numTrustedProxies"],
   denialExplanation: ["principals", "ipBlocks"],
+  outboundTrafficPolicy: ["mode"],
 };

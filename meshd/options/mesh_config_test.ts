@@ -58,7 +58,22 @@ const bad: [string, RegExp][] = [
     "denialExplanation: {ipBlocks: [localhost]}\n",
     /: denialExplanation\.ipBlocks\[0\]: "localhost" is not an IP/,
   ],
+  [
+    "outboundTrafficPolicy: {mode: DENY}\n",
+    /: outboundTrafficPolicy\.mode: "DENY" is not one of ALLOW_ANY, REGISTRY_ONLY$/,
+  ],
 ];
+
+Deno.test("outboundTrafficPolicy.mode: pushed to proxies; ALLOW_ANY by default", async () => {
+  await withFile("outboundTrafficPolicy: {mode: REGISTRY_ONLY}\n", async (p) => {
+    const r = await loadMeshConfig(p);
+    assert.equal(r.config.proxySettings.outboundTrafficPolicy, "REGISTRY_ONLY");
+    assert.deepEqual(r.warnings, []);
+  });
+  await withFile("rootNamespace: mesh-system\n", async (p) => {
+    assert.equal((await loadMeshConfig(p)).config.proxySettings.outboundTrafficPolicy, "ALLOW_ANY");
+  });
+});
 
 Deno.test("denialExplanation: who may read a denial's reason; nobody by default; other fields warn", async () => {
   await withFile(

@@ -31,6 +31,7 @@ const SNAPSHOT: RuntimeSnapshot = {
       pathNormalization: "MERGE_SLASHES",
       numTrustedProxies: 1,
       denialExplanation: { principals: ["cluster.local/ns/mesh-system/*"], ipBlocks: ["127.0.0.1/32"] },
+      outboundTrafficPolicy: "REGISTRY_ONLY",
     },
   },
   services: {
@@ -144,6 +145,7 @@ Deno.test("config_dump: Envoy's types with version_info; the certificate chain w
     use_remote_address: false,
     xff_num_trusted_hops: 0,
     denial_explanation: { principals: ["cluster.local/ns/mesh-system/*"], ip_blocks: ["127.0.0.1/32"] },
+    outbound_traffic_policy: "REGISTRY_ONLY",
     request_headers_timeout: "2.5s",
     request_timeout: "90s",
     stream_idle_timeout: "300s",

@@ -92,6 +92,7 @@ function httpConnectionManager(snapshot: RuntimeSnapshot, gateway: boolean): Rec
       principals: settings.denialExplanation.principals,
       ip_blocks: settings.denialExplanation.ipBlocks,
     },
+    outbound_traffic_policy: settings.outboundTrafficPolicy,
   };
 }
 

@@ -72,7 +72,11 @@ export function collectStats(
     }
     for (const [k, value] of sums) {
       const type = GAUGES.has(k) ? "gauge" : "counter";
-      if (k.startsWith("upstream_") && l.direction !== "outbound") {
+      const tcp = /^tcp\.(.+)\.([a-z_]+)$/.exec(k);
+      if (tcp !== null) {
+        // The outbound listener's TCP routes, as Envoy's tcp_proxy names them (stat prefix = cluster).
+        add({ name: k, value, type, prom: `envoy_tcp_${tcp[2]}`, labels: { envoy_tcp_prefix: tcp[1] } });
+      } else if (k.startsWith("upstream_") && l.direction !== "outbound") {
         add({
           name: `cluster.${cluster}.${k}`,
           value,

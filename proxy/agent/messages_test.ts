@@ -24,6 +24,7 @@ const SAMPLES: MessageOf = {
       pathNormalization: "MERGE_SLASHES",
       numTrustedProxies: 1,
       denialExplanation: { principals: ["p"], ipBlocks: ["10.0.0.0/8"] },
+      outboundTrafficPolicy: "REGISTRY_ONLY",
     },
   },
   service: {

@@ -79,6 +79,7 @@ Deno.test("workload: decoded into WorkloadInfo, only the contract's fields", () 
       pathNormalization: "DECODE_AND_MERGE_SLASHES",
       numTrustedProxies: 0,
       denialExplanation: { principals: [], ipBlocks: [] },
+      outboundTrafficPolicy: "ALLOW_ANY",
     },
   });
   assert.deepEqual(structuredClone(w), w, "structured-cloneable");
@@ -89,6 +90,7 @@ Deno.test("workload: the settings meshd sent are decoded; absent ones are the de
     pathNormalization: "DECODE_AND_MERGE_SLASHES",
     numTrustedProxies: 2,
     denialExplanation: { principals: ["cluster.local/ns/mesh-system/*"], ipBlocks: ["::1"] },
+    outboundTrafficPolicy: "REGISTRY_ONLY",
   };
   const w = decodeXdsResource("workload", "foo/sleep-1", any("workload", { ...WORKLOAD, settings }));
   assert.deepEqual(w.settings, settings);

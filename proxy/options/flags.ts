@@ -138,8 +138,9 @@ export const PROXY_FLAGS: readonly ProxyFlag[] = [
   {
     name: "outbound",
     value: "<host:port>",
-    description: "the outbound listener (HTTP/1.1: forward proxy or redirected; automatic mutual TLS), " +
-      "e.g. 127.0.0.1:15001",
+    description: "the outbound listener, e.g. 127.0.0.1:15001: redirected connections by original " +
+      "destination (needs --allow-ffi on libc), HTTP/1.1 by Host, TCP, passthrough; HTTP/2 and TLS as TCP " +
+      "(partial); automatic mutual TLS",
   },
   {
     name: "proxy-admin-port",

@@ -53,6 +53,8 @@ import { concat, RouteUpstream, RoutingDownstream } from "./downstream.ts";
 import { type OutboundObserver, OutboundStats } from "./outbound_stats.ts";
 import { OutboundHttp2 } from "./http2.ts";
 import { sniffPreface } from "../h2proxy/preface.ts";
+import { OutboundTcp, type OutboundTcpOptions } from "./tcp_forward.ts";
+import { openLibc } from "../capture/libc.ts";
 
 /** Settings of an {@link OutboundListener}. */
 export interface OutboundListenerOptions {
@@ -84,6 +86,11 @@ export interface OutboundListenerOptions {
    * and terminated with TLS ({@link GatewayTls}).
    */
   routeNames?: readonly string[];
+  /**
+   * Sidecar mode (no `routeNames`): connections are served by their original destination
+   * (./tcp_forward.ts, ./dispatch.ts): TCP proxying, passthrough and auto-detection settings.
+   */
+  tcp?: Omit<OutboundTcpOptions, "snapshot" | "log" | "observer" | "listenerPort">;
 }
 
 /** The outbound listener. Call {@link start}, and {@link close} to stop it. */
@@ -102,6 +109,8 @@ export class OutboundListener {
   /** Gateway HTTPS connections between accept and handshake. */
   readonly #handshaking = new Map<net.Socket, ConnectionClock>();
   readonly #gatewayTls: GatewayTls | undefined;
+  /** Sidecar mode: serves connections by their original destination. */
+  readonly #tcp: OutboundTcp | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   #port = 0;
   #closed = false;
@@ -131,6 +140,22 @@ export class OutboundListener {
         onBuildError: (route, reason) => this.#log.error("gateway credential not loaded", { route, reason }),
       });
     }
+    this.#tcp = options.routeNames !== undefined ? undefined : new OutboundTcp({
+      ...options.tcp,
+      snapshot: options.snapshot,
+      log: options.log,
+      observer: this.observer,
+      connectTimeoutMs: options.tcp?.connectTimeoutMs ?? options.upstream?.connectTimeoutMs,
+      listenerPort: () => this.#port,
+      // HTTP2, GRPC and GRPC-WEB ports and a detected preface: the HTTP/2 path (HTTP/1.1 without the preface).
+      handlers: {
+        http2: (socket) => {
+          this.#serveSniffed(socket, new ConnectionClock(Date.now()));
+          return true;
+        },
+        ...options.tcp?.handlers,
+      },
+    });
     this.#server = net.createServer({ allowHalfOpen: true }, (raw) => {
       try {
         this.#onConnection(raw);
@@ -170,6 +195,15 @@ export class OutboundListener {
     Deno.unrefTimer(timer);
     this.#timer = timer;
     this.#log.info("outbound listener started", { address: `${this.#o.address}:${this.#port}` });
+    const libc = this.#tcp === undefined ? undefined : openLibc();
+    if (libc?.ok === false) {
+      this.#log.warn(
+        "transparent capture off: HTTP is routed by Host, other captured connections are closed",
+        {
+          reason: libc.reason,
+        },
+      );
+    }
   }
 
   async close(): Promise<void> {
@@ -181,6 +215,7 @@ export class OutboundListener {
     const released = this.#accepted.closeAll();
     this.#router.close();
     this.#h2.close();
+    this.#tcp?.close();
     await Promise.all([closed, released]);
   }
 
@@ -206,7 +241,9 @@ export class OutboundListener {
       return;
     }
     raw.once("close", () => this.observer.connectionClosed());
-    this.#serveSniffed(raw, clock);
+    const serve = () => this.#serveSniffed(raw, clock);
+    if (this.#tcp !== undefined) this.#tcp.accept(raw, serve);
+    else serve();
   }
 
   /**

@@ -21,7 +21,22 @@ export interface OutboundObserver extends SessionObserver, LimitObserver {
   localReply(kind: LocalReplyKind): void;
   /** Gateway HTTPS listeners: a TLS handshake that completed, failed, or found no server for its SNI. */
   downstreamTls(outcome: "handshake" | "handshake_error" | "no_filter_chain_match"): void;
+  /**
+   * A captured connection's TCP event, counted as Envoy's tcp_proxy counts it per stat prefix
+   * (`tcp.<cluster>.<counter>`; the cluster is `outbound|<port>||<host>`, PassthroughCluster or
+   * BlackHoleCluster): `n` is 1, or bytes for the `*_bytes_total` counters.
+   */
+  tcp(cluster: string, counter: TcpCounter, n: number): void;
 }
+
+/** The per-route TCP counters (Envoy tcp_proxy statistics, plus the connect failures of the route). */
+export type TcpCounter =
+  | "downstream_cx_total"
+  | "downstream_cx_rx_bytes_total"
+  | "downstream_cx_tx_bytes_total"
+  | "downstream_cx_no_route"
+  | "upstream_cx_connect_fail"
+  | "idle_timeout";
 
 /** Why the proxy answered itself. */
 export type LocalReplyKind =
@@ -112,7 +127,14 @@ export class OutboundStats extends SessionStats<(typeof OUTBOUND_COUNTERS)[numbe
   downstreamTls(outcome: "handshake" | "handshake_error" | "no_filter_chain_match"): void {
     this.counters[TLS_COUNTERS[outcome]]++;
   }
+  readonly #tcp = new Map<string, number>();
+  tcp(cluster: string, counter: TcpCounter, n: number): void {
+    const name = `tcp.${cluster}.${counter}`;
+    this.#tcp.set(name, (this.#tcp.get(name) ?? 0) + n);
+  }
   snapshot(): Record<string, number> {
-    return { ...this.counters };
+    const out: Record<string, number> = { ...this.counters };
+    for (const [k, v] of this.#tcp) out[k] = v;
+    return out;
   }
 }

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { LIBC_PATH } from "../capture/libc.ts";
 import type { IstioSeries } from "../http/istio_metrics.ts";
 import type { IstioTcpSeries } from "../tcp/tcp_metrics.ts";
 import type { ScopedLog } from "../logging/logger.ts";
@@ -87,6 +88,8 @@ export class WorkerPool {
    * @throws Error when a worker fails to start (for example the port is taken); the pool is closed
    */
   async start(snapshot: RuntimeSnapshot): Promise<void> {
+    // A worker cannot be given more than the proxy has.
+    const ffiGranted = Deno.permissions.querySync({ name: "ffi", path: LIBC_PATH }).state === "granted";
     for (let index = 0; index < this.#o.size; index++) {
       const worker = new Worker(new URL("./worker.ts", import.meta.url), {
         type: "module",
@@ -98,7 +101,8 @@ export class WorkerPool {
             write: false,
             env: false,
             run: false,
-            ffi: false,
+            // Transparent capture reads SO_ORIGINAL_DST through libc (../capture), when the proxy may.
+            ffi: ffiGranted ? [LIBC_PATH] : false,
             sys: false,
             import: false,
           },

@@ -231,6 +231,7 @@ export const MESH_PROTO_DESCRIPTOR: Record<string, unknown> = {
                 "pathNormalization": { "type": "string", "id": 1 },
                 "numTrustedProxies": { "type": "uint32", "id": 2 },
                 "denialExplanation": { "type": "DenialExplanation", "id": 3 },
+                "outboundTrafficPolicy": { "type": "string", "id": 4 },
               },
             },
             "DenialExplanation": {

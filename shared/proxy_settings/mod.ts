@@ -42,7 +42,17 @@ export interface ProxySettings {
   numTrustedProxies: number;
   /** Who may read a denial's explanation (`x-mesh-authz-reason`); nobody by default. */
   denialExplanation: DenialExplanation;
+  /**
+   * meshConfig.outboundTrafficPolicy.mode: what a sidecar does with a captured connection to a
+   * destination outside the service registry: ALLOW_ANY (Istio's default) passes it through,
+   * REGISTRY_ONLY closes it.
+   */
+  outboundTrafficPolicy: OutboundTrafficPolicy;
 }
+
+/** Istio's MeshConfig.OutboundTrafficPolicy.Mode. */
+export type OutboundTrafficPolicy = "ALLOW_ANY" | "REGISTRY_ONLY";
+const OUTBOUND_TRAFFIC_POLICIES: readonly OutboundTrafficPolicy[] = ["ALLOW_ANY", "REGISTRY_ONLY"];
 
 /**
  * The settings of a mesh config that sets none. Path normalization is DECODE_AND_MERGE_SLASHES, not
@@ -53,6 +63,7 @@ export const DEFAULT_PROXY_SETTINGS: Readonly<ProxySettings> = Object.freeze({
   pathNormalization: "DECODE_AND_MERGE_SLASHES",
   numTrustedProxies: 0,
   denialExplanation: NO_DENIAL_EXPLANATION,
+  outboundTrafficPolicy: "ALLOW_ANY",
 });
 
 /**
@@ -85,6 +96,17 @@ export function proxySettingsOf(
   }
   if (value.denialExplanation !== undefined) {
     settings.denialExplanation = denialExplanationOf(value.denialExplanation, fieldPath("denialExplanation"));
+  }
+  const policy = value.outboundTrafficPolicy;
+  if (policy !== undefined && policy !== "") {
+    if (!OUTBOUND_TRAFFIC_POLICIES.includes(policy as OutboundTrafficPolicy)) {
+      throw new Error(
+        `${fieldPath("outboundTrafficPolicy")}: ${JSON.stringify(policy)} is not one of ${
+          OUTBOUND_TRAFFIC_POLICIES.join(", ")
+        }`,
+      );
+    }
+    settings.outboundTrafficPolicy = policy as OutboundTrafficPolicy;
   }
   return settings;
 }

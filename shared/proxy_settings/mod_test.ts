@@ -11,6 +11,11 @@ Deno.test("set fields are kept", () => {
     proxySettingsOf({ pathNormalization: "MERGE_SLASHES", numTrustedProxies: 2 }, "settings"),
     { ...DEFAULT_PROXY_SETTINGS, pathNormalization: "MERGE_SLASHES", numTrustedProxies: 2 },
   );
+  assert.equal(DEFAULT_PROXY_SETTINGS.outboundTrafficPolicy, "ALLOW_ANY");
+  assert.equal(
+    proxySettingsOf({ outboundTrafficPolicy: "REGISTRY_ONLY" }, "settings").outboundTrafficPolicy,
+    "REGISTRY_ONLY",
+  );
 });
 
 const bad: [Record<string, unknown>, RegExp][] = [
@@ -22,6 +27,10 @@ const bad: [Record<string, unknown>, RegExp][] = [
   [{ numTrustedProxies: -1 }, /^Error: x\.numTrustedProxies: -1 is not a whole number from 0 to 255/],
   [{ numTrustedProxies: 1.5 }, /^Error: x\.numTrustedProxies: 1.5 is not/],
   [{ numTrustedProxies: "2" }, /^Error: x\.numTrustedProxies: "2" is not/],
+  [
+    { outboundTrafficPolicy: "registry_only" },
+    /^Error: x\.outboundTrafficPolicy: "registry_only" is not one of ALLOW_ANY, REGISTRY_ONLY$/,
+  ],
 ];
 for (const [value, message] of bad) {
   Deno.test(`bad settings are an error naming the field: ${JSON.stringify(value)}`, () => {

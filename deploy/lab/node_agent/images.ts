@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { PROXY_PERMISSION_FLAGS } from "../../../shared/internal/proxy_permissions.ts";
 
 /** What the agent does for one container. */
 export type ContainerRun =
@@ -84,10 +85,7 @@ export function containerRun(c: ContainerSpec, ctx: RunContext): ContainerRun {
       argv: [
         ctx.deno,
         "run",
-        "--allow-read",
-        "--allow-env",
-        "--allow-net",
-        "--allow-sys",
+        ...PROXY_PERMISSION_FLAGS,
         `${ctx.repoRoot}/proxy/main.ts`,
         ...(c.args ?? []),
       ],

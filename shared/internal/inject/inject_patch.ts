@@ -3,10 +3,11 @@
  * pkg/kube/inject/inject.go, built from values instead of Go templates). Pure.
  *
  * What it adds:
- * - `mesh-init`, an init container that installs the lab sidecar's traffic redirection
+ * - `mesh-init`, an init container that installs the lab sidecar's traffic capture
  *   (shared/internal/lab/redirect.ts: TCP leaving the pod is redirected to the proxy's outbound
- *   listener 127.0.0.1:15001), preceded by returns for loopback, `excludeIPRanges` and the proxy's
- *   own user; it needs NET_ADMIN and NET_RAW, runs as root, and `iptables` in the image;
+ *   listener 127.0.0.1:15001), preceded by returns for the proxy's own uid and gid, loopback,
+ *   `excludeIPRanges` and Istio's `traffic.sidecar.istio.io/*Outbound*` annotations; it needs
+ *   NET_ADMIN and NET_RAW, runs as root, and `iptables` in the image (the proxy needs neither);
  * - `mesh-proxy`, the proxy (`proxy/main.ts`), as a container, or with native sidecars
  *   (ENABLE_NATIVE_SIDECARS) as an init container with `restartPolicy: Always` after `mesh-init`;
  *   its node is the pod (`--workloadEntry=$(POD_NAME)`), inbound ports are the application
@@ -23,8 +24,8 @@
  * @module
  */
 import { isObject, type JsonObject, type JsonPatchOperation, pointerSegment } from "./json.ts";
-import type { InjectionTemplate } from "./template.ts";
-import { outboundRedirectRule, outboundReturnRule } from "../lab/redirect.ts";
+import { cidrList, type InjectionTemplate } from "./template.ts";
+import { captureRules } from "../lab/redirect.ts";
 import { SIDECAR_ADMIN_PORT, SIDECAR_OUTBOUND_PORT } from "../lab/plan.ts";
 import { DEFAULT_STATUS_PORT, KUBE_APP_PROBERS_ENV } from "../app_probers.ts";
 import { probeRewrite, shouldRewriteProbes } from "./probe_rewrite.ts";
@@ -69,16 +70,55 @@ export function inboundPorts(spec: JsonObject): number[] {
   return [...ports];
 }
 
-/** The init container's shell script: one `iptables` per rule, stop at the first failure. */
-export function redirectScript(t: InjectionTemplate): string {
-  const rules = [
-    outboundReturnRule({ uid: t.proxyUid }),
-    outboundReturnRule({ destination: "127.0.0.0/8" }),
-    ...t.excludeIPRanges.map((destination) => outboundReturnRule({ destination })),
-    ...(t.includeIPRanges.length === 0
-      ? [outboundRedirectRule(undefined, SIDECAR_OUTBOUND_PORT)]
-      : t.includeIPRanges.map((r) => outboundRedirectRule(r, SIDECAR_OUTBOUND_PORT))),
-  ];
+/** Istio's pod annotations that change the capture (istio-iptables `-o`, `-x`, `-i`). */
+export const INCLUDE_OUTBOUND_IP_RANGES = "traffic.sidecar.istio.io/includeOutboundIPRanges";
+/** See {@link INCLUDE_OUTBOUND_IP_RANGES}. */
+export const EXCLUDE_OUTBOUND_IP_RANGES = "traffic.sidecar.istio.io/excludeOutboundIPRanges";
+/** See {@link INCLUDE_OUTBOUND_IP_RANGES}. */
+export const EXCLUDE_OUTBOUND_PORTS = "traffic.sidecar.istio.io/excludeOutboundPorts";
+
+function annotation(annotations: unknown, name: string): string | undefined {
+  const v = isObject(annotations) ? annotations[name] : undefined;
+  return typeof v === "string" ? v : undefined;
+}
+
+/**
+ * The init container's shell script: one `iptables` per rule (shared/internal/lab/redirect.ts
+ * `captureRules`: every outbound TCP connection but the proxy's own uid and gid, loopback and the
+ * exclusions), stop at the first failure. The pod's annotations override the template's ranges, as
+ * in Istio.
+ *
+ * @param annotations the pod's `metadata.annotations`
+ * @throws Error naming the annotation when one is not a CIDR list or a port list
+ */
+export function redirectScript(t: InjectionTemplate, annotations?: unknown): string {
+  const ranges = (name: string, fallback: string[]) => {
+    const v = annotation(annotations, name);
+    if (v === undefined) return fallback;
+    return cidrList(v, (entry) => {
+      throw new Error(
+        `pod annotation ${name}: ${JSON.stringify(entry)} is not a CIDR (e.g. 10.96.0.0/12) or *`,
+      );
+    });
+  };
+  const ports = (annotation(annotations, EXCLUDE_OUTBOUND_PORTS) ?? "").split(",").map((p) => p.trim())
+    .filter((p) => p !== "").map((p) => {
+      const n = Number(p);
+      if (!/^\d+$/.test(p) || n < 1 || n > 65535) {
+        throw new Error(
+          `pod annotation ${EXCLUDE_OUTBOUND_PORTS}: ${JSON.stringify(p)} is not a port (1-65535)`,
+        );
+      }
+      return n;
+    });
+  const rules = captureRules({
+    port: SIDECAR_OUTBOUND_PORT,
+    proxyUid: t.proxyUid,
+    proxyGid: t.proxyUid,
+    includeIPRanges: ranges(INCLUDE_OUTBOUND_IP_RANGES, t.includeIPRanges),
+    excludeIPRanges: ranges(EXCLUDE_OUTBOUND_IP_RANGES, t.excludeIPRanges),
+    excludePorts: ports,
+  });
   // Every token is a fixed word, a number or a CIDR checked by the template parser: nothing to quote.
   return ["set -e", ...rules.map((r) => `iptables ${r.join(" ")}`)].join("\n");
 }
@@ -148,13 +188,13 @@ export function proxyContainer(
   return container;
 }
 
-/** The init container that installs the redirection. */
-export function initContainer(t: InjectionTemplate): JsonObject {
+/** The init container that installs the redirection (`annotations`: the pod's, see {@link redirectScript}). */
+export function initContainer(t: InjectionTemplate, annotations?: unknown): JsonObject {
   return {
     name: INIT_CONTAINER,
     image: t.image,
     imagePullPolicy: t.imagePullPolicy,
-    command: ["sh", "-c", redirectScript(t)],
+    command: ["sh", "-c", redirectScript(t, annotations)],
     securityContext: {
       runAsUser: 0,
       runAsGroup: 0,
@@ -246,7 +286,9 @@ export function injectionPatch(
     spec,
     "/spec",
     "initContainers",
-    s.nativeSidecars ? [initContainer(t), proxy] : [initContainer(t)],
+    s.nativeSidecars
+      ? [initContainer(t, metadata.annotations), proxy]
+      : [initContainer(t, metadata.annotations)],
   );
   if (!s.nativeSidecars) append(ops, spec, "/spec", "containers", [proxy]);
   append(ops, spec, "/spec", "volumes", sidecarVolumes(s));

@@ -96,6 +96,8 @@ Deno.test("redirectScript: the lab sidecar's REDIRECT to 15001, after returns fo
     [
       "set -e",
       "iptables -w -t nat -A OUTPUT -p tcp -m owner --uid-owner 1337 -j RETURN",
+      "iptables -w -t nat -A OUTPUT -p tcp -m owner --gid-owner 1337 -j RETURN",
+      "iptables -w -t nat -A OUTPUT -p tcp -o lo -j RETURN",
       "iptables -w -t nat -A OUTPUT -p tcp -d 127.0.0.0/8 -j RETURN",
       "iptables -w -t nat -A OUTPUT -p tcp -j REDIRECT --to-ports 15001",
     ].join("\n"),
@@ -109,8 +111,31 @@ Deno.test("redirectScript: the lab sidecar's REDIRECT to 15001, after returns fo
     "values",
     "mesh-system",
   );
-  assert.deepEqual(redirectScript(t).split("\n").slice(3), [
+  assert.deepEqual(redirectScript(t).split("\n").slice(5), [
     "iptables -w -t nat -A OUTPUT -p tcp -d 10.96.0.1/32 -j RETURN",
     "iptables -w -t nat -A OUTPUT -p tcp -d 10.96.0.0/12 -j REDIRECT --to-ports 15001",
   ]);
+  // Istio's pod annotations override the template's ranges and add excluded ports.
+  assert.deepEqual(
+    redirectScript(t, {
+      "traffic.sidecar.istio.io/includeOutboundIPRanges": "*",
+      "traffic.sidecar.istio.io/excludeOutboundIPRanges": "10.0.0.0/8, 192.168.1.1/32",
+      "traffic.sidecar.istio.io/excludeOutboundPorts": "5432,6379",
+    }).split("\n").slice(5),
+    [
+      "iptables -w -t nat -A OUTPUT -p tcp -d 10.0.0.0/8 -j RETURN",
+      "iptables -w -t nat -A OUTPUT -p tcp -d 192.168.1.1/32 -j RETURN",
+      "iptables -w -t nat -A OUTPUT -p tcp --dport 5432 -j RETURN",
+      "iptables -w -t nat -A OUTPUT -p tcp --dport 6379 -j RETURN",
+      "iptables -w -t nat -A OUTPUT -p tcp -j REDIRECT --to-ports 15001",
+    ],
+  );
+  assert.throws(
+    () => redirectScript(t, { "traffic.sidecar.istio.io/excludeOutboundPorts": "53,dns" }),
+    /pod annotation traffic\.sidecar\.istio\.io\/excludeOutboundPorts: "dns" is not a port \(1-65535\)/,
+  );
+  assert.throws(
+    () => redirectScript(t, { "traffic.sidecar.istio.io/excludeOutboundIPRanges": "10.0.0.0/33" }),
+    /pod annotation traffic\.sidecar\.istio\.io\/excludeOutboundIPRanges: "10\.0\.0\.0\/33" is not a CIDR/,
+  );
 });

@@ -88,14 +88,26 @@ function str(o: JsonObject, path: string[], source: string): string | undefined 
 function ranges(o: JsonObject, path: string[], source: string): string[] | undefined {
   const v = str(o, path, source);
   if (v === undefined) return undefined;
-  const list = v.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  return cidrList(
+    v,
+    (r) => fail(source, path.join("."), `${JSON.stringify(r)} is not a CIDR (e.g. 10.96.0.0/12) or *`),
+  );
+}
+
+/**
+ * A comma list of CIDRs (`*`: every address, returned as the empty list), as istio-iptables takes it.
+ *
+ * @param invalid called with the first entry that is not a CIDR; must throw
+ */
+export function cidrList(text: string, invalid: (entry: string) => never): string[] {
+  const list = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
   if (list.includes("*")) return [];
   for (const r of list) {
     const m = CIDR.exec(r);
     if (
       !m || (m[1] !== undefined && [m[1], m[2], m[3], m[4]].some((n) => Number(n) > 255)) || Number(m[5]) > 32
     ) {
-      fail(source, path.join("."), `${JSON.stringify(r)} is not a CIDR (e.g. 10.96.0.0/12) or *`);
+      invalid(r);
     }
   }
   return list;

@@ -14,7 +14,7 @@ import {
   workloadAddress,
   workloadNetns,
 } from "./naming.ts";
-import { outboundRedirectRule } from "./redirect.ts";
+import { captureRules, PROXY_GID, PROXY_UID } from "./redirect.ts";
 import type { ServicePort, Topology, Workload } from "./topology.ts";
 
 /** meshd's service name, in its serving certificate. */
@@ -114,14 +114,22 @@ export function serviceHost(s: { name: string; namespace: string }): string {
 
 /**
  * The iptables rules (nat table, OUTPUT chain; argv after `iptables`) of a workload's namespace.
- * With a sidecar, every TCP connection to a service VIP is redirected to the sidecar's outbound
- * listener, which routes by the Host header (the sidecar itself dials endpoint addresses, so its own
- * traffic is not caught). Without one, VIP:port is DNATed to the endpoint's target port, as
- * kube-proxy does.
+ * With a sidecar, every outbound TCP connection is redirected to the sidecar's outbound listener
+ * (redirect.ts {@link captureRules}), except the proxy's own: `lab up` runs it with gid
+ * {@link PROXY_GID}. Without one, VIP:port is DNATed to the endpoint's target port, as kube-proxy does.
  */
 export function iptablesRules(plan: LabPlan, sidecar: boolean): string[][] {
   const base = ["-w", "-t", "nat", "-A", "OUTPUT", "-p", "tcp"];
-  if (sidecar) return [outboundRedirectRule(plan.serviceRange, SIDECAR_OUTBOUND_PORT)];
+  if (sidecar) {
+    return captureRules({
+      port: SIDECAR_OUTBOUND_PORT,
+      proxyUid: PROXY_UID,
+      proxyGid: PROXY_GID,
+      includeIPRanges: [],
+      excludeIPRanges: [],
+      excludePorts: [],
+    });
+  }
   return plan.services.flatMap((s) =>
     s.ports.map((p) => [
       ...base,

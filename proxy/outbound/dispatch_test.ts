@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { type DispatchContext, dispatchOf, pathOfProtocol, serviceAt } from "./dispatch.ts";
+import type { EndpointInfo, ServiceInfo } from "../runtime/snapshot.ts";
+
+function endpoint(address: string, ports: Record<string, number>, proxied = true): EndpointInfo {
+  return { workload: "w", address, ports, proxied, identity: "spiffe://cluster.local/ns/a/sa/w", labels: {} };
+}
+
+function service(
+  name: string,
+  vip: string,
+  ports: [string, number, number, string][],
+  eps: EndpointInfo[],
+): ServiceInfo {
+  return {
+    name,
+    namespace: "a",
+    hosts: [`${name}.a.svc.cluster.local`],
+    addresses: [vip],
+    ports: ports.map(([n, number, targetPort, protocol]) => ({ name: n, number, targetPort, protocol })),
+    endpoints: eps,
+    location: "MESH_INTERNAL",
+    resolution: "STATIC",
+  };
+}
+
+const snapshot = {
+  services: {
+    "a/db": service("db", "10.96.0.10", [["tcp-db", 5432, 5432, "TCP"]], [
+      endpoint("10.1.0.5", { "5432": 5432 }),
+    ]),
+    "a/web": service("web", "10.96.0.11", [["http", 80, 8080, "HTTP"], ["grpc", 9090, 9090, "GRPC"]], [
+      endpoint("10.1.0.6", { "80": 8080, "9090": 9090 }),
+    ]),
+    "a/auto": service("auto", "10.96.0.12", [["web", 7000, 7000, "UNKNOWN"], ["tls", 443, 8443, "TLS"]], []),
+    // A second service on the same VIP and port: the first by key wins, in every worker.
+    "b/dup": service("dup", "10.96.0.10", [["tcp", 5432, 1, "TCP"]], []),
+  },
+};
+const ctx: DispatchContext = { listenerPort: 15001, ownAddresses: ["10.1.0.9"], policy: "ALLOW_ANY" };
+const dst = (address: string, port: number) => ({ address, port, family: 4 as const });
+const pathOf = (address: string, port: number, c = ctx) => dispatchOf(snapshot, dst(address, port), c).path;
+
+Deno.test("dispatchOf: each destination's path", () => {
+  const table: [string, number, string][] = [
+    ["10.96.0.10", 5432, "tcp"], // VIP, TCP port
+    ["10.96.0.11", 80, "http"], // VIP, HTTP port: routed by Host as before
+    ["10.96.0.11", 9090, "http2"], // GRPC: the HTTP/2 handler (opaque TCP until it is filled)
+    ["10.96.0.12", 443, "tls"],
+    ["10.96.0.12", 7000, "sniff"], // UNKNOWN: auto-detection
+    ["10.1.0.5", 5432, "tcp"], // a pod IP and its target port
+    ["10.1.0.6", 8080, "tcp"], // a pod IP on an HTTP port: carried to that endpoint, not routed by Host
+    ["10.96.0.10", 5433, "passthrough"], // a VIP on another port
+    ["192.0.2.1", 443, "passthrough"], // outside the registry
+    ["127.0.0.1", 15001, "http"], // the listener itself: never passed through (a loop)
+    ["127.0.0.7", 15001, "http"],
+    ["10.1.0.9", 15001, "http"], // the workload's own address at the listener's port
+    ["::ffff:127.0.0.1", 15001, "http"],
+  ];
+  for (const [address, port, want] of table) assert.equal(pathOf(address, port), want, `${address}:${port}`);
+});
+
+Deno.test("dispatchOf: REGISTRY_ONLY closes what is outside the registry (BlackHoleCluster), only that", () => {
+  const only = { ...ctx, policy: "REGISTRY_ONLY" as const };
+  assert.equal(pathOf("192.0.2.1", 443, only), "blackhole");
+  assert.equal(pathOf("10.96.0.10", 5432, only), "tcp");
+  assert.equal(pathOf("127.0.0.1", 15001, only), "http");
+});
+
+Deno.test("dispatchOf: no original destination is the HTTP path (routing by Host, as before capture)", () => {
+  assert.deepEqual(dispatchOf(snapshot, undefined, ctx), {
+    path: "http",
+    why: "original destination unknown",
+  });
+});
+
+Deno.test("serviceAt: VIPs before endpoint addresses, the first service by key, the cluster name", () => {
+  const t = serviceAt(snapshot, "10.96.0.10", 5432)!;
+  assert.equal(t.key, "a/db");
+  assert.equal(t.cluster, "outbound|5432||db.a.svc.cluster.local");
+  assert.equal(t.endpoint, undefined);
+  const pod = serviceAt(snapshot, "10.1.0.6", 9090)!;
+  assert.equal(pod.key, "a/web");
+  assert.equal(pod.port.number, 9090);
+  assert.equal(pod.endpoint?.address, "10.1.0.6");
+});
+
+Deno.test("pathOfProtocol: Istio's protocols", () => {
+  const want: Record<string, string> = {
+    HTTP: "http",
+    HTTP_PROXY: "http",
+    HTTP2: "http2",
+    GRPC: "http2",
+    "GRPC-WEB": "http2",
+    TLS: "tls",
+    HTTPS: "tls",
+    UNKNOWN: "sniff",
+    TCP: "tcp",
+    MONGO: "tcp",
+    REDIS: "tcp",
+    MYSQL: "tcp",
+  };
+  for (const [p, path] of Object.entries(want)) assert.equal(pathOfProtocol(p), path, p);
+});

@@ -1,0 +1,98 @@
+/**
+ * Transparent capture through the lab (deploy/lab, subnet 10.221.0.0/24): a client with a sidecar
+ * (every outbound TCP connection REDIRECTed to it, the proxy's own left alone by its gid) reaches
+ * (a) a plain-text TCP echo (socat, no sidecar) by its service VIP and port, byte for byte with
+ * half-close, on a `tcp-` port and on a port auto-detection finds is TCP; the same echo by its pod
+ * address; (b) a destination in no service by passthrough; (c) httpbin by Host, on an `http` port and
+ * on an auto-detected one. The sidecar's `/stats` counts each route.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { execArgv, labDown, labUnavailable, labUp, probe, run, workloadOf } from "../../deploy/lab/mod.ts";
+import { commandMissing, httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { roundTrip } from "../../proxy/capture/netns_test_support.ts";
+
+const unavailable = labUnavailable() ?? httpbinMissing() ?? commandMissing("socat");
+
+const ECHO = (port: number) =>
+  `[socat, -t, "5", "TCP-LISTEN:${port},bind=$(BIND_IP),fork,reuseaddr", "EXEC:cat"]`;
+const TOPOLOGY = `namespaces:
+  - {name: app, injection: enabled}
+  - {name: ext, injection: disabled}
+workloads:
+  - {name: client, namespace: app, serviceAccount: client, command: [sleep, infinity]}
+  - name: echo
+    namespace: ext
+    command: ${ECHO(9000)}
+    containerPorts: [9000]
+    services: [{name: echo, ports: [{name: tcp-echo, port: 9000}, {name: plain, port: 9100, targetPort: 9000}]}]
+  - {name: outside, namespace: ext, command: ${ECHO(7000)}, containerPorts: [7000]}
+  - name: httpbin
+    namespace: ext
+    command: [/usr/bin/gunicorn, -b, "$(BIND_IP):8080", -k, gthread, --threads, "4", httpbin:app]
+    containerPorts: [8080]
+    services: [{name: httpbin, ports: [{name: http, port: 8000, targetPort: 8080}, {name: web, port: 8001, targetPort: 8080}]}]
+`;
+
+const MiB = 1 << 20;
+
+Deno.test(requires(unavailable, {
+  name:
+    "e2e: capture through the lab: TCP by VIP and pod IP byte for byte, auto-detection, passthrough, HTTP by Host",
+  async fn(t) {
+    const dir = await Deno.makeTempDir({ prefix: "capture-e2e-" });
+    const lab = `cap${Deno.pid}`;
+    await Deno.writeTextFile(join(dir, "topology.yaml"), TOPOLOGY);
+    try {
+      const state = await labUp(join(dir, "topology.yaml"), { name: lab, subnet: "10.221.0.0/24" });
+      const client = workloadOf(state, "app/client");
+      const exec = execArgv(client, []);
+      const vip = (name: string) => state.plan!.services.find((s) => s.name === name)!.vip;
+      const echo = workloadOf(state, "ext/echo");
+      const outside = workloadOf(state, "ext/outside");
+      /** `size` bytes sent and half-closed from the client come back whole from the echo at host:port. */
+      const echoed = async (host: string, port: number, size: number) =>
+        assert.deepEqual(await roundTrip(exec, host, port, size), {
+          sent: size,
+          got: size,
+          same: true,
+          error: null,
+        });
+
+      await t.step("(a) a plain-text TCP service by its VIP: 4 MiB each way, half-close", async () => {
+        await echoed(vip("echo"), 9000, 4 * MiB);
+      });
+      await t.step("(a) an undeclared port: auto-detection finds TCP", async () => {
+        await echoed(vip("echo"), 9100, MiB);
+      });
+      await t.step("(a) the echo by its pod address and target port", async () => {
+        await echoed(echo.address, 9000, MiB);
+      });
+      await t.step("(b) a destination in no service: passed through", async () => {
+        await echoed(outside.address, 7000, MiB);
+      });
+      await t.step("(c) HTTP by Host on an http port and on an auto-detected one", async () => {
+        for (const url of ["http://httpbin.ext:8000/ip", "http://httpbin.ext:8001/ip"]) {
+          const p = await probe(client, url);
+          assert.equal(p.status, "200", `${url}: ${p.status} exit ${p.exitCode} ${p.body}`);
+        }
+      });
+      await t.step("the sidecar counts each route (Envoy's tcp stats, cluster as prefix)", async () => {
+        const [cmd, ...args] = execArgv(client, ["curl", "-s", "http://127.0.0.1:15000/stats"]);
+        const stats = (await run(cmd, args)).stdout;
+        const value = (name: string) =>
+          Number(new RegExp(`^${name.replaceAll("|", "\\|")}: (\\d+)$`, "m").exec(stats)?.[1]);
+        assert.equal(value("tcp.outbound|9000||echo.ext.svc.cluster.local.downstream_cx_total"), 2, stats);
+        assert.equal(value("tcp.outbound|9100||echo.ext.svc.cluster.local.downstream_cx_total"), 1);
+        assert.equal(value("tcp.PassthroughCluster.downstream_cx_total"), 1);
+        assert.equal(
+          value("tcp.outbound|9000||echo.ext.svc.cluster.local.downstream_cx_rx_bytes_total"),
+          5 * MiB,
+        );
+      });
+    } finally {
+      await labDown(lab);
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+}));
