@@ -62,8 +62,8 @@ export function uriSans(subjectaltname: string | undefined): string[] {
 /**
  * A mutual TLS dialer: presents `cert`, verifies the server against `cert.rootsPem` and requires
  * `identity` among the server certificate's URI SANs (any SPIFFE ID when `identity` is empty).
- * `allowHalfOpen`: the socket stays writable after the server's FIN (TCP proxying, ./tcp_forward.ts).
  * `alpn`: the protocols offered (HTTP/2 offers `h2`); none by default (HTTP/1.1).
+ * `allowHalfOpen`: the socket stays writable after the server's FIN (TCP proxying, ./tcp_forward.ts).
  */
 export function mtlsDialer(
   host: string,
@@ -71,8 +71,8 @@ export function mtlsDialer(
   cert: CertificateInfo,
   identity: string,
   timeoutMs: number,
-  allowHalfOpen = false,
   alpn?: string[],
+  allowHalfOpen = false,
 ): Dialer {
   return () =>
     new Promise<net.Socket>((resolve, reject) => {
@@ -87,9 +87,9 @@ export function mtlsDialer(
         // Secure naming replaces the host name check (endpoint certificates name no address).
         checkServerIdentity: () => undefined,
         minVersion: "TLSv1.2",
+        ...(alpn === undefined ? {} : { ALPNProtocols: alpn }),
         // node:tls passes it to the socket (tested in Deno); its typings omit it.
         ...{ allowHalfOpen },
-        ...(alpn === undefined ? {} : { ALPNProtocols: alpn }),
       });
       socket.once("connect", () => (connected = true));
       const fail = (e: DialError) => {

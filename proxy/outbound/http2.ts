@@ -172,7 +172,7 @@ export class OutboundHttp2 {
         ? () => {
           const cert = this.#o.snapshot().certificate;
           if (cert === undefined) return Promise.reject(new Error("the proxy has no workload certificate"));
-          return mtlsDialer(address, port, cert, identity, timeout, false, ["h2"])();
+          return mtlsDialer(address, port, cert, identity, timeout, ["h2"])();
         }
         : plainDialer(address, port, timeout),
       limits: this.#o.limits,

@@ -148,14 +148,6 @@ export class OutboundListener {
       observer: this.observer,
       connectTimeoutMs: options.tcp?.connectTimeoutMs ?? options.upstream?.connectTimeoutMs,
       listenerPort: () => this.#port,
-      // HTTP2, GRPC and GRPC-WEB ports and a detected preface: the HTTP/2 path (HTTP/1.1 without the preface).
-      handlers: {
-        http2: (socket) => {
-          this.#serveSniffed(socket, new ConnectionClock(Date.now()));
-          return true;
-        },
-        ...options.tcp?.handlers,
-      },
     });
     this.#server = net.createServer({ allowHalfOpen: true }, (raw) => {
       try {
@@ -242,9 +234,10 @@ export class OutboundListener {
       return;
     }
     raw.once("close", () => this.observer.connectionClosed());
-    const serve = () => this.#serveSniffed(raw, clock);
-    if (this.#tcp !== undefined) this.#tcp.accept(raw, serve);
-    else serve();
+    // Sidecar mode: by the original destination (HTTP/1.1 and h2c through #serveSniffed, TCP, passthrough).
+    const serveHttp = () => this.#serveSniffed(raw, clock);
+    if (this.#tcp !== undefined) this.#tcp.accept(raw, serveHttp);
+    else serveHttp();
   }
 
   /**
