@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { PROXY_PERMISSION_FLAGS } from "../shared/internal/proxy_permissions.ts";
 import { join } from "node:path";
 import { freePort } from "../shared/internal/testing/free_port.ts";
 
@@ -55,10 +56,7 @@ export async function startProxyProcess(o: ProxyProcessOptions): Promise<ProxyPr
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      "--allow-read",
-      "--allow-env",
-      "--allow-net",
-      "--allow-sys",
+      ...PROXY_PERMISSION_FLAGS,
       new URL("./main.ts", import.meta.url).pathname,
       `--discoveryAddress=${o.discoveryAddress}`,
       `--namespace=${o.namespace}`,

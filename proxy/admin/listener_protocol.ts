@@ -20,14 +20,14 @@ export interface ListenerProtocol {
 
 /**
  * What a listener carries: HTTP/1.1; TCP (opaque bytes under L4 policy); auto-detect per connection;
- * or HTTP/2 and gRPC carried as TCP until the proxy speaks HTTP/2 between proxies (issue 16, item 4).
+ * or HTTP/2 and gRPC (HTTP/1.1 too on such a port: the preface tells them apart, proxy/inbound/http2.ts).
  */
-export type Carried = "HTTP/1.1" | "TCP" | "HTTP/1.1 or TCP, detected" | "TCP (HTTP/2 not yet)";
+export type Carried = "HTTP/1.1" | "TCP" | "HTTP/1.1, HTTP/2 or TCP, detected" | "HTTP/2 (or HTTP/1.1)";
 
 /**
  * How the inbound data path carries a port of protocol `selected`:
  * - `http1`: HTTP, HTTP_PROXY and GRPC-WEB (HTTP/1.1 from browsers): the HTTP/1.1 path;
- * - `http2`: HTTP2 and GRPC: the HTTP/2 path (until there is one, TCP under the L4 rules);
+ * - `http2`: HTTP2 and GRPC: the HTTP/2 path (ALPN `h2`, or the preface; HTTP/1.1 without it);
  * - `detect`: UNKNOWN (no service port names it): first-bytes detection per connection;
  * - `tcp`: everything else (TCP, TLS, HTTPS through a sidecar, MONGO, MYSQL, REDIS, UDP): opaque bytes.
  * Source: Istio's "Protocol Selection" (explicit protocols, automatic detection).
@@ -51,9 +51,9 @@ export function inboundRoute(selected: string): "http1" | "http2" | "tcp" | "det
 
 const CARRIED: Record<ReturnType<typeof inboundRoute>, Carried> = {
   http1: "HTTP/1.1",
-  http2: "TCP (HTTP/2 not yet)",
+  http2: "HTTP/2 (or HTTP/1.1)",
   tcp: "TCP",
-  detect: "HTTP/1.1 or TCP, detected",
+  detect: "HTTP/1.1, HTTP/2 or TCP, detected",
 };
 
 /** What the decision reads of the runtime snapshot's services (mesh.v1.Service, decoded). */

@@ -28,12 +28,18 @@ const SERVICES = {
 const CASES: [string, number, string, string[], string][] = [
   ["a TCP service port", 9000, "TCP", ["foo/tcp-echo port 9000 (TCP)"], "TCP"],
   ["an HTTP port by its endpoint (target) port", 8080, "HTTP", ["foo/tcp-echo port 80 (HTTP)"], "HTTP/1.1"],
-  ["auto-detect", 7000, "UNKNOWN", ["foo/tcp-echo port 7000 (UNKNOWN)"], "HTTP/1.1 or TCP, detected"],
-  ["no service targets it (9002 in the authz-tcp task)", 9002, "UNKNOWN", [], "HTTP/1.1 or TCP, detected"],
+  ["auto-detect", 7000, "UNKNOWN", ["foo/tcp-echo port 7000 (UNKNOWN)"], "HTTP/1.1, HTTP/2 or TCP, detected"],
+  [
+    "no service targets it (9002 in the authz-tcp task)",
+    9002,
+    "UNKNOWN",
+    [],
+    "HTTP/1.1, HTTP/2 or TCP, detected",
+  ],
   ["two services: the first by key decides, both listed", 9001, "GRPC", [
     "foo/a-grpc port 5000 (GRPC)",
     "foo/tcp-echo port 9001 (TCP)",
-  ], "TCP (HTTP/2 not yet)"],
+  ], "HTTP/2 (or HTTP/1.1)"],
 ];
 
 for (const [label, port, selected, services, carried] of CASES) {

@@ -20,6 +20,8 @@ const SYMBOLS = {
   getpeername: { parameters: ["i32", "buffer", "buffer"], result: "i32" },
   close: { parameters: ["i32"], result: "i32" },
   __errno_location: { parameters: [], result: "pointer" },
+  // Reads errno into a buffer: Deno.UnsafePointerView needs --allow-ffi for every library, not one path.
+  memcpy: { parameters: ["buffer", "pointer", "usize"], result: "pointer" },
 } as const;
 
 /** The opened library. */
@@ -50,10 +52,16 @@ function open(): LibcResult {
   }
   try {
     const lib = Deno.dlopen(LIBC_PATH, SYMBOLS);
+    // errno is per thread; FFI calls run on this module's (the worker's) JS thread.
     const at = lib.symbols.__errno_location();
     if (at === null) return { ok: false, reason: "__errno_location returned NULL" };
-    const view = new Deno.UnsafePointerView(at);
-    return { ok: true, libc: lib.symbols, errno: () => view.getInt32() };
+    const value = new Int32Array(1);
+    const bytes = new Uint8Array(value.buffer);
+    const errno = () => {
+      lib.symbols.memcpy(bytes, at, 4n);
+      return value[0];
+    };
+    return { ok: true, libc: lib.symbols, errno };
   } catch (e) {
     return { ok: false, reason: `cannot open ${LIBC_PATH}: ${(e as Error).message}` };
   }

@@ -10,15 +10,33 @@ import { processDeadline, within } from "../../shared/internal/testing/deadline.
 import { captureNetns, mustRun, netnsMissing } from "./netns_test_support.ts";
 import { ALLOW_FFI_FLAG, LIBC_PATH } from "./libc.ts";
 import { originalDestination } from "./original_destination.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 
 const PROBE = new URL("./probe_test_support.ts", import.meta.url).pathname;
 const PORT = 15001;
 
 /** Starts the probe in `netns` with `flags`, runs `connect` (bash /dev/tcp targets), returns the lines. */
-async function probe(netns: string[], flags: string[], targets: string[]): Promise<unknown[]> {
+async function probe(
+  netns: string[],
+  flags: string[],
+  targets: string[],
+  port = PORT,
+  v6 = true,
+): Promise<unknown[]> {
   const deadline = processDeadline(30_000, "capture probe");
   const child = new Deno.Command(netns[0], {
-    args: [...netns.slice(1), Deno.execPath(), "run", "--allow-net", ...flags, PROBE, String(PORT), "v6"],
+    args: [
+      ...netns.slice(1),
+      Deno.execPath(),
+      "run",
+      // A permission check that would prompt fails instead (a prompt would hang the probe unseen).
+      "--no-prompt",
+      "--allow-net",
+      ...flags,
+      PROBE,
+      String(port),
+      ...(v6 ? ["v6"] : []),
+    ],
     stdout: "piped",
     stderr: "inherit",
     signal: deadline.signal,
@@ -104,4 +122,12 @@ Deno.test("originalDestination: the duplicated descriptor is closed (1,000 looku
   // Unredirected: its own address (conntrack on) or no entry; the same answer every time.
   assert.equal(results.size, 1);
   assert.match([...results][0], /"kind":"(direct|unknown)"/);
+});
+
+Deno.test("originalDestination: a connection conntrack does not know (ENOENT) is direct, with the FFI permission for libc only", async () => {
+  // This process's own namespace: nothing is redirected here. errno is read without
+  // Deno.UnsafePointerView, which would need --allow-ffi for every library (and prompt or throw).
+  const port = freePort();
+  const got = await probe(["env"], [ALLOW_FFI_FLAG], [`127.0.0.1/${port}`], port, false);
+  assert.deepEqual(got, [{ kind: "direct", destination: { address: "127.0.0.1", port, family: 4 } }]);
 });

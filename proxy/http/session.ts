@@ -56,6 +56,7 @@ import {
   RequestBodyPump,
 } from "./request_body.ts";
 import { copyAvailable, copyChunked, copyLength, copyUntilClose, tunnel, writeHead } from "./body_copy.ts";
+import { grpcWebLocalReplyBytes, isGrpcWebContentType } from "../grpc/local_reply.ts";
 
 const CONTINUE_100 = ascii("HTTP/1.1 100 Continue\r\n\r\n");
 const RESET_BEFORE_HEADERS = "upstream connect error or disconnect/reset before headers. reset reason: ";
@@ -179,7 +180,15 @@ export class Http1Session {
       const v = o.filter.check(h);
       verdict = v instanceof Promise ? await v : v;
       if (this.#aborted) return false;
-      if (verdict !== null && verdict.reply !== null) return this.#filtered(verdict, bodyKind, keepDown);
+      if (verdict !== null && verdict.reply !== null) {
+        const grpcWeb = h.get("content-type");
+        return this.#filtered(
+          verdict,
+          bodyKind,
+          keepDown,
+          isGrpcWebContentType(grpcWeb) ? grpcWeb : undefined,
+        );
+      }
     }
     const head = encodeRequestHead(h, {
       xfccElement: o.xfccElement,
@@ -418,14 +427,19 @@ export class Http1Session {
    * A filter's reply instead of forwarding. The request body was not read, so the connection only
    * stays open when there is none.
    */
-  async #filtered(v: FilterVerdict, bodyKind: number, keepDown: boolean): Promise<boolean> {
+  async #filtered(v: FilterVerdict, bodyKind: number, keepDown: boolean, grpcWeb?: string): Promise<boolean> {
     const reply = v.reply!;
     this.#o.observer.response(reply.status, true);
+    // A gRPC-Web request gets Envoy's gRPC local reply (grpc-status 7, 16...) instead of the HTTP one.
+    const encode = (close: boolean) =>
+      grpcWeb === undefined
+        ? encodeFilterReply(reply, close)
+        : grpcWebLocalReplyBytes(reply.status, reply.body, grpcWeb, close);
     if (!keepDown || bodyKind !== B_EMPTY) {
-      this.#down.lingerClose(encodeFilterReply(reply, true));
+      this.#down.lingerClose(encode(true));
       return false;
     }
-    if (!this.#down.write(encodeFilterReply(reply, false))) await this.#down.drain();
+    if (!this.#down.write(encode(false))) await this.#down.drain();
     return true;
   }
 

@@ -5,11 +5,14 @@
  * Buffers node hands out, never reused, so a chunk can be written to the other socket as it is.
  *
  * Reading pauses the socket when more than `highWater` bytes are queued, so a slow writer on the
- * other side holds back the sender through TCP flow control instead of buffering the body.
+ * other side holds back the sender through TCP flow control instead of buffering the body. It pauses
+ * with ../tcp/relay.ts `pauseReading`: a node:tls socket paused with `pause()` loses the peer's FIN in
+ * Deno 2.9.
  *
  * @module
  */
 import type { Socket } from "node:net";
+import { pauseReading, resumeReading } from "../tcp/relay.ts";
 
 const EMPTY: Uint8Array[] = [];
 
@@ -54,7 +57,7 @@ export class SocketIo {
     socket.on("close", this.#onClose);
     socket.on("drain", this.#onDrain);
     // A socket paused to sniff its first byte stays paused until resumed explicitly.
-    socket.resume();
+    resumeReading(socket);
   }
 
   #onData = (chunk: Uint8Array): void => {
@@ -65,7 +68,7 @@ export class SocketIo {
     this.#queued += chunk.length;
     if (this.#queued > this.#highWater && !this.#paused) {
       this.#paused = true;
-      this.socket.pause();
+      pauseReading(this.socket);
     }
     this.#notify();
   };
@@ -157,7 +160,7 @@ export class SocketIo {
       this.#queued -= c.length;
       if (this.#paused && this.#queued <= this.#highWater >> 1) {
         this.#paused = false;
-        if (!this.closed) this.socket.resume();
+        if (!this.closed) resumeReading(this.socket);
       }
       return c;
     }
@@ -252,7 +255,7 @@ export class SocketIo {
     this.#pushback = null;
     if (this.#paused) {
       this.#paused = false;
-      this.socket.resume();
+      resumeReading(this.socket);
     }
     if (last !== null) this.socket.end(last);
     else this.socket.end();

@@ -103,6 +103,11 @@ export class Http2Connection {
       s.streams.size < s.peerMaxConcurrent && s.nextStreamId <= 0x7fffffff;
   }
 
+  /** Whether the peer's first SETTINGS frame has arrived (its limits, such as max concurrent streams, are known). */
+  get peerSettingsReceived(): boolean {
+    return this.#s.settingsReceived;
+  }
+
   /** Whether the connection has ended, or is draining after a GOAWAY either way. */
   get draining(): boolean {
     return this.#s.isClosed || this.#s.goawayReceivedId >= 0 || this.#s.goawaySentId >= 0;

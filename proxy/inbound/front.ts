@@ -74,26 +74,34 @@ export interface PeerAuthFrontOptions {
   closed(): boolean;
   /** Serves an accepted connection: `peer` is what mutual TLS established, null for plain text. */
   serve(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void;
+  /** Whether mutual TLS offers ALPN `h2` (and `http/1.1`) now: the port is HTTP2 or GRPC (./http2.ts). */
+  alpnH2?: () => boolean;
 }
 
 /** Applies the port's PeerAuthentication mode to each new connection. */
 export class PeerAuthFront {
   readonly #o: PeerAuthFrontOptions;
   readonly #tls: InboundTls;
+  /** The same with ALPN `h2` offered. */
+  readonly #tlsH2: InboundTls;
 
   constructor(options: PeerAuthFrontOptions) {
     this.#o = options;
     const o = options;
-    this.#tls = new InboundTls(
-      (socket, ctx) => o.guard(o.connOf(socket), "secure", () => this.#onSecure(socket, ctx), socket),
-      (err, socket) => o.guard(o.connOf(socket), "tls error", () => this.#onTlsError(err, socket), socket),
-      (err) => o.log.error("cannot load the workload certificate", { error: err.message }),
-    );
+    const args = [
+      (socket: tls.TLSSocket, ctx: ServingContext) =>
+        o.guard(o.connOf(socket), "secure", () => this.#onSecure(socket, ctx), socket),
+      (err: Error, socket: tls.TLSSocket) =>
+        o.guard(o.connOf(socket), "tls error", () => this.#onTlsError(err, socket), socket),
+      (err: Error) => o.log.error("cannot load the workload certificate", { error: err.message }),
+    ] as const;
+    this.#tls = new InboundTls(...args);
+    this.#tlsH2 = new InboundTls(...args, ["h2", "http/1.1"]);
   }
 
   /** Times the TLS server was (re)built for a new certificate. */
   get tlsBuilds(): number {
-    return this.#tls.builds;
+    return this.#tls.builds + this.#tlsH2.builds;
   }
 
   /** Decides the connection on its first bytes (`first`, already read and to be put back). */
@@ -116,7 +124,7 @@ export class PeerAuthFront {
       raw.resetAndDestroy();
       return;
     }
-    const ctx = this.#tls.contextFor(snapshot.certificate);
+    const ctx = (o.alpnH2?.() ? this.#tlsH2 : this.#tls).contextFor(snapshot.certificate);
     if (ctx === null) {
       o.observer.connectionRefused("no_certificate");
       o.log.warn("TLS connection refused: no workload certificate yet", { peer: conn.peer });

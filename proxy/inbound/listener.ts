@@ -2,8 +2,9 @@
  * The inbound listener of one container port: accepts connections on the workload address, applies
  * the port's effective PeerAuthentication mode (./front.ts: STRICT resets plain text, PERMISSIVE takes
  * both on one port, DISABLE plain text only), then carries each connection as the port's protocol
- * says (./dispatch.ts): HTTP/1.1 to the application, TCP relayed under the L4 rules
- * (./tcp_inbound.ts), or first-bytes detection for a port no service names.
+ * says (./dispatch.ts): HTTP/1.1 to the application, HTTP/2 and gRPC (./http2.ts: ALPN `h2`, or the
+ * preface), TCP relayed under the L4 rules (./tcp_inbound.ts), or first-bytes detection for a port
+ * no service names.
  *
  * Every HTTP request passes the filter chain of ../filters (path normalization with the mesh's option, JWT
  * authentication, authorization) with the connection's attributes: the peer's SPIFFE ID (mutual
@@ -15,7 +16,7 @@
 import net from "node:net";
 import { AcceptedSockets, listen } from "../http/listen.ts";
 import type tls from "node:tls";
-import { ascii } from "../http/chars.ts";
+import { ascii, latin1 } from "../http/chars.ts";
 import { DEFAULT_HEAD_LIMITS, type HeadLimits } from "../http/head.ts";
 import {
   closeForLimit,
@@ -48,6 +49,8 @@ import {
 import { InboundTcp } from "./tcp_inbound.ts";
 import type { IstioTcpMetrics } from "../tcp/tcp_metrics.ts";
 import { resumeReading } from "../tcp/relay.ts";
+import { InboundHttp2 } from "./http2.ts";
+import { sniffPreface } from "../h2proxy/preface.ts";
 
 /** Settings of an {@link InboundListener}. */
 export interface InboundListenerOptions {
@@ -86,7 +89,7 @@ export interface InboundListenerOptions {
   tcpMetrics?: IstioTcpMetrics;
   /** TCP idle timeout (ms). Default 1 h (Envoy tcp_proxy). */
   tcpIdleTimeoutMs?: number;
-  /** The HTTP/2 path; without it HTTP/2 and gRPC are carried as TCP (./dispatch.ts). */
+  /** Replaces the listener's own HTTP/2 path (./http2.ts) for HTTP/2 and gRPC connections (./dispatch.ts). */
   http2?: InboundHttp2Handler;
 }
 
@@ -102,6 +105,7 @@ export class InboundListener {
   readonly #pool: UpstreamPool;
   readonly #front: PeerAuthFront;
   readonly #tcp: InboundTcp;
+  readonly #h2: InboundHttp2;
   readonly #conns = new Set<Conn>();
   readonly #accepted = new AcceptedSockets();
   readonly #byRaw = new WeakMap<net.Socket, Conn>();
@@ -141,6 +145,19 @@ export class InboundListener {
       guard: (conn, what, fn, socket) => this.#guard(conn, what, fn, socket),
       closed: () => this.#closed,
       serve: (conn, socket, peer) => this.#dispatch(conn, socket, peer),
+      alpnH2: () => portRouteOf(options.snapshot(), this.#mtlsPort) === "http2",
+    });
+    this.#h2 = new InboundHttp2({
+      requestMetrics: options.requestMetrics,
+      appAddress: options.appAddress,
+      appPort: options.appPort,
+      snapshot: options.snapshot,
+      log: options.log,
+      observer,
+      connectTimeoutMs: options.upstream?.connectTimeoutMs,
+      idleTimeoutMs: options.upstream?.idleTimeoutMs,
+      downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
+      onIdleClose: () => this.observer.limitHit("idle_timeout"),
     });
     const metrics = options.tcpMetrics;
     this.#tcp = new InboundTcp({
@@ -200,6 +217,7 @@ export class InboundListener {
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     for (const c of this.#conns) c.io?.destroy();
     this.#tcp.close();
+    this.#h2.close();
     const released = this.#accepted.closeAll();
     this.#pool.close();
     await Promise.all([closed, released]);
@@ -269,6 +287,10 @@ export class InboundListener {
 
   /** Carries an accepted connection as its port's protocol says (./dispatch.ts). */
   #dispatch(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void {
+    // Mutual TLS selected h2 (offered on HTTP2 and GRPC ports only): HTTP/2, whatever the port says.
+    if ((socket as tls.TLSSocket).alpnProtocol === "h2") {
+      return this.#carry(conn, socket, peer, "http2", null);
+    }
     const route = portRouteOf(this.#o.snapshot(), this.#mtlsPort);
     if (route !== "detect") {
       this.#carry(conn, socket, peer, route, null);
@@ -303,8 +325,43 @@ export class InboundListener {
       this.#o.http2({ socket, raw: conn.raw, peer, port: this.#mtlsPort });
       return;
     }
+    if (carriage === "http2") {
+      this.#serveHttp2(conn, socket, peer);
+      return;
+    }
     conn.state = RELAYING;
     this.#tcp.serve({ socket, raw: conn.raw, peer, peerText: conn.peer, unread });
+  }
+
+  /**
+   * Serves HTTP/2 (./http2.ts): at once when mutual TLS selected `h2`; else when the connection starts
+   * with the preface, HTTP/1.1 otherwise (an HTTP2 or GRPC port takes HTTP/1.1 too, as Envoy's AUTO
+   * codec). The HTTP/2 codec keeps its own limits (the listener's idle timeout through ./http2.ts).
+   */
+  #serveHttp2(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void {
+    conn.state = HANDSHAKE;
+    // After first-bytes detection over mutual TLS the TLS transport is held (../tcp/relay.ts).
+    resumeReading(socket);
+    const serve = (via: string) => {
+      conn.state = RELAYING;
+      this.#log.debug("HTTP/2 connection", { peer: conn.peer, via, mtls: peer !== null });
+      this.#h2.serve(socket, {
+        principal: peer?.principal,
+        peerIp: conn.raw.remoteAddress ?? "",
+        localIp: conn.raw.localAddress ?? "",
+        port: this.#mtlsPort,
+        sni: peer?.sni,
+        peer: conn.peer,
+      }, peer === null ? null : latin1(peer.xfcc, 0, peer.xfcc.length));
+      resumeReading(socket);
+    };
+    if ((socket as tls.TLSSocket).alpnProtocol === "h2") return serve("alpn");
+    sniffPreface(
+      socket,
+      this.#handshakeTimeoutMs,
+      (h2) =>
+        this.#guard(conn, "sniff", () => h2 ? serve("preface") : this.#serveHttp(conn, socket, peer), socket),
+    );
   }
 
   /** Serves HTTP/1.1 on the connection; `peer` is what mutual TLS established, null for plain text. */
@@ -372,5 +429,6 @@ export class InboundListener {
       }
     }
     this.#pool.sweep(now);
+    this.#h2.sweep(now);
   }
 }

@@ -37,6 +37,8 @@ export interface InboundObserver extends SessionObserver, LimitObserver {
   handshake(ok: boolean): void;
   /** A new connection to the application was made. */
   upstreamConnection(): void;
+  /** A connection served (downstream) or made to the application (upstream) with HTTP/2. */
+  http2Connection(side: "downstream" | "upstream"): void;
   /** A connection is carried as TCP (./dispatch.ts), before the L4 rules. */
   tcpConnection(): void;
   /** The L4 rules allowed or denied a TCP connection (Envoy's RBAC network filter). */
@@ -61,6 +63,8 @@ export const INBOUND_COUNTERS = [
   "ssl.fail_verify_san",
   "downstream_rq_local_reply",
   "upstream_cx_total",
+  "downstream_cx_http2_total",
+  "upstream_cx_http2_total",
   "tcp.downstream_cx_total",
   "tcp.downstream_cx_rx_bytes_total",
   "tcp.downstream_cx_tx_bytes_total",
@@ -122,6 +126,9 @@ export class InboundStats extends SessionStats<InboundCounter> implements Inboun
     else this.counters["ssl.connection_error"]++;
   }
 
+  http2Connection(side: "downstream" | "upstream"): void {
+    this.counters[side === "downstream" ? "downstream_cx_http2_total" : "upstream_cx_http2_total"]++;
+  }
   upstreamConnection(): void {
     this.counters.upstream_cx_total++;
   }

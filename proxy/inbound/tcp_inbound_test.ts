@@ -209,13 +209,13 @@ Deno.test("auto-detect: an HTTP request takes the HTTP path, other bytes are TCP
   });
 });
 
-Deno.test("GRPC port without the HTTP/2 path: carried as TCP under the L4 rules (fail closed)", async () => {
+Deno.test("GRPC port: the preface goes to the HTTP/2 path (./http2.ts), never to the TCP relay", async () => {
   const preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
   await withTcpProxy(tcpSnapshot("STRICT", [], "GRPC"), async (p) => {
-    assert.equal((await talk(p, "mtls", preface)).text, echoed(preface));
-  });
-  const allow = policy("allow-method", "ALLOW", [{ to: [{ operation: { paths: ["/pkg.Svc/Get"] } }] }]);
-  await withTcpProxy(tcpSnapshot("STRICT", [allow], "GRPC"), async (p) => {
-    assertDenied(p, await talk(p, "mtls", preface), "");
+    const r = await talk(p, "mtls", preface);
+    // The HTTP/2 codec's own SETTINGS frame (type 4 in the frame header's fourth octet), not an echo.
+    assert.equal(r.bytes[3], 4, `an HTTP/2 SETTINGS frame (got ${JSON.stringify(r.text)})`);
+    assert.equal(p.app.accepted, 0, "no stream was opened: the application is never connected");
+    assert.equal(p.stats.counters["tcp.downstream_cx_total"], 0);
   });
 });

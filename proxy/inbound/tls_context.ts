@@ -32,15 +32,19 @@ export class InboundTls {
   readonly #onSecure: (socket: tls.TLSSocket, ctx: ServingContext) => void;
   readonly #onError: (err: Error, socket: tls.TLSSocket) => void;
   readonly #onBuildError: (err: Error) => void;
+  readonly #alpn: string[] | undefined;
 
+  /** @param alpnProtocols the ALPN protocols the server selects from (HTTP/2 ports: `h2`, `http/1.1`); none by default */
   constructor(
     onSecure: (socket: tls.TLSSocket, ctx: ServingContext) => void,
     onError: (err: Error, socket: tls.TLSSocket) => void,
     onBuildError: (err: Error) => void,
+    alpnProtocols?: string[],
   ) {
     this.#onSecure = onSecure;
     this.#onError = onError;
     this.#onBuildError = onBuildError;
+    this.#alpn = alpnProtocols;
   }
 
   /** Times a server was built (tests, diagnostics). */
@@ -79,6 +83,7 @@ export class InboundTls {
       requestCert: true,
       rejectUnauthorized: true,
       minVersion: "TLSv1.2",
+      ...(this.#alpn === undefined ? {} : { ALPNProtocols: this.#alpn }),
     });
     const ctx: ServingContext = { certificate: cert, server, by };
     server.on("secureConnection", (socket: tls.TLSSocket) => this.#onSecure(socket, ctx));

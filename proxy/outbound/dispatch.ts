@@ -5,8 +5,8 @@
  *   that endpoint only, and HTTP carried as TCP to it: a pod IP names no host to route by): the
  *   port's protocol (`ServiceInfo.ports[].protocol`, shared/protocol/protocol_selection.ts) picks the
  *   path: HTTP → the HTTP/1.1 path routed by Host (as before capture); HTTP2, GRPC, GRPC-WEB → the
- *   `http2` handler, TLS and HTTPS → the `tlsPassthrough` handler ({@link OutboundProtocolHandlers}; carried
- *   as opaque TCP while absent); UNKNOWN → sniffed (auto-detection); everything else (TCP, MONGO,
+ *   listener's HTTP entry (h2c or HTTP/1.1); TLS and HTTPS → the `tlsPassthrough` handler
+ *   (./tcp_forward.ts; carried as opaque TCP while absent); UNKNOWN → sniffed (auto-detection); everything else (TCP, MONGO,
  *   REDIS, MYSQL, ...) → TCP to an endpoint of the service;
  * - any other destination: Istio's PassthroughCluster (plain text to the original destination), or
  *   with `outboundTrafficPolicy: REGISTRY_ONLY` its BlackHoleCluster (closed);
@@ -159,9 +159,9 @@ export function dispatchOf(
       : { path: "passthrough", destination };
   }
   const protocol = target.port.protocol || "UNKNOWN";
-  // A pod IP names its endpoint, not a host: HTTP to it goes byte for byte to that endpoint (over
+  // A pod IP names its endpoint, not a host: HTTP (either version) to it goes byte for byte to that endpoint (over
   // mutual TLS when proxied; its inbound side serves the HTTP) instead of being routed by Host.
-  if (target.endpoint !== undefined && pathOfProtocol(protocol) === "http") {
+  if (target.endpoint !== undefined && ["http", "http2"].includes(pathOfProtocol(protocol))) {
     return { path: "tcp", target, protocol };
   }
   const path = pathOfProtocol(protocol);

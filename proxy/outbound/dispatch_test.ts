@@ -45,11 +45,12 @@ Deno.test("dispatchOf: each destination's path", () => {
   const table: [string, number, string][] = [
     ["10.96.0.10", 5432, "tcp"], // VIP, TCP port
     ["10.96.0.11", 80, "http"], // VIP, HTTP port: routed by Host as before
-    ["10.96.0.11", 9090, "http2"], // GRPC: the HTTP/2 handler (opaque TCP until it is filled)
+    ["10.96.0.11", 9090, "http2"], // GRPC: the listener's HTTP entry (h2c or HTTP/1.1)
     ["10.96.0.12", 443, "tls"],
     ["10.96.0.12", 7000, "sniff"], // UNKNOWN: auto-detection
     ["10.1.0.5", 5432, "tcp"], // a pod IP and its target port
     ["10.1.0.6", 8080, "tcp"], // a pod IP on an HTTP port: carried to that endpoint, not routed by Host
+    ["10.1.0.6", 9090, "tcp"], // and on a GRPC port
     ["10.96.0.10", 5433, "passthrough"], // a VIP on another port
     ["192.0.2.1", 443, "passthrough"], // outside the registry
     ["127.0.0.1", 15001, "http"], // the listener itself: never passed through (a loop)

@@ -47,7 +47,14 @@ Deno.test("a failed dial is reported and answered 502, or 504 for a timeout, wit
     const pool = new EndpointPool({
       dial: () => Promise.reject(new DialError(kind, "refused by the test")),
     });
-    up.route = { local: false, pool, target: "httpbin 10.0.0.1:9001" };
+    const endpoint = {
+      key: "plain|10.0.0.1:9001",
+      address: "10.0.0.1",
+      port: 9001,
+      mtls: false,
+      identity: "",
+    };
+    up.route = { local: false, pool, endpoint, target: "httpbin 10.0.0.1:9001" };
     const text = await answer(await up.connect());
     assert.match(text, new RegExp(`^HTTP/1.1 ${status} `));
     assert.match(text, new RegExp(`upstream connect error \\(${kind}\\): refused by the test\\n$`));

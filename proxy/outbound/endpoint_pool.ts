@@ -62,6 +62,7 @@ export function uriSans(subjectaltname: string | undefined): string[] {
 /**
  * A mutual TLS dialer: presents `cert`, verifies the server against `cert.rootsPem` and requires
  * `identity` among the server certificate's URI SANs (any SPIFFE ID when `identity` is empty).
+ * `alpn`: the protocols offered (HTTP/2 offers `h2`); none by default (HTTP/1.1).
  * `allowHalfOpen`: the socket stays writable after the server's FIN (TCP proxying, ./tcp_forward.ts).
  */
 export function mtlsDialer(
@@ -70,6 +71,7 @@ export function mtlsDialer(
   cert: CertificateInfo,
   identity: string,
   timeoutMs: number,
+  alpn?: string[],
   allowHalfOpen = false,
 ): Dialer {
   return () =>
@@ -85,6 +87,7 @@ export function mtlsDialer(
         // Secure naming replaces the host name check (endpoint certificates name no address).
         checkServerIdentity: () => undefined,
         minVersion: "TLSv1.2",
+        ...(alpn === undefined ? {} : { ALPNProtocols: alpn }),
         // node:tls passes it to the socket (tested in Deno); its typings omit it.
         ...{ allowHalfOpen },
       });

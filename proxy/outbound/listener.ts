@@ -43,7 +43,8 @@ import {
   timeoutName,
 } from "../http/conn_limits.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
-import { InboundPolicyFilter } from "../filters/mod.ts";
+import type { InboundPolicyFilter } from "../filters/mod.ts";
+import { type GatewayConnection, gatewayFilter } from "./gateway_filter.ts";
 import { readClientHello } from "./client_hello.ts";
 import { TlsPassthrough } from "./tls_passthrough.ts";
 import { GatewayTls, type GatewayTlsContext, peerSans } from "./gateway_tls.ts";
@@ -51,6 +52,9 @@ import { certificateFields, certificateHash, formatXfccElement } from "../inboun
 import { OutboundRouter } from "./router.ts";
 import { RouteUpstream, RoutingDownstream } from "./downstream.ts";
 import { type OutboundObserver, OutboundStats } from "./outbound_stats.ts";
+import { OutboundHttp2 } from "./http2.ts";
+import { sniffPreface } from "../h2proxy/preface.ts";
+import { resumeReading } from "../tcp/relay.ts";
 import { OutboundTcp, type OutboundTcpOptions } from "./tcp_forward.ts";
 import { openLibc } from "../capture/libc.ts";
 
@@ -91,17 +95,6 @@ export interface OutboundListenerOptions {
   tcp?: Omit<OutboundTcpOptions, "snapshot" | "log" | "observer" | "listenerPort">;
 }
 
-/** What a gateway connection established before its first request. */
-interface GatewayConnection {
-  /** The route configuration its requests use. */
-  routeName: string | undefined;
-  /** MUTUAL: the client certificate's SPIFFE ID, for `source.principals`. */
-  principal: string | undefined;
-  sni: string | undefined;
-  /** MUTUAL: the client certificate as an X-Forwarded-Client-Cert element (Istio's gateways set it). */
-  xfcc: Uint8Array | null;
-}
-
 /** The outbound listener. Call {@link start}, and {@link close} to stop it. */
 export class OutboundListener {
   readonly observer: OutboundObserver;
@@ -112,6 +105,7 @@ export class OutboundListener {
   readonly #connLimits: ListenerLimits;
   readonly #slots: ConnectionSlots;
   readonly #router: OutboundRouter;
+  readonly #h2: OutboundHttp2;
   readonly #conns = new Set<RoutingDownstream>();
   readonly #accepted = new AcceptedSockets();
   /** Gateway HTTPS connections between accept and handshake. */
@@ -132,6 +126,16 @@ export class OutboundListener {
     this.#connLimits = { ...DEFAULT_LISTENER_LIMITS, ...options.connectionLimits };
     this.#slots = new ConnectionSlots(this.#connLimits.maxConnections, options.connectionCounter);
     this.#router = new OutboundRouter(options, this.observer);
+    this.#h2 = new OutboundHttp2({
+      router: this.#router,
+      snapshot: options.snapshot,
+      log: options.log,
+      observer: this.observer,
+      connectTimeoutMs: options.upstream?.connectTimeoutMs,
+      idleTimeoutMs: options.upstream?.idleTimeoutMs,
+      downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
+      onIdleClose: () => this.observer.limitHit("idle_timeout"),
+    });
     this.#passthrough = new TlsPassthrough({
       ...options,
       observer: this.observer,
@@ -215,6 +219,7 @@ export class OutboundListener {
     for (const c of this.#conns) c.destroy();
     const released = this.#accepted.closeAll();
     this.#router.close();
+    this.#h2.close();
     this.#passthrough.close();
     this.#tcp?.close();
     await Promise.all([closed, released]);
@@ -242,15 +247,31 @@ export class OutboundListener {
       return;
     }
     raw.once("close", () => this.observer.connectionClosed());
-    const serveHttp = () =>
-      this.#serveHttp(raw, raw, clock, {
-        routeName: this.#o.routeNames?.[0],
-        principal: undefined,
-        sni: undefined,
-        xfcc: null,
-      });
+    // Sidecar mode: by the original destination (HTTP/1.1 and h2c through #serveSniffed, TCP, passthrough).
+    const serveHttp = () => this.#serveSniffed(raw, clock);
     if (this.#tcp !== undefined) this.#tcp.accept(raw, serveHttp);
     else serveHttp();
+  }
+
+  /**
+   * Serves a plain-text connection: HTTP/2 when it starts with the preface (h2c with prior knowledge,
+   * RFC 9113 3.3), else HTTP/1.1 (decided on the first byte). The entry point of every plain-text HTTP
+   * connection of the listener, sniffed or dispatched to HTTP/2 by its port's protocol.
+   */
+  #serveSniffed(raw: net.Socket, clock: ConnectionClock): void {
+    const gateway: GatewayConnection = {
+      routeName: this.#o.routeNames?.[0],
+      principal: undefined,
+      sni: undefined,
+      xfcc: null,
+    };
+    sniffPreface(raw, this.#connLimits.requestHeadersTimeoutMs || 10_000, (h2) =>
+      this.#guarded(raw, () => {
+        if (!h2) return this.#serveHttp(raw, raw, clock, gateway);
+        const peer = `${raw.remoteAddress}:${raw.remotePort}`;
+        this.#h2.serve(raw, peer, gateway.routeName, this.#filter(raw, raw, gateway));
+        resumeReading(raw);
+      }));
   }
 
   /** Runs a TLS event handler so that nothing it throws ends the process. */
@@ -400,24 +421,7 @@ export class OutboundListener {
     down.clock = clock;
     this.#conns.add(down);
     raw.once("close", () => this.#conns.delete(down));
-    // A gateway enforces the RequestAuthentications and AuthorizationPolicies that select its workload
-    // (policies seed: "applies to all services bound to that gateway"), as a sidecar does inbound.
-    // The router normalized the target already: the filter's policies see the routed, forwarded path.
-    const filter = this.#o.routeNames === undefined ? undefined : new InboundPolicyFilter(
-      this.#o.snapshot,
-      {
-        principal: gateway.principal,
-        peerIp: raw.remoteAddress ?? "",
-        localIp: raw.localAddress ?? "",
-        port: this.#port,
-        sni: gateway.sni,
-        peer,
-        gateway: true,
-        tls: socket !== raw,
-      },
-      this.#log,
-      { targetNormalized: true },
-    );
+    const filter = this.#filter(socket, raw, gateway);
     const session = new Http1Session(down, {
       upstream: down.upstream,
       observer: metered ?? this.observer,
@@ -430,6 +434,12 @@ export class OutboundListener {
     });
     down.session = session;
     session.run();
+  }
+
+  /** A gateway's policies for a connection's requests (./gateway_filter.ts); none for a sidecar. */
+  #filter(socket: net.Socket, raw: net.Socket, gateway: GatewayConnection): InboundPolicyFilter | undefined {
+    if (this.#o.routeNames === undefined) return undefined;
+    return gatewayFilter(this.#o.snapshot, this.#log, this.#port, socket, raw, gateway);
   }
 
   #sweep(): void {
@@ -454,5 +464,6 @@ export class OutboundListener {
       closeForLimit(verdict, c, session, this.observer);
     }
     this.#router.sweep(now);
+    this.#h2.sweep(now);
   }
 }

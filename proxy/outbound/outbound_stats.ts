@@ -15,6 +15,8 @@ export interface OutboundObserver extends SessionObserver, LimitObserver {
   connectionClosed(): void;
   /** A new upstream connection, over mutual TLS or plain text. */
   upstreamConnection(mtls: boolean): void;
+  /** A connection served (downstream) or made (upstream) with HTTP/2. */
+  http2Connection(side: "downstream" | "upstream"): void;
   /** A proxy answer instead of a forwarded response. */
   localReply(kind: LocalReplyKind): void;
   /** Gateway HTTPS listeners: a TLS handshake that completed, failed, or found no server for its SNI. */
@@ -64,6 +66,8 @@ export const OUTBOUND_COUNTERS = [
   "ssl.handshake",
   "ssl.handshake_error",
   "no_filter_chain_match",
+  "downstream_cx_http2_total",
+  "upstream_cx_http2_total",
   ...SESSION_COUNTERS,
 ] as const;
 
@@ -91,6 +95,9 @@ export class OutboundStats extends SessionStats<(typeof OUTBOUND_COUNTERS)[numbe
     this.counters.upstream_cx_total++;
     if (mtls) this.counters.upstream_cx_mtls_total++;
     else this.counters.upstream_cx_plaintext_total++;
+  }
+  http2Connection(side: "downstream" | "upstream"): void {
+    this.counters[side === "downstream" ? "downstream_cx_http2_total" : "upstream_cx_http2_total"]++;
   }
   localReply(kind: LocalReplyKind): void {
     this.counters.downstream_rq_local_reply++;

@@ -14,16 +14,41 @@ import type { IstioMetrics, LabelSet } from "../http/istio_metrics.ts";
 import { outboundIstioLabels } from "../http/istio_labels.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
 import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
-import { EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
+import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
 import type { LocalReplyKind, OutboundObserver } from "./outbound_stats.ts";
 import { type Resolution, resolveHost, resolveService } from "./resolve.ts";
 import { type RoutedTarget, routedTarget } from "./target.ts";
 
+/** The endpoint a request was routed to, and how the proxy connects to it. */
+export interface UpstreamEndpoint {
+  /** `mtls|<address:port>|<identity>` or `plain|<address:port>`: one connection pool per key. */
+  key: string;
+  address: string;
+  port: number;
+  /** Mutual TLS with secure naming (a proxied endpoint), else plain text. */
+  mtls: boolean;
+  /** The SPIFFE ID the endpoint's certificate must carry (mutual TLS). */
+  identity: string;
+}
+
+/** The proxy's own answer instead of forwarding. */
+export type LocalRoute = { local: true; status: number; body: string; location?: string };
+
+/**
+ * An endpoint route. `target` is `<service key> <address:port>` for logs; `protocol` the service
+ * port's (`HTTP`, `GRPC`, `""`...); `labels` the Istio standard-metric label set of the request, when
+ * the listener counts them.
+ */
+export type EndpointRoute = {
+  local: false;
+  endpoint: UpstreamEndpoint;
+  target: string;
+  protocol?: string;
+  labels?: LabelSet;
+};
+
 /** Where the current request of a connection goes. */
-export type Route =
-  /** `labels`: the Istio standard-metric label set of the request, when the listener counts them. */
-  | { local: false; pool: EndpointPool; target: string; labels?: LabelSet }
-  | { local: true; status: number; body: string; location?: string };
+export type Route = (EndpointRoute & { pool: EndpointPool }) | LocalRoute;
 
 /** A request's route, and the head to forward instead of the received one (null: unchanged). */
 export interface Routed {
@@ -55,8 +80,8 @@ export class OutboundRouter {
   readonly #rr = new RoundRobin();
   readonly #weighted = new WeightedRoundRobin();
   readonly #pools = new Map<string, EndpointPool>();
-  // Interned per (endpoint pool, service key): no allocation per request.
-  readonly #labels = new WeakMap<EndpointPool, Map<string, LabelSet>>();
+  // Interned per (endpoint, service key): no allocation per request. Bounded by the endpoints seen.
+  readonly #labels = new Map<string, Map<string, LabelSet>>();
   readonly #localLabels = new WeakMap<RuntimeSnapshot, LabelSet>();
 
   constructor(options: RouterOptions, observer: OutboundObserver) {
@@ -76,6 +101,22 @@ export class OutboundRouter {
    * throws: a failure becomes a local reply).
    */
   route(h: HttpHead, peer: string, routeName: string | undefined): Routed {
+    const routed = this.routeEndpoint(h, peer, routeName);
+    const r = routed.route;
+    return r.local
+      ? { route: r, head: routed.head }
+      : { route: { ...r, pool: this.#poolOf(r.endpoint) }, head: routed.head };
+  }
+
+  /**
+   * As {@link route}, without an HTTP/1.1 connection pool: for a caller that connects to the endpoint
+   * its own way (HTTP/2 multiplexing, ../h2proxy).
+   */
+  routeEndpoint(
+    h: HttpHead,
+    peer: string,
+    routeName: string | undefined,
+  ): { route: EndpointRoute | LocalRoute; head: Uint8Array | null } {
     try {
       const snapshot = this.#o.snapshot();
       const target = routedTarget(h, settingsInForce(snapshot).pathNormalization);
@@ -100,7 +141,7 @@ export class OutboundRouter {
     snapshot: RuntimeSnapshot,
     peer: string,
     routeName: string | undefined,
-  ): Route {
+  ): EndpointRoute | LocalRoute {
     if (t.authority === null) {
       return this.#local(
         "bad_authority",
@@ -152,43 +193,57 @@ export class OutboundRouter {
         peer,
       );
     }
-    const poolKey = endpoint.proxied ? `mtls|${target}|${endpoint.identity}` : `plain|${target}`;
-    let pool = this.#pools.get(poolKey);
+    const up: UpstreamEndpoint = {
+      key: endpoint.proxied ? `mtls|${target}|${endpoint.identity}` : `plain|${target}`,
+      address: endpoint.address,
+      port,
+      mtls: endpoint.proxied,
+      identity: endpoint.identity,
+    };
+    return {
+      local: false,
+      endpoint: up,
+      target: `${r.key} ${target}`,
+      protocol: r.port.protocol,
+      labels: this.#labelsOf(up.key, r, endpoint, snapshot),
+    };
+  }
+
+  /** The HTTP/1.1 keep-alive pool of an endpoint, made on first use. */
+  #poolOf(up: UpstreamEndpoint): EndpointPool {
+    let pool = this.#pools.get(up.key);
     if (pool === undefined) {
-      const mtls = endpoint.proxied;
+      const { address, port, mtls, identity } = up;
       // The dialer reads the current certificate per connection, so rotation reaches new connections.
       const dial = mtls
         ? () => {
-          const c = this.#o.snapshot().certificate ?? cert!;
-          return mtlsDialer(endpoint.address, port, c, endpoint.identity, this.#connectTimeoutMs)();
+          const cert = this.#o.snapshot().certificate;
+          return cert === undefined
+            ? Promise.reject(new DialError("tls_failure", "the proxy has no workload certificate"))
+            : mtlsDialer(address, port, cert, identity, this.#connectTimeoutMs)();
         }
-        : plainDialer(endpoint.address, port, this.#connectTimeoutMs);
+        : plainDialer(address, port, this.#connectTimeoutMs);
       pool = new EndpointPool({
         dial,
         maxIdle: this.#o.upstream?.maxIdle,
         idleTimeoutMs: this.#o.upstream?.idleTimeoutMs,
         onConnect: () => this.#observer.upstreamConnection(mtls),
       });
-      this.#pools.set(poolKey, pool);
+      this.#pools.set(up.key, pool);
     }
-    return {
-      local: false,
-      pool,
-      target: `${r.key} ${target}`,
-      labels: this.#labelsOf(pool, r, endpoint, snapshot),
-    };
+    return pool;
   }
 
   #labelsOf(
-    pool: EndpointPool,
+    key: string,
     r: Resolution & { ok: true },
     endpoint: EndpointInfo,
     snapshot: RuntimeSnapshot,
   ): LabelSet | undefined {
     const metrics = this.#o.requestMetrics;
     if (metrics === undefined) return undefined;
-    let byService = this.#labels.get(pool);
-    if (byService === undefined) this.#labels.set(pool, byService = new Map());
+    let byService = this.#labels.get(key);
+    if (byService === undefined) this.#labels.set(key, byService = new Map());
     let set = byService.get(r.key);
     if (set === undefined) {
       set = metrics.labels(outboundIstioLabels(snapshot, r.service, endpoint));
@@ -235,7 +290,10 @@ export class OutboundRouter {
   sweep(now: number): void {
     for (const [key, pool] of this.#pools) {
       pool.sweep(now);
-      if (pool.openCount === 0 && now - pool.lastUsed > 60_000) this.#pools.delete(key);
+      if (pool.openCount === 0 && now - pool.lastUsed > 60_000) {
+        this.#pools.delete(key);
+        this.#labels.delete(key);
+      }
     }
   }
 

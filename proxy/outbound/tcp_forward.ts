@@ -6,8 +6,10 @@
  *   plain text when not; one upstream connection per downstream connection (no pooling for TCP);
  * - PassthroughCluster: plain text to the original destination;
  * - BlackHoleCluster: closed at once;
- * - auto-detection (UNKNOWN ports): the first bytes (shared/protocol/detect.ts) pick HTTP/1.1,
- *   HTTP/2 or TLS, else TCP. Istio's `protocolDetectionTimeout` semantics: by default (0) the proxy
+ * - HTTP2, GRPC and GRPC-WEB ports: the listener's HTTP entry, which serves h2c (prior knowledge) or
+ *   HTTP/1.1 by the first bytes;
+ * - auto-detection (UNKNOWN ports): the first bytes (shared/protocol/detect.ts) pick HTTP (either
+ *   version, the listener's HTTP entry) or TLS, else TCP. Istio's `protocolDetectionTimeout` semantics: by default (0) the proxy
  *   waits for the client's first bytes without limit (a server-first protocol on an undeclared port
  *   hangs, as Istio documents: declare such ports); with a timeout, a connection that has sent too
  *   little by then is TCP.
@@ -34,14 +36,12 @@ import type { OutboundObserver } from "./outbound_stats.ts";
 import { concat } from "./downstream.ts";
 
 /**
- * Handlers of other protocols, filled by the HTTP/2 and TLS passthrough work of issue 16 (items 4
- * and 5). Each returns true when it took the connection (with the bytes sniffed so far unshifted);
- * absent or false: the connection is carried as opaque TCP to the service (over mutual TLS to a
- * proxied endpoint, where the inbound side applies its L4 rules).
+ * The handler of TLS ports, filled by the TLS passthrough work of issue 16 (item 5). It returns true
+ * when it took the connection (with the bytes sniffed so far unshifted); absent or false: the
+ * connection is carried as opaque TCP to the service (over mutual TLS to a proxied endpoint, where the
+ * inbound side applies its L4 rules).
  */
 export interface OutboundProtocolHandlers {
-  /** HTTP2, GRPC and GRPC-WEB ports, and an HTTP/2 preface sniffed on an UNKNOWN port. */
-  http2?(socket: net.Socket, target: ServiceTarget): boolean;
   /** TLS and HTTPS ports, and a ClientHello sniffed on an UNKNOWN port (routing by SNI). */
   tlsPassthrough?(socket: net.Socket, target: ServiceTarget): boolean;
   /**
@@ -99,8 +99,9 @@ export class OutboundTcp {
   }
 
   /**
-   * Serves one accepted connection by its original destination (./dispatch.ts): `serveHttp` for the
-   * HTTP/1.1 path (routing by Host, as before capture), TCP, passthrough or closed otherwise. When
+   * Serves one accepted connection by its original destination (./dispatch.ts): `serveHttp` (the
+   * listener's HTTP entry: HTTP/1.1 routed by Host as before capture, or h2c) for HTTP, HTTP2 and GRPC
+   * ports; TCP, passthrough or closed otherwise. When
    * the original destination cannot be read (no `--allow-ffi`), HTTP is still served by Host and
    * anything else is closed with the reason logged.
    */
@@ -131,7 +132,8 @@ export class OutboundTcp {
       case "tcp":
         return this.toService(raw, d.target);
       case "http2":
-        return this.http2(raw, d.target);
+        // The listener's HTTP entry: HTTP/2 with prior knowledge (h2c) or HTTP/1.1, by the first bytes.
+        return serveHttp();
       case "tls":
         return this.tls(raw, d.target);
       case "passthrough":
@@ -145,18 +147,11 @@ export class OutboundTcp {
       }
       case "sniff":
         return this.sniff(raw, (p) => {
-          if (p === "http1") return serveHttp();
-          if (p === "http2") return this.http2(raw, d.target);
+          if (p === "http1" || p === "http2") return serveHttp();
           if (p === "tls") return this.tls(raw, d.target);
           this.toService(raw, d.target);
         });
     }
-  }
-
-  /** An HTTP2/GRPC port: its handler, else opaque TCP. */
-  http2(raw: net.Socket, target: ServiceTarget): void {
-    if (this.#o.handlers?.http2?.(raw, target)) return;
-    this.toService(raw, target);
   }
 
   /** A TLS/HTTPS port: its handler, else opaque TCP. */
@@ -252,7 +247,7 @@ export class OutboundTcp {
       if (!endpoint.proxied) return plainDialer(endpoint.address, port, this.#timeout())();
       // The current certificate per connection, so that rotation reaches new connections.
       const c = this.#o.snapshot().certificate ?? cert!;
-      return mtlsDialer(endpoint.address, port, c, endpoint.identity, this.#timeout(), true)();
+      return mtlsDialer(endpoint.address, port, c, endpoint.identity, this.#timeout(), undefined, true)();
     });
   }
 

@@ -260,7 +260,7 @@ export class TlsPassthrough {
     const cert = snapshot.certificate;
     if (cert === undefined) return `${target} needs mutual TLS and the proxy has no workload certificate yet`;
     return {
-      dial: mtlsDialer(endpoint.address, choice.port, cert, endpoint.identity, timeout, true),
+      dial: mtlsDialer(endpoint.address, choice.port, cert, endpoint.identity, timeout, undefined, true),
       mtls: true,
       target,
     };

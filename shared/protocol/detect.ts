@@ -20,8 +20,6 @@ const H2_PREFACE = new TextEncoder().encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 export const DETECT_MAX_BYTES = 65_536;
 
 const SP = 0x20;
-const CR = 0x0d;
-const LF = 0x0a;
 
 /** RFC 9110 tchar: the characters of a method token. */
 function isTchar(b: number): boolean {

@@ -1,13 +1,21 @@
 /**
  * Per-request cost of the inbound policies, as the proxy pays it (compiled once per config, then
- * evaluated per request): authorization with 1, 100 and 1,000 policies on one workload, and JWT
- * verification with a cached key. Run with `./dev bench` or
+ * evaluated per request): authorization with 1, 10, 100 and 1,000 policies on one workload, indexed
+ * (the default) and linear (`compileAuthorization(policies, { index: false })`, every rule in order:
+ * what main did before the index), and JWT verification with a cached key. Run with `./dev bench` or
  * `./dev deno bench --allow-all tests/bench/authz_bench.ts`.
  *
- * The policies are a realistic mix: each DENY or ALLOW policy has a rule over sources (principals,
- * namespaces), operations (methods, paths with a template) and a header condition; the request
- * matches none of the DENY rules and only the last ALLOW policy, so every rule is evaluated (the
- * worst case for the linear scan).
+ * Two policy mixes:
+ * - worst case for the linear scan: each DENY or ALLOW policy has a rule over sources (principals,
+ *   namespaces), operations (methods, paths with a template) and a header condition; requests are
+ *   `allowed` (only the last ALLOW policy matches, so every rule is evaluated), `denied by DENY`
+ *   (a DENY policy in the middle matches) and `denied, no match` (nothing matches: every ALLOW
+ *   policy is named in the reason, which the proxy reads in its log line);
+ * - an Istio mix (the authorization-policy reference's examples, one per workload caller): ALLOW
+ *   per service account and path prefix, DENY of admin paths from outside a namespace
+ *   (`notNamespaces`), ALLOW of JWT principals, ALLOW by host and port, ALLOW of a namespace with a
+ *   header condition, and one in 50 an ALLOW of another trust domain (which no index keys: evaluated
+ *   for every request).
  */
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import {
@@ -17,7 +25,7 @@ import {
   JwtAuthenticator,
 } from "../../shared/mod.ts";
 
-function policies(n: number): AuthorizationPolicyView[] {
+function worstCase(n: number): AuthorizationPolicyView[] {
   return Array.from({ length: n }, (_, i): AuthorizationPolicyView => {
     const last = i === n - 1;
     return {
@@ -37,7 +45,48 @@ function policies(n: number): AuthorizationPolicyView[] {
   });
 }
 
-const request: AuthorizationRequest = {
+function istioMix(n: number): AuthorizationPolicyView[] {
+  return Array.from({ length: n }, (_, i): AuthorizationPolicyView => {
+    const name = `p${String(i).padStart(4, "0")}`;
+    const policy = (action: string, rules: AuthorizationPolicyView["rules"]) => ({
+      namespace: "foo",
+      name,
+      action,
+      rules,
+    });
+    if (i % 50 === 49) {
+      return policy("ALLOW", [{ from: [{ source: { trustDomains: [`td${i}.example`] } }] }]);
+    }
+    switch (i % 5) {
+      case 0:
+        return policy("ALLOW", [{
+          from: [{ source: { principals: [`cluster.local/ns/app${i}/sa/client`] } }],
+          to: [{ operation: { methods: ["GET", "HEAD"], paths: [`/api/v${i}/*`] } }],
+        }]);
+      case 1:
+        return policy("DENY", [{
+          from: [{ source: { notNamespaces: ["foo", "mesh-system"] } }],
+          to: [{ operation: { paths: [`/admin${i}/*`] } }],
+        }]);
+      case 2:
+        return policy("ALLOW", [{
+          from: [{ source: { requestPrincipals: [`https://issuer.example/user${i}`] } }],
+          to: [{ operation: { paths: [`/users/${i}`, `/users/${i}/*`] } }],
+        }]);
+      case 3:
+        return policy("ALLOW", [{
+          to: [{ operation: { hosts: [`svc${i}.foo.svc.cluster.local`], ports: ["8080"] } }],
+        }]);
+      default:
+        return policy("ALLOW", [{
+          from: [{ source: { namespaces: [`team${i}`] } }],
+          when: [{ key: "request.headers[x-version]", values: [`v${i}`] }],
+        }]);
+    }
+  });
+}
+
+const BASE: AuthorizationRequest = {
   method: "GET",
   path: "/api/v1/items",
   pathNormalized: true,
@@ -48,17 +97,72 @@ const request: AuthorizationRequest = {
   sourceIp: "10.0.0.5",
 };
 
-for (const n of [1, 100, 1000]) {
-  const compiled = compileAuthorization(policies(n));
-  if (!compiled.evaluate(request).allowed) throw new Error(`${n} policies: the request should be allowed`);
-  Deno.bench(`authorize one request, ${n} ${n === 1 ? "policy" : "policies"}`, { group: "authz" }, () => {
-    compiled.evaluate(request);
-  });
+/** The worst-case mix's requests: [label, request, allowed]. */
+function worstCaseRequests(n: number): [string, AuthorizationRequest, boolean][] {
+  const d = 2 * Math.floor((n - 1) / 4);
+  return [
+    ["allowed", BASE, true],
+    ["denied by DENY", {
+      ...BASE,
+      path: `/v${d}/x`,
+      headers: { "x-tenant": `t-${d}` },
+      sourcePrincipal: `spiffe://cluster.local/ns/x${d}/sa/a`,
+    }, false],
+    ["denied, no match", { ...BASE, sourcePrincipal: "spiffe://cluster.local/ns/bar/sa/other" }, false],
+  ];
 }
 
-Deno.bench("compile 1,000 policies (once per config push)", { group: "compile" }, () => {
-  compileAuthorization(policies(1000));
-});
+/** The Istio mix's requests: the last JWT rule allows, an outsider's admin path is denied. */
+function istioRequests(n: number): [string, AuthorizationRequest, boolean][] {
+  const jwt = n - 1 - ((n - 1 - 2) % 5 + 5) % 5;
+  const admin = Math.max(1, n - 1 - ((n - 1 - 1) % 5 + 5) % 5);
+  return [
+    ["allowed (JWT)", {
+      ...BASE,
+      path: `/users/${jwt}/profile`,
+      requestPrincipal: `https://issuer.example/user${jwt}`,
+    }, true],
+    [
+      "denied by DENY",
+      { ...BASE, path: `/admin${admin}/x`, sourcePrincipal: "spiffe://td/ns/bar/sa/x" },
+      false,
+    ],
+    ["denied, no match", { ...BASE, path: "/nothing" }, false],
+  ];
+}
+
+const MIXES = [["worst case", worstCase, worstCaseRequests], ["Istio mix", istioMix, istioRequests]] as const;
+
+for (const [mix, make, requests] of MIXES) {
+  for (const n of [1, 10, 100, 1000]) {
+    const policies = make(n);
+    for (const index of [true, false]) {
+      const compiled = compileAuthorization(policies, { index });
+      for (const [label, request, allowed] of requests(n)) {
+        // One policy has no DENY rule (worst case) and no JWT or DENY policy (Istio mix).
+        if (n === 1 && label !== "denied, no match" && (mix === "Istio mix" || label !== "allowed")) continue;
+        const d = compiled.evaluate(request);
+        if (d.allowed !== allowed) throw new Error(`${mix}, ${n} policies, ${label}: ${d.reason}`);
+        const name = `${mix}, ${n} ${n === 1 ? "policy" : "policies"}, ${label}, ${
+          index ? "indexed" : "linear"
+        }`;
+        Deno.bench(name, { group: `${mix} ${n}` }, () => {
+          // The proxy reads the reason of every denial (its log line).
+          const r = compiled.evaluate(request);
+          if (!r.allowed && r.reason.length === 0) throw new Error("no reason");
+        });
+      }
+    }
+  }
+}
+
+for (const index of [true, false]) {
+  Deno.bench(`compile 1,000 policies (once per config push), ${index ? "indexed" : "linear"}`, {
+    group: "compile",
+  }, () => {
+    compileAuthorization(worstCase(1000), { index });
+  });
+}
 
 const ISS = "testing@secure.istio.io";
 for (const alg of ["RS256", "ES256", "EdDSA"]) {

@@ -4,11 +4,21 @@
  * (a) a plain-text TCP echo (socat, no sidecar) by its service VIP and port, byte for byte with
  * half-close, on a `tcp-` port and on a port auto-detection finds is TCP; the same echo by its pod
  * address; (b) a destination in no service by passthrough; (c) httpbin by Host, on an `http` port and
- * on an auto-detected one. The sidecar's `/stats` counts each route.
+ * on an auto-detected one; (d) a TCP echo with its own sidecar under STRICT mutual TLS (the sidecar
+ * pair), which a client without a sidecar cannot reach. The sidecar's `/stats` counts each route.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { execArgv, labDown, labUnavailable, labUp, probe, run, workloadOf } from "../../deploy/lab/mod.ts";
+import {
+  execArgv,
+  labApply,
+  labDown,
+  labUnavailable,
+  labUp,
+  probe,
+  run,
+  workloadOf,
+} from "../../deploy/lab/mod.ts";
 import { commandMissing, httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 import { roundTrip } from "../../proxy/capture/netns_test_support.ts";
 
@@ -27,6 +37,13 @@ workloads:
     containerPorts: [9000]
     services: [{name: echo, ports: [{name: tcp-echo, port: 9000}, {name: plain, port: 9100, targetPort: 9000}]}]
   - {name: outside, namespace: ext, command: ${ECHO(7000)}, containerPorts: [7000]}
+  - {name: legacy, namespace: ext, command: [sleep, infinity]}
+  - name: secure
+    namespace: app
+    serviceAccount: secure
+    command: ${ECHO(9000)}
+    containerPorts: [9000]
+    services: [{name: secure, ports: [{name: tcp-echo, port: 9000}]}]
   - name: httpbin
     namespace: ext
     command: [/usr/bin/gunicorn, -b, "$(BIND_IP):8080", -k, gthread, --threads, "4", httpbin:app]
@@ -77,6 +94,27 @@ Deno.test(requires(unavailable, {
           assert.equal(p.status, "200", `${url}: ${p.status} exit ${p.exitCode} ${p.body}`);
         }
       });
+      await t.step(
+        "(d) a TCP service behind its own sidecar, STRICT: through the sidecar pair only",
+        async () => {
+          await Deno.writeTextFile(
+            join(dir, "strict.yaml"),
+            "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: app}\n" +
+              "spec: {mtls: {mode: STRICT}}\n",
+          );
+          await labApply(lab, [join(dir, "strict.yaml")]);
+          const legacy = execArgv(workloadOf(state, "ext/legacy"), []);
+          // STRICT reaches the sidecar within moments; until then a plain-text client may still pass.
+          const deadline = Date.now() + 5000;
+          let plain = await roundTrip(legacy, vip("secure"), 9000, 1000);
+          while (plain.got !== 0 && Date.now() < deadline) {
+            await new Promise((r) => setTimeout(r, 100));
+            plain = await roundTrip(legacy, vip("secure"), 9000, 1000);
+          }
+          assert.equal(plain.got, 0, `a plain-text client got ${JSON.stringify(plain)}`);
+          await echoed(vip("secure"), 9000, 4 * MiB);
+        },
+      );
       await t.step("the sidecar counts each route (Envoy's tcp stats, cluster as prefix)", async () => {
         const [cmd, ...args] = execArgv(client, ["curl", "-s", "http://127.0.0.1:15000/stats"]);
         const stats = (await run(cmd, args)).stdout;
@@ -85,6 +123,7 @@ Deno.test(requires(unavailable, {
         assert.equal(value("tcp.outbound|9000||echo.ext.svc.cluster.local.downstream_cx_total"), 2, stats);
         assert.equal(value("tcp.outbound|9100||echo.ext.svc.cluster.local.downstream_cx_total"), 1);
         assert.equal(value("tcp.PassthroughCluster.downstream_cx_total"), 1);
+        assert.equal(value("tcp.outbound|9000||secure.app.svc.cluster.local.downstream_cx_total"), 1);
         assert.equal(
           value("tcp.outbound|9000||echo.ext.svc.cluster.local.downstream_cx_rx_bytes_total"),
           5 * MiB,

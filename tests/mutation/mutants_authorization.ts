@@ -16,6 +16,7 @@ const m = mutant("authorization", `${DIR}/evaluate.ts`, TESTS);
 const predicates = mutant("authorization", `${DIR}/predicate.ts`, TESTS);
 const fields = mutant("authorization", `${DIR}/field_matchers.ts`, TESTS);
 const conditions = mutant("authorization", `${DIR}/condition_matchers.ts`, TESTS);
+const actionRules = mutant("authorization", `${DIR}/action_rules.ts`, TESTS);
 const ALWAYS = "return () => () => true;";
 
 /** The evaluator's mutants. */
@@ -222,10 +223,10 @@ export const AUTHORIZATION_MUTANTS: readonly Mutant[] = [
     "for (let i = 0; i < list.length; i++) if (!list[i](p)) return false;\n    return true;",
     "for (let i = 0; i < list.length; i++) if (list[i](p)) return true;\n    return false;",
   ),
-  m("DENY is not checked", 'if (denied) return matched("DENY", denied);', ""),
-  m(
+  m("DENY is not checked", "if (denied) return denied;", ""),
+  actionRules(
     "an ALLOW policy without rules allows all",
-    "if (this.#allow.length === 0) return",
-    "if (this.#allow.every((a) => a.rules.length === 0)) return",
+    "this.policies = policies.length;",
+    "this.policies = policies.filter((p) => rulesOf(p).length > 0).length;",
   ),
 ];

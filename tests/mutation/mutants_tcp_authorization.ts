@@ -45,13 +45,13 @@ export const TCP_AUTHORIZATION_MUTANTS: readonly Mutant[] = [
   ),
   evaluate(
     "DENY rules keep their HTTP-only fields on TCP",
-    "compileRule(withoutHttpOnlyFields(rule), ref.namespace, new Set(), at)",
-    "compileRule(rule, ref.namespace, new Set(), at)",
+    "const l4 = withoutHttpOnlyFields(rule);",
+    "const l4 = rule;",
   ),
   evaluate(
     "a connection is evaluated with the HTTP rules",
-    'const rules = layer === "http" ? policies[i].rules : policies[i].tcpRules;',
-    "const rules = policies[i].rules;",
+    'const rulesOf = layer === "http" ? (c: CompiledPolicy) => c.rules : (c: CompiledPolicy) => c.tcpRules;',
+    "const rulesOf = (c: CompiledPolicy) => c.rules;",
   ),
   evaluate(
     "a connection's peer identity is not read",

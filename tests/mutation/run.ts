@@ -12,6 +12,7 @@
  */
 import { parseArgs } from "node:util";
 import { AUTHORIZATION_MUTANTS } from "./mutants_authorization.ts";
+import { AUTHORIZATION_INDEX_MUTANTS } from "./mutants_authorization_index.ts";
 import { JWT_MUTANTS } from "./mutants_jwt.ts";
 import { MATCHER_MUTANTS } from "./mutants_matchers.ts";
 import { PEER_AUTHENTICATION_MUTANTS } from "./mutants_peer_authentication.ts";
@@ -21,6 +22,7 @@ import type { Mutant } from "./mutant.ts";
 /** Every mutant, by area. */
 export const MUTANTS: readonly Mutant[] = [
   ...AUTHORIZATION_MUTANTS,
+  ...AUTHORIZATION_INDEX_MUTANTS,
   ...TCP_AUTHORIZATION_MUTANTS,
   ...MATCHER_MUTANTS,
   ...JWT_MUTANTS,

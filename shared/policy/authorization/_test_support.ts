@@ -147,8 +147,12 @@ export function check(
   o: Overrides,
   matches: boolean,
 ): void {
-  const d = authorize([policy(action, rule)], { ...base, ...o });
+  const request = { ...base, ...o };
+  const d = authorize([policy(action, rule)], request);
   assert.equal(d.allowed, action === "ALLOW" ? matches : !matches, d.reason);
+  // The linear evaluator too: the index could hide a matcher's bug by not offering the rule.
+  const linear = compileAuthorization([policy(action, rule)], { index: false }).evaluate(request);
+  assert.equal(linear.allowed, d.allowed, `linear: ${linear.reason}`);
 }
 
 /** One `Deno.test` per row of each field: both outcomes, plain and `not` form, ALLOW and DENY. */

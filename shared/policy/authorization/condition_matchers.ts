@@ -18,7 +18,10 @@ import {
 } from "./field_matchers.ts";
 
 /** A claim by path (`[a][b]` nests); undefined when absent. */
-function claimAt(claims: Readonly<Record<string, unknown>> | undefined, path: readonly string[]): unknown {
+export function claimAt(
+  claims: Readonly<Record<string, unknown>> | undefined,
+  path: readonly string[],
+): unknown {
   let v: unknown = claims;
   for (const k of path) {
     if (v === null || typeof v !== "object" || Array.isArray(v)) return undefined;
@@ -53,7 +56,12 @@ function headerMatcher(name: string): (v: string) => Predicate {
   };
 }
 
-function bracketNames(rest: string, key: string): string[] {
+/**
+ * The names of `[a][b]` after a condition key's attribute.
+ *
+ * @throws {RangeError} naming the key when `rest` is not a list of bracketed names
+ */
+export function bracketNames(rest: string, key: string): string[] {
   const names = [...rest.matchAll(/\[([^\[\]]+)\]/g)].map((m) => m[1]);
   if (names.length === 0 || names.map((n) => `[${n}]`).join("") !== rest) {
     throw new RangeError(`condition key "${key}": expected [name] after the attribute`);

@@ -16,35 +16,23 @@
  * - A TCP connection ({@link CompiledAuthorization.evaluateConnection}) has no HTTP request: an
  *   ALLOW rule with HTTP-only fields is dropped, and a DENY or AUDIT rule's HTTP-only fields are
  *   ignored (tcp_rules.ts; Istio's "Authorization for TCP traffic").
+ * - Cost: each action's rules are indexed by the request attributes they need (rule_keys.ts,
+ *   rule_index.ts), so a request evaluates only its candidate rules, in the same order; the answer
+ *   is the linear scan's (`index: false`), rule_index_test.ts checks it on random policies.
+ *   Decisions are shared and frozen (decision.ts).
  *
  * @module
  */
 import { normalizePath } from "./path.ts";
-import type {
-  AuthorizationConnection,
-  AuthorizationDecision,
-  AuthorizationPolicyRef,
-  AuthorizationRequest,
-} from "./request.ts";
+import type { AuthorizationConnection, AuthorizationDecision, AuthorizationRequest } from "./request.ts";
 import type { AuthorizationPolicyView, AuthorizationRuleView } from "./policy_view.ts";
 import { allOf, anyPredicate, field, type Predicate, type Prepared } from "./predicate.ts";
 import { compileOperation, compileSource } from "./field_matchers.ts";
 import { conditionMatcher } from "./condition_matchers.ts";
 import { httpOnlyFields, tcpRuleEffect, withoutHttpOnlyFields } from "./tcp_rules.ts";
-
-interface CompiledRule {
-  index: number;
-  test: Predicate;
-}
-
-interface CompiledPolicy {
-  ref: AuthorizationPolicyRef;
-  rules: CompiledRule[];
-  /** The rules on TCP: ALLOW drops rules with HTTP-only fields, the others ignore those fields. */
-  tcpRules: CompiledRule[];
-  /** Indexes of the rules dropped on TCP (ALLOW only). */
-  droppedOnTcp: number[];
-}
+import { ActionRules, type CompiledPolicy, type CompiledRule } from "./action_rules.ts";
+import { ruleKeys } from "./rule_keys.ts";
+import { decision, refText, withAudit } from "./decision.ts";
 
 type Layer = "http" | "tcp";
 
@@ -70,14 +58,65 @@ function compileRule(
   return allOf([anyPredicate(from), anyPredicate(to), ...when]);
 }
 
+/** Options of {@link compileAuthorization}. */
+export interface CompileOptions {
+  /**
+   * Index the rules by the request attributes they need (exact principals, namespaces, JWT
+   * principals, hosts, ports, methods, paths and path prefixes or suffixes, header values), so that a
+   * request evaluates only the rules filed under its own attributes; default true. false evaluates
+   * every rule of each action in order (the linear evaluator: the reference of the differential
+   * test and the bench). Decisions are the same either way.
+   */
+  index?: boolean;
+}
+
+/** The rules of each action on one layer, and the decisions that name no rule. */
+interface LayerRules {
+  deny: ActionRules;
+  allow: ActionRules;
+  audit: ActionRules;
+  /** Denied: ALLOW policies apply and none of their rules matched (its reason lists them). */
+  noAllowMatched: AuthorizationDecision;
+}
+
+const NO_ALLOW_POLICY: AuthorizationDecision = decision(
+  { allowed: true },
+  () => "allowed: no ALLOW policy applies",
+);
+
+function layerRules(
+  deny: readonly CompiledPolicy[],
+  allow: readonly CompiledPolicy[],
+  audit: readonly CompiledPolicy[],
+  layer: Layer,
+  indexed: boolean,
+): LayerRules {
+  const rulesOf = layer === "http" ? (c: CompiledPolicy) => c.rules : (c: CompiledPolicy) => c.tcpRules;
+  const reason = (): string => {
+    const dropped = layer === "tcp"
+      ? allow.flatMap((c) => c.droppedOnTcp.map((i) => `${refText(c.ref)} rule ${i}`))
+      : [];
+    return `denied: no rule of ALLOW policies ${allow.map((c) => refText(c.ref)).join(", ")} matched${
+      dropped.length > 0 ? ` (dropped on TCP for HTTP-only fields: ${dropped.join(", ")})` : ""
+    }`;
+  };
+  return {
+    deny: new ActionRules(deny, rulesOf, indexed),
+    allow: new ActionRules(allow, rulesOf, indexed),
+    audit: new ActionRules(audit, rulesOf, indexed),
+    noAllowMatched: decision({ allowed: false }, reason),
+  };
+}
+
 /**
  * Policies compiled by {@link compileAuthorization}: immutable, evaluate any number of requests
- * with {@link CompiledAuthorization.evaluate}.
+ * with {@link CompiledAuthorization.evaluate}. Decisions are frozen and shared between requests.
  */
 export class CompiledAuthorization {
-  readonly #deny: readonly CompiledPolicy[];
-  readonly #allow: readonly CompiledPolicy[];
-  readonly #audit: readonly CompiledPolicy[];
+  readonly #http: LayerRules;
+  /** Built on the first connection: a workload without TCP ports never needs it. */
+  #tcp: LayerRules | undefined;
+  readonly #tcpLayer: () => LayerRules;
   /** Lower-case header names that `request.headers[...]` conditions read. */
   readonly headerNames: readonly string[];
   /** Number of policies compiled. */
@@ -89,10 +128,11 @@ export class CompiledAuthorization {
     allow: readonly CompiledPolicy[],
     audit: readonly CompiledPolicy[],
     headerNames: readonly string[],
+    options: CompileOptions = {},
   ) {
-    this.#deny = deny;
-    this.#allow = allow;
-    this.#audit = audit;
+    const indexed = options.index !== false;
+    this.#http = layerRules(deny, allow, audit, "http", indexed);
+    this.#tcpLayer = () => layerRules(deny, allow, audit, "tcp", indexed);
     this.headerNames = headerNames;
     this.size = deny.length + allow.length + audit.length;
   }
@@ -105,19 +145,19 @@ export class CompiledAuthorization {
    * @throws {PathError} when the path contains `%00` (answer 400)
    */
   evaluate(request: AuthorizationRequest): AuthorizationDecision {
-    const [iss, sub] = issAndSub(request);
     const p: Prepared = {
       r: request,
       path: request.pathNormalized ? request.path : normalizePath(request.path).path,
       principal: request.sourcePrincipal ?? "",
       principalBody: request.sourcePrincipal?.startsWith("spiffe://") ? request.sourcePrincipal.slice(9) : "",
-      iss,
-      sub,
+      iss: undefined,
+      sub: undefined,
       sourceIp: undefined,
       remoteIp: undefined,
       destinationIp: undefined,
     };
-    return this.#decide(p, "http");
+    readJwt(p, request);
+    return decide(this.#http, p);
   }
 
   /**
@@ -142,34 +182,36 @@ export class CompiledAuthorization {
       remoteIp: undefined,
       destinationIp: undefined,
     };
-    return this.#decide(p, "tcp");
+    return decide(this.#tcp ??= this.#tcpLayer(), p);
   }
+}
 
-  #decide(p: Prepared, layer: Layer): AuthorizationDecision {
-    const d = this.#decideAction(p, layer);
-    if (this.#audit.length > 0) {
-      const a = firstMatch(this.#audit, p, layer);
-      if (a) d.audit = { policy: a.policy.ref, ruleIndex: a.rule.index };
-    }
-    return d;
+/** The JWT issuer and subject: the claims', else the request principal split at its last `/`. */
+function readJwt(p: Prepared, r: AuthorizationRequest): void {
+  const c = r.claims;
+  if (c && typeof c.iss === "string" && typeof c.sub === "string") {
+    p.iss = c.iss;
+    p.sub = c.sub;
+    return;
   }
+  const rp = r.requestPrincipal;
+  if (rp === undefined || rp === "") return;
+  const idx = rp.lastIndexOf("/");
+  p.iss = idx < 0 ? rp : rp.slice(0, idx);
+  p.sub = idx < 0 ? "" : rp.slice(idx + 1);
+}
 
-  #decideAction(p: Prepared, layer: Layer): AuthorizationDecision {
-    const denied = firstMatch(this.#deny, p, layer);
-    if (denied) return matched("DENY", denied);
-    if (this.#allow.length === 0) return { allowed: true, reason: "allowed: no ALLOW policy applies" };
-    const allowed = firstMatch(this.#allow, p, layer);
-    if (allowed) return matched("ALLOW", allowed);
-    const dropped = layer === "tcp"
-      ? this.#allow.flatMap((c) => c.droppedOnTcp.map((i) => `${refText(c.ref)} rule ${i}`))
-      : [];
-    return {
-      allowed: false,
-      reason: `denied: no rule of ALLOW policies ${
-        this.#allow.map((c) => refText(c.ref)).join(", ")
-      } matched${dropped.length > 0 ? ` (dropped on TCP for HTTP-only fields: ${dropped.join(", ")})` : ""}`,
-    };
-  }
+function decide(rules: LayerRules, p: Prepared): AuthorizationDecision {
+  const d = decideAction(rules, p);
+  const audit = rules.audit.audit(p);
+  return audit ? withAudit(d, audit) : d;
+}
+
+function decideAction(rules: LayerRules, p: Prepared): AuthorizationDecision {
+  const denied = rules.deny.decide(p, "DENY");
+  if (denied) return denied;
+  if (rules.allow.policies === 0) return NO_ALLOW_POLICY;
+  return rules.allow.decide(p, "ALLOW") ?? rules.noAllowMatched;
 }
 
 function byName(a: CompiledPolicy, b: CompiledPolicy): number {
@@ -183,15 +225,20 @@ function byName(a: CompiledPolicy, b: CompiledPolicy): number {
  * Policies are kept in namespace/name order, so the deciding policy is the same on every proxy.
  *
  * @param policies the policies that apply to one workload (see {@link applicableAuthorizationPolicies})
+ * @param options see {@link CompileOptions}
  * @throws {RangeError} naming the policy and field for action CUSTOM ("not supported yet"), an
  *   unknown action or condition key, or a bad IP, CIDR or port (schema validation rejects all of
  *   these before they reach here)
  */
-export function compileAuthorization(policies: readonly AuthorizationPolicyView[]): CompiledAuthorization {
+export function compileAuthorization(
+  policies: readonly AuthorizationPolicyView[],
+  options: CompileOptions = {},
+): CompiledAuthorization {
   const deny: CompiledPolicy[] = [];
   const allow: CompiledPolicy[] = [];
   const audit: CompiledPolicy[] = [];
   const headerNames = new Set<string>();
+  const indexed = options.index !== false;
   for (const policy of policies) {
     const ref = { namespace: policy.namespace, name: policy.name };
     const where = `AuthorizationPolicy ${ref.namespace}/${ref.name}`;
@@ -201,9 +248,10 @@ export function compileAuthorization(policies: readonly AuthorizationPolicyView[
       throw new RangeError(`${where}: action CUSTOM (external authorization) is not supported yet`);
     }
     if (target === null) throw new RangeError(`${where}: unknown action "${action}"`);
-    const rules = (policy.rules ?? []).map((rule, index) => ({
+    const rules = (policy.rules ?? []).map((rule, index): CompiledRule => ({
       index,
       test: compileRule(rule, ref.namespace, headerNames, `${where}: spec.rules[${index}]`),
+      keys: indexed ? ruleKeys(rule, ref.namespace) : undefined,
     }));
     const tcpRules: CompiledRule[] = [];
     const droppedOnTcp: number[] = [];
@@ -211,52 +259,17 @@ export function compileAuthorization(policies: readonly AuthorizationPolicyView[
       if (httpOnlyFields(rule).length === 0) return tcpRules.push(rules[index]);
       if (tcpRuleEffect(action) === "dropped") return droppedOnTcp.push(index);
       const at = `${where}: spec.rules[${index}]`;
-      tcpRules.push({ index, test: compileRule(withoutHttpOnlyFields(rule), ref.namespace, new Set(), at) });
+      const l4 = withoutHttpOnlyFields(rule);
+      tcpRules.push({
+        index,
+        test: compileRule(l4, ref.namespace, new Set(), at),
+        keys: indexed ? ruleKeys(l4, ref.namespace) : undefined,
+      });
     });
     target.push({ ref, rules, tcpRules, droppedOnTcp });
   }
   for (const list of [deny, allow, audit]) list.sort(byName);
-  return new CompiledAuthorization(deny, allow, audit, [...headerNames]);
-}
-
-function firstMatch(
-  policies: readonly CompiledPolicy[],
-  p: Prepared,
-  layer: Layer,
-): { policy: CompiledPolicy; rule: CompiledRule } | undefined {
-  for (let i = 0; i < policies.length; i++) {
-    const rules = layer === "http" ? policies[i].rules : policies[i].tcpRules;
-    for (let j = 0; j < rules.length; j++) {
-      if (rules[j].test(p)) return { policy: policies[i], rule: rules[j] };
-    }
-  }
-  return undefined;
-}
-
-function issAndSub(r: AuthorizationRequest): [string | undefined, string | undefined] {
-  const c = r.claims;
-  if (c && typeof c.iss === "string" && typeof c.sub === "string") return [c.iss, c.sub];
-  const rp = r.requestPrincipal;
-  if (rp === undefined || rp === "") return [undefined, undefined];
-  const idx = rp.lastIndexOf("/");
-  return idx < 0 ? [rp, ""] : [rp.slice(0, idx), rp.slice(idx + 1)];
-}
-
-const refText = (ref: AuthorizationPolicyRef) => `${ref.namespace}/${ref.name}`;
-
-function matched(
-  action: "ALLOW" | "DENY",
-  m: { policy: CompiledPolicy; rule: CompiledRule },
-): AuthorizationDecision {
-  return {
-    allowed: action === "ALLOW",
-    policy: m.policy.ref,
-    action,
-    ruleIndex: m.rule.index,
-    reason: `${action === "ALLOW" ? "allowed" : "denied"} by ${action} policy ${
-      refText(m.policy.ref)
-    } rule ${m.rule.index}`,
-  };
+  return new CompiledAuthorization(deny, allow, audit, [...headerNames], options);
 }
 
 /**

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type CidrBlock, cidrContains, parseCidr, parseIp } from "./ip_block.ts";
+import { type CidrBlock, cidrContains, type IpBytes, parseCidr, parseIp } from "./ip_block.ts";
 import { isPathTemplate, pathTemplateRegExp } from "./path.ts";
 import { escapeRegExp, type TextMatcher, wildcardMatcher } from "./string_match.ts";
 import type { AuthorizationOperationView, AuthorizationSourceView } from "./policy_view.ts";
@@ -90,8 +90,11 @@ export function requestPrincipalMatcher(v: string): Predicate {
   return (p) => p.iss !== undefined && p.sub !== undefined && mi(p.iss) && ms(p.sub);
 }
 
+/** Which address an IP field or condition reads. */
+export type IpAttribute = "sourceIp" | "remoteIp" | "destinationIp";
+
 export function ipMatcher(
-  which: "sourceIp" | "remoteIp" | "destinationIp",
+  which: IpAttribute,
   where: string,
 ): (v: string) => Predicate {
   return (v) => {
@@ -104,7 +107,8 @@ export function ipMatcher(
   };
 }
 
-function ipOf(p: Prepared, which: "sourceIp" | "remoteIp" | "destinationIp"): Uint8Array | null {
+/** The request's address of that attribute, parsed once per request (kept in `p`); null when absent or bad. */
+export function ipOf(p: Prepared, which: IpAttribute): IpBytes | null {
   let ip = p[which];
   if (ip === undefined) {
     const text = which === "remoteIp" ? p.r.remoteIp ?? p.r.sourceIp : p.r[which];

@@ -6,28 +6,48 @@
  * @module
  */
 
+/**
+ * An address's bytes, 4 (IPv4) or 16 (IPv6): a plain array, as allocating a `Uint8Array` costs V8
+ * about 200 ns and the proxy parses a peer address per request when a policy has IP blocks.
+ */
+export type IpBytes = readonly number[];
+
 /** A parsed CIDR block. */
 export interface CidrBlock {
   /** 4 bytes (IPv4) or 16 (IPv6). */
-  bytes: Uint8Array;
+  bytes: IpBytes;
   /** Prefix length in bits. */
   prefix: number;
 }
 
-function parseV4(text: string): Uint8Array | undefined {
-  const parts = text.split(".");
-  if (parts.length !== 4) return undefined;
-  const out = new Uint8Array(4);
-  for (let i = 0; i < 4; i++) {
-    if (!/^(0|[1-9][0-9]{0,2})$/.test(parts[i])) return undefined;
-    const n = Number(parts[i]);
+/**
+ * Dotted decimal, four octets of 1 to 3 digits without leading zeros, each at most 255. Read by hand,
+ * as the proxy parses a peer address per request whenever a policy has IP blocks.
+ */
+function parseV4(text: string): IpBytes | undefined {
+  const out = [0, 0, 0, 0];
+  let part = 0;
+  let n = 0;
+  let digits = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 0x2e;
+    if (c === 0x2e) {
+      if (digits === 0 || part === 4) return undefined;
+      out[part++] = n;
+      n = 0;
+      digits = 0;
+      continue;
+    }
+    if (c < 0x30 || c > 0x39) return undefined;
+    if (digits === 1 && n === 0) return undefined;
+    if (++digits > 3) return undefined;
+    n = n * 10 + c - 0x30;
     if (n > 255) return undefined;
-    out[i] = n;
   }
-  return out;
+  return part === 4 ? out : undefined;
 }
 
-function parseV6(text: string): Uint8Array | undefined {
+function parseV6(text: string): IpBytes | undefined {
   let body = text;
   const lastColon = body.lastIndexOf(":");
   if (body.slice(lastColon + 1).includes(".")) {
@@ -54,7 +74,7 @@ function parseV6(text: string): Uint8Array | undefined {
   const total = left.length + right.length;
   if (halves.length === 1 ? total !== 8 : total > 7) return undefined;
   const all = [...left, ...new Array<number>(8 - total).fill(0), ...right];
-  const out = new Uint8Array(16);
+  const out = new Array<number>(16).fill(0);
   all.forEach((g, i) => {
     out[i * 2] = g >> 8;
     out[i * 2 + 1] = g & 0xff;
@@ -69,7 +89,7 @@ const MAPPED_PREFIX = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff];
  *
  * @returns 4 bytes for IPv4 and IPv4-mapped IPv6, else 16; undefined when it is not an address
  */
-export function parseIp(text: string): Uint8Array | undefined {
+export function parseIp(text: string): IpBytes | undefined {
   if (!text.includes(":")) return parseV4(text);
   const v6 = parseV6(text);
   if (v6 && MAPPED_PREFIX.every((b, i) => v6[i] === b)) return v6.slice(12);
@@ -96,7 +116,7 @@ export function parseCidr(text: string): CidrBlock | undefined {
 }
 
 /** Whether `ip` (from {@link parseIp}) lies in `block`; IPv4 never lies in an IPv6 block. */
-export function cidrContains(block: CidrBlock, ip: Uint8Array): boolean {
+export function cidrContains(block: CidrBlock, ip: IpBytes): boolean {
   if (ip.length !== block.bytes.length) return false;
   let bits = block.prefix;
   for (let i = 0; bits > 0; i++, bits -= 8) {

@@ -30,7 +30,13 @@ export type {
   AuthorizationSourceView,
   AuthorizationValueList,
 } from "./policy_view.ts";
-export { authorize, authorizeConnection, compileAuthorization, CompiledAuthorization } from "./evaluate.ts";
+export {
+  authorize,
+  authorizeConnection,
+  compileAuthorization,
+  CompiledAuthorization,
+  type CompileOptions,
+} from "./evaluate.ts";
 export { type NormalizedPath, normalizePath, PathError } from "./path.ts";
 export type {
   AuthorizationConnection,

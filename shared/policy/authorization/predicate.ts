@@ -7,6 +7,7 @@
  */
 import type { AuthorizationRequest } from "./request.ts";
 import type { AuthorizationValueList } from "./policy_view.ts";
+import type { IpBytes } from "./ip_block.ts";
 
 /** The request as matchers read it, computed once per evaluation. */
 export interface Prepared {
@@ -18,9 +19,9 @@ export interface Prepared {
   principalBody: string;
   iss: string | undefined;
   sub: string | undefined;
-  sourceIp: Uint8Array | null | undefined;
-  remoteIp: Uint8Array | null | undefined;
-  destinationIp: Uint8Array | null | undefined;
+  sourceIp: IpBytes | null | undefined;
+  remoteIp: IpBytes | null | undefined;
+  destinationIp: IpBytes | null | undefined;
 }
 
 export type Predicate = (p: Prepared) => boolean;

@@ -1,0 +1,171 @@
+"""A gRPC server and client (Debian's python3-grpcio) for the HTTP/2 tests of the proxy.
+
+No generated code: the methods take and return raw bytes (generic handlers, no serializers).
+
+  server PORT            serves test.Echo on 127.0.0.1:PORT (h2c), prints "listening" when ready
+  client TARGET AUTHORITY SCENARIO...
+                         calls test.Echo at TARGET with :authority AUTHORITY and prints one JSON
+                         object: scenario -> {"code": "OK" | grpc status name, "details": ..., ...}
+
+Scenarios: unary, server_stream, client_stream, bidi, deadline, large, metadata, trailers, concurrent.
+Run it with a clean environment: grpcio reads http_proxy, grpc_proxy and GRPC_* variables.
+"""
+
+import json
+import sys
+import threading
+import time
+from concurrent import futures
+
+import grpc
+
+MAX = 16 * 1024 * 1024
+OPTIONS = [("grpc.max_send_message_length", MAX), ("grpc.max_receive_message_length", MAX)]
+SERVICE = "test.Echo"
+
+
+def unary(request, context):
+    context.set_trailing_metadata((("x-trailer", "unary-done"),))
+    return request
+
+
+def server_stream(request, context):
+    for i in range(int(request.decode())):
+        yield b"message-%d" % i
+
+
+def client_stream(request_iterator, context):
+    count = 0
+    size = 0
+    for message in request_iterator:
+        count += 1
+        size += len(message)
+    return json.dumps({"count": count, "bytes": size}).encode()
+
+
+def bidi(request_iterator, context):
+    for message in request_iterator:
+        yield b"echo:" + message
+
+
+def sleep(request, context):
+    # Sleeps the asked milliseconds, or until the caller's deadline passes (the app enforces it).
+    end = time.monotonic() + int(request.decode()) / 1000
+    while time.monotonic() < end and context.is_active():
+        time.sleep(0.01)
+    return b"slept"
+
+
+def metadata(request, context):
+    return json.dumps({k: v for k, v in context.invocation_metadata()}).encode()
+
+
+def serve(port):
+    handlers = {
+        "Unary": grpc.unary_unary_rpc_method_handler(unary),
+        "ServerStream": grpc.unary_stream_rpc_method_handler(server_stream),
+        "ClientStream": grpc.stream_unary_rpc_method_handler(client_stream),
+        "Bidi": grpc.stream_stream_rpc_method_handler(bidi),
+        "Sleep": grpc.unary_unary_rpc_method_handler(sleep),
+        "Metadata": grpc.unary_unary_rpc_method_handler(metadata),
+    }
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=32), options=OPTIONS)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+    server.add_insecure_port("127.0.0.1:%d" % port)
+    server.start()
+    print("listening", flush=True)
+    server.wait_for_termination()
+
+
+def outcome(fn):
+    try:
+        result = fn()
+        result.setdefault("code", "OK")
+        return result
+    except grpc.RpcError as e:
+        return {"code": e.code().name, "details": e.details()}
+
+
+def run_client(target, authority, scenarios, token):
+    channel = grpc.insecure_channel(target, options=OPTIONS + [("grpc.default_authority", authority)])
+    meta = (("authorization", "Bearer " + token),) if token else None
+
+    def method(kind, name):
+        return getattr(channel, kind)("/%s/%s" % (SERVICE, name))
+
+    def do_unary():
+        return {"reply": method("unary_unary", "Unary")(b"hello", timeout=10, metadata=meta).decode()}
+
+    def do_server_stream():
+        replies = list(method("unary_stream", "ServerStream")(b"100", timeout=10, metadata=meta))
+        return {"count": len(replies), "last": replies[-1].decode()}
+
+    def do_client_stream():
+        reply = method("stream_unary", "ClientStream")((b"x" * 1000 for _ in range(50)), timeout=10, metadata=meta)
+        return json.loads(reply)
+
+    def do_bidi():
+        # Ping-pong: each request is sent only after the previous reply came back through both proxies.
+        ready = threading.Semaphore(1)
+        got = []
+
+        def requests():
+            for i in range(20):
+                ready.acquire()
+                yield b"%d" % i
+
+        for reply in method("stream_stream", "Bidi")(requests(), timeout=10, metadata=meta):
+            got.append(reply.decode())
+            ready.release()
+        return {"count": len(got), "last": got[-1]}
+
+    def do_deadline():
+        start = time.monotonic()
+        try:
+            method("unary_unary", "Sleep")(b"5000", timeout=0.5, metadata=meta)
+            return {"code": "OK", "seconds": time.monotonic() - start}
+        except grpc.RpcError as e:
+            return {"code": e.code().name, "details": e.details(), "seconds": time.monotonic() - start}
+
+    def do_large():
+        payload = bytes(range(256)) * (4 * 1024 * 1024 // 256 + 1)
+        reply = method("unary_unary", "Unary")(payload, timeout=30, metadata=meta)
+        return {"bytes": len(reply), "same": reply == payload}
+
+    def do_metadata():
+        return {"seen": json.loads(method("unary_unary", "Metadata")(b"", timeout=10, metadata=meta))}
+
+    def do_trailers():
+        _, call = method("unary_unary", "Unary").with_call(b"t", timeout=10, metadata=meta)
+        return {"trailers": dict(call.trailing_metadata())}
+
+    def do_concurrent():
+        pool = futures.ThreadPoolExecutor(max_workers=50)
+        calls = [pool.submit(method("unary_unary", "Sleep"), b"200", timeout=10, metadata=meta) for _ in range(50)]
+        return {"replies": sum(1 for c in calls if c.result() == b"slept")}
+
+    table = {
+        "unary": do_unary,
+        "server_stream": do_server_stream,
+        "client_stream": do_client_stream,
+        "bidi": do_bidi,
+        "deadline": do_deadline,
+        "large": do_large,
+        "metadata": do_metadata,
+        "trailers": do_trailers,
+        "concurrent": do_concurrent,
+    }
+    print(json.dumps({s: outcome(table[s]) for s in scenarios}), flush=True)
+    channel.close()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "server":
+        serve(int(sys.argv[2]))
+    else:
+        args = sys.argv[4:]
+        token = ""
+        if args and args[0].startswith("--token="):
+            token = args[0][len("--token="):]
+            args = args[1:]
+        run_client(sys.argv[2], sys.argv[3], args, token)

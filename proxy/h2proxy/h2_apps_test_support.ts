@@ -1,0 +1,202 @@
+/**
+ * The real HTTP/2 software the proxy's HTTP/2 tests put on either side of it: Debian's python3-grpcio
+ * (./grpc_test_app.py, server and client), nghttpd and nghttp (nghttp2-server, nghttp2-client),
+ * python3-hypercorn with a small ASGI application that echoes what it received, and curl with
+ * `--http2-prior-knowledge`. Every Python process runs with a clean environment (grpcio reads
+ * `http_proxy`, `grpc_proxy` and `GRPC_*`; /work/shared/platform.md) and Debian's /usr/bin/python3.
+ * Not used by the proxy itself.
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
+import {
+  commandMissing,
+  type Missing,
+  pythonModulesMissing,
+} from "../../shared/internal/testing/prerequisites.ts";
+import { processDeadline } from "../../shared/internal/testing/deadline.ts";
+
+const GRPC_APP = fileURLToPath(new URL("./grpc_test_app.py", import.meta.url));
+const HOSTILE_APP = fileURLToPath(new URL("./hostile_h2_app.py", import.meta.url));
+const CLEAN_ENV = { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" };
+
+/** What the gRPC tests need, or undefined. */
+export function grpcioMissing(): Missing {
+  return pythonModulesMissing(["grpc"], "python3-grpcio");
+}
+
+/** What the h2c tests need (nghttpd, nghttp, hypercorn, curl), or undefined. */
+export function h2cToolsMissing(): Missing {
+  return commandMissing("nghttpd") ?? commandMissing("nghttp") ?? commandMissing("curl") ??
+    pythonModulesMissing(["hypercorn"], "python3-hypercorn");
+}
+
+/** A server process on 127.0.0.1 that the test stops. */
+export interface ServerProcess {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/** Waits until something accepts TCP connections on the port (20 s at most). */
+async function untilListening(port: number, child: Deno.ChildProcess, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      const c = await Deno.connect({ hostname: "127.0.0.1", port });
+      c.close();
+      return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      await child.status;
+      throw new Error(`${what} did not start on port ${port}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function spawnServer(cmd: string, args: string[], what: string, cwd?: string): Promise<ServerProcess> {
+  const port = freePort();
+  const child = new Deno.Command(cmd, {
+    args: args.map((a) => a.replace("{port}", String(port))),
+    cwd,
+    clearEnv: true,
+    env: CLEAN_ENV,
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  await untilListening(port, child, what);
+  let stopped: Promise<unknown> | undefined;
+  return {
+    port,
+    async stop() {
+      if (stopped === undefined) {
+        child.kill("SIGTERM");
+        stopped = child.status;
+      }
+      await stopped;
+    },
+  };
+}
+
+/** ./grpc_test_app.py's gRPC server (test.Echo: Unary, ServerStream, ClientStream, Bidi, Sleep, Metadata). */
+export function startGrpcServer(): Promise<ServerProcess> {
+  return spawnServer("/usr/bin/python3", [GRPC_APP, "server", "{port}"], "the grpcio server");
+}
+
+/** One scenario's outcome as ./grpc_test_app.py prints it. */
+export interface GrpcOutcome {
+  /** `OK` or the gRPC status name (`PERMISSION_DENIED`, ...). */
+  code: string;
+  details?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * Runs ./grpc_test_app.py's client against `target` (host:port) with `:authority` `authority`.
+ *
+ * @param token a bearer token sent as `authorization` metadata on every call
+ */
+export async function grpcClient(
+  target: string,
+  authority: string,
+  scenarios: string[],
+  token?: string,
+): Promise<Record<string, GrpcOutcome>> {
+  const deadline = processDeadline(60_000, `grpc client ${scenarios.join(" ")}`);
+  const out = await new Deno.Command("/usr/bin/python3", {
+    args: [GRPC_APP, "client", target, authority, ...(token ? [`--token=${token}`] : []), ...scenarios],
+    clearEnv: true,
+    env: CLEAN_ENV,
+    stdout: "piped",
+    stderr: "piped",
+    signal: deadline.signal,
+  }).output();
+  deadline.end();
+  const stdout = new TextDecoder().decode(out.stdout);
+  if (!out.success) throw new Error(`grpc client failed: ${new TextDecoder().decode(out.stderr)}`);
+  return JSON.parse(stdout);
+}
+
+/** What the hostile-peer tests need (Debian's python3-h2), or undefined. */
+export function pythonH2Missing(): Missing {
+  return pythonModulesMissing(["h2"], "python3-h2");
+}
+
+/** ./hostile_h2_app.py's h2c application: GOAWAY, RST_STREAM before or during the response, by path. */
+export function startHostileApp(): Promise<ServerProcess> {
+  return spawnServer("/usr/bin/python3", [HOSTILE_APP, "server", "{port}"], "the hostile HTTP/2 application");
+}
+
+/** ./hostile_h2_app.py's rapid-reset client: `count` streams each reset at once; how the connection ended. */
+export async function rapidReset(
+  target: string,
+  authority: string,
+  count: number,
+): Promise<{ sent: number; goaway: number | null; closed: boolean }> {
+  const r = await run("/usr/bin/python3", [HOSTILE_APP, "rapid-reset", target, authority, String(count)]);
+  if (r.code !== 0) throw new Error(`rapid-reset client failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+/** nghttpd serving `dir` over h2c (`--no-tls`). */
+export function startNghttpd(dir: string): Promise<ServerProcess> {
+  return spawnServer("nghttpd", ["--no-tls", "-d", dir, "{port}"], "nghttpd");
+}
+
+/** The ASGI application hypercorn serves: it answers every request with what it received, as JSON. */
+const ECHO_APP = `import json
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    size = 0
+    while True:
+        m = await receive()
+        size += len(m.get("body", b""))
+        if not m.get("more_body"):
+            break
+    out = json.dumps({"path": scope["path"], "query": scope["query_string"].decode(),
+                      "http_version": scope["http_version"], "method": scope["method"],
+                      "headers": {k.decode(): v.decode() for k, v in scope["headers"]},
+                      "body_bytes": size}).encode()
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"x-echo", b"1")]})
+    await send({"type": "http.response.body", "body": out})
+`;
+
+/** python3-hypercorn serving {@link ECHO_APP} (HTTP/1.1, and h2c with prior knowledge). */
+export async function startHypercorn(dir: string): Promise<ServerProcess> {
+  await Deno.writeTextFile(join(dir, "h2_echo_app.py"), ECHO_APP);
+  return spawnServer(
+    "/usr/bin/python3",
+    ["-m", "hypercorn", "--bind", "127.0.0.1:{port}", "h2_echo_app:app"],
+    "hypercorn",
+    dir,
+  );
+}
+
+/** A command's exit code and output, run with a 30 s deadline. */
+export async function run(
+  cmd: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const deadline = processDeadline(30_000, `${cmd} ${args.join(" ")}`);
+  const out = await new Deno.Command(cmd, {
+    args,
+    clearEnv: true,
+    env: CLEAN_ENV,
+    stdout: "piped",
+    stderr: "piped",
+    signal: deadline.signal,
+  }).output();
+  deadline.end();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}

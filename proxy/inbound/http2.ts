@@ -1,0 +1,158 @@
+/**
+ * The inbound listener's HTTP/2: a connection that negotiated ALPN `h2` in the mutual TLS handshake,
+ * or that starts with the HTTP/2 preface (after TLS, or in plain text where the port's mode allows
+ * it), served by the HTTP/2 codec's server role. Every stream passes the same filter chain as an
+ * HTTP/1.1 request ({@link InboundPolicyFilter} on the stream's headers seen as an HTTP/1.1 head,
+ * ../h2proxy/request_head.ts: path normalization, RequestAuthentication, AuthorizationPolicy with
+ * the connection's peer identity); a denial or a bad token is answered as Envoy does, gRPC-aware
+ * (PERMISSION_DENIED, UNAUTHENTICATED for `application/grpc` requests). X-Forwarded-Client-Cert is
+ * set as for HTTP/1.1 (APPEND_FORWARD with mutual TLS, removed without), then the stream goes to the
+ * application over h2c, on a multiplexed connection pool to `appAddress:appPort`. There is no
+ * HTTP/2 to HTTP/1.1 translation: the application of an HTTP/2 port speaks h2c.
+ *
+ * @module
+ */
+import type net from "node:net";
+import { Http2Connection } from "../http2/connection.ts";
+import { DownstreamSet } from "../h2proxy/downstream_set.ts";
+import type { Http2Stream } from "../http2/stream.ts";
+import type { Http2Limits } from "../http2/limits.ts";
+import type { Log } from "../http/session_types.ts";
+import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { type ConnectionAttributes, InboundPolicyFilter } from "../filters/mod.ts";
+import { adaptRequestHead, applyVerdict, headerLinesToList, withXfcc } from "../h2proxy/request_head.ts";
+import { answerLocally, guardStream, relayStream, type StreamObserver } from "../h2proxy/relay.ts";
+import { meteredStream } from "../h2proxy/stream_metrics.ts";
+import type { IstioMetrics } from "../http/istio_metrics.ts";
+import { inboundIstioLabels } from "../http/istio_labels.ts";
+import { http2Pool, openStream, type UpstreamConnection } from "../h2proxy/upstream.ts";
+import type { MuxPool } from "../h2proxy/mux_pool.ts";
+import { plainDialer } from "../outbound/endpoint_pool.ts";
+import type { InboundObserver } from "./observer.ts";
+
+/** Settings of {@link InboundHttp2}. */
+export interface InboundHttp2Options {
+  appAddress: string;
+  appPort: number;
+  snapshot(): RuntimeSnapshot;
+  log: Log;
+  observer: InboundObserver;
+  /** The codec's limits (both roles); Envoy's edge values by default. */
+  limits?: Partial<Http2Limits>;
+  /** Istio's standard request metrics (the worker's); none counted when absent. */
+  requestMetrics?: IstioMetrics;
+  /** Connect timeout to the application (ms). Default 10 s. */
+  connectTimeoutMs?: number;
+  /** An application connection without streams is closed after this long (ms). Default 60 s. */
+  idleTimeoutMs?: number;
+  /** A downstream connection without streams is closed after this long (ms; 0 never). Default 300 s. */
+  downstreamIdleTimeoutMs?: number;
+  /** Counts downstream connections closed for being idle (the listener's `downstream_cx_idle_timeout`). */
+  onIdleClose?: () => void;
+}
+
+/** Serves the HTTP/2 connections of one inbound listener; owns its h2c pool to the application. */
+export class InboundHttp2 {
+  readonly #o: InboundHttp2Options;
+  readonly #pool: MuxPool<UpstreamConnection>;
+  readonly #downstream = new DownstreamSet();
+
+  constructor(options: InboundHttp2Options) {
+    this.#o = options;
+    const target = `${options.appAddress}:${options.appPort}`;
+    this.#pool = http2Pool({
+      dial: plainDialer(options.appAddress, options.appPort, options.connectTimeoutMs ?? 10_000),
+      limits: options.limits,
+      log: options.log,
+      target,
+      idleTimeoutMs: options.idleTimeoutMs,
+      onConnect: () => {
+        options.observer.upstreamConnection();
+        options.observer.http2Connection("upstream");
+      },
+    });
+  }
+
+  /** Open downstream HTTP/2 connections. */
+  get connectionCount(): number {
+    return this.#downstream.size;
+  }
+
+  /** h2c connections to the application open now. */
+  get upstreamConnectionCount(): number {
+    return this.#pool.connectionCount;
+  }
+
+  /**
+   * Serves one connection (its HTTP/2 preface still on the socket).
+   *
+   * @param attributes what the filters know of the connection
+   * @param xfcc this hop's X-Forwarded-Client-Cert element (mutual TLS), or null (plain text)
+   */
+  serve(socket: net.Socket, attributes: ConnectionAttributes, xfcc: string | null): void {
+    const log = this.#o.log;
+    const filter = new InboundPolicyFilter(this.#o.snapshot, attributes, log);
+    const metrics = this.#o.requestMetrics;
+    const labels = metrics?.labels(inboundIstioLabels(this.#o.snapshot(), attributes.principal ?? null));
+    const connection = new Http2Connection(socket, {
+      role: "server",
+      limits: this.#o.limits,
+      log: (message: string) => log.debug("downstream HTTP/2", { peer: attributes.peer, message }),
+      onStream: (stream: Http2Stream) => {
+        this.#o.observer.request();
+        const observer = meteredStream(this.#o.observer, labels);
+        guardStream(
+          stream,
+          log,
+          attributes.peer,
+          () => this.#onStream(stream, filter, attributes.peer, xfcc, observer),
+        );
+      },
+    });
+    this.#downstream.add(connection);
+    this.#o.observer.http2Connection("downstream");
+  }
+
+  async #onStream(
+    stream: Http2Stream,
+    filter: InboundPolicyFilter,
+    peer: string,
+    xfcc: string | null,
+    observer: StreamObserver,
+  ): Promise<void> {
+    const adapted = adaptRequestHead(stream.headers, `${this.#o.appAddress}:${this.#o.appPort}`);
+    if (!adapted.ok) {
+      return answerLocally(stream, undefined, { status: adapted.status, body: adapted.reason }, observer);
+    }
+    const verdict = await filter.check(adapted.head);
+    if (verdict?.reply) {
+      const r = verdict.reply;
+      return answerLocally(stream, adapted.contentType, {
+        status: r.status,
+        body: r.body,
+        headers: headerLinesToList(r.headers),
+      }, observer);
+    }
+    const forward = withXfcc(applyVerdict(stream.headers, adapted, verdict), xfcc);
+    await relayStream(stream, forward, (h, end, cancelled) => openStream(this.#pool, h, end, cancelled), {
+      observer,
+      log: this.#o.log,
+      peer,
+      target: `${this.#o.appAddress}:${this.#o.appPort}`,
+      contentType: adapted.contentType,
+    });
+  }
+
+  /** Closes idle application connections. */
+  sweep(now: number): void {
+    const idle = this.#downstream.sweep(now, this.#o.downstreamIdleTimeoutMs ?? 300_000);
+    for (let i = 0; i < idle; i++) this.#o.onIdleClose?.();
+    this.#pool.sweep(now);
+  }
+
+  /** Closes every downstream connection and the application pool. */
+  close(): void {
+    this.#downstream.close();
+    this.#pool.close();
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * The index keys of a rule: a list of request attributes, at least one of which a request must
+ * have for the rule to match (a necessary condition, derived from the rule's own values). The index
+ * (rule_index.ts) files the rule under each key, so that a request only evaluates the rules filed
+ * under its own attributes, plus the rules without keys.
+ *
+ * A rule (Istio's authorization-policy reference,
+ * istio.io/latest/docs/reference/config/security/authorization-policy/) matches when any `from`
+ * source, any `to` operation and every `when` condition does; a source or operation when each field
+ * set does; a field when any of its `values` does. So each of these is a necessary condition:
+ * - the `from` list, when every source has a keyed field (the keys of all sources together);
+ * - the `to` list, likewise;
+ * - one `when` condition with `values` of a keyed key.
+ * The cheapest one (by {@link KEY_COST}) is kept. A field is keyed when every value of it is: exact
+ * `principals` and `source.principal`, `namespaces` and `source.namespace` without `*` or `/`,
+ * `serviceAccounts` and `source.serviceAccount` (by their namespace), exact
+ * `requestPrincipals` and `request.auth.principal`, exact `hosts`, `ports` and `destination.port`,
+ * exact `methods`, `paths` (exact, `prefix*`, `*suffix`, a template's literal head), exact
+ * `request.headers[...]` values and exact JWT claim values (`request.auth.claims[...]`, `audiences`,
+ * `presenter`) and IP blocks of prefix 8 or more (`ipBlocks`, `remoteIpBlocks`, `source.ip`,
+ * `remote.ip`, `destination.ip`: by their leading bytes). `not*` fields, trust domains, shorter
+ * blocks and `*` values have no keys: a rule without keys is evaluated for every
+ * request.
+ *
+ * @module
+ */
+import { bracketNames } from "./condition_matchers.ts";
+import type { IpAttribute } from "./field_matchers.ts";
+import { type IpBytes, parseCidr } from "./ip_block.ts";
+import { isPathTemplate } from "./path.ts";
+import type {
+  AuthorizationOperationView,
+  AuthorizationRuleView,
+  AuthorizationSourceView,
+  AuthorizationValueList,
+} from "./policy_view.ts";
+
+/** The request attribute a key is compared with. */
+export type KeyKind =
+  | "principal"
+  | "namespace"
+  | "requestPrincipal"
+  | "host"
+  | "port"
+  | "method"
+  | "path"
+  | "pathPrefix"
+  | "pathSuffix"
+  | "header"
+  | "claim"
+  | "ip";
+
+/**
+ * One key: the request matches it when its attribute `kind` equals `value` (`pathPrefix`: starts
+ * with, `pathSuffix`: ends with; `namespace`: a `/ns/<value>/` segment of the peer principal).
+ */
+export interface RuleKey {
+  /** Which attribute. */
+  kind: KeyKind;
+  /**
+   * The header name (lower case) of a `header` key, the JWT issuer of a `requestPrincipal` key, the
+   * claim's path as a JSON list of names of a `claim` key, the attribute (`sourceIp`, `remoteIp`,
+   * `destinationIp`) of an `ip` key, else "".
+   */
+  scope: string;
+  /**
+   * The value: a port number for `port`, the JWT subject for `requestPrincipal`, the host in lower
+   * case, for `ip` the block's leading bytes (see {@link ipKeyOf}).
+   */
+  value: string | number;
+}
+
+/**
+ * How many requests a key lets through, roughly (lower is more selective): a principal or exact
+ * path names one caller or resource, a method or port is shared by many rules.
+ */
+export const KEY_COST: Readonly<Record<KeyKind, number>> = {
+  principal: 1,
+  requestPrincipal: 1,
+  path: 1,
+  header: 2,
+  claim: 2,
+  ip: 4,
+  namespace: 2,
+  host: 2,
+  pathPrefix: 3,
+  pathSuffix: 4,
+  port: 6,
+  method: 8,
+};
+
+type KeyOf = (v: string) => RuleKey | undefined;
+
+/** Istio's string values: `*` alone or at either end is a wildcard; only the rest are exact. */
+const isExact = (v: string): boolean => !v.startsWith("*") && !v.endsWith("*");
+
+const principalKey: KeyOf = (v) => isExact(v) ? { kind: "principal", scope: "", value: v } : undefined;
+
+/**
+ * A service account (`sa` in the policy's namespace, or `ns/sa`) needs `/ns/<ns>/` in the peer
+ * principal (serviceAccountMatcher's pattern), so it is filed under that namespace.
+ */
+const serviceAccountKey = (policyNamespace: string): KeyOf => (v) => {
+  const slash = v.indexOf("/");
+  const ns = slash < 0 ? policyNamespace : v.slice(0, slash);
+  return ns.includes("/") ? undefined : { kind: "namespace", scope: "", value: ns };
+};
+
+const namespaceKey: KeyOf = (v) =>
+  !v.includes("*") && !v.includes("/") ? { kind: "namespace", scope: "", value: v } : undefined;
+
+/** Split at the last `/` as requestPrincipalMatcher does: `iss/sub`, or `iss` with an empty subject. */
+const requestPrincipalKey: KeyOf = (v) => {
+  if (!isExact(v)) return undefined;
+  const idx = v.lastIndexOf("/");
+  return idx < 0
+    ? { kind: "requestPrincipal", scope: v, value: "" }
+    : { kind: "requestPrincipal", scope: v.slice(0, idx), value: v.slice(idx + 1) };
+};
+
+const hostKey: KeyOf = (v) => isExact(v) ? { kind: "host", scope: "", value: v.toLowerCase() } : undefined;
+
+const portKey: KeyOf = (v) =>
+  /^[0-9]+$/.test(v) && Number(v) <= 65535 ? { kind: "port", scope: "", value: Number(v) } : undefined;
+
+const methodKey: KeyOf = (v) => isExact(v) ? { kind: "method", scope: "", value: v } : undefined;
+
+/** A template matches only paths that start with its literal head (`/api/` of `/api/{*}/x`). */
+const pathKey: KeyOf = (v) => {
+  if (isPathTemplate(v)) {
+    const head = v.slice(0, v.indexOf("{*"));
+    return head === "" ? undefined : { kind: "pathPrefix", scope: "", value: head };
+  }
+  if (v === "*") return undefined;
+  if (v.startsWith("*")) return { kind: "pathSuffix", scope: "", value: v.slice(1) };
+  if (v.endsWith("*")) return { kind: "pathPrefix", scope: "", value: v.slice(0, -1) };
+  return { kind: "path", scope: "", value: v };
+};
+
+/** A claim value (`request.auth.claims[...]`, `audiences`, `presenter`): a string claim or a list's element. */
+const claimKey = (path: readonly string[]): KeyOf => (v) =>
+  isExact(v) ? { kind: "claim", scope: JSON.stringify(path), value: v } : undefined;
+
+/**
+ * The number an address is filed under: its length (4 or 16) and first two bytes, or first byte
+ * (`bits` 8). An address lies in a block of prefix 16 or more only if its first two bytes are the
+ * block's, in a block of prefix 8 to 15 only if its first byte is.
+ */
+export function ipKeyOf(bytes: IpBytes, bits: 8 | 16): number {
+  return bits === 16 ? bytes.length * 65536 + bytes[0] * 256 + bytes[1] : bytes.length * 256 + bytes[0];
+}
+
+/** A block of prefix 8 or more: its leading bytes (scope `<attribute>/<bits>`); shorter blocks have none. */
+const ipKey = (which: IpAttribute): KeyOf => (v) => {
+  const block = parseCidr(v);
+  if (block === undefined || block.prefix < 8) return undefined;
+  const bits = block.prefix >= 16 ? 16 : 8;
+  return { kind: "ip", scope: `${which}/${bits}`, value: ipKeyOf(block.bytes, bits) };
+};
+
+const headerKey = (name: string): KeyOf => (v) =>
+  isExact(v) ? { kind: "header", scope: name, value: v } : undefined;
+
+/** The keys of a field's values, or undefined when it has none or one value has no key. */
+function fieldKeys(values: AuthorizationValueList, keyOf: KeyOf): RuleKey[] | undefined {
+  if (!values || values.length === 0) return undefined;
+  const keys: RuleKey[] = [];
+  for (const v of values) {
+    const k = keyOf(v);
+    if (k === undefined) return undefined;
+    keys.push(k);
+  }
+  return keys;
+}
+
+const costOf = (keys: readonly RuleKey[]): number => keys.reduce((n, k) => n + KEY_COST[k.kind], 0);
+
+/** The cheapest of the candidate key lists (each a necessary condition), or undefined. */
+function cheapest(options: readonly (RuleKey[] | undefined)[]): RuleKey[] | undefined {
+  let best: RuleKey[] | undefined;
+  for (const o of options) if (o && (best === undefined || costOf(o) < costOf(best))) best = o;
+  return best;
+}
+
+function sourceKeys(s: AuthorizationSourceView, policyNamespace: string): RuleKey[] | undefined {
+  return cheapest([
+    fieldKeys(s.principals, principalKey),
+    fieldKeys(s.namespaces, namespaceKey),
+    fieldKeys(s.requestPrincipals, requestPrincipalKey),
+    fieldKeys(s.serviceAccounts, serviceAccountKey(policyNamespace)),
+    fieldKeys(s.ipBlocks, ipKey("sourceIp")),
+    fieldKeys(s.remoteIpBlocks, ipKey("remoteIp")),
+  ]);
+}
+
+function operationKeys(o: AuthorizationOperationView): RuleKey[] | undefined {
+  return cheapest([
+    fieldKeys(o.paths, pathKey),
+    fieldKeys(o.hosts, hostKey),
+    fieldKeys(o.ports, portKey),
+    fieldKeys(o.methods, methodKey),
+  ]);
+}
+
+/** Every alternative must be keyed: one without keys could match any request. */
+function anyOfKeys<T>(list: readonly T[] | null | undefined, keysOf: (t: T) => RuleKey[] | undefined) {
+  if (!list || list.length === 0) return undefined;
+  const keys: RuleKey[] = [];
+  for (const item of list) {
+    const k = keysOf(item);
+    if (k === undefined) return undefined;
+    keys.push(...k);
+  }
+  return keys;
+}
+
+const HEADER_KEY = /^request\.headers\[([^\[\]]+)\]$/;
+const CLAIMS = "request.auth.claims[";
+
+function conditionKeyOf(key: string, policyNamespace: string): KeyOf | undefined {
+  const header = HEADER_KEY.exec(key);
+  if (header) return headerKey(header[1].toLowerCase());
+  if (key.startsWith(CLAIMS)) return claimKey(bracketNames(key.slice(CLAIMS.length - 1), key));
+  switch (key) {
+    case "request.auth.audiences":
+      return claimKey(["aud"]);
+    case "request.auth.presenter":
+      return claimKey(["azp"]);
+    case "source.ip":
+      return ipKey("sourceIp");
+    case "remote.ip":
+      return ipKey("remoteIp");
+    case "destination.ip":
+      return ipKey("destinationIp");
+    case "source.principal":
+      return principalKey;
+    case "source.namespace":
+      return namespaceKey;
+    case "source.serviceAccount":
+      return serviceAccountKey(policyNamespace);
+    case "request.auth.principal":
+      return requestPrincipalKey;
+    case "destination.port":
+      return portKey;
+  }
+  return undefined;
+}
+
+/** Drops repeated keys, so that a rule is filed once under each. */
+function distinct(keys: RuleKey[]): RuleKey[] {
+  const seen = new Set<string>();
+  return keys.filter((k) => {
+    const id = `${k.kind}\0${k.scope}\0${k.value}`;
+    return seen.has(id) ? false : (seen.add(id), true);
+  });
+}
+
+/**
+ * The keys of a rule (see the module doc).
+ *
+ * @param rule the rule as it is evaluated (on TCP: without its HTTP-only fields)
+ * @param policyNamespace the policy's namespace (a service account without one is in it)
+ * @returns keys, one of which every request the rule matches has; undefined when the rule has none
+ *   (it is then evaluated for every request)
+ */
+export function ruleKeys(rule: AuthorizationRuleView, policyNamespace: string): RuleKey[] | undefined {
+  const options = [
+    anyOfKeys(rule.from, (f) => f.source ? sourceKeys(f.source, policyNamespace) : undefined),
+    anyOfKeys(rule.to, (t) => t.operation ? operationKeys(t.operation) : undefined),
+  ];
+  for (const c of rule.when ?? []) {
+    const keyOf = conditionKeyOf(c.key, policyNamespace);
+    if (keyOf) options.push(fieldKeys(c.values, keyOf));
+  }
+  const best = cheapest(options);
+  return best && distinct(best);
+}

@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import type { AuthorizationRuleView } from "./policy_view.ts";
+import { ruleKeys } from "./rule_keys.ts";
+
+const keys = (rule: AuthorizationRuleView): string[] | undefined =>
+  ruleKeys(rule, "foo")?.map((k) => `${k.kind}${k.scope === "" ? "" : `[${k.scope}]`}=${k.value}`);
+
+/** [label, rule, keys (undefined: evaluated for every request)]. */
+const CASES: [string, AuthorizationRuleView, string[] | undefined][] = [
+  ["an empty rule has none", {}, undefined],
+  ["exact principals", { from: [{ source: { principals: ["td/ns/a/sa/b", "td/ns/c/sa/d"] } }] }, [
+    "principal=td/ns/a/sa/b",
+    "principal=td/ns/c/sa/d",
+  ]],
+  ["a wildcard principal unkeys the field", { from: [{ source: { principals: ["td/*"] } }] }, undefined],
+  ["notPrincipals have none", { from: [{ source: { notPrincipals: ["td/ns/a/sa/b"] } }] }, undefined],
+  ["namespaces without * or /", { from: [{ source: { namespaces: ["foo"] } }] }, ["namespace=foo"]],
+  ["a namespace with / has none", { from: [{ source: { namespaces: ["foo/sa"] } }] }, undefined],
+  ["one unkeyed source unkeys from", {
+    from: [{ source: { principals: ["td/ns/a/sa/b"] } }, { source: { trustDomains: ["td"] } }],
+  }, undefined],
+  ["IP blocks by their first byte (prefix 8 to 15) or two bytes (16 and more)", {
+    from: [{ source: { ipBlocks: ["10.0.0.0/8", "192.168.1.0/24", "::ffff:10.1.0.0/112"] } }],
+  }, [
+    `ip[sourceIp/8]=${4 * 256 + 10}`,
+    `ip[sourceIp/16]=${4 * 65536 + 192 * 256 + 168}`,
+    `ip[sourceIp/16]=${4 * 65536 + 10 * 256 + 1}`,
+  ]],
+  [
+    "a block shorter than 8 bits has none",
+    { when: [{ key: "destination.ip", values: ["0.0.0.0/0"] }] },
+    undefined,
+  ],
+  [
+    "remote IP conditions key the remote address",
+    { when: [{ key: "remote.ip", values: ["2001:db8::/32"] }] },
+    [
+      `ip[remoteIp/16]=${16 * 65536 + 0x20 * 256 + 0x01}`,
+    ],
+  ],
+  ["service accounts by their namespace, the policy's by default", {
+    from: [{ source: { serviceAccounts: ["sleep", "bar/client"] } }],
+  }, ["namespace=foo", "namespace=bar"]],
+  ["a null source unkeys from", { from: [{ source: null }] }, undefined],
+  ["keys of every source", {
+    from: [{ source: { principals: ["td/ns/a/sa/b"] } }, { source: { namespaces: ["x"] } }],
+  }, ["principal=td/ns/a/sa/b", "namespace=x"]],
+  ["JWT principals split at the last /", { from: [{ source: { requestPrincipals: ["https://i/x/sub"] } }] }, [
+    "requestPrincipal[https://i/x]=sub",
+  ]],
+  ["a JWT principal without /", { from: [{ source: { requestPrincipals: ["iss"] } }] }, [
+    "requestPrincipal[iss]=",
+  ]],
+  ["paths: exact, prefix, suffix, template head", {
+    to: [{ operation: { paths: ["/a", "/b/*", "*.js", "/api/{*}/x"] } }],
+  }, ["path=/a", "pathPrefix=/b/", "pathSuffix=.js", "pathPrefix=/api/"]],
+  ["path * and a template without head have none", { to: [{ operation: { paths: ["{**}"] } }] }, undefined],
+  ["hosts in lower case", { to: [{ operation: { hosts: ["HTTPBIN.foo"] } }] }, ["host=httpbin.foo"]],
+  ["the cheapest field of an operation", { to: [{ operation: { methods: ["GET"], ports: ["80"] } }] }, [
+    "port=80",
+  ]],
+  ["the cheapest part of a rule", {
+    to: [{ operation: { methods: ["GET"] } }],
+    when: [{ key: "request.headers[X-Tenant]", values: ["t1"] }],
+  }, ["header[x-tenant]=t1"]],
+  ["conditions of keyed keys", { when: [{ key: "source.principal", values: ["td/ns/a/sa/b"] }] }, [
+    "principal=td/ns/a/sa/b",
+  ]],
+  ["notValues have none", { when: [{ key: "destination.port", notValues: ["80"] }] }, undefined],
+  ["claim values, by the claim's path", { when: [{ key: "request.auth.claims[a][b]", values: ["g"] }] }, [
+    'claim[["a","b"]]=g',
+  ]],
+  ["audiences are the aud claim", { when: [{ key: "request.auth.audiences", values: ["app"] }] }, [
+    'claim[["aud"]]=app',
+  ]],
+  [
+    "a wildcard claim value has none",
+    { when: [{ key: "request.auth.presenter", values: ["front*"] }] },
+    undefined,
+  ],
+  ["repeated keys are filed once", {
+    to: [{ operation: { paths: ["/a"] } }, { operation: { paths: ["/a"] } }],
+  }, [
+    "path=/a",
+  ]],
+];
+
+for (const [label, rule, want] of CASES) {
+  Deno.test(`ruleKeys: ${label}`, () => assert.deepEqual(keys(rule), want));
+}

@@ -1,0 +1,164 @@
+/**
+ * Bugs planted in the authorization index (rule_keys.ts, rule_index.ts, key_hash.ts) and its
+ * shared decisions (action_rules.ts, decision.ts): a rule filed under a key that a matching request
+ * may lack, a request looked up under the wrong key, the merge that loses the evaluation order, and
+ * a decision given to the wrong rule. The differential test (rule_index_test.ts) must catch each.
+ *
+ * @module
+ */
+import { type Mutant, mutant } from "./mutant.ts";
+
+const DIR = "shared/policy/authorization";
+const TESTS = [
+  `${DIR}/rule_index_test.ts`,
+  `${DIR}/rule_keys_test.ts`,
+  `${DIR}/key_hash_test.ts`,
+  `${DIR}/decision_test.ts`,
+  `${DIR}/evaluate_test.ts`,
+];
+const keys = mutant("authorization", `${DIR}/rule_keys.ts`, TESTS);
+const index = mutant("authorization", `${DIR}/rule_index.ts`, TESTS);
+const hash = mutant("authorization", `${DIR}/key_hash.ts`, TESTS);
+const rules = mutant("authorization", `${DIR}/action_rules.ts`, TESTS);
+const decisions = mutant("authorization", `${DIR}/decision.ts`, TESTS);
+
+/** The index's mutants. */
+export const AUTHORIZATION_INDEX_MUTANTS: readonly Mutant[] = [
+  keys(
+    "wildcard values are keyed as exact",
+    'const isExact = (v: string): boolean => !v.startsWith("*") && !v.endsWith("*");',
+    'const isExact = (v: string): boolean => v !== "*";',
+  ),
+  keys(
+    "namespaces with / are keyed",
+    '!v.includes("*") && !v.includes("/") ? { kind: "namespace"',
+    '!v.includes("*") ? { kind: "namespace"',
+  ),
+  keys("hosts are keyed as written", "value: v.toLowerCase() } : undefined;", "value: v } : undefined;"),
+  keys(
+    "a template is keyed by its whole text",
+    'const head = v.slice(0, v.indexOf("{*"));',
+    "const head = v;",
+  ),
+  keys(
+    "path suffixes are keyed as prefixes",
+    'return { kind: "pathSuffix", scope: "", value: v.slice(1) };',
+    'return { kind: "pathPrefix", scope: "", value: v.slice(1) };',
+  ),
+  keys(
+    "one keyed source is enough",
+    "const k = keysOf(item);\n    if (k === undefined) return undefined;",
+    "const k = keysOf(item);\n    if (k === undefined) continue;",
+  ),
+  keys(
+    "notValues of a condition are keyed",
+    "options.push(fieldKeys(c.values, keyOf));",
+    "options.push(fieldKeys(c.values ?? c.notValues, keyOf));",
+  ),
+  keys(
+    "JWT principals split at the first /",
+    'const idx = v.lastIndexOf("/");\n  return idx < 0\n    ? { kind: "requestPrincipal"',
+    'const idx = v.indexOf("/");\n  return idx < 0\n    ? { kind: "requestPrincipal"',
+  ),
+  index(
+    "the rules without keys are skipped",
+    "if (this.#residual.length > 0) lists[k++] = this.#residual;",
+    "",
+  ),
+  index(
+    "the merge stops at a rule offered twice",
+    "if (rule === last) continue;",
+    "if (rule === last) return -1;",
+  ),
+  index(
+    "the lists are scanned one after the other",
+    "    return this.#merge(k, p);\n",
+    "    for (let i = 0; i < k; i++) if (this.#scan(this.#lists[i], p) >= 0) return this.#scan(this.#lists[i], p);\n    return -1;\n",
+  ),
+  index(
+    "the lowest list is read to its end",
+    "for (; j < l.length && l[j] <= next; j++) {",
+    "for (; j < l.length; j++) {",
+  ),
+  index(
+    "the peer's lists are kept across principals",
+    "if (p.principal !== this.#peer) {",
+    'if (this.#peer === "") {',
+  ),
+  index(
+    "past the claim value limit the rest is ignored",
+    "if (c.length > CLAIM_VALUES_MAX) return -1;",
+    "if (c.length > CLAIM_VALUES_MAX) return k;",
+  ),
+  index(
+    "only a list claim's first element is looked up",
+    "for (const e of c) if (typeof e",
+    "for (const e of c.slice(0, 1)) if (typeof e",
+  ),
+  index(
+    "a string claim is not looked up",
+    'if (typeof c === "string") {\n        if ((l = values.get(hashText(c))))',
+    'if (typeof c === "string") {\n        if ((l = undefined))',
+  ),
+  keys(
+    "wildcard claim values are keyed",
+    'isExact(v) ? { kind: "claim"',
+    '(v !== "*") ? { kind: "claim"',
+  ),
+  keys(
+    "service accounts are filed under the policy's namespace",
+    "const ns = slash < 0 ? policyNamespace : v.slice(0, slash);",
+    "const ns = policyNamespace;",
+  ),
+  keys(
+    "blocks shorter than 8 bits are keyed",
+    "if (block === undefined || block.prefix < 8) return undefined;",
+    "if (block === undefined) return undefined;",
+  ),
+  keys(
+    "a block of 9 bits is keyed by two bytes",
+    "const bits = block.prefix >= 16 ? 16 : 8;",
+    "const bits = block.prefix >= 9 ? 16 : 8;",
+  ),
+  index(
+    "every IP key reads the peer address",
+    "const ip = ipOf(p, which);",
+    'const ip = ipOf(p, "sourceIp");',
+  ),
+  index("overlapping /ns/ segments are missed", "from = at + 1;", "from = end;"),
+  index(
+    "past the /ns/ segment limit the rest is ignored",
+    "if (n === NAMESPACE_SEGMENTS_MAX) return -1;",
+    "if (n === NAMESPACE_SEGMENTS_MAX) return k;",
+  ),
+  index(
+    "the principal is hashed with spiffe://",
+    "hashRange(p.principal, 9, p.principal.length)",
+    "hashRange(p.principal, 0, p.principal.length)",
+  ),
+  index(
+    "suffixes are read forwards",
+    "path.charCodeAt(backwards ? path.length - i : i - 1)",
+    "path.charCodeAt(i - 1)",
+  ),
+  index(
+    "the longest prefix is not looked up",
+    "const n = Math.min(path.length, lengths.length - 1);",
+    "const n = Math.min(path.length, lengths.length - 2);",
+  ),
+  hash(
+    "hosts are hashed as received",
+    "h = hashStep(h, c >= 65 && c <= 90 ? c + 32 : c);",
+    "h = hashStep(h, c);",
+  ),
+  rules(
+    "one decision for every rule",
+    "return this.#decisions[i] ??= matchedDecision(",
+    "return this.#decisions[0] ??= matchedDecision(",
+  ),
+  decisions(
+    "the reason of an AUDIT-reported decision is the audit's",
+    "return decision(fields, () => d.reason, audit);",
+    "return decision(fields, () => `audited by ${audit.policy.name}`, audit);",
+  ),
+];
