@@ -2,11 +2,13 @@
  * Telling an HTTP/2 connection with prior knowledge from HTTP/1.1 by its first bytes: the client
  * connection preface `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n` (RFC 9113 section 3.4). Only as many bytes
  * as needed are awaited: a first byte other than `P` decides at once, so HTTP/1.1 requests are not
- * delayed; the bytes read are put back on the socket for whichever codec serves it.
+ * delayed; the bytes read are put back on the socket for whichever codec serves it, which resumes it
+ * with `resumeReading` (../tcp/relay.ts).
  *
  * @module
  */
 import type net from "node:net";
+import { pauseReading, resumeReading } from "../tcp/relay.ts";
 
 /** The client connection preface. */
 export const PREFACE: Uint8Array = new TextEncoder().encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
@@ -37,7 +39,8 @@ export function sniffPreface(socket: net.Socket, timeoutMs: number, decided: (ht
     clearTimeout(timer);
     socket.off("data", onData);
     socket.off("end", onEnd);
-    socket.pause();
+    // Not pause(): a node:tls socket paused so in Deno 2.9 never reports the peer's FIN (../tcp/relay.ts).
+    pauseReading(socket);
     if (size > 0) socket.unshift(join(chunks, size));
     decided(http2);
   };
@@ -52,7 +55,7 @@ export function sniffPreface(socket: net.Socket, timeoutMs: number, decided: (ht
   Deno.unrefTimer(timer);
   socket.on("data", onData);
   socket.once("end", onEnd);
-  socket.resume();
+  resumeReading(socket);
 }
 
 function join(chunks: Uint8Array[], size: number): Uint8Array {

@@ -357,7 +357,7 @@ export class InboundListener {
         sni: peer?.sni,
         peer: conn.peer,
       }, peer === null ? null : latin1(peer.xfcc, 0, peer.xfcc.length));
-      socket.resume();
+      resumeReading(socket);
     };
     if ((socket as tls.TLSSocket).alpnProtocol === "h2") return serve("alpn");
     sniffPreface(

@@ -193,3 +193,30 @@ Deno.test(requires(netnsMissing(), {
     );
   },
 }));
+
+Deno.test(requires(netnsMissing(), {
+  name: "capture: an HTTP2 service by VIP goes to the HTTP/2 path (h2c), not the TCP relay",
+  async fn() {
+    await withProxy(24, [ALLOW_FFI_FLAG], "ALLOW_ANY", async (exec, proxy) => {
+      const r = await new Deno.Command(exec[0], {
+        args: [
+          ...exec.slice(1),
+          "curl",
+          "-s",
+          "--max-time",
+          "5",
+          "--http2-prior-knowledge",
+          "-w",
+          " %{http_version}",
+          "http://10.221.24.14/x",
+        ],
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      assert.equal(new TextDecoder().decode(r.stdout), "hello /x\n 2");
+      const c = (await proxy.stats()).counters;
+      assert.equal(c.downstream_cx_http2_total, 1, "served by the HTTP/2 path, not relayed as TCP");
+      assert.equal(c.upstream_cx_http2_total, 1);
+    });
+  },
+}));

@@ -6,6 +6,8 @@
  *   side when the client ends its own (half-close);
  * - `web.a` VIP 10.221.<n>.11 port 80 (HTTP) → endpoint 10.221.<n>.1:8080, an HTTP server answering
  *   `web <method> <path>`;
+ * - `h2.a` VIP 10.221.<n>.14 port 80 (HTTP2) → endpoint 127.0.0.1:<any>, the HTTP/2 codec's h2c echo
+ *   (../http2/echo_test_support.ts: `GET` answers `hello <path>`);
  * - 10.221.<n>.1:7000, in no service: an echo for passthrough;
  * - `secure.a` VIP 10.221.<n>.12 port 9000 (TCP) → a proxied endpoint 10.221.<n>.1:9443 (identity
  *   `.../sa/secure`): a mutual TLS echo standing in for its sidecar, presenting that identity and
@@ -26,6 +28,7 @@ import { OutboundListener } from "./listener.ts";
 import type { OutboundTrafficPolicy } from "./dispatch.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot, type ServiceInfo } from "../runtime/snapshot.ts";
 import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
+import { startEchoServer } from "../http2/echo_test_support.ts";
 
 function echoServer(host: string, port: number, count: { n: number }): Promise<void> {
   const server = net.createServer({ allowHalfOpen: true }, (s) => {
@@ -107,6 +110,7 @@ if (import.meta.main) {
   const clientLeaf = await makeLeaf(ca, { uris: [clientId] });
   const web = http.createServer((req, res) => res.end(`web ${req.method} ${req.url}`));
   await new Promise<void>((r) => web.listen(8080, self, r));
+  const h2 = await startEchoServer();
   const snapshot: RuntimeSnapshot = {
     ...EMPTY_SNAPSHOT,
     revision: 1,
@@ -115,6 +119,7 @@ if (import.meta.main) {
       "a/web": service("web", `10.221.${n}.11`, 80, "HTTP", self, 8080),
       "a/secure": service("secure", `10.221.${n}.12`, 9000, "TCP", self, 9443, secureId),
       "a/impostor": service("impostor", `10.221.${n}.13`, 9000, "TCP", self, 9444, secureId),
+      "a/h2": service("h2", `10.221.${n}.14`, 80, "HTTP2", "127.0.0.1", h2.port),
     },
     certificate: certificateInfo(clientLeaf, ca, clientId),
     workload: {

@@ -54,6 +54,7 @@ import { RouteUpstream, RoutingDownstream } from "./downstream.ts";
 import { type OutboundObserver, OutboundStats } from "./outbound_stats.ts";
 import { OutboundHttp2 } from "./http2.ts";
 import { sniffPreface } from "../h2proxy/preface.ts";
+import { resumeReading } from "../tcp/relay.ts";
 import { OutboundTcp, type OutboundTcpOptions } from "./tcp_forward.ts";
 import { openLibc } from "../capture/libc.ts";
 
@@ -269,7 +270,7 @@ export class OutboundListener {
         if (!h2) return this.#serveHttp(raw, raw, clock, gateway);
         const peer = `${raw.remoteAddress}:${raw.remotePort}`;
         this.#h2.serve(raw, peer, gateway.routeName, this.#filter(raw, raw, gateway));
-        raw.resume();
+        resumeReading(raw);
       }));
   }
 
