@@ -21,8 +21,20 @@
  * @module
  */
 import { join } from "node:path";
-import { startCa, startMeshd } from "../../integration/meshd_support.ts";
 import { freePort } from "../../../shared/internal/testing/free_port.ts";
+import {
+  adminStat,
+  BenchRun,
+  haproxyPem,
+  log,
+  measured,
+  memMiB,
+  msOf,
+  round,
+  run,
+  startMeshPair,
+  waitHttp,
+} from "../pair_support.ts";
 
 const concurrency = Number(Deno.args[0] ?? 1);
 const seconds = Number(Deno.args[1] ?? 10);
@@ -40,76 +52,16 @@ function taskV8Flags(): string {
   return /--v8-flags=(\S+)/.exec(task)?.[1] ?? "";
 }
 const HOST = "app.foo.svc.cluster.local:8000";
-const CLK_TCK = 100;
 
-const root = new URL("../../../", import.meta.url).pathname;
-const dir = await Deno.makeTempDir({ prefix: "proxy-pair-bench-" });
-const children: Deno.ChildProcess[] = [];
-const cleanups: (() => Promise<void>)[] = [];
-
-function log(msg: string): void {
-  console.error(`bench: ${msg}`);
-}
-
-function spawn(cmd: string, args: string[], env: Record<string, string> = {}): Deno.ChildProcess {
-  const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "piped", env }).spawn();
-  children.push(child);
-  // Drain stderr (keep the tail for error messages).
-  let tail = "";
-  child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
-    new WritableStream({ write: (c) => void (tail = (tail + c).slice(-4000)) }),
-  ).catch(() => {});
-  Object.defineProperty(child, "tail", { get: () => tail });
-  return child;
-}
-
-async function run(cmd: string, args: string[]): Promise<string> {
-  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
-  const text = new TextDecoder().decode(out.stdout);
-  if (!out.success) throw new Error(`${cmd} ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
-  return text;
-}
-
-async function waitHttp(url: string, host: string, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await new Deno.Command("curl", {
-      args: ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "2", "-H", `Host: ${host}`, url],
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    if (new TextDecoder().decode(r.stdout) === "200") return;
-    if (Date.now() > deadline) throw new Error(`${what} not answering 200 at ${url}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function cpuSeconds(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // fields 14 and 15 (utime, stime) are indexes 11 and 12 after "pid (comm) "
-  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
-}
-
-function memMiB(pid: number): { rss: number; hwm: number } {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)![1]);
-  return { rss: round(kb("VmRSS") / 1024), hwm: round(kb("VmHWM") / 1024) };
-}
-
-function round(n: number, d = 2): number {
-  return Math.round(n * 10 ** d) / 10 ** d;
-}
+const bench = await BenchRun.start("proxy-pair-bench-");
+const dir = bench.dir;
+const spawn = bench.spawn.bind(bench);
 
 interface Wrk {
   rps: number;
   p50_ms: number;
   p99_ms: number;
   errors: number;
-}
-
-function ms(v: string, unit: string): number {
-  return Number(v) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[unit];
 }
 
 async function wrk(url: string): Promise<Wrk> {
@@ -126,7 +78,7 @@ async function wrk(url: string): Promise<Wrk> {
   ]);
   const pct = (p: string) => {
     const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)$`, "m").exec(out);
-    return m ? round(ms(m[1], m[2]), 3) : NaN;
+    return m ? round(msOf(m[1], m[2]), 3) : NaN;
   };
   const errs = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
@@ -184,39 +136,6 @@ async function hey(url: string, body: string): Promise<Hey> {
   };
 }
 
-/** Runs `load`, returning its result and the CPU seconds each pid used meanwhile. */
-async function measured<T>(pids: Record<string, number>, load: () => Promise<T>) {
-  const before = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, cpuSeconds(p)]));
-  const result = await load();
-  const cpu = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, round(cpuSeconds(p) - before[k])]));
-  return { ...result, cpu_s: cpu };
-}
-
-async function keyAndCert(ca: Awaited<ReturnType<typeof startCa>>, name: string, sa: string) {
-  const key = join(dir, `${name}.key`);
-  const csr = join(dir, `${name}.csr`);
-  await run("openssl", [
-    "req",
-    "-new",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-subj",
-    "/",
-    "-keyout",
-    key,
-    "-out",
-    csr,
-  ]);
-  const chain = await ca.sign({ csrPem: await Deno.readTextFile(csr), namespace: "foo", serviceAccount: sa });
-  const pem = join(dir, `${name}.pem`);
-  // haproxy wants the chain and the key in one file
-  await Deno.writeTextFile(pem, chain.slice(0, -1).join("") + (await Deno.readTextFile(key)));
-  return pem;
-}
-
 function haproxyConfig(frontend: string, backend: string): string {
   return `global
   nbthread ${concurrency}
@@ -238,45 +157,6 @@ backend be
 }
 
 async function main() {
-  const inboundPort = freePort();
-  await Deno.mkdir(join(dir, "config"));
-  await Deno.writeTextFile(
-    join(dir, "config", "mesh.yaml"),
-    `apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: app, namespace: foo}
-spec:
-  hosts: [app.foo.svc.cluster.local]
-  ports: [{name: http, number: 8000, targetPort: ${inboundPort}, protocol: HTTP}]
-  location: MESH_INTERNAL
-  resolution: STATIC
-  workloadSelector: {labels: {app: app}}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: app-1, namespace: foo}
-spec: {address: 127.0.0.1, labels: {app: app}, serviceAccount: app}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: sleep-1, namespace: foo}
-spec: {address: 127.0.0.2, labels: {app: sleep}, serviceAccount: sleep}
----
-apiVersion: security.istio.io/v1
-kind: PeerAuthentication
-metadata: {name: default, namespace: foo}
-spec: {mtls: {mode: STRICT}}
-`,
-  );
-  const ca = await startCa(join(dir, "ca"));
-  cleanups.push(() => ca.stop());
-  const meshd = await startMeshd(join(dir, "config"), { ca });
-  cleanups.push(() => meshd.stop());
-  await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
-  for (const sa of ["app", "sleep"]) {
-    const { token } = await ca.issueBootstrapToken({ namespace: "foo", serviceAccount: sa });
-    await Deno.writeTextFile(join(dir, `token-${sa}`), token);
-  }
   const body = join(dir, "body-1k");
   await Deno.writeTextFile(body, "x".repeat(1024));
 
@@ -290,50 +170,20 @@ spec: {mtls: {mode: STRICT}}
   await waitHttp(`http://127.0.0.1:${appPort}/`, HOST, "app");
 
   // The proxy pair.
-  const proxyArgs = (sa: string, entry: string, address: string, adminPort: number, extra: string[]) => [
-    "run",
-    "--allow-read",
-    "--allow-env",
-    "--allow-net",
-    "--allow-sys",
-    ...(proxyV8Flags ? [`--v8-flags=${proxyV8Flags}`] : []),
-    join(root, "proxy/main.ts"),
-    `--discoveryAddress=127.0.0.1:${meshd.securePort}`,
-    "--namespace=foo",
-    `--serviceAccount=${sa}`,
-    `--workloadEntry=${entry}`,
-    `--address=${address}`,
-    `--tokenFile=${join(dir, `token-${sa}`)}`,
-    `--rootCertFile=${join(dir, "root-cert.pem")}`,
-    `--proxy-admin-port=${adminPort}`,
-    `--concurrency=${concurrency}`,
-    ...extra,
-  ];
-  const serverAdmin = freePort();
-  const clientAdmin = freePort();
-  const outboundPort = freePort();
-  const serverProxy = spawn(
-    Deno.execPath(),
-    proxyArgs("app", "app-1", "127.0.0.1", serverAdmin, [
-      "--inboundBindAddress=127.0.0.1",
-      `--inbound=${inboundPort}=127.0.0.1:${appPort}`,
-    ]),
-    { NO_COLOR: "1" },
+  const inboundPort = freePort();
+  const { ca, rootPem, clientProxy, serverProxy, serverAdmin, outboundPort } = await startMeshPair(
+    bench,
+    [{ name: "http", number: 8000, targetPort: inboundPort, protocol: "HTTP", appPort }],
+    { concurrency, v8Flags: proxyV8Flags },
   );
-  const clientProxy = spawn(
-    Deno.execPath(),
-    proxyArgs("sleep", "sleep-1", "127.0.0.2", clientAdmin, [`--outbound=127.0.0.1:${outboundPort}`]),
-    { NO_COLOR: "1" },
-  );
-  await waitHttp(`http://127.0.0.1:${serverAdmin}/ready`, "localhost", "server proxy /ready");
-  await waitHttp(`http://127.0.0.1:${clientAdmin}/ready`, "localhost", "client proxy /ready");
   const meshUrl = `http://127.0.0.1:${outboundPort}/`;
-  await waitHttp(meshUrl, HOST, "the app through the proxy pair");
+  await waitHttp(meshUrl, HOST, "the app through the proxy pair").catch((e) => {
+    throw new Error(`${e.message}\nclient proxy: ${clientProxy.tail}\nserver proxy: ${serverProxy.tail}`);
+  });
 
   // The haproxy pair.
-  const hapServerPem = await keyAndCert(ca, "hap-server", "app");
-  const hapClientPem = await keyAndCert(ca, "hap-client", "sleep");
-  const rootPem = join(dir, "root-cert.pem");
+  const hapServerPem = await haproxyPem(bench, ca, "hap-server", "app");
+  const hapClientPem = await haproxyPem(bench, ca, "hap-client", "sleep");
   const hapServerPort = freePort();
   const hapClientPort = freePort();
   await Deno.writeTextFile(
@@ -396,16 +246,11 @@ spec: {mtls: {mode: STRICT}}
   }
 
   // Evidence that the mesh path really was mutual TLS.
-  const serverStats = await (await fetch(`http://127.0.0.1:${serverAdmin}/stats`)).text();
-  const stat = (name: string) => {
-    const line = serverStats.split("\n").find((l) => l.startsWith(`${name}: `));
-    return line ? Number(line.slice(name.length + 2)) : NaN;
-  };
   const l = `listener.127.0.0.1_${inboundPort}`;
   const meshMtls = {
-    downstream_cx_mtls_total: stat(`${l}.downstream_cx_mtls_total`),
-    downstream_cx_plaintext_total: stat(`${l}.downstream_cx_plaintext_total`),
-    downstream_rq_2xx: stat(`${l}.downstream_rq_2xx`),
+    downstream_cx_mtls_total: await adminStat(serverAdmin, `${l}.downstream_cx_mtls_total`),
+    downstream_cx_plaintext_total: await adminStat(serverAdmin, `${l}.downstream_cx_plaintext_total`),
+    downstream_rq_2xx: await adminStat(serverAdmin, `${l}.downstream_rq_2xx`),
   };
 
   const d = results.direct, m = results.mesh, h = results.haproxy;
@@ -466,15 +311,6 @@ spec: {mtls: {mode: STRICT}}
 try {
   await main();
 } finally {
-  for (const c of children) {
-    try {
-      c.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
-    await c.status;
-  }
-  for (const f of cleanups.reverse()) await f().catch(() => {});
-  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  await bench.close();
 }
 Deno.exit(0);

@@ -1,0 +1,286 @@
+/**
+ * What the pair benchmarks (proxy_pair/, protocol_pair/) share: child processes that die with the run,
+ * CPU seconds and memory per process from /proc, an in-process meshd + CA with the mesh's proxy pair
+ * as real subprocesses, and certificates for the HAProxy pair signed by the same CA.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { startCa, startMeshd } from "../integration/meshd_support.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
+import { PROXY_PERMISSION_FLAGS } from "../../shared/internal/proxy_permissions.ts";
+
+const CLK_TCK = 100;
+const root = new URL("../../", import.meta.url).pathname;
+
+/** Progress on stderr (stdout carries the one JSON line). */
+export function log(msg: string): void {
+  console.error(`bench: ${msg}`);
+}
+
+/** `n` rounded to `d` decimals. */
+export function round(n: number, d = 2): number {
+  return Math.round(n * 10 ** d) / 10 ** d;
+}
+
+/** A load generator's time (`v` in `unit`: us, ms or s) in ms. */
+export function msOf(v: string, unit: string): number {
+  return Number(v) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[unit];
+}
+
+/** A spawned child with the tail (4,000 characters) of its stderr, for error messages. */
+export type Child = Deno.ChildProcess & { readonly tail: string };
+
+/** Child processes, temp files and cleanups of one benchmark run; `close()` ends them all. */
+export class BenchRun {
+  readonly children: Deno.ChildProcess[] = [];
+  readonly cleanups: (() => Promise<void>)[] = [];
+  private constructor(readonly dir: string) {}
+
+  /** A run with its own temp directory (prefix `prefix`). */
+  static async start(prefix: string): Promise<BenchRun> {
+    return new BenchRun(await Deno.makeTempDir({ prefix }));
+  }
+
+  /** Starts `cmd`, stdout discarded, stderr drained into `tail`; killed by `close()`. */
+  spawn(cmd: string, args: string[], env: Record<string, string> = {}): Child {
+    const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "piped", env })
+      .spawn();
+    this.children.push(child);
+    let tail = "";
+    child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
+      new WritableStream({ write: (c) => void (tail = (tail + c).slice(-4000)) }),
+    ).catch(() => {});
+    Object.defineProperty(child, "tail", { get: () => tail });
+    return child as Child;
+  }
+
+  /** Kills every child (SIGKILL), runs the cleanups in reverse, removes the directory. */
+  async close(): Promise<void> {
+    for (const c of this.children) {
+      try {
+        c.kill("SIGKILL");
+      } catch {
+        // Already gone.
+      }
+      await c.status;
+    }
+    for (const f of this.cleanups.reverse()) await f().catch(() => {});
+    await Deno.remove(this.dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * Runs `cmd` to the end and returns its stdout.
+ *
+ * @throws Error with the command and its stderr when it exits non-zero
+ */
+export async function run(cmd: string, args: string[]): Promise<string> {
+  const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  if (!out.success) throw new Error(`${cmd} ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
+  return text;
+}
+
+/** User + system CPU seconds of `pid` so far (/proc/<pid>/stat utime+stime). */
+export function cpuSeconds(pid: number): number {
+  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // fields 14 and 15 (utime, stime) are indexes 11 and 12 after "pid (comm) "
+  return (Number(f[11]) + Number(f[12])) / CLK_TCK;
+}
+
+/** VmRSS and VmHWM (peak) of `pid`, MiB. */
+export function memMiB(pid: number): { rss: number; hwm: number } {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)![1]);
+  return { rss: round(kb("VmRSS") / 1024), hwm: round(kb("VmHWM") / 1024) };
+}
+
+/** Runs `load`, returning its result and the CPU seconds each pid used meanwhile (`cpu_s`). */
+export async function measured<T>(
+  pids: Record<string, number>,
+  load: () => Promise<T>,
+): Promise<T & { cpu_s: Record<string, number> }> {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, cpuSeconds(p)]));
+  const result = await load();
+  const cpu = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, round(cpuSeconds(p) - before[k])]));
+  return { ...result, cpu_s: cpu };
+}
+
+/** Polls `url` with curl (Host `host`) every 100 ms until 200; throws naming `what` after `timeoutMs`. */
+export async function waitHttp(url: string, host: string, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await new Deno.Command("curl", {
+      args: ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "2", "-H", `Host: ${host}`, url],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    if (new TextDecoder().decode(r.stdout) === "200") return;
+    if (Date.now() > deadline) throw new Error(`${what} not answering 200 at ${url}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The service port of the bench's one service `app.foo.svc.cluster.local` (a ServiceEntry port). */
+export interface BenchPort {
+  name: string;
+  /** The service port. */
+  number: number;
+  /** The server proxy's inbound port for it. */
+  targetPort: number;
+  /** Istio's protocol (HTTP, HTTP2, GRPC, TCP). */
+  protocol: string;
+  /** Where the app listens behind the server proxy (127.0.0.1). */
+  appPort: number;
+}
+
+/** meshd + CA and the mesh's proxy pair: a client proxy (outbound) and a server proxy (inbound). */
+export interface MeshPair {
+  ca: Awaited<ReturnType<typeof startCa>>;
+  rootPem: string;
+  clientProxy: Child;
+  serverProxy: Child;
+  clientAdmin: number;
+  serverAdmin: number;
+  /** The client proxy's outbound listener port on 127.0.0.1. */
+  outboundPort: number;
+}
+
+/**
+ * Starts meshd (in process) with the ServiceEntry `app.foo.svc.cluster.local` (`ports`), a
+ * WorkloadEntry app-1 (127.0.0.1, sa app) and sleep-1 (127.0.0.2, sa sleep), STRICT
+ * PeerAuthentication in foo; then the real `proxy` program twice: the server proxy with one
+ * `--inbound` per port, the client proxy with `--outbound`. Waits for both `/ready`.
+ *
+ * @param options concurrency: both proxies' --concurrency; v8Flags: the proxies' --v8-flags ("" none);
+ *   outboundPort: the client proxy's outbound port (default: a free one); addresses: the
+ *   ServiceEntry's VIPs (default none: the client reaches it by Host through the outbound listener)
+ */
+export async function startMeshPair(
+  bench: BenchRun,
+  ports: BenchPort[],
+  options: { concurrency: number; v8Flags: string; outboundPort?: number; addresses?: string[] },
+): Promise<MeshPair> {
+  const dir = bench.dir;
+  await Deno.mkdir(join(dir, "config"));
+  const portsYaml = ports.map((p) =>
+    `{name: ${p.name}, number: ${p.number}, targetPort: ${p.targetPort}, protocol: ${p.protocol}}`
+  ).join(", ");
+  await Deno.writeTextFile(
+    join(dir, "config", "mesh.yaml"),
+    `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: app, namespace: foo}
+spec:
+  hosts: [app.foo.svc.cluster.local]${
+      options.addresses ? `\n  addresses: [${options.addresses.join(", ")}]` : ""
+    }
+  ports: [${portsYaml}]
+  location: MESH_INTERNAL
+  resolution: STATIC
+  workloadSelector: {labels: {app: app}}
+---
+apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: app-1, namespace: foo}
+spec: {address: 127.0.0.1, labels: {app: app}, serviceAccount: app}
+---
+apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: sleep-1, namespace: foo}
+spec: {address: 127.0.0.2, labels: {app: sleep}, serviceAccount: sleep}
+---
+apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: default, namespace: foo}
+spec: {mtls: {mode: STRICT}}
+`,
+  );
+  const ca = await startCa(join(dir, "ca"));
+  bench.cleanups.push(() => ca.stop());
+  const meshd = await startMeshd(join(dir, "config"), { ca });
+  bench.cleanups.push(() => meshd.stop());
+  const rootPem = join(dir, "root-cert.pem");
+  await Deno.writeTextFile(rootPem, ca.trustBundlePem);
+  for (const sa of ["app", "sleep"]) {
+    const { token } = await ca.issueBootstrapToken({ namespace: "foo", serviceAccount: sa });
+    await Deno.writeTextFile(join(dir, `token-${sa}`), token);
+  }
+  const proxyArgs = (sa: string, entry: string, address: string, adminPort: number, extra: string[]) => [
+    "run",
+    ...PROXY_PERMISSION_FLAGS,
+    ...(options.v8Flags ? [`--v8-flags=${options.v8Flags}`] : []),
+    join(root, "proxy/main.ts"),
+    `--discoveryAddress=127.0.0.1:${meshd.securePort}`,
+    "--namespace=foo",
+    `--serviceAccount=${sa}`,
+    `--workloadEntry=${entry}`,
+    `--address=${address}`,
+    `--tokenFile=${join(dir, `token-${sa}`)}`,
+    `--rootCertFile=${rootPem}`,
+    `--proxy-admin-port=${adminPort}`,
+    `--concurrency=${options.concurrency}`,
+    ...extra,
+  ];
+  const serverAdmin = freePort();
+  const clientAdmin = freePort();
+  const outboundPort = options.outboundPort ?? freePort();
+  const serverProxy = bench.spawn(
+    Deno.execPath(),
+    proxyArgs("app", "app-1", "127.0.0.1", serverAdmin, [
+      "--inboundBindAddress=127.0.0.1",
+      ...ports.map((p) => `--inbound=${p.targetPort}=127.0.0.1:${p.appPort}`),
+    ]),
+    { NO_COLOR: "1" },
+  );
+  const clientProxy = bench.spawn(
+    Deno.execPath(),
+    proxyArgs("sleep", "sleep-1", "127.0.0.2", clientAdmin, [`--outbound=127.0.0.1:${outboundPort}`]),
+    { NO_COLOR: "1" },
+  );
+  await waitHttp(`http://127.0.0.1:${serverAdmin}/ready`, "localhost", "server proxy /ready");
+  await waitHttp(`http://127.0.0.1:${clientAdmin}/ready`, "localhost", "client proxy /ready");
+  return { ca, rootPem, clientProxy, serverProxy, clientAdmin, serverAdmin, outboundPort };
+}
+
+/**
+ * An EC P-256 key and a certificate for SPIFFE `foo/<sa>` from `ca`, in one PEM file (chain, then key),
+ * as haproxy's `crt` wants it; returns the file's path.
+ */
+export async function haproxyPem(
+  bench: BenchRun,
+  ca: MeshPair["ca"],
+  name: string,
+  sa: string,
+): Promise<string> {
+  const key = join(bench.dir, `${name}.key`);
+  const csr = join(bench.dir, `${name}.csr`);
+  await run("openssl", [
+    "req",
+    "-new",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-subj",
+    "/",
+    "-keyout",
+    key,
+    "-out",
+    csr,
+  ]);
+  const chain = await ca.sign({ csrPem: await Deno.readTextFile(csr), namespace: "foo", serviceAccount: sa });
+  const pem = join(bench.dir, `${name}.pem`);
+  await Deno.writeTextFile(pem, chain.slice(0, -1).join("") + (await Deno.readTextFile(key)));
+  return pem;
+}
+
+/** A counter of the proxy's admin `/stats` text (NaN when absent). */
+export async function adminStat(adminPort: number, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${adminPort}/stats`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(`${name}: `));
+  return line ? Number(line.slice(name.length + 2)) : NaN;
+}
