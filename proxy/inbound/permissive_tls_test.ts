@@ -81,7 +81,7 @@ interface Ctx {
   port: number;
   stats: InboundStats;
   log: RecordingLog;
-  set(mode: PortMtls["mode"], protocol?: string): void;
+  set(mode: PortMtls["mode"], protocol?: string, authorizations?: RuntimeSnapshot["authorizations"]): void;
 }
 
 /** An inbound listener in front of the TLS app; the port's mode and protocol (none: detected) settable. */
@@ -109,7 +109,11 @@ async function withTlsApp(fn: (c: Ctx) => Promise<void>): Promise<void> {
       port: listener.port,
       stats: listener.observer as InboundStats,
       log,
-      set: (mode, protocol) => (snapshot = snapshotFor(mode, protocol)),
+      set: (
+        mode,
+        protocol,
+        authorizations,
+      ) => (snapshot = { ...snapshotFor(mode, protocol), ...(authorizations ? { authorizations } : {}) }),
     });
   } finally {
     await listener.close();
@@ -199,6 +203,24 @@ Deno.test({
         assert.ok(passed.length >= 13, `each decision is logged at debug: ${passed.length}`);
         assert.equal(passed[0].level, "debug");
         assert.equal(stats.counters.downstream_cx_mtls_total, 0);
+
+        // The port's L4 AuthorizationPolicy applies with no principal: an ALLOW naming one admits no
+        // unproxied client, so the app is never reached.
+        set(
+          "PERMISSIVE",
+          "HTTPS",
+          {
+            "foo/only-sleep": {
+              name: "only-sleep",
+              namespace: "foo",
+              action: "ALLOW",
+              rules: [{ from: [{ source: { principals: ["cluster.local/ns/bar/sa/sleep"] } }] }],
+            },
+          } as unknown as RuntimeSnapshot["authorizations"],
+        );
+        const denied = await peerFingerprint(port, ["h2"]);
+        assert.notEqual(denied.fingerprint, appFingerprint, "the ALLOW by principal refuses it");
+        assert.ok(stats.counters["rbac.denied"] >= 1, JSON.stringify(stats.counters));
 
         set("STRICT");
         const strict = await sClient(port, appCaFile);
