@@ -6,7 +6,18 @@
  *
  * - STRICT: a first byte of 0x16 (a TLS handshake record) goes to the mutual-TLS server; anything
  *   else is answered with a TCP reset (curl: `000`, exit 56, as with Istio).
- * - PERMISSIVE: 0x16 goes to mutual TLS, anything else is served as plain text, on the same port.
+ * - PERMISSIVE: anything other than 0x16 is served as plain text, on the same port. For 0x16 the
+ *   ClientHello is read without consuming it (../tls/client_hello.ts, as Envoy's `tls_inspector`):
+ *   one that offers an Istio ALPN value (../tls/mesh_alpn.ts: a mesh client sidecar) goes to mutual
+ *   TLS; one without goes, on a TCP or auto-detected port, to the plain-text side as opaque bytes
+ *   (./dispatch.ts carries it as TCP: the client's own TLS with the application, end to end, under
+ *   the port's L4 AuthorizationPolicy with no principal), as Istio's PERMISSIVE filter chains
+ *   (MTLS by `application_protocols`, then plain TLS, then plain text). On an HTTP, HTTP2 or GRPC
+ *   port Istio has no chain for plain TLS and closes it; here it still goes to mutual TLS, so that a
+ *   proxyless gRPC client (ALPN `h2` only, a mesh certificate) is served and any other TLS client
+ *   fails the handshake. A ClientHello that is malformed, split over records or larger than a record
+ *   goes to mutual TLS, whose handshake refuses it (as before ALPN was read); one that does not
+ *   arrive before the listener's first-byte deadline is closed by it.
  * - DISABLE: everything is plain text.
  *
  * Mutual TLS requires a client certificate that chains to the mesh roots and carries a SPIFFE ID of
@@ -26,6 +37,8 @@ import { tryParseSpiffeId } from "../../shared/identity/mod.ts";
 import { inboundModeOf, type RuntimeSnapshot } from "../runtime/snapshot.ts";
 import type { InboundObserver } from "./observer.ts";
 import { checkPeer, InboundTls, type ServingContext } from "./tls_context.ts";
+import { readClientHello } from "../tls/client_hello.ts";
+import { INBOUND_H2_SERVER_ALPN, offersMeshAlpn } from "../tls/mesh_alpn.ts";
 
 /** Waiting for the first byte. */
 export const SNIFF = 0;
@@ -76,6 +89,11 @@ export interface PeerAuthFrontOptions {
   serve(conn: Conn, socket: net.Socket, peer: PeerIdentity | null): void;
   /** Whether mutual TLS offers ALPN `h2` (and `http/1.1`) now: the port is HTTP2 or GRPC (./http2.ts). */
   alpnH2?: () => boolean;
+  /**
+   * Whether, under PERMISSIVE, TLS without an Istio ALPN value is the application's own (a TCP or
+   * auto-detected port) and passes to it; otherwise it goes to mutual TLS. Never by default.
+   */
+  tlsPassthrough?: () => boolean;
 }
 
 /** Applies the port's PeerAuthentication mode to each new connection. */
@@ -96,7 +114,7 @@ export class PeerAuthFront {
       (err: Error) => o.log.error("cannot load the workload certificate", { error: err.message }),
     ] as const;
     this.#tls = new InboundTls(...args);
-    this.#tlsH2 = new InboundTls(...args, ["h2", "http/1.1"]);
+    this.#tlsH2 = new InboundTls(...args, INBOUND_H2_SERVER_ALPN);
   }
 
   /** Times the TLS server was (re)built for a new certificate. */
@@ -124,6 +142,54 @@ export class PeerAuthFront {
       raw.resetAndDestroy();
       return;
     }
+    if (mode === "PERMISSIVE" && o.tlsPassthrough?.()) {
+      conn.state = HANDSHAKE;
+      this.#inspect(conn);
+      return;
+    }
+    this.#mtls(conn, snapshot);
+  }
+
+  /**
+   * Reads the ClientHello on a PERMISSIVE port without consuming it, then picks mutual TLS (an Istio
+   * ALPN value offered) or the application's own TLS (none).
+   */
+  #inspect(conn: Conn): void {
+    const o = this.#o;
+    const raw = conn.raw;
+    readClientHello(raw).then((hello) =>
+      o.guard(conn, "client hello", () => {
+        if (hello.status === "closed" || raw.destroyed || o.closed()) return;
+        if (hello.status === "timeout") {
+          raw.destroy();
+          return;
+        }
+        if (hello.status === "done" && !offersMeshAlpn(hello.alpn)) {
+          o.log.debug("TLS without an Istio ALPN passed to the application", {
+            peer: conn.peer,
+            port: o.mtlsPort,
+            sni: hello.sni,
+            alpn: hello.alpn.join(","),
+          });
+          o.observer.connectionServed("plaintext");
+          o.serve(conn, raw, null);
+          return;
+        }
+        o.log.debug("TLS to mutual TLS", {
+          peer: conn.peer,
+          port: o.mtlsPort,
+          alpn: hello.status === "done" ? hello.alpn.join(",") : `none (${hello.status})`,
+        });
+        this.#mtls(conn, o.snapshot());
+      }, raw)
+    );
+    raw.resume();
+  }
+
+  /** Hands the connection (paused, its bytes put back) to the mutual TLS server. */
+  #mtls(conn: Conn, snapshot: RuntimeSnapshot): void {
+    const o = this.#o;
+    const raw = conn.raw;
     const ctx = (o.alpnH2?.() ? this.#tlsH2 : this.#tls).contextFor(snapshot.certificate);
     if (ctx === null) {
       o.observer.connectionRefused("no_certificate");

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { InboundListener } from "./listener.ts";
 import type { InboundStats } from "./observer.ts";
-import { curl, Httpbin, mtlsFixture, RecordingLog, snapshotOf } from "./test_support.ts";
+import { curl, declaredHttp, Httpbin, mtlsFixture, RecordingLog, snapshotOf } from "./test_support.ts";
 import { httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 Deno.test(requires(httpbinMissing(), {
@@ -18,12 +18,13 @@ Deno.test(requires(httpbinMissing(), {
     const { clientLeaf, cert, mtls, files } = await mtlsFixture(SERVER_ID, CLIENT_ID);
     const httpbin = await Httpbin.start();
     let snapshot = snapshotOf("STRICT", cert);
+    const declared = declaredHttp(httpbin.port);
     const listener = new InboundListener({
       address: "127.0.0.1",
       port: 0,
       appAddress: "127.0.0.1",
       appPort: httpbin.port,
-      snapshot: () => snapshot,
+      snapshot: () => declared(snapshot),
       log: new RecordingLog(),
     });
     await listener.start();

@@ -146,6 +146,10 @@ export class InboundListener {
       closed: () => this.#closed,
       serve: (conn, socket, peer) => this.#dispatch(conn, socket, peer),
       alpnH2: () => portRouteOf(options.snapshot(), this.#mtlsPort) === "http2",
+      tlsPassthrough: () => {
+        const route = portRouteOf(options.snapshot(), this.#mtlsPort);
+        return route === "tcp" || route === "detect";
+      },
     });
     this.#h2 = new InboundHttp2({
       requestMetrics: options.requestMetrics,

@@ -12,6 +12,7 @@ import {
   CertFiles,
   certificateInfo,
   curl,
+  declaredHttp,
   makeCa,
   makeLeaf,
   RawConn,
@@ -69,13 +70,14 @@ async function withProxy(
   const app = new TestApp();
   const port = opts.appPort ?? app.port;
   let snapshot = initial(port);
+  const http = declaredHttp(port);
   const log = new RecordingLog();
   const listener = new InboundListener({
     address: "127.0.0.1",
     port: 0,
     appAddress: "127.0.0.1",
     appPort: port,
-    snapshot: () => snapshot,
+    snapshot: () => http(snapshot),
     log,
     connectionLimits: { idleTimeoutMs: opts.idleTimeoutMs },
     handshakeTimeoutMs: opts.handshakeTimeoutMs,

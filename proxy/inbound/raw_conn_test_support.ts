@@ -7,6 +7,7 @@
 import { Buffer } from "node:buffer";
 import net from "node:net";
 import tls from "node:tls";
+import { MESH_HTTP1_ALPN } from "../tls/mesh_alpn.ts";
 
 /** A parsed HTTP/1.1 response read by {@link RawConn}. */
 export interface RawResponse {
@@ -50,10 +51,15 @@ export class RawConn {
     });
   }
 
-  static tls(port: number, opts: { ca: string; cert?: string; key?: string }): Promise<RawConn> {
+  /** A TLS client offering `opts.alpn` (a mesh sidecar's HTTP/1.1 ALPN by default: ../tls/mesh_alpn.ts). */
+  static tls(
+    port: number,
+    opts: { ca: string; cert?: string; key?: string; alpn?: readonly string[] },
+  ): Promise<RawConn> {
     return new Promise((resolve, reject) => {
+      const alpn = [...(opts.alpn ?? MESH_HTTP1_ALPN)];
       const s = tls.connect(
-        { host: "127.0.0.1", port, ca: opts.ca, cert: opts.cert, key: opts.key },
+        { host: "127.0.0.1", port, ca: opts.ca, cert: opts.cert, key: opts.key, ALPNProtocols: alpn },
         () => resolve(new RawConn(s)),
       );
       s.once("error", reject);

@@ -13,6 +13,7 @@ import {
   CertFiles,
   certificateInfo,
   curl,
+  declaredHttp,
   makeCa,
   makeLeaf,
   RawConn,
@@ -43,12 +44,13 @@ async function withProxy(
   ) => Promise<void>,
 ): Promise<void> {
   const app = new TestApp();
+  const http = declaredHttp(app.port);
   const listener = new InboundListener({
     address: "127.0.0.1",
     port: 0,
     appAddress: "127.0.0.1",
     appPort: app.port,
-    snapshot: () => snapshot,
+    snapshot: () => http(snapshot),
     log: new RecordingLog(),
   });
   await listener.start();

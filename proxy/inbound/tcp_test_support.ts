@@ -13,6 +13,7 @@ import type { InboundStats } from "./observer.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { RecordingLog, type TestCa, type TestLeaf } from "./test_support.ts";
 import { IstioTcpMetrics } from "../tcp/tcp_metrics.ts";
+import { MESH_TCP_ALPN } from "../tls/mesh_alpn.ts";
 export { collect, type Received, sha256Hex } from "../tcp/test_support.ts";
 
 /**
@@ -79,9 +80,18 @@ export function plainClient(port: number): net.Socket {
   return net.connect({ host: "127.0.0.1", port, allowHalfOpen: true });
 }
 
-/** A mutual-TLS client with `leaf`, verifying the proxy against `ca` (half-open allowed). */
-export function mtlsClient(port: number, ca: TestCa, leaf: TestLeaf): tls.TLSSocket {
+/**
+ * A mutual-TLS client with `leaf`, verifying the proxy against `ca` (half-open allowed), offering a
+ * mesh sidecar's TCP ALPN (../tls/mesh_alpn.ts) unless `alpn` says otherwise.
+ */
+export function mtlsClient(
+  port: number,
+  ca: TestCa,
+  leaf: TestLeaf,
+  alpn: readonly string[] = MESH_TCP_ALPN,
+): tls.TLSSocket {
   return tls.connect({
+    ALPNProtocols: [...alpn],
     socket: net.connect({ host: "127.0.0.1", port, allowHalfOpen: true }),
     ca: ca.pem,
     cert: leaf.certPem,

@@ -172,6 +172,24 @@ export function withPortProtocol(snapshot: RuntimeSnapshot, port: number, protoc
   };
 }
 
+/**
+ * A memoizing view of snapshots with container port `port` declared HTTP ({@link withPortProtocol}),
+ * for tests whose mesh client is curl: curl offers no Istio ALPN value, so on a PERMISSIVE TCP or
+ * auto-detected port its TLS would be the application's own (./front.ts); on an HTTP port it meets
+ * mutual TLS.
+ */
+export function declaredHttp(port: number): (snapshot: RuntimeSnapshot) => RuntimeSnapshot {
+  const seen = new WeakMap<RuntimeSnapshot, RuntimeSnapshot>();
+  return (snapshot) => {
+    let declared = seen.get(snapshot);
+    if (declared === undefined) {
+      declared = withPortProtocol(snapshot, port, "HTTP");
+      seen.set(snapshot, declared);
+    }
+    return declared;
+  };
+}
+
 /** One log line. */
 export interface LogEntry {
   level: string;

@@ -32,14 +32,14 @@ export class InboundTls {
   readonly #onSecure: (socket: tls.TLSSocket, ctx: ServingContext) => void;
   readonly #onError: (err: Error, socket: tls.TLSSocket) => void;
   readonly #onBuildError: (err: Error) => void;
-  readonly #alpn: string[] | undefined;
+  readonly #alpn: readonly string[] | undefined;
 
-  /** @param alpnProtocols the ALPN protocols the server selects from (HTTP/2 ports: `h2`, `http/1.1`); none by default */
+  /** @param alpnProtocols the ALPN protocols the server selects from (HTTP/2 ports: ../tls/mesh_alpn.ts's `INBOUND_H2_SERVER_ALPN`); none by default */
   constructor(
     onSecure: (socket: tls.TLSSocket, ctx: ServingContext) => void,
     onError: (err: Error, socket: tls.TLSSocket) => void,
     onBuildError: (err: Error) => void,
-    alpnProtocols?: string[],
+    alpnProtocols?: readonly string[],
   ) {
     this.#onSecure = onSecure;
     this.#onError = onError;
@@ -83,7 +83,7 @@ export class InboundTls {
       requestCert: true,
       rejectUnauthorized: true,
       minVersion: "TLSv1.2",
-      ...(this.#alpn === undefined ? {} : { ALPNProtocols: this.#alpn }),
+      ...(this.#alpn === undefined ? {} : { ALPNProtocols: [...this.#alpn] }),
     });
     const ctx: ServingContext = { certificate: cert, server, by };
     server.on("secureConnection", (socket: tls.TLSSocket) => this.#onSecure(socket, ctx));

@@ -26,6 +26,7 @@ import {
   type KeySetStatus,
 } from "../../shared/internal/jwks/refresher.ts";
 import { mtlsDialer, plainDialer } from "../outbound/endpoint_pool.ts";
+import { MESH_HTTP1_ALPN } from "../tls/mesh_alpn.ts";
 import { resolveHost } from "../outbound/resolve.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import type net from "node:net";
@@ -131,7 +132,7 @@ export class ProxyJwksFetcher {
     const port = e.ports[String(r.port.number)];
     let dial: () => Promise<net.Socket>;
     if (e.proxied && ctx.certificate) {
-      dial = mtlsDialer(e.address, port, ctx.certificate, e.identity, s.timeoutMs);
+      dial = mtlsDialer(e.address, port, ctx.certificate, e.identity, s.timeoutMs, MESH_HTTP1_ALPN);
     } else if (https) dial = () => tlsDial(e.address, port, url.hostname);
     else dial = plainDialer(e.address, port, s.timeoutMs);
     return httpGet(s.key, { ...options, dial });

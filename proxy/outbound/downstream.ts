@@ -10,7 +10,7 @@
 import type net from "node:net";
 import { Duplex } from "node:stream";
 import { ascii } from "../http/chars.ts";
-import { concat } from "./client_hello.ts";
+import { concat } from "../tls/client_hello.ts";
 import { ConnectionClock } from "../http/conn_limits.ts";
 import { type HeadLimits, HeadParser } from "../http/head.ts";
 import { HttpError, type HttpHead, REQUEST } from "../http/http_head.ts";

@@ -62,7 +62,8 @@ export function uriSans(subjectaltname: string | undefined): string[] {
 /**
  * A mutual TLS dialer: presents `cert`, verifies the server against `cert.rootsPem` and requires
  * `identity` among the server certificate's URI SANs (any SPIFFE ID when `identity` is empty).
- * `alpn`: the protocols offered (HTTP/2 offers `h2`); none by default (HTTP/1.1).
+ * `alpn`: the protocols offered: Istio's value for what the connection carries, then the real
+ * protocol if any (../tls/mesh_alpn.ts), so that a PERMISSIVE server tells it from an app's own TLS.
  * `allowHalfOpen`: the socket stays writable after the server's FIN (TCP proxying, ./tcp_forward.ts).
  */
 export function mtlsDialer(
@@ -71,7 +72,7 @@ export function mtlsDialer(
   cert: CertificateInfo,
   identity: string,
   timeoutMs: number,
-  alpn?: string[],
+  alpn: readonly string[],
   allowHalfOpen = false,
 ): Dialer {
   return () =>
@@ -87,7 +88,7 @@ export function mtlsDialer(
         // Secure naming replaces the host name check (endpoint certificates name no address).
         checkServerIdentity: () => undefined,
         minVersion: "TLSv1.2",
-        ...(alpn === undefined ? {} : { ALPNProtocols: alpn }),
+        ALPNProtocols: [...alpn],
         // node:tls passes it to the socket (tested in Deno); its typings omit it.
         ...{ allowHalfOpen },
       });

@@ -3,7 +3,7 @@
  * HTTP/2 codec's server role, each stream routed as an HTTP/1.1 request is ({@link OutboundRouter}:
  * its `:authority` resolved as a service host, the path normalized once, an endpoint chosen round
  * robin; a gateway's route configuration in gateway mode), then forwarded on a multiplexed HTTP/2
- * connection to that endpoint: mutual TLS with ALPN `h2` and secure naming to a proxied endpoint,
+ * connection to that endpoint: mutual TLS with ALPN `istio-h2`, `istio`, `h2` and secure naming to a proxied endpoint,
  * h2c to an unproxied one. Streams to one endpoint share its connections (../h2proxy/mux_pool.ts);
  * another is opened only when the peer's concurrent-stream limit is reached. The proxy's own answers
  * (404 unknown host, 503 no endpoint or no connection) are gRPC-aware (../h2proxy/relay.ts).
@@ -31,6 +31,7 @@ import { meteredStream } from "../h2proxy/stream_metrics.ts";
 import { http2Pool, openStream, type UpstreamConnection } from "../h2proxy/upstream.ts";
 import type { MuxPool } from "../h2proxy/mux_pool.ts";
 import { mtlsDialer, plainDialer } from "./endpoint_pool.ts";
+import { MESH_H2_ALPN } from "../tls/mesh_alpn.ts";
 import type { OutboundObserver } from "./outbound_stats.ts";
 import type { OutboundRouter, UpstreamEndpoint } from "./router.ts";
 
@@ -172,7 +173,7 @@ export class OutboundHttp2 {
         ? () => {
           const cert = this.#o.snapshot().certificate;
           if (cert === undefined) return Promise.reject(new Error("the proxy has no workload certificate"));
-          return mtlsDialer(address, port, cert, identity, timeout, ["h2"])();
+          return mtlsDialer(address, port, cert, identity, timeout, MESH_H2_ALPN)();
         }
         : plainDialer(address, port, timeout),
       limits: this.#o.limits,

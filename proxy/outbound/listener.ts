@@ -45,7 +45,7 @@ import {
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import type { InboundPolicyFilter } from "../filters/mod.ts";
 import { type GatewayConnection, gatewayFilter } from "./gateway_filter.ts";
-import { readClientHello } from "./client_hello.ts";
+import { readClientHello } from "../tls/client_hello.ts";
 import { TlsPassthrough } from "./tls_passthrough.ts";
 import { GatewayTls, type GatewayTlsContext, peerSans } from "./gateway_tls.ts";
 import { certificateFields, certificateHash, formatXfccElement } from "../inbound/xfcc.ts";

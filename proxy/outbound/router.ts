@@ -15,6 +15,7 @@ import { outboundIstioLabels } from "../http/istio_labels.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
 import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
+import { MESH_HTTP1_ALPN } from "../tls/mesh_alpn.ts";
 import type { LocalReplyKind, OutboundObserver } from "./outbound_stats.ts";
 import { type Resolution, resolveHost, resolveService } from "./resolve.ts";
 import { type RoutedTarget, routedTarget } from "./target.ts";
@@ -220,7 +221,7 @@ export class OutboundRouter {
           const cert = this.#o.snapshot().certificate;
           return cert === undefined
             ? Promise.reject(new DialError("tls_failure", "the proxy has no workload certificate"))
-            : mtlsDialer(address, port, cert, identity, this.#connectTimeoutMs)();
+            : mtlsDialer(address, port, cert, identity, this.#connectTimeoutMs, MESH_HTTP1_ALPN)();
         }
         : plainDialer(address, port, this.#connectTimeoutMs);
       pool = new EndpointPool({

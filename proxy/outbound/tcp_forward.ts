@@ -25,6 +25,7 @@ import { pauseReading, relay, type RelayResult } from "../tcp/relay.ts";
 import { type DetectedProtocol, detectProtocol } from "../../shared/protocol/detect.ts";
 import { RoundRobin } from "./balancer.ts";
 import { DialError, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
+import { MESH_TCP_ALPN } from "../tls/mesh_alpn.ts";
 import {
   BLACKHOLE_CLUSTER,
   dispatchOf,
@@ -247,7 +248,7 @@ export class OutboundTcp {
       if (!endpoint.proxied) return plainDialer(endpoint.address, port, this.#timeout())();
       // The current certificate per connection, so that rotation reaches new connections.
       const c = this.#o.snapshot().certificate ?? cert!;
-      return mtlsDialer(endpoint.address, port, c, endpoint.identity, this.#timeout(), undefined, true)();
+      return mtlsDialer(endpoint.address, port, c, endpoint.identity, this.#timeout(), MESH_TCP_ALPN, true)();
     });
   }
 

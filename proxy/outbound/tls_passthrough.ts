@@ -29,10 +29,11 @@ import type { RouteConfiguration, RuntimeSnapshot } from "../runtime/snapshot.ts
 import { relay, type RelayResult } from "../tcp/relay.ts";
 import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { type Dialer, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
+import { MESH_TCP_ALPN } from "../tls/mesh_alpn.ts";
 import type { OutboundObserver } from "./outbound_stats.ts";
 import type { Resolution } from "./resolve.ts";
 import { gatewayTlsTarget, hasSniRoutedPort, sidecarTlsTarget } from "./tls_targets.ts";
-import { readClientHello } from "./client_hello.ts";
+import { readClientHello } from "../tls/client_hello.ts";
 import type { ServiceTarget } from "./dispatch.ts";
 
 /** Settings of a {@link TlsPassthrough}. */
@@ -260,7 +261,7 @@ export class TlsPassthrough {
     const cert = snapshot.certificate;
     if (cert === undefined) return `${target} needs mutual TLS and the proxy has no workload certificate yet`;
     return {
-      dial: mtlsDialer(endpoint.address, choice.port, cert, endpoint.identity, timeout, undefined, true),
+      dial: mtlsDialer(endpoint.address, choice.port, cert, endpoint.identity, timeout, MESH_TCP_ALPN, true),
       mtls: true,
       target,
     };

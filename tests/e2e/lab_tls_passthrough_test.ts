@@ -10,7 +10,9 @@
  * - the gateway's AuthorizationPolicies on the passed-through port as TCP rules: a DENY on the port
  *   closes, an ALLOW of the client's address admits, an ALLOW of another address closes;
  * - the application's sidecar (inbound TCP on its `https` port): under STRICT an unproxied client's
- *   own TLS is refused; L4 AuthorizationPolicies by principal and port allow and deny the gateway and a
+ *   own TLS is refused, under PERMISSIVE it reaches the app (its ClientHello has no Istio ALPN; the
+ *   app's certificate checked) while the proxied clients still come over mutual TLS with their
+ *   identities; L4 AuthorizationPolicies by principal and port allow and deny the gateway and a
  *   proxied client;
  * - a sidecar's outbound TLS: curl https to the service's `https` port from a workload with a sidecar
  *   (captured, carried to the service's endpoint as opaque bytes), the app's certificate verified by
@@ -209,6 +211,30 @@ spec:
             timings.push(`${name}: in force after ${ms} ms`);
           }
           await labDelete(lab, ["nginx-policy.yaml", "strict.yaml"]);
+          await eventually(
+            "no policy",
+            async () => (await fromGateway()) ? undefined : "the gateway still refused",
+          );
+          // PERMISSIVE (the default): the unproxied client's ClientHello offers no Istio ALPN, so the
+          // sidecar passes it to the app, whose own certificate it gets (proxy/inbound/README.md).
+          const ms = await eventually(
+            "PERMISSIVE: the unproxied client reaches the app",
+            async () => (await fromLegacy()) ? undefined : "legacy still refused",
+          );
+          timings.push(`PERMISSIVE, legacy's own TLS to the app: after ${ms} ms`);
+          const legacy = await sClient(state, "legacy/sleep", `${host}:443`, host, ca);
+          assert.equal(legacy.fingerprint, certs.nginxFingerprint, legacy.output);
+          assert.equal(legacy.verified, true, legacy.output);
+          // The gateway and sleep still come over mutual TLS with their identities: a DENY of the
+          // gateway's principal refuses it and leaves the other two (the unproxied one has no principal).
+          await apply(lab, dir, "nginx-policy.yaml", policy("DENY", gatewayId));
+          await eventually("PERMISSIVE, DENY the gateway's principal", async () => {
+            const got = [await fromSleep(), await fromGateway(), await fromLegacy()];
+            return JSON.stringify(got) === JSON.stringify([true, false, true])
+              ? undefined
+              : `sleep, gateway, legacy: ${JSON.stringify(got)}, want [true,false,true]`;
+          });
+          await labDelete(lab, ["nginx-policy.yaml"]);
           await eventually(
             "no policy",
             async () => (await fromGateway()) ? undefined : "the gateway still refused",

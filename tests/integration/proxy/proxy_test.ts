@@ -14,12 +14,17 @@ import { type ProxyProcess, startProxyProcess } from "../../../proxy/test_suppor
 import type { CertificateAuthority } from "../../../meshd/ca/mod.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";
 
-const CONFIG = `apiVersion: networking.istio.io/v1
+/**
+ * The mesh config; the service's targetPort is the proxy's inbound port, so that the port is declared HTTP
+ * (an undeclared port would pass a TLS client without Istio's ALPN, such as curl, to the app under PERMISSIVE).
+ */
+const config = (targetPort: number): string =>
+  `apiVersion: networking.istio.io/v1
 kind: ServiceEntry
 metadata: {name: httpbin, namespace: foo}
 spec:
   hosts: [httpbin.foo.svc.cluster.local]
-  ports: [{name: http, number: 8000, targetPort: 8080, protocol: HTTP}]
+  ports: [{name: http, number: 8000, targetPort: ${targetPort}, protocol: HTTP}]
   location: MESH_INTERNAL
   resolution: STATIC
   workloadSelector: {labels: {app: httpbin}}
@@ -75,12 +80,12 @@ interface Env {
 async function withProxy(concurrency: number, fn: (env: Env) => Promise<void>): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "proxy-e2e-" });
   await Deno.mkdir(join(dir, "config"));
-  await Deno.writeTextFile(join(dir, "config", "services.yaml"), CONFIG);
+  const inboundPort = freePort();
+  await Deno.writeTextFile(join(dir, "config", "services.yaml"), config(inboundPort));
   const ca = await startCa(join(dir, "ca"));
   const meshd = await startMeshd(join(dir, "config"), { ca });
   await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
   const app = await startApp();
-  const inboundPort = freePort();
   const outboundPort = freePort();
   let proxy: ProxyProcess | undefined;
   try {

@@ -17,6 +17,7 @@ import { freePort } from "../../../shared/internal/testing/free_port.ts";
 import { type ProxyProcess, startProxyProcess } from "../../../proxy/test_support.ts";
 import { collect, type Received, TcpApp } from "../../../proxy/inbound/tcp_test_support.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";
+import { MESH_TCP_ALPN } from "../../../proxy/tls/mesh_alpn.ts";
 
 function config(inboundPort: number): string {
   return `apiVersion: networking.istio.io/v1
@@ -65,6 +66,8 @@ Deno.test("inbound TCP through a real proxy configured by meshd: STRICT mTLS, ha
   const talk = (text: string): Promise<Received> => {
     const s = tls.connect({
       socket: net.connect({ host: "127.0.0.1", port: inboundPort, allowHalfOpen: true }),
+      // A mesh sidecar's TCP ALPN: without an Istio value a PERMISSIVE port passes TLS to the app.
+      ALPNProtocols: [...MESH_TCP_ALPN],
       ca: ca.trustBundlePem,
       cert: chain.slice(0, -1).join("\n"),
       key: csr.privateKeyPem,

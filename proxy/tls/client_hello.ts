@@ -1,7 +1,9 @@
 /**
- * The server name (SNI, RFC 6066 section 3) of a TLS ClientHello, read from the first bytes of a
- * connection before any TLS library sees them, so that a gateway listener can pick the HTTPS server
- * (its certificate, client CA and TLS versions) as Envoy's filter chain match on `server_names` does.
+ * The server name (SNI, RFC 6066 section 3) and ALPN list (RFC 7301 section 3.1) of a TLS
+ * ClientHello, read from the first bytes of a connection before any TLS library sees them, as Envoy's
+ * `tls_inspector` does for filter chain matches: a gateway listener picks the HTTPS server (its
+ * certificate, client CA and TLS versions) by `server_names`; a PERMISSIVE inbound port picks mutual
+ * TLS by Istio's `application_protocols` (../inbound/front.ts, ./mesh_alpn.ts).
  * Layout: RFC 8446 section 4.1.2 (TLS 1.3) and RFC 5246 section 7.4.1.2 (TLS 1.2).
  *
  * @module
@@ -9,11 +11,14 @@
 import type net from "node:net";
 
 /** What the bytes so far say. */
-export type ClientHelloSni =
+export type ClientHelloInfo =
   /** The first record is not complete yet: read more. */
   | { status: "more" }
-  /** A ClientHello: its host_name, or undefined without the extension. */
-  | { status: "done"; sni: string | undefined }
+  /**
+   * A ClientHello: its host_name (lower case), or undefined without the extension; the protocol
+   * names of its ALPN extension in the client's order (latin1), empty without the extension.
+   */
+  | { status: "done"; sni: string | undefined; alpn: string[] }
   /** Not a TLS ClientHello (plain text, garbage, or one split over several records). */
   | { status: "invalid"; reason: string };
 
@@ -24,11 +29,12 @@ export const NOT_TLS = "not a TLS handshake record";
 export const MAX_RECORD_BYTES = 16384 + 2048 + 5;
 
 /**
- * Reads the SNI of the ClientHello at the start of `bytes`.
+ * Reads the SNI and ALPN of the ClientHello at the start of `bytes`. A malformed extension (a
+ * length running past its end) makes the whole ClientHello `invalid`.
  *
  * @param bytes everything received on the connection so far
  */
-export function clientHelloSni(bytes: Uint8Array): ClientHelloSni {
+export function parseClientHello(bytes: Uint8Array): ClientHelloInfo {
   if (bytes.length === 0) return { status: "more" };
   if (bytes[0] !== 0x16) return { status: "invalid", reason: NOT_TLS };
   if (bytes.length < 5) return { status: "more" };
@@ -47,23 +53,38 @@ export function clientHelloSni(bytes: Uint8Array): ClientHelloSni {
     r.skip(r.u8()); // legacy_session_id
     r.skip(r.u16()); // cipher_suites
     r.skip(r.u8()); // legacy_compression_methods
-    if (r.done()) return { status: "done", sni: undefined };
+    let sni: string | undefined;
+    const alpn: string[] = [];
+    if (r.done()) return { status: "done", sni, alpn };
     const extensions = new Reader(r.take(r.u16()));
     while (!extensions.done()) {
       const type = extensions.u16();
       const body = new Reader(extensions.take(extensions.u16()));
-      if (type !== 0) continue;
-      const list = new Reader(body.take(body.u16()));
-      while (!list.done()) {
-        const nameType = list.u8();
-        const name = list.take(list.u16());
-        if (nameType === 0) return { status: "done", sni: String.fromCharCode(...name).toLowerCase() };
+      if (type === SERVER_NAME && sni === undefined) sni = hostName(body);
+      if (type === ALPN && alpn.length === 0) {
+        const list = new Reader(body.take(body.u16()));
+        while (!list.done()) alpn.push(String.fromCharCode(...list.take(list.u8())));
       }
     }
-    return { status: "done", sni: undefined };
+    return { status: "done", sni, alpn };
   } catch {
     return { status: "invalid", reason: "malformed ClientHello" };
   }
+}
+
+/** Extension types (RFC 8446 section 4.2). */
+const SERVER_NAME = 0;
+const ALPN = 16;
+
+/** The host_name of a server_name extension's body, undefined when it names none. */
+function hostName(body: Reader): string | undefined {
+  const list = new Reader(body.take(body.u16()));
+  while (!list.done()) {
+    const nameType = list.u8();
+    const name = list.take(list.u16());
+    if (nameType === 0) return String.fromCharCode(...name).toLowerCase();
+  }
+  return undefined;
 }
 
 /** A bounds-checked cursor; reading past the end throws. */
@@ -112,7 +133,7 @@ export function concat(chunks: Uint8Array[], size: number): Uint8Array {
  * (`unshift`), which is paused.
  */
 export type ReadClientHello =
-  | ClientHelloSni
+  | ClientHelloInfo
   /** The connection ended or closed first; it is destroyed. */
   | { status: "closed"; reason: string }
   /** No whole first record in time (a server-first protocol, a slow client); the socket is kept. */
@@ -148,7 +169,7 @@ export function readClientHello(socket: net.Socket, timeoutMs = 15_000): Promise
     const onData = (chunk: Uint8Array): void => {
       chunks.push(chunk);
       size += chunk.length;
-      const hello = clientHelloSni(joined());
+      const hello = parseClientHello(joined());
       if (hello.status === "more" && size < MAX_RECORD_BYTES) return;
       done(hello, true);
     };
