@@ -45,7 +45,7 @@ import {
   saveState,
 } from "../../shared/internal/lab/state.ts";
 import { parseTopology } from "../../shared/internal/lab/topology.ts";
-import { PROXY_PERMISSION_FLAGS } from "../../shared/internal/proxy_permissions.ts";
+import { PROXY_RUN_FLAGS } from "../../shared/internal/proxy_permissions.ts";
 import { PROXY_GID } from "../../shared/internal/lab/redirect.ts";
 
 /** Options of {@link labUp}. */
@@ -297,7 +297,7 @@ function proxyArgv(plan: LabPlan, paths: LabPaths, w: PlannedWorkload, tokenFile
     ...(w.gateway ? [] : ["setpriv", `--regid=${PROXY_GID}`, "--clear-groups"]),
     DENO,
     "run",
-    ...PROXY_PERMISSION_FLAGS,
+    ...PROXY_RUN_FLAGS,
     join(repoRoot(), "proxy/main.ts"),
     `--discoveryAddress=${plan.meshd.address}:15012`,
     `--discoveryServerName=${MESHD_HOST}`,

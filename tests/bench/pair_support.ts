@@ -71,6 +71,18 @@ export class BenchRun {
 }
 
 /**
+ * The proxy's `--v8-flags` for a bench: BENCH_PROXY_V8_FLAGS when set (experiments), else the `proxy`
+ * task's own (deno.json), so that a bench measures what ships. "" when there are none.
+ */
+export function proxyV8Flags(): string {
+  const env = Deno.env.get("BENCH_PROXY_V8_FLAGS");
+  if (env !== undefined) return env;
+  const task: string =
+    JSON.parse(Deno.readTextFileSync(new URL("../../deno.json", import.meta.url))).tasks.proxy;
+  return /--v8-flags=(\S+)/.exec(task)?.[1] ?? "";
+}
+
+/**
  * Runs `cmd` to the end and returns its stdout.
  *
  * @throws Error with the command and its stderr when it exits non-zero

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { PROXY_PERMISSION_FLAGS } from "../../../shared/internal/proxy_permissions.ts";
+import { PROXY_RUN_FLAGS } from "../../../shared/internal/proxy_permissions.ts";
 
 /** What the agent does for one container. */
 export type ContainerRun =
@@ -85,7 +85,7 @@ export function containerRun(c: ContainerSpec, ctx: RunContext): ContainerRun {
       argv: [
         ctx.deno,
         "run",
-        ...PROXY_PERMISSION_FLAGS,
+        ...PROXY_RUN_FLAGS,
         `${ctx.repoRoot}/proxy/main.ts`,
         ...(c.args ?? []),
       ],

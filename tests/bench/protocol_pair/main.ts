@@ -37,6 +37,7 @@ import {
   measured,
   memMiB,
   type MeshPair,
+  proxyV8Flags,
   run,
   startMeshPair,
 } from "../pair_support.ts";
@@ -181,7 +182,7 @@ async function main() {
     },
   ], {
     concurrency,
-    v8Flags: "",
+    v8Flags: proxyV8Flags(),
     ...(netns ? { outboundPort: netns.outboundPort, addresses: [SERVICE_VIP] } : {}),
   });
   const hap = await startHaproxy(pair, apps.ports);
@@ -248,6 +249,7 @@ async function main() {
     concurrency,
     grpc_rate: grpcRate,
     netns: netns?.name ?? null,
+    proxy_v8_flags: proxyV8Flags(),
     versions: {
       deno: Deno.version.deno,
       haproxy: (await run("haproxy", ["-v"])).split("\n")[0],

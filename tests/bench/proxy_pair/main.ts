@@ -30,6 +30,7 @@ import {
   measured,
   memMiB,
   msOf,
+  proxyV8Flags as benchProxyV8Flags,
   round,
   run,
   startMeshPair,
@@ -40,17 +41,8 @@ const concurrency = Number(Deno.args[0] ?? 1);
 const seconds = Number(Deno.args[1] ?? 10);
 /** Which targets to load (BENCH_TARGETS=mesh,haproxy for a quicker run); all three by default. */
 const only = Deno.env.get("BENCH_TARGETS")?.split(",");
-/**
- * The proxy runs with the `proxy` task's own `--v8-flags` (deno.json), so the bench measures what ships;
- * BENCH_PROXY_V8_FLAGS replaces them for experiments.
- */
-const proxyV8Flags = Deno.env.get("BENCH_PROXY_V8_FLAGS") ?? taskV8Flags();
-
-function taskV8Flags(): string {
-  const task: string =
-    JSON.parse(Deno.readTextFileSync(new URL("../../../deno.json", import.meta.url))).tasks.proxy;
-  return /--v8-flags=(\S+)/.exec(task)?.[1] ?? "";
-}
+/** The `proxy` task's `--v8-flags` (deno.json), or BENCH_PROXY_V8_FLAGS for experiments. */
+const proxyV8Flags = benchProxyV8Flags();
 const HOST = "app.foo.svc.cluster.local:8000";
 
 const bench = await BenchRun.start("proxy-pair-bench-");
