@@ -147,7 +147,17 @@ Deno.test("inbound TCP through a real proxy configured by meshd: STRICT mTLS, ha
       "the DENY policy in force",
     );
     assert.equal(denied!.bytes.length, 0, "no application byte");
-    assert.match(proxy.stderr(), /connection denied.*foo\/deny-sleep/);
+    // A worker's log line reaches the proxy's stderr through the main isolate, after the close the
+    // client saw: wait for it rather than read stderr at once.
+    await within(
+      (async () => {
+        while (!/connection denied.*foo\/deny-sleep/.test(proxy!.stderr())) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      })(),
+      5_000,
+      "the denial logged with the policy name",
+    );
   } finally {
     await proxy?.stop();
     await app.close();
