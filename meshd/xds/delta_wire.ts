@@ -66,6 +66,39 @@ export function resourceEntry(typeUrl: string, r: GeneratedResource): Uint8Array
   return bytes;
 }
 
+/**
+ * A DeltaDiscoveryResponse without its nonce: the fields before the nonce (field 5) and those after,
+ * so that one encoding serves every stream that sends the same response and only the nonce is spliced
+ * in per stream ({@link withNonce}).
+ */
+export interface DeltaResponseParts {
+  head: Uint8Array;
+  tail: Uint8Array;
+}
+
+/** The parts of a DeltaDiscoveryResponse: {@link withNonce} makes the bytes of one. */
+export function encodeDeltaParts(
+  response: { systemVersionInfo: string; typeUrl: string; entries: Uint8Array[]; removed: string[] },
+): DeltaResponseParts {
+  const head: [number, Uint8Array][] = [[1, encoder.encode(response.systemVersionInfo)]];
+  for (const e of response.entries) head.push([2, e]);
+  head.push([4, encoder.encode(response.typeUrl)]);
+  return {
+    head: concatFields(head),
+    tail: concatFields(response.removed.map((name) => [6, encoder.encode(name)])),
+  };
+}
+
+/** The bytes of a response: its parts with the nonce field between them, in field order. */
+export function withNonce(parts: DeltaResponseParts, nonce: string): Uint8Array {
+  const n = encoder.encode(nonce);
+  const out = new Uint8Array(parts.head.length + fieldLength(5, n.length) + parts.tail.length);
+  out.set(parts.head, 0);
+  const at = writeField(out, parts.head.length, 5, n);
+  out.set(parts.tail, at);
+  return out;
+}
+
 /** A DeltaDiscoveryResponse, as bytes ready for the wire. */
 export function encodeDeltaResponse(
   response: {
@@ -76,9 +109,5 @@ export function encodeDeltaResponse(
     nonce: string;
   },
 ): Uint8Array {
-  const fields: [number, Uint8Array][] = [[1, encoder.encode(response.systemVersionInfo)]];
-  for (const e of response.entries) fields.push([2, e]);
-  fields.push([4, encoder.encode(response.typeUrl)], [5, encoder.encode(response.nonce)]);
-  for (const name of response.removed) fields.push([6, encoder.encode(name)]);
-  return concatFields(fields);
+  return withNonce(encodeDeltaParts(response), response.nonce);
 }
