@@ -7,6 +7,7 @@
  */
 import client from "prom-client";
 import { buildInfo } from "../../shared/mod.ts";
+import type { XdsCacheStats } from "../xds/xds_cache.ts";
 
 const SECONDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 3, 5, 10, 20, 30];
 
@@ -240,4 +241,34 @@ export function recordCaExpiry(
   if (bundle.source === "plugged-in") {
     m.caServerCertChainExpiryTimestamp.set(bundle.chainNotAfter.getTime() / 1000);
   } else m.caServerCertChainExpiryTimestamp.reset();
+}
+
+/**
+ * The xDS cache's metrics, registered only when DISCO_XDS_CACHE_STATS asks for them (Istio's
+ * PILOT_XDS_CACHE_STATS; pilot/pkg/model/typed_xds_cache.go): xds_cache_reads{type=hit|miss},
+ * xds_cache_evictions{type=clear|size}, xds_cache_size. Istio's xds_cache_dependent_config_size is
+ * not exported: meshd's cache keeps no dependent-config index (meshd/xds/xds_cache.ts).
+ *
+ * @returns the observers to hand to the cache
+ */
+export function xdsCacheMetrics(m: MeshdMetrics): XdsCacheStats {
+  const registers = [m.registry];
+  const reads = new client.Counter({
+    name: "xds_cache_reads",
+    help: "Total number of xds cache xdsCacheReads.",
+    labelNames: ["type"],
+    registers,
+  });
+  const evictions = new client.Counter({
+    name: "xds_cache_evictions",
+    help: "Total number of xds cache evictions.",
+    labelNames: ["type"],
+    registers,
+  });
+  const size = new client.Gauge({ name: "xds_cache_size", help: "Current size of xds cache", registers });
+  return {
+    read: (type) => reads.inc({ type }),
+    evicted: (type, count) => evictions.inc({ type }, count),
+    size: (entries) => size.set(entries),
+  };
 }

@@ -14,7 +14,7 @@ import { Debouncer } from "../push_context/debounce.ts";
 import { buildPushContext, type PushContext } from "../push_context/push_context.ts";
 import { AdsServer } from "../xds/ads_server.ts";
 import type { AdsHooks, AdsServerOptions, AdsStreamStatus } from "../xds/ads_types.ts";
-import { PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
+import { type GeneratorCacheOptions, PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
 import { type AutoRegistrationHooks, AutoRegistry } from "../registry/auto_registration.ts";
 import { JwksResolver, type JwksResolverOptions } from "../jwks/resolver.ts";
 import type { OfKind } from "../push_context/push_context.ts";
@@ -71,8 +71,10 @@ export interface DiscoveryServerOptions {
   onPushContext?(ctx: PushContext, buildMs: number, reasons: Map<string, number>): void;
   /** ADS observers (metrics); called besides the server's own bookkeeping. */
   adsHooks?: AdsHooks;
-  /** DISCO_PUSH_THROTTLE; default 100. */
+  /** DISCO_PUSH_THROTTLE; default 1000 (ads_types.ts). */
   pushThrottle?: number;
+  /** DISCO_ENABLE_XDS_CACHE and the settings beside it; default: the cache on, 60,000 entries. */
+  xdsCache?: GeneratorCacheOptions;
   /**
    * The mutual-TLS listener (--secureGRPCAddr): ADS plus whatever `register` adds (the CA service).
    * Absent: plain text only.
@@ -226,7 +228,7 @@ export class DiscoveryServer {
       ...options.jwks,
       onChange: () => this.#debouncer.trigger("jwks"),
     });
-    this.#generator = new PushContextGenerator(this.#build());
+    this.#generator = new PushContextGenerator(this.#build(), options.xdsCache);
     const hooks = options.adsHooks ?? {};
     this.#pages = new DebugPages(this, { rootCertPem: options.rootCertPem });
     this.#ads = new AdsServer(this.#generator, {
