@@ -19,6 +19,9 @@ export interface MeshdMetrics {
   discoPushTriggers: client.Counter<"type">;
   discoProxyConvergenceTime: client.Histogram;
   discoXdsPushTime: client.Histogram<"type">;
+  discoProxyQueueTime: client.Histogram;
+  /** meshd's own, not in the seed: see createMetrics. */
+  discoPushFanoutTime: client.Histogram;
   discoTotalXdsRejects: client.Counter<"type">;
   discoTotalRejectedConfigs: client.Counter<"type">;
   discoServices: client.Gauge;
@@ -91,6 +94,16 @@ export function createMetrics(): MeshdMetrics {
     discoXdsPushTime: histogram("disco_xds_push_time", "Time to generate and send a push (seconds)", [
       "type",
     ]),
+    discoProxyQueueTime: histogram(
+      "disco_proxy_queue_time",
+      "Time a proxy waits in the push queue (seconds)",
+    ),
+    // Not in the seed (Istio has no such metric): a push's fan-out inside meshd, from the push context
+    // built to the last stream served, so that the scale bench can tell meshd's time from its clients'.
+    discoPushFanoutTime: histogram(
+      "disco_push_fanout_time",
+      "Time from a push's start to the last of its streams served (seconds)",
+    ),
     discoTotalXdsRejects: counter("disco_total_xds_rejects", "xDS responses rejected by a proxy", ["type"]),
     discoTotalRejectedConfigs: counter("disco_total_rejected_configs", "Configs rejected or ignored", [
       "type",

@@ -14,7 +14,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { Buffer } from "node:buffer";
 import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
-import { Stream } from "./ads_stream.ts";
+import { type PushRound, Stream } from "./ads_stream.ts";
 import type {
   AdsHooks,
   AdsServerOptions,
@@ -79,11 +79,25 @@ export class AdsServer {
    *   ACKs measure convergence from the change, not from the push
    */
   push(changedAt: number = Date.now()): void {
+    const round: PushRound = { started: performance.now(), streams: this.#streams.size, remaining: 0 };
     for (const s of this.#streams.values()) {
       s.requestPush(changedAt);
+      s.rounds.push(round);
+      round.remaining++;
       this.#schedule(s);
     }
     this.#drain();
+  }
+
+  /** The stream was served (or is gone): it no longer holds back the pushes it was waiting for. */
+  #served(s: Stream): void {
+    if (s.rounds.length === 0) return;
+    const now = performance.now();
+    this.#hooks.onProxyQueued?.(now - s.rounds[0].started);
+    for (const round of s.rounds) {
+      if (--round.remaining === 0) this.#hooks.onPushFanout?.(now - round.started, round.streams);
+    }
+    s.rounds = [];
   }
 
   #schedule(s: Stream): void {
@@ -98,6 +112,7 @@ export class AdsServer {
       s.queued = false;
       if (s.closed) continue;
       const bytes = s.flushPending();
+      this.#served(s);
       if (bytes < 0) continue;
       s.holding = true;
       s.heldBytes = bytes;
@@ -152,6 +167,7 @@ export class AdsServer {
       },
       unregister: (s) => {
         if (this.#streams.delete(s.id)) this.#hooks.onDisconnect?.(s.status());
+        this.#served(s);
         this.#release(s);
       },
       schedule: (s) => {

@@ -24,6 +24,13 @@ import {
 import { deltaUpdate, emptyUpdate } from "./delta_diff.ts";
 import { newTypeState, sameNames, syncStatusOf, type TypeState, wanted, writableSent } from "./type_state.ts";
 
+/** One push: when it started, and how many of its streams are still to be served. */
+export interface PushRound {
+  started: number;
+  streams: number;
+  remaining: number;
+}
+
 /** How a stream tells the server about itself (the server owns registration and push slots). */
 export interface StreamRegistry {
   register(s: Stream): void;
@@ -43,6 +50,8 @@ export class Stream {
   /** Bytes of the responses this stream is sending while it holds a slot. */
   heldBytes = 0;
   slotTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The pushes this stream has yet to be served for (the server's fan-out bookkeeping). */
+  rounds: PushRound[] = [];
   readonly #types = new Map<string, TypeState>();
   readonly #connectedAt = Date.now();
   /** Types whose request must be answered, even with nothing new. */

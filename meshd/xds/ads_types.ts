@@ -79,6 +79,17 @@ export interface AdsHooks {
   onSend?(stream: AdsStreamStatus, typeUrl: string, resources: number, bytes: number, ms: number): void;
   /** A request carried a nonce that is not the latest sent (disco_xds_expired_nonce). */
   onExpiredNonce?(stream: AdsStreamStatus, typeUrl: string): void;
+  /**
+   * A stream was served after a push: `ms` from the push's start until its turn came (its responses
+   * written, or nothing to send); Istio's pilot_proxy_queue_time (disco_proxy_queue_time).
+   */
+  onProxyQueued?(ms: number): void;
+  /**
+   * A push reached every stream it was for: `ms` from its start (the push context built) until the
+   * last of its `streams` was served or gone; meshd's own fan-out time (disco_push_fanout_time),
+   * which does not depend on how fast proxies read.
+   */
+  onPushFanout?(ms: number, streams: number): void;
 }
 
 /** Observers, plus flow control. */
