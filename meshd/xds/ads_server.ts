@@ -63,7 +63,7 @@ export class AdsServer {
 
   /** Registers the ADS service on a gRPC server (plain or mutual TLS alike). */
   register(server: Pick<grpc.Server, "addService">, transport: XdsTransport = "plaintext"): void {
-    server.addService(preEncodedDelta(adsProtocol().service), {
+    server.addService(preEncoded(adsProtocol().service), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<Message, Message>) =>
         this.#open(call, "sotw", transport),
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<Message, Message>) =>
@@ -180,17 +180,18 @@ export class AdsServer {
   }
 }
 
-/** The ADS service definition, with delta responses that are already bytes written as they are. */
-function preEncodedDelta(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
-  const delta = service.DeltaAggregatedResources;
+/** The ADS service definition, with responses that are already bytes written as they are. */
+function preEncoded(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  const passBytes = (method: grpc.MethodDefinition<unknown, unknown>) => ({
+    ...method,
+    responseSerialize: (m: unknown) =>
+      m instanceof Uint8Array
+        ? Buffer.from(m.buffer, m.byteOffset, m.byteLength)
+        : method.responseSerialize(m as never),
+  });
   return {
     ...service,
-    DeltaAggregatedResources: {
-      ...delta,
-      responseSerialize: (m: unknown) =>
-        m instanceof Uint8Array
-          ? Buffer.from(m.buffer, m.byteOffset, m.byteLength)
-          : delta.responseSerialize(m as never),
-    },
+    DeltaAggregatedResources: passBytes(service.DeltaAggregatedResources),
+    StreamAggregatedResources: passBytes(service.StreamAggregatedResources),
   };
 }

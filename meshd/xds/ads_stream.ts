@@ -22,7 +22,8 @@ import {
   type XdsTransport,
 } from "./ads_types.ts";
 import { deltaUpdate, emptyUpdate } from "./delta_diff.ts";
-import { newTypeState, sameNames, syncStatusOf, type TypeState, wanted, writableSent } from "./type_state.ts";
+import { sotwResponse } from "./sotw_response.ts";
+import { newTypeState, sameNames, syncStatusOf, type TypeState, writableSent } from "./type_state.ts";
 
 /** One push: when it started, and how many of its streams are still to be served. */
 export interface PushRound {
@@ -334,20 +335,9 @@ export class Stream {
     const version = this.generator.version();
     if (!answer && (version === st.lastSentVersion || list.version === st.lastListVersion)) return;
     st.lastListVersion = list.version;
-    const chosen = list.resources.filter((r) => wanted(st, r.name));
-    st.sent = new Map(chosen.map((r) => [r.name, r.version]));
+    const r = sotwResponse(st, list, version);
     st.pushStartedAt = at;
-    const bytes = chosen.reduce((n, r) => n + r.body.length, 0);
-    this.#write(
-      st,
-      version,
-      {
-        versionInfo: version,
-        typeUrl: st.typeUrl,
-        resources: chosen.map((r) => anyOf(st.typeUrl, r.body)),
-      },
-      { count: chosen.length, bytes, started },
-    );
+    this.#write(st, version, r.encode, { count: r.count, bytes: r.bytes, started });
   }
 
   /** Writes a response: a message for grpc-js to encode, or the bytes of one, given the nonce. */
