@@ -51,6 +51,11 @@ export class AdsServer {
     this.#maxBytes = options.maxInFlightBytes ?? 32 * 1024 * 1024;
   }
 
+  /** DISCO_PUSH_THROTTLE in force: most streams sending at once. */
+  get pushThrottle(): number {
+    return this.#limit;
+  }
+
   /** Streams waiting for a push slot (the push queue's depth). */
   get queued(): number {
     return this.#queue.length;
