@@ -57,8 +57,8 @@ export const AUTHORIZATION_INDEX_MUTANTS: readonly Mutant[] = [
   ),
   keys(
     "JWT principals split at the first /",
-    'const idx = v.lastIndexOf("/");\n  return idx < 0\n    ? { kind: "requestPrincipal"',
-    'const idx = v.indexOf("/");\n  return idx < 0\n    ? { kind: "requestPrincipal"',
+    'const idx = v.lastIndexOf("/");\n  if (isExact(v)) {',
+    'const idx = v.indexOf("/");\n  if (isExact(v)) {',
   ),
   index(
     "the rules without keys are skipped",
@@ -138,13 +138,68 @@ export const AUTHORIZATION_INDEX_MUTANTS: readonly Mutant[] = [
   ),
   index(
     "suffixes are read forwards",
-    "path.charCodeAt(backwards ? path.length - i : i - 1)",
-    "path.charCodeAt(i - 1)",
+    "text.charCodeAt(backwards ? text.length - i : from + i - 1)",
+    "text.charCodeAt(from + i - 1)",
   ),
   index(
     "the longest prefix is not looked up",
-    "const n = Math.min(path.length, lengths.length - 1);",
-    "const n = Math.min(path.length, lengths.length - 2);",
+    "const n = Math.min(text.length - from, lengths.length - 1);",
+    "const n = Math.min(text.length - from, lengths.length - 2);",
+  ),
+  index(
+    "the principal's prefixes are read with spiffe://",
+    "endLists(this.#principalPrefix, p.principal, 9, false, cache, k)",
+    "endLists(this.#principalPrefix, p.principal, 0, false, cache, k)",
+  ),
+  index(
+    "the principal's suffixes are not looked up",
+    "endLists(this.#principalSuffix, p.principal, 9, true, cache, k)",
+    "endLists(this.#principalSuffix, p.principal, 9, false, cache, k)",
+  ),
+  index(
+    "the JWT issuer is looked up by the subject",
+    "this.#requestIssuer.get(hashText(p.iss))",
+    "this.#requestIssuer.get(hashText(p.sub))",
+  ),
+  index(
+    "the JWT subject is looked up with the issuer",
+    "this.#requestSubject.get(hashText(p.sub))",
+    "this.#requestSubject.get(hashPrincipal(p.iss, p.sub))",
+  ),
+  keys(
+    "principal suffixes are keyed as prefixes",
+    'return { kind: "principalSuffix", scope: "", value: v.slice(1) };',
+    'return { kind: "principalPrefix", scope: "", value: v.slice(1) };',
+  ),
+  keys(
+    "principal prefixes keep their *",
+    'return { kind: "principalPrefix", scope: "", value: v.slice(0, -1) };',
+    'return { kind: "principalPrefix", scope: "", value: v };',
+  ),
+  keys(
+    "trust domains are keyed with spiffe://",
+    "const head = star < 0 ? `${v}/` : v.slice(0, star);",
+    "const head = star < 0 ? `spiffe://${v}/` : v.slice(0, star);",
+  ),
+  keys(
+    "a trust domain pattern is keyed by its whole text",
+    "const head = star < 0 ? `${v}/` : v.slice(0, star);",
+    "const head = star < 0 ? `${v}/` : v;",
+  ),
+  keys(
+    "JWT principal patterns key the issuer and subject swapped",
+    '? { kind: "requestSubject", scope: "", value: v.slice(idx + 1) }\n    : { kind: "requestIssuer", scope: "", value: v.slice(0, idx) };',
+    '? { kind: "requestIssuer", scope: "", value: v.slice(0, idx) }\n    : { kind: "requestSubject", scope: "", value: v.slice(idx + 1) };',
+  ),
+  keys(
+    "JWT principal patterns without / are keyed",
+    'if (v === "*" || idx < 0) return undefined;',
+    'if (v === "*") return undefined;',
+  ),
+  keys(
+    "a JWT issuer pattern splits at the first /",
+    ': { kind: "requestIssuer", scope: "", value: v.slice(0, idx) };',
+    ': { kind: "requestIssuer", scope: "", value: v.slice(0, v.indexOf("/")) };',
   ),
   hash(
     "hosts are hashed as received",

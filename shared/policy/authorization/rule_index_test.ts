@@ -34,14 +34,32 @@ const POOL = {
     "cluster.local/ns/bar/sa/a",
     "td/ns/foo/sa/x",
     "cluster.local/*",
+    "td/ns/*",
     "*/sa/sleep",
+    "*sleep",
+    "td*",
     "*",
     "",
   ],
   namespaces: ["foo", "bar", "ns", "sa", "f*", "*", "", "foo/sa"],
-  requestPrincipals: ["iss1/sub1", "iss1/sub2", "iss1/*", "*/sub1", "iss2", "*", "a/b/c"],
+  requestPrincipals: [
+    "iss1/sub1",
+    "iss1/sub2",
+    "iss1/*",
+    "iss1/s*",
+    "a/b/*",
+    "*/sub1",
+    "*1/sub1",
+    "*/",
+    "*/c",
+    "iss*",
+    "*sub1",
+    "iss2",
+    "*",
+    "a/b/c",
+  ],
   serviceAccounts: ["sleep", "foo/sleep", "bar/a", "ns/y", "bar/y"],
-  trustDomains: ["cluster.local", "td", "*"],
+  trustDomains: ["cluster.local", "td", "*", "t*", "c*l", "*.local", "td/ns", ""],
   ipBlocks: [
     "10.0.0.0/8",
     "10.0.0.5",
@@ -66,6 +84,7 @@ const CONDITIONS: [string, readonly string[]][] = [
   ["source.principal", POOL.principals],
   ["source.namespace", POOL.namespaces],
   ["source.serviceAccount", POOL.serviceAccounts],
+  ["source.trustDomain", POOL.trustDomains],
   ["destination.port", POOL.ports],
   ["request.auth.principal", POOL.requestPrincipals],
   ["source.ip", POOL.ipBlocks],
@@ -149,7 +168,7 @@ class Gen {
   }
   request(): AuthorizationRequest {
     const many = Array.from({ length: NAMESPACE_SEGMENTS_MAX + 1 }, (_, i) => `ns/n${i}`).join("/");
-    const token = this.pick([undefined, "iss1/sub1", "iss1/sub2", "iss2", "a/b/c"]);
+    const token = this.pick([undefined, "iss1/sub1", "iss1/sub2", "iss2", "a/b/c", "iss1/", "/sub1", "a/b/"]);
     return {
       method: this.pick(["GET", "POST", "get", "GETX"]),
       path: this.pick(["/a", "/a/b", "/a/b/c", "/api/v1/items", "/api/", "/x.js", "/b", "/", ""]),
@@ -164,6 +183,10 @@ class Gen {
         "spiffe://cluster.local/ns/foo/sa/sleep",
         "spiffe://cluster.local/ns/bar/sa/a",
         "spiffe://td/ns/foo/sa/x",
+        "spiffe://td/ns/bar/sa/sleep",
+        "spiffe://td.local/ns/foo/sa/sleep",
+        "spiffe://td",
+        "spiffe://",
         "spiffe://td/ns/ns/sa/sa/ns/bar/sa/y",
         `spiffe://td/${many}/ns/foo/sa/z`,
         "cluster.local/ns/foo/sa/sleep",

@@ -11,16 +11,18 @@
  * - the `from` list, when every source has a keyed field (the keys of all sources together);
  * - the `to` list, likewise;
  * - one `when` condition with `values` of a keyed key.
- * The cheapest one (by {@link KEY_COST}) is kept. A field is keyed when every value of it is: exact
- * `principals` and `source.principal`, `namespaces` and `source.namespace` without `*` or `/`,
- * `serviceAccounts` and `source.serviceAccount` (by their namespace), exact
- * `requestPrincipals` and `request.auth.principal`, exact `hosts`, `ports` and `destination.port`,
- * exact `methods`, `paths` (exact, `prefix*`, `*suffix`, a template's literal head), exact
- * `request.headers[...]` values and exact JWT claim values (`request.auth.claims[...]`, `audiences`,
- * `presenter`) and IP blocks of prefix 8 or more (`ipBlocks`, `remoteIpBlocks`, `source.ip`,
- * `remote.ip`, `destination.ip`: by their leading bytes). `not*` fields, trust domains, shorter
- * blocks and `*` values have no keys: a rule without keys is evaluated for every
- * request.
+ * The cheapest one (by {@link KEY_COST}) is kept. A field is keyed when every value of it is:
+ * `principals` and `source.principal` (exact, `prefix*`, `*suffix`), `trustDomains` and
+ * `source.trustDomain` (as the principal prefix `<domain>/`, or a pattern's literal head),
+ * `namespaces` and `source.namespace` without `*` or `/`, `serviceAccounts` and
+ * `source.serviceAccount` (by their namespace), `requestPrincipals` and `request.auth.principal`
+ * (exact; `iss/*` by its issuer, `*` then `/sub` by its subject), exact `hosts`, `ports` and
+ * `destination.port`, exact `methods`, `paths` (exact, `prefix*`, `*suffix`, a template's literal
+ * head), exact `request.headers[...]` values and exact JWT claim values (`request.auth.claims[...]`,
+ * `audiences`, `presenter`) and IP blocks of prefix 8 or more (`ipBlocks`, `remoteIpBlocks`,
+ * `source.ip`, `remote.ip`, `destination.ip`: by their leading bytes). `not*` fields, shorter
+ * blocks, `*` values and the other wildcard forms of hosts, methods, namespaces, JWT principals,
+ * headers and claims have none: a rule without keys is evaluated for every request.
  *
  * @module
  */
@@ -38,8 +40,12 @@ import type {
 /** The request attribute a key is compared with. */
 export type KeyKind =
   | "principal"
+  | "principalPrefix"
+  | "principalSuffix"
   | "namespace"
   | "requestPrincipal"
+  | "requestIssuer"
+  | "requestSubject"
   | "host"
   | "port"
   | "method"
@@ -51,8 +57,10 @@ export type KeyKind =
   | "ip";
 
 /**
- * One key: the request matches it when its attribute `kind` equals `value` (`pathPrefix`: starts
- * with, `pathSuffix`: ends with; `namespace`: a `/ns/<value>/` segment of the peer principal).
+ * One key: the request matches it when its attribute `kind` equals `value` (`pathPrefix` and
+ * `principalPrefix`: starts with, `pathSuffix` and `principalSuffix`: ends with, the principal
+ * read without `spiffe://`; `namespace`: a `/ns/<value>/` segment of the peer principal;
+ * `requestIssuer` and `requestSubject`: the JWT's issuer or subject).
  */
 export interface RuleKey {
   /** Which attribute. */
@@ -76,7 +84,11 @@ export interface RuleKey {
  */
 export const KEY_COST: Readonly<Record<KeyKind, number>> = {
   principal: 1,
+  principalPrefix: 3,
+  principalSuffix: 4,
   requestPrincipal: 1,
+  requestSubject: 2,
+  requestIssuer: 5,
   path: 1,
   header: 2,
   claim: 2,
@@ -94,7 +106,23 @@ type KeyOf = (v: string) => RuleKey | undefined;
 /** Istio's string values: `*` alone or at either end is a wildcard; only the rest are exact. */
 const isExact = (v: string): boolean => !v.startsWith("*") && !v.endsWith("*");
 
-const principalKey: KeyOf = (v) => isExact(v) ? { kind: "principal", scope: "", value: v } : undefined;
+/** principalMatcher's wildcard forms on the principal without `spiffe://`: exact, `prefix*`, `*suffix`. */
+const principalKey: KeyOf = (v) => {
+  if (v === "*") return undefined;
+  if (v.startsWith("*")) return { kind: "principalSuffix", scope: "", value: v.slice(1) };
+  if (v.endsWith("*")) return { kind: "principalPrefix", scope: "", value: v.slice(0, -1) };
+  return { kind: "principal", scope: "", value: v };
+};
+
+/**
+ * trustDomainMatcher needs the principal to start with `spiffe://<domain>/`, or with `spiffe://`
+ * and a pattern's head (the text before its `*`; `*` alone has none).
+ */
+const trustDomainKey: KeyOf = (v) => {
+  const star = v.indexOf("*");
+  const head = star < 0 ? `${v}/` : v.slice(0, star);
+  return head === "" ? undefined : { kind: "principalPrefix", scope: "", value: head };
+};
 
 /**
  * A service account (`sa` in the policy's namespace, or `ns/sa`) needs `/ns/<ns>/` in the peer
@@ -109,13 +137,22 @@ const serviceAccountKey = (policyNamespace: string): KeyOf => (v) => {
 const namespaceKey: KeyOf = (v) =>
   !v.includes("*") && !v.includes("/") ? { kind: "namespace", scope: "", value: v } : undefined;
 
-/** Split at the last `/` as requestPrincipalMatcher does: `iss/sub`, or `iss` with an empty subject. */
+/**
+ * Split at the last `/` as requestPrincipalMatcher does: `iss/sub`, or `iss` with an empty subject;
+ * a value with a `/` that starts with `*` compares the subject exactly, one that ends with `*` the
+ * issuer.
+ */
 const requestPrincipalKey: KeyOf = (v) => {
-  if (!isExact(v)) return undefined;
   const idx = v.lastIndexOf("/");
-  return idx < 0
-    ? { kind: "requestPrincipal", scope: v, value: "" }
-    : { kind: "requestPrincipal", scope: v.slice(0, idx), value: v.slice(idx + 1) };
+  if (isExact(v)) {
+    return idx < 0
+      ? { kind: "requestPrincipal", scope: v, value: "" }
+      : { kind: "requestPrincipal", scope: v.slice(0, idx), value: v.slice(idx + 1) };
+  }
+  if (v === "*" || idx < 0) return undefined;
+  return v.startsWith("*")
+    ? { kind: "requestSubject", scope: "", value: v.slice(idx + 1) }
+    : { kind: "requestIssuer", scope: "", value: v.slice(0, idx) };
 };
 
 const hostKey: KeyOf = (v) => isExact(v) ? { kind: "host", scope: "", value: v.toLowerCase() } : undefined;
@@ -190,6 +227,7 @@ function sourceKeys(s: AuthorizationSourceView, policyNamespace: string): RuleKe
     fieldKeys(s.serviceAccounts, serviceAccountKey(policyNamespace)),
     fieldKeys(s.ipBlocks, ipKey("sourceIp")),
     fieldKeys(s.remoteIpBlocks, ipKey("remoteIp")),
+    fieldKeys(s.trustDomains, trustDomainKey),
   ]);
 }
 
@@ -238,6 +276,8 @@ function conditionKeyOf(key: string, policyNamespace: string): KeyOf | undefined
       return namespaceKey;
     case "source.serviceAccount":
       return serviceAccountKey(policyNamespace);
+    case "source.trustDomain":
+      return trustDomainKey;
     case "request.auth.principal":
       return requestPrincipalKey;
     case "destination.port":

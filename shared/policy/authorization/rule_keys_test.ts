@@ -12,12 +12,24 @@ const CASES: [string, AuthorizationRuleView, string[] | undefined][] = [
     "principal=td/ns/a/sa/b",
     "principal=td/ns/c/sa/d",
   ]],
-  ["a wildcard principal unkeys the field", { from: [{ source: { principals: ["td/*"] } }] }, undefined],
+  ["principals x* and *x by the ends of the principal", {
+    from: [{ source: { principals: ["td/ns/a/*", "*/sa/b"] } }],
+  }, ["principalPrefix=td/ns/a/", "principalSuffix=/sa/b"]],
+  ["principal * unkeys the field", { from: [{ source: { principals: ["td/ns/a/sa/b", "*"] } }] }, undefined],
+  ["trust domains as the principal prefix <domain>/, a pattern by its head", {
+    from: [{ source: { trustDomains: ["td", "c*l"] } }],
+  }, ["principalPrefix=td/", "principalPrefix=c"]],
+  ["trust domain * and *x have none", { from: [{ source: { trustDomains: ["*.example"] } }] }, undefined],
+  [
+    "source.trustDomain conditions",
+    { when: [{ key: "source.trustDomain", values: ["td"] }] },
+    ["principalPrefix=td/"],
+  ],
   ["notPrincipals have none", { from: [{ source: { notPrincipals: ["td/ns/a/sa/b"] } }] }, undefined],
   ["namespaces without * or /", { from: [{ source: { namespaces: ["foo"] } }] }, ["namespace=foo"]],
   ["a namespace with / has none", { from: [{ source: { namespaces: ["foo/sa"] } }] }, undefined],
   ["one unkeyed source unkeys from", {
-    from: [{ source: { principals: ["td/ns/a/sa/b"] } }, { source: { trustDomains: ["td"] } }],
+    from: [{ source: { principals: ["td/ns/a/sa/b"] } }, { source: { trustDomains: ["*"] } }],
   }, undefined],
   ["IP blocks by their first byte (prefix 8 to 15) or two bytes (16 and more)", {
     from: [{ source: { ipBlocks: ["10.0.0.0/8", "192.168.1.0/24", "::ffff:10.1.0.0/112"] } }],
@@ -51,6 +63,13 @@ const CASES: [string, AuthorizationRuleView, string[] | undefined][] = [
   ["a JWT principal without /", { from: [{ source: { requestPrincipals: ["iss"] } }] }, [
     "requestPrincipal[iss]=",
   ]],
+  ["JWT principals iss/* by the issuer, */sub by the subject", {
+    from: [{ source: { requestPrincipals: ["https://i/x/*", "*/sub", "*i/sub"] } }],
+  }, ["requestIssuer=https://i/x", "requestSubject=sub"]],
+  ["JWT principals x* and *x without / have none", {
+    from: [{ source: { requestPrincipals: ["https://i/x/*", "iss*"] } }],
+  }, undefined],
+  ["a JWT principal * has none", { when: [{ key: "request.auth.principal", values: ["*"] }] }, undefined],
   ["paths: exact, prefix, suffix, template head", {
     to: [{ operation: { paths: ["/a", "/b/*", "*.js", "/api/{*}/x"] } }],
   }, ["path=/a", "pathPrefix=/b/", "pathSuffix=.js", "pathPrefix=/api/"]],
