@@ -34,7 +34,32 @@ export const AUTHORIZATION_INDEX_MUTANTS: readonly Mutant[] = [
     '!v.includes("*") && !v.includes("/") ? { kind: "namespace"',
     '!v.includes("*") ? { kind: "namespace"',
   ),
-  keys("hosts are keyed as written", "value: v.toLowerCase() } : undefined;", "value: v } : undefined;"),
+  keys("hosts are keyed as written", "const h = v.toLowerCase();", "const h = v;"),
+  keys(
+    "host suffixes are keyed as prefixes",
+    'return { kind: "hostSuffix", scope: "", value: h.slice(1) };',
+    'return { kind: "hostPrefix", scope: "", value: h.slice(1) };',
+  ),
+  keys(
+    "wildcard SNI values are keyed",
+    'isExact(v) ? { kind: "sni"',
+    '(v !== "*") ? { kind: "sni"',
+  ),
+  index(
+    "the Host's ends are read as received",
+    "const host = r.host.toLowerCase();",
+    "const host = r.host;",
+  ),
+  index(
+    "the Host's suffixes are read forwards",
+    "k = endLists(this.#hostSuffix, host, 0, true, lists, k);",
+    "k = endLists(this.#hostSuffix, host, 0, false, lists, k);",
+  ),
+  index(
+    "the SNI is not looked up",
+    "if (this.#sni.size > 0 && r.sni !== undefined && (l = this.#sni.get(hashText(r.sni)))) lists[k++] = l;",
+    "",
+  ),
   keys(
     "a template is keyed by its whole text",
     'const head = v.slice(0, v.indexOf("{*"));',

@@ -4,8 +4,8 @@
  * attributes and the rules without keys.
  *
  * Shapes: each key kind is a map from the key's hash (key_hash.ts) to a posting list (ascending
- * rule positions). Prefixes and suffixes (of the path, and of the peer principal without `spiffe://`)
- * are hashed as the text is read from either end, and looked up at the lengths that keys have. A
+ * rule positions). Prefixes and suffixes (of the path, the Host in lower case, and the peer principal
+ * without `spiffe://`) are hashed as the text is read from either end, and looked up at the lengths that keys have. A
  * request gathers at most one list per attribute (one per prefix and suffix length, one per `/ns/`
  * segment of its principal); the lists are merged in
  * ascending order, so the first rule that matches is the same as the linear scan's. A rule filed
@@ -101,6 +101,9 @@ export class RuleIndex {
   readonly #requestIssuer = new Map<number, Postings>();
   readonly #requestSubject = new Map<number, Postings>();
   readonly #host = new Map<number, Postings>();
+  readonly #hostPrefix = new TextEnds();
+  readonly #hostSuffix = new TextEnds();
+  readonly #sni = new Map<number, Postings>();
   readonly #port = new Map<number, Postings>();
   readonly #method = new Map<number, Postings>();
   readonly #path = new Map<number, Postings>();
@@ -163,7 +166,8 @@ export class RuleIndex {
       this.#principalSuffix.count > 0;
     this.#jwtKeyed = this.#requestPrincipal.size > 0 || this.#requestIssuer.size > 0 ||
       this.#requestSubject.size > 0;
-    const lists = 10 + peerLists + this.#prefix.count + this.#suffix.count + this.#headerNames.length +
+    const lists = 11 + peerLists + this.#prefix.count + this.#suffix.count + this.#hostPrefix.count +
+      this.#hostSuffix.count + this.#headerNames.length +
       this.#claimPaths.length * CLAIM_VALUES_MAX + this.#ipScopes.length;
     this.#lists = new Array<Postings>(lists).fill(EMPTY);
     this.#pos = new Int32Array(lists);
@@ -189,6 +193,12 @@ export class RuleIndex {
         return add(this.#requestSubject, hashText(v), i);
       case "host":
         return add(this.#host, hashTextFolded(v), i);
+      case "hostPrefix":
+        return this.#hostPrefix.add(v, hashText(v), i);
+      case "hostSuffix":
+        return this.#hostSuffix.add(v, hashTextBackwards(v), i);
+      case "sni":
+        return add(this.#sni, hashText(v), i);
       case "port":
         return add(this.#port, Number(k.value), i);
       case "method":
@@ -290,6 +300,13 @@ export class RuleIndex {
     if (this.#host.size > 0 && r.host !== undefined && (l = this.#host.get(hashTextFolded(r.host)))) {
       lists[k++] = l;
     }
+    if (r.host !== undefined && (this.#hostPrefix.count > 0 || this.#hostSuffix.count > 0)) {
+      // As the host matcher compares it.
+      const host = r.host.toLowerCase();
+      if (this.#hostPrefix.count > 0) k = endLists(this.#hostPrefix, host, 0, false, lists, k);
+      if (this.#hostSuffix.count > 0) k = endLists(this.#hostSuffix, host, 0, true, lists, k);
+    }
+    if (this.#sni.size > 0 && r.sni !== undefined && (l = this.#sni.get(hashText(r.sni)))) lists[k++] = l;
     if (this.#port.size > 0 && (l = this.#port.get(r.port))) lists[k++] = l;
     if (this.#method.size > 0 && typeof r.method === "string" && (l = this.#method.get(hashText(r.method)))) {
       lists[k++] = l;

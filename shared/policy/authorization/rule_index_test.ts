@@ -71,12 +71,22 @@ const POOL = {
     "2001:db8::/32",
     "::ffff:10.0.0.0/104",
   ],
-  hosts: ["httpbin.foo", "HTTPBIN.foo:8000", "*.foo", "httpbin*", "*"],
+  hosts: [
+    "httpbin.foo",
+    "HTTPBIN.foo:8000",
+    "*.foo",
+    "*.FOO",
+    "*:8000",
+    "*.fok",
+    "httpbin*",
+    "HttpBin*",
+    "*",
+  ],
   ports: ["8000", "9000", "80"],
   methods: ["GET", "POST", "G*", "*", "get"],
   paths: ["/a", "/a/b", "/a/*", "/a*", "*/b", "*.js", "/api/{*}/items", "/api/{**}", "{**}", "*", "/", ""],
   headerValues: ["t1", "t2", "t*", "*", ""],
-  snis: ["a.example", "*.example"],
+  snis: ["a.example", "b.example", "*.example"],
 };
 const CONDITIONS: [string, readonly string[]][] = [
   ["request.headers[x-t]", POOL.headerValues],
@@ -173,7 +183,17 @@ class Gen {
       method: this.pick(["GET", "POST", "get", "GETX"]),
       path: this.pick(["/a", "/a/b", "/a/b/c", "/api/v1/items", "/api/", "/x.js", "/b", "/", ""]),
       pathNormalized: true,
-      host: this.pick([undefined, "httpbin.foo", "HttpBin.Foo:8000", "x.foo"]),
+      // U+0130 lower-cases to two code units, U+212A (Kelvin) to an ASCII k.
+      host: this.pick([
+        undefined,
+        "httpbin.foo",
+        "HttpBin.Foo:8000",
+        "x.foo",
+        "X.FOO",
+        "httpbin.foo.evil",
+        "\u0130.foo",
+        "x.fo\u212A",
+      ]),
       port: Number(this.pick(POOL.ports)),
       headers: this.pick<Record<string, string>>([{}, { "x-t": "t1" }, { "x-t": "t2", "x-u": "t1" }, {
         "x-u": "",

@@ -16,13 +16,14 @@
  * `source.trustDomain` (as the principal prefix `<domain>/`, or a pattern's literal head),
  * `namespaces` and `source.namespace` without `*` or `/`, `serviceAccounts` and
  * `source.serviceAccount` (by their namespace), `requestPrincipals` and `request.auth.principal`
- * (exact; `iss/*` by its issuer, `*` then `/sub` by its subject), exact `hosts`, `ports` and
- * `destination.port`, exact `methods`, `paths` (exact, `prefix*`, `*suffix`, a template's literal
- * head), exact `request.headers[...]` values and exact JWT claim values (`request.auth.claims[...]`,
- * `audiences`, `presenter`) and IP blocks of prefix 8 or more (`ipBlocks`, `remoteIpBlocks`,
- * `source.ip`, `remote.ip`, `destination.ip`: by their leading bytes). `not*` fields, shorter
- * blocks, `*` values and the other wildcard forms of hosts, methods, namespaces, JWT principals,
- * headers and claims have none: a rule without keys is evaluated for every request.
+ * (exact; `iss/*` by its issuer, `*` then `/sub` by its subject), `hosts` (exact, `prefix*`,
+ * `*suffix`, in lower case), `ports` and `destination.port`, exact `methods`, `paths` (exact,
+ * `prefix*`, `*suffix`, a template's literal head), exact `request.headers[...]` values, exact JWT
+ * claim values (`request.auth.claims[...]`, `audiences`, `presenter`), exact `connection.sni` and
+ * IP blocks of prefix 8 or more (`ipBlocks`, `remoteIpBlocks`, `source.ip`, `remote.ip`,
+ * `destination.ip`: by their leading bytes). `not*` fields, shorter blocks, `*` values and the other
+ * wildcard forms of methods, namespaces, JWT principals, headers, claims and SNI have none: a rule
+ * without keys is evaluated for every request.
  *
  * @module
  */
@@ -47,6 +48,9 @@ export type KeyKind =
   | "requestIssuer"
   | "requestSubject"
   | "host"
+  | "hostPrefix"
+  | "hostSuffix"
+  | "sni"
   | "port"
   | "method"
   | "path"
@@ -95,6 +99,9 @@ export const KEY_COST: Readonly<Record<KeyKind, number>> = {
   ip: 4,
   namespace: 2,
   host: 2,
+  hostPrefix: 3,
+  hostSuffix: 4,
+  sni: 2,
   pathPrefix: 3,
   pathSuffix: 4,
   port: 6,
@@ -155,7 +162,16 @@ const requestPrincipalKey: KeyOf = (v) => {
     : { kind: "requestIssuer", scope: "", value: v.slice(0, idx) };
 };
 
-const hostKey: KeyOf = (v) => isExact(v) ? { kind: "host", scope: "", value: v.toLowerCase() } : undefined;
+/** The host matcher's forms, in lower case: exact, `prefix*`, `*suffix`. */
+const hostKey: KeyOf = (v) => {
+  const h = v.toLowerCase();
+  if (h === "*") return undefined;
+  if (h.startsWith("*")) return { kind: "hostSuffix", scope: "", value: h.slice(1) };
+  if (h.endsWith("*")) return { kind: "hostPrefix", scope: "", value: h.slice(0, -1) };
+  return { kind: "host", scope: "", value: h };
+};
+
+const sniKey: KeyOf = (v) => isExact(v) ? { kind: "sni", scope: "", value: v } : undefined;
 
 const portKey: KeyOf = (v) =>
   /^[0-9]+$/.test(v) && Number(v) <= 65535 ? { kind: "port", scope: "", value: Number(v) } : undefined;
@@ -282,6 +298,8 @@ function conditionKeyOf(key: string, policyNamespace: string): KeyOf | undefined
       return requestPrincipalKey;
     case "destination.port":
       return portKey;
+    case "connection.sni":
+      return sniKey;
   }
   return undefined;
 }

@@ -75,6 +75,12 @@ const CASES: [string, AuthorizationRuleView, string[] | undefined][] = [
   }, ["path=/a", "pathPrefix=/b/", "pathSuffix=.js", "pathPrefix=/api/"]],
   ["path * and a template without head have none", { to: [{ operation: { paths: ["{**}"] } }] }, undefined],
   ["hosts in lower case", { to: [{ operation: { hosts: ["HTTPBIN.foo"] } }] }, ["host=httpbin.foo"]],
+  ["hosts x* and *x by the ends of the Host, in lower case", {
+    to: [{ operation: { hosts: ["*.Foo.svc", "HttpBin*"] } }],
+  }, ["hostSuffix=.foo.svc", "hostPrefix=httpbin"]],
+  ["host * has none", { to: [{ operation: { hosts: ["*"] } }] }, undefined],
+  ["exact SNI conditions", { when: [{ key: "connection.sni", values: ["a.example"] }] }, ["sni=a.example"]],
+  ["SNI *x has none", { when: [{ key: "connection.sni", values: ["*.example"] }] }, undefined],
   ["the cheapest field of an operation", { to: [{ operation: { methods: ["GET"], ports: ["80"] } }] }, [
     "port=80",
   ]],
