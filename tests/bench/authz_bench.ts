@@ -5,7 +5,7 @@
  * what main did before the index), and JWT verification with a cached key. Run with `./dev bench` or
  * `./dev deno bench --allow-all tests/bench/authz_bench.ts`.
  *
- * Two policy mixes:
+ * Three policy mixes:
  * - worst case for the linear scan: each DENY or ALLOW policy has a rule over sources (principals,
  *   namespaces), operations (methods, paths with a template) and a header condition; requests are
  *   `allowed` (only the last ALLOW policy matches, so every rule is evaluated), `denied by DENY`
@@ -14,8 +14,12 @@
  * - an Istio mix (the authorization-policy reference's examples, one per workload caller): ALLOW
  *   per service account and path prefix, DENY of admin paths from outside a namespace
  *   (`notNamespaces`), ALLOW of JWT principals, ALLOW by host and port, ALLOW of a namespace with a
- *   header condition, and one in 50 an ALLOW of another trust domain (which no index keys: evaluated
- *   for every request).
+ *   header condition, and one in 50 an ALLOW of another trust domain;
+ * - a pattern mix, Istio's wildcard forms: ALLOW of a principal prefix (`cluster.local/ns/app1/*`),
+ *   DENY of a principal suffix (a `sa/robot1` of any namespace) on admin paths, ALLOW of any
+ *   subject of one JWT issuer (`https://issuer2.example/*`), of a host suffix (`*.svc3.example`)
+ *   and of a trust-domain pattern (`td4.*`).
+ * Every rule of the three mixes has index keys (rule_keys.ts).
  */
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import {
@@ -86,6 +90,26 @@ function istioMix(n: number): AuthorizationPolicyView[] {
   });
 }
 
+function patternMix(n: number): AuthorizationPolicyView[] {
+  return Array.from({ length: n }, (_, i): AuthorizationPolicyView => {
+    const rules = [
+      {
+        from: [{ source: { principals: [`cluster.local/ns/app${i}/*`] } }],
+        to: [{ operation: { methods: ["GET"] } }],
+      },
+      {
+        from: [{ source: { principals: [`*/sa/robot${i}`] } }],
+        to: [{ operation: { paths: ["/admin/*"] } }],
+      },
+      { from: [{ source: { requestPrincipals: [`https://issuer${i}.example/*`] } }] },
+      { to: [{ operation: { hosts: [`*.svc${i}.example`] } }] },
+      { from: [{ source: { trustDomains: [`td${i}.*`] } }] },
+    ];
+    const name = `p${String(i).padStart(4, "0")}`;
+    return { namespace: "foo", name, action: i % 5 === 1 ? "DENY" : "ALLOW", rules: [rules[i % 5]] };
+  });
+}
+
 const BASE: AuthorizationRequest = {
   method: "GET",
   path: "/api/v1/items",
@@ -131,7 +155,26 @@ function istioRequests(n: number): [string, AuthorizationRequest, boolean][] {
   ];
 }
 
-const MIXES = [["worst case", worstCase, worstCaseRequests], ["Istio mix", istioMix, istioRequests]] as const;
+/** The pattern mix's requests: the last issuer rule allows, a robot's admin path is denied. */
+function patternRequests(n: number): [string, AuthorizationRequest, boolean][] {
+  const jwt = n - 1 - ((n - 1 - 2) % 5 + 5) % 5;
+  const robot = Math.max(1, n - 1 - ((n - 1 - 1) % 5 + 5) % 5);
+  return [
+    ["allowed (JWT)", { ...BASE, requestPrincipal: `https://issuer${jwt}.example/anyone` }, true],
+    [
+      "denied by DENY",
+      { ...BASE, path: "/admin/x", sourcePrincipal: `spiffe://cluster.local/ns/bar/sa/robot${robot}` },
+      false,
+    ],
+    ["denied, no match", BASE, false],
+  ];
+}
+
+const MIXES = [
+  ["worst case", worstCase, worstCaseRequests],
+  ["Istio mix", istioMix, istioRequests],
+  ["pattern mix", patternMix, patternRequests],
+] as const;
 
 for (const [mix, make, requests] of MIXES) {
   for (const n of [1, 10, 100, 1000]) {
@@ -139,8 +182,10 @@ for (const [mix, make, requests] of MIXES) {
     for (const index of [true, false]) {
       const compiled = compileAuthorization(policies, { index });
       for (const [label, request, allowed] of requests(n)) {
-        // One policy has no DENY rule (worst case) and no JWT or DENY policy (Istio mix).
-        if (n === 1 && label !== "denied, no match" && (mix === "Istio mix" || label !== "allowed")) continue;
+        // One policy has no DENY rule (worst case) and no JWT or DENY policy (the other mixes).
+        if (n === 1 && label !== "denied, no match" && (mix !== "worst case" || label !== "allowed")) {
+          continue;
+        }
         const d = compiled.evaluate(request);
         if (d.allowed !== allowed) throw new Error(`${mix}, ${n} policies, ${label}: ${d.reason}`);
         const name = `${mix}, ${n} ${n === 1 ? "policy" : "policies"}, ${label}, ${

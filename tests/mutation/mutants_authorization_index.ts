@@ -192,6 +192,16 @@ export const AUTHORIZATION_INDEX_MUTANTS: readonly Mutant[] = [
     "this.#requestSubject.get(hashPrincipal(p.iss, p.sub))",
   ),
   keys(
+    "keys are weighed without how many rules share them",
+    "return (k) => KEY_COST[k.kind] * (counts.get(keyId(k)) ?? 1);",
+    "return (k) => KEY_COST[k.kind];",
+  ),
+  keys(
+    "a rule's keys are counted once per option",
+    "for (const id of seen) counts.set(id, (counts.get(id) ?? 0) + 1);",
+    "for (const id of seen) counts.set(id, 1);",
+  ),
+  keys(
     "principal suffixes are keyed as prefixes",
     'return { kind: "principalSuffix", scope: "", value: v.slice(1) };',
     'return { kind: "principalPrefix", scope: "", value: v.slice(1) };',

@@ -11,7 +11,8 @@
  * - the `from` list, when every source has a keyed field (the keys of all sources together);
  * - the `to` list, likewise;
  * - one `when` condition with `values` of a keyed key.
- * The cheapest one (by {@link KEY_COST}) is kept. A field is keyed when every value of it is:
+ * The cheapest one is kept: by {@link KEY_COST}, and, when a workload's rules are compiled
+ * together, by how many rules share each key ({@link keyWeights}). A field is keyed when every value of it is:
  * `principals` and `source.principal` (exact, `prefix*`, `*suffix`), `trustDomains` and
  * `source.trustDomain` (as the principal prefix `<domain>/`, or a pattern's literal head),
  * `namespaces` and `source.namespace` without `*` or `/`, `serviceAccounts` and
@@ -226,16 +227,35 @@ function fieldKeys(values: AuthorizationValueList, keyOf: KeyOf): RuleKey[] | un
   return keys;
 }
 
-const costOf = (keys: readonly RuleKey[]): number => keys.reduce((n, k) => n + KEY_COST[k.kind], 0);
+/** The weight of a key: how many candidate rules it is expected to let through (lower is better). */
+export type KeyWeight = (k: RuleKey) => number;
 
-/** The cheapest of the candidate key lists (each a necessary condition), or undefined. */
-function cheapest(options: readonly (RuleKey[] | undefined)[]): RuleKey[] | undefined {
+const byCost: KeyWeight = (k) => KEY_COST[k.kind];
+
+/**
+ * The lightest of the candidate key lists (each a necessary condition), or undefined; the first of
+ * equal ones. Every list is weighed (keyWeights records the keys this way).
+ */
+function cheapest(options: readonly (RuleKey[] | undefined)[], weigh: KeyWeight): RuleKey[] | undefined {
   let best: RuleKey[] | undefined;
-  for (const o of options) if (o && (best === undefined || costOf(o) < costOf(best))) best = o;
+  let least = Infinity;
+  for (const o of options) {
+    if (o === undefined) continue;
+    let cost = 0;
+    for (const k of o) cost += weigh(k);
+    if (cost < least) {
+      best = o;
+      least = cost;
+    }
+  }
   return best;
 }
 
-function sourceKeys(s: AuthorizationSourceView, policyNamespace: string): RuleKey[] | undefined {
+function sourceKeys(
+  s: AuthorizationSourceView,
+  policyNamespace: string,
+  weigh: KeyWeight,
+): RuleKey[] | undefined {
   return cheapest([
     fieldKeys(s.principals, principalKey),
     fieldKeys(s.namespaces, namespaceKey),
@@ -244,16 +264,16 @@ function sourceKeys(s: AuthorizationSourceView, policyNamespace: string): RuleKe
     fieldKeys(s.ipBlocks, ipKey("sourceIp")),
     fieldKeys(s.remoteIpBlocks, ipKey("remoteIp")),
     fieldKeys(s.trustDomains, trustDomainKey),
-  ]);
+  ], weigh);
 }
 
-function operationKeys(o: AuthorizationOperationView): RuleKey[] | undefined {
+function operationKeys(o: AuthorizationOperationView, weigh: KeyWeight): RuleKey[] | undefined {
   return cheapest([
     fieldKeys(o.paths, pathKey),
     fieldKeys(o.hosts, hostKey),
     fieldKeys(o.ports, portKey),
     fieldKeys(o.methods, methodKey),
-  ]);
+  ], weigh);
 }
 
 /** Every alternative must be keyed: one without keys could match any request. */
@@ -304,13 +324,33 @@ function conditionKeyOf(key: string, policyNamespace: string): KeyOf | undefined
   return undefined;
 }
 
+const keyId = (k: RuleKey): string => `${k.kind}\0${k.scope}\0${k.value}`;
+
 /** Drops repeated keys, so that a rule is filed once under each. */
 function distinct(keys: RuleKey[]): RuleKey[] {
   const seen = new Set<string>();
   return keys.filter((k) => {
-    const id = `${k.kind}\0${k.scope}\0${k.value}`;
+    const id = keyId(k);
     return seen.has(id) ? false : (seen.add(id), true);
   });
+}
+
+/**
+ * Weights for the rules of one workload: {@link KEY_COST} times the number of rules that could be
+ * filed under the key. A key that many rules share makes a long list for every request that has it
+ * (200 DENY rules on `/admin/*`, each for another principal), so such rules are filed under their
+ * rarer keys (the principals) when they have some.
+ *
+ * @param rules each rule with its policy's namespace
+ */
+export function keyWeights(rules: Iterable<readonly [AuthorizationRuleView, string]>): KeyWeight {
+  const counts = new Map<string, number>();
+  for (const [rule, policyNamespace] of rules) {
+    const seen = new Set<string>();
+    ruleKeys(rule, policyNamespace, (k) => (seen.add(keyId(k)), 1));
+    for (const id of seen) counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return (k) => KEY_COST[k.kind] * (counts.get(keyId(k)) ?? 1);
 }
 
 /**
@@ -318,18 +358,23 @@ function distinct(keys: RuleKey[]): RuleKey[] {
  *
  * @param rule the rule as it is evaluated (on TCP: without its HTTP-only fields)
  * @param policyNamespace the policy's namespace (a service account without one is in it)
+ * @param weigh how the candidate key lists are compared (default {@link KEY_COST}; see {@link keyWeights})
  * @returns keys, one of which every request the rule matches has; undefined when the rule has none
  *   (it is then evaluated for every request)
  */
-export function ruleKeys(rule: AuthorizationRuleView, policyNamespace: string): RuleKey[] | undefined {
+export function ruleKeys(
+  rule: AuthorizationRuleView,
+  policyNamespace: string,
+  weigh: KeyWeight = byCost,
+): RuleKey[] | undefined {
   const options = [
-    anyOfKeys(rule.from, (f) => f.source ? sourceKeys(f.source, policyNamespace) : undefined),
-    anyOfKeys(rule.to, (t) => t.operation ? operationKeys(t.operation) : undefined),
+    anyOfKeys(rule.from, (f) => f.source ? sourceKeys(f.source, policyNamespace, weigh) : undefined),
+    anyOfKeys(rule.to, (t) => t.operation ? operationKeys(t.operation, weigh) : undefined),
   ];
   for (const c of rule.when ?? []) {
     const keyOf = conditionKeyOf(c.key, policyNamespace);
     if (keyOf) options.push(fieldKeys(c.values, keyOf));
   }
-  const best = cheapest(options);
+  const best = cheapest(options, weigh);
   return best && distinct(best);
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { AuthorizationRuleView } from "./policy_view.ts";
-import { ruleKeys } from "./rule_keys.ts";
+import { keyWeights, ruleKeys } from "./rule_keys.ts";
 
 const keys = (rule: AuthorizationRuleView): string[] | undefined =>
   ruleKeys(rule, "foo")?.map((k) => `${k.kind}${k.scope === "" ? "" : `[${k.scope}]`}=${k.value}`);
@@ -113,3 +113,19 @@ const CASES: [string, AuthorizationRuleView, string[] | undefined][] = [
 for (const [label, rule, want] of CASES) {
   Deno.test(`ruleKeys: ${label}`, () => assert.deepEqual(keys(rule), want));
 }
+
+Deno.test("keyWeights: rules that share a key are filed under their rarer keys", () => {
+  const rule = (i: number): AuthorizationRuleView => ({
+    from: [{ source: { principals: [`*/sa/robot${i}`] } }],
+    to: [{ operation: { paths: ["/admin/*"] } }],
+  });
+  assert.deepEqual(keys(rule(0)), ["pathPrefix=/admin/"]);
+  const alone = keyWeights([[rule(0), "foo"]]);
+  assert.deepEqual(ruleKeys(rule(0), "foo", alone)?.map((k) => k.kind), ["pathPrefix"]);
+  const shared = keyWeights([0, 1, 2].map((i) => [rule(i), "foo"] as const));
+  assert.deepEqual(ruleKeys(rule(1), "foo", shared), [{
+    kind: "principalSuffix",
+    scope: "",
+    value: "/sa/robot1",
+  }]);
+});
