@@ -193,13 +193,18 @@ export const AUTHORIZATION_INDEX_MUTANTS: readonly Mutant[] = [
   ),
   keys(
     "keys are weighed without how many rules share them",
-    "return (k) => KEY_COST[k.kind] * (counts.get(keyId(k)) ?? 1);",
-    "return (k) => KEY_COST[k.kind];",
+    "const weigh: KeyWeight = (k) => KEY_COST[k.kind] * (counts.get(keyId(k)) ?? 1);",
+    "const weigh: KeyWeight = (k) => KEY_COST[k.kind];",
   ),
   keys(
     "a rule's keys are counted once per option",
-    "for (const id of seen) counts.set(id, (counts.get(id) ?? 0) + 1);",
-    "for (const id of seen) counts.set(id, 1);",
+    "for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);",
+    "for (const id of ids) counts.set(id, 1);",
+  ),
+  keys(
+    "no rule is weighed again",
+    "keys === undefined || keys.every((k) => counts.get(keyId(k)) === 1) ? keys",
+    "keys === undefined || true ? keys",
   ),
   keys(
     "principal suffixes are keyed as prefixes",

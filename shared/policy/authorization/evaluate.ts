@@ -31,7 +31,7 @@ import { compileOperation, compileSource } from "./field_matchers.ts";
 import { conditionMatcher } from "./condition_matchers.ts";
 import { httpOnlyFields, tcpRuleEffect, withoutHttpOnlyFields } from "./tcp_rules.ts";
 import { ActionRules, type CompiledPolicy, type CompiledRule } from "./action_rules.ts";
-import { keyWeights, ruleKeys } from "./rule_keys.ts";
+import { workloadRuleKeys } from "./rule_keys.ts";
 import { decision, refText, withAudit } from "./decision.ts";
 
 type Layer = "http" | "tcp";
@@ -277,8 +277,8 @@ export function compileAuthorization(
     target.push({ ref, rules, tcpRules, droppedOnTcp });
   }
   if (indexed) {
-    const weigh = keyWeights(toKey.map(([, rule, namespace]) => [rule, namespace] as const));
-    for (const [compiled, rule, namespace] of toKey) compiled.keys = ruleKeys(rule, namespace, weigh);
+    const keys = workloadRuleKeys(toKey.map(([, rule, namespace]) => [rule, namespace] as const));
+    toKey.forEach(([compiled], i) => compiled.keys = keys[i]);
   }
   for (const list of [deny, allow, audit]) list.sort(byName);
   return new CompiledAuthorization(deny, allow, audit, [...headerNames], options);

@@ -13,8 +13,9 @@
  * {@link NAMESPACE_SEGMENTS_MAX} `/ns/` segments in its principal, or a list claim of more than
  * {@link CLAIM_VALUES_MAX} elements that a key reads, is decided by the linear scan.
  *
- * Per request: no allocation (the scratch lists are the index's own; evaluation is synchronous),
- * and the peer principal's lookups only when it differs from the previous request's.
+ * Per request: no allocation (the scratch lists are the index's own; evaluation is synchronous)
+ * but a lower-case copy of a Host with capitals when host patterns are keyed, and the peer
+ * principal's lookups only when it differs from the previous request's.
  *
  * @module
  */

@@ -12,7 +12,7 @@
  * - the `to` list, likewise;
  * - one `when` condition with `values` of a keyed key.
  * The cheapest one is kept: by {@link KEY_COST}, and, when a workload's rules are compiled
- * together, by how many rules share each key ({@link keyWeights}). A field is keyed when every value of it is:
+ * together, by how many rules share each key ({@link workloadRuleKeys}). A field is keyed when every value of it is:
  * `principals` and `source.principal` (exact, `prefix*`, `*suffix`), `trustDomains` and
  * `source.trustDomain` (as the principal prefix `<domain>/`, or a pattern's literal head),
  * `namespaces` and `source.namespace` without `*` or `/`, `serviceAccounts` and
@@ -234,7 +234,7 @@ const byCost: KeyWeight = (k) => KEY_COST[k.kind];
 
 /**
  * The lightest of the candidate key lists (each a necessary condition), or undefined; the first of
- * equal ones. Every list is weighed (keyWeights records the keys this way).
+ * equal ones. Every list is weighed (workloadRuleKeys records the keys this way).
  */
 function cheapest(options: readonly (RuleKey[] | undefined)[], weigh: KeyWeight): RuleKey[] | undefined {
   let best: RuleKey[] | undefined;
@@ -336,21 +336,33 @@ function distinct(keys: RuleKey[]): RuleKey[] {
 }
 
 /**
- * Weights for the rules of one workload: {@link KEY_COST} times the number of rules that could be
- * filed under the key. A key that many rules share makes a long list for every request that has it
- * (200 DENY rules on `/admin/*`, each for another principal), so such rules are filed under their
- * rarer keys (the principals) when they have some.
+ * The keys of the rules of one workload, each weighed by {@link KEY_COST} times the number of rules
+ * that could be filed under it. A key that many rules share makes a long list for every request
+ * that has it (200 DENY rules on `/admin/*`, each for another principal), so such rules are filed
+ * under their rarer keys (the principals) when they have some. A rule whose cheapest keys by
+ * {@link KEY_COST} are its own keeps them (no other choice can weigh less), so most rules are keyed
+ * once.
  *
  * @param rules each rule with its policy's namespace
+ * @returns the keys of each rule, as {@link ruleKeys}
  */
-export function keyWeights(rules: Iterable<readonly [AuthorizationRuleView, string]>): KeyWeight {
+export function workloadRuleKeys(
+  rules: readonly (readonly [AuthorizationRuleView, string])[],
+): (RuleKey[] | undefined)[] {
   const counts = new Map<string, number>();
-  for (const [rule, policyNamespace] of rules) {
-    const seen = new Set<string>();
-    ruleKeys(rule, policyNamespace, (k) => (seen.add(keyId(k)), 1));
-    for (const id of seen) counts.set(id, (counts.get(id) ?? 0) + 1);
-  }
-  return (k) => KEY_COST[k.kind] * (counts.get(keyId(k)) ?? 1);
+  const first = rules.map(([rule, policyNamespace]) => {
+    const seen = new Set<RuleKey>();
+    const keys = ruleKeys(rule, policyNamespace, (k) => (seen.add(k), KEY_COST[k.kind]));
+    // One count per rule, though several of its fields or conditions may have the key.
+    const ids = new Set<string>();
+    for (const k of seen) ids.add(keyId(k));
+    for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+    return keys;
+  });
+  const weigh: KeyWeight = (k) => KEY_COST[k.kind] * (counts.get(keyId(k)) ?? 1);
+  return first.map((keys, i) =>
+    keys === undefined || keys.every((k) => counts.get(keyId(k)) === 1) ? keys : ruleKeys(...rules[i], weigh)
+  );
 }
 
 /**
@@ -358,7 +370,8 @@ export function keyWeights(rules: Iterable<readonly [AuthorizationRuleView, stri
  *
  * @param rule the rule as it is evaluated (on TCP: without its HTTP-only fields)
  * @param policyNamespace the policy's namespace (a service account without one is in it)
- * @param weigh how the candidate key lists are compared (default {@link KEY_COST}; see {@link keyWeights})
+ * @param weigh how the candidate key lists are compared (default {@link KEY_COST}; see
+ *   {@link workloadRuleKeys})
  * @returns keys, one of which every request the rule matches has; undefined when the rule has none
  *   (it is then evaluated for every request)
  */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { AuthorizationRuleView } from "./policy_view.ts";
-import { keyWeights, ruleKeys } from "./rule_keys.ts";
+import { ruleKeys, workloadRuleKeys } from "./rule_keys.ts";
 
 const keys = (rule: AuthorizationRuleView): string[] | undefined =>
   ruleKeys(rule, "foo")?.map((k) => `${k.kind}${k.scope === "" ? "" : `[${k.scope}]`}=${k.value}`);
@@ -114,18 +114,23 @@ for (const [label, rule, want] of CASES) {
   Deno.test(`ruleKeys: ${label}`, () => assert.deepEqual(keys(rule), want));
 }
 
-Deno.test("keyWeights: rules that share a key are filed under their rarer keys", () => {
+Deno.test("workloadRuleKeys: rules that share a key are filed under their rarer keys", () => {
   const rule = (i: number): AuthorizationRuleView => ({
     from: [{ source: { principals: [`*/sa/robot${i}`] } }],
     to: [{ operation: { paths: ["/admin/*"] } }],
   });
+  const kinds = (rules: AuthorizationRuleView[]) =>
+    workloadRuleKeys(rules.map((r) => [r, "foo"] as const)).map((ks) =>
+      ks?.map((k) => `${k.kind}=${k.value}`)
+    );
   assert.deepEqual(keys(rule(0)), ["pathPrefix=/admin/"]);
-  const alone = keyWeights([[rule(0), "foo"]]);
-  assert.deepEqual(ruleKeys(rule(0), "foo", alone)?.map((k) => k.kind), ["pathPrefix"]);
-  const shared = keyWeights([0, 1, 2].map((i) => [rule(i), "foo"] as const));
-  assert.deepEqual(ruleKeys(rule(1), "foo", shared), [{
-    kind: "principalSuffix",
-    scope: "",
-    value: "/sa/robot1",
-  }]);
+  assert.deepEqual(kinds([rule(0)]), [["pathPrefix=/admin/"]]);
+  assert.deepEqual(kinds([rule(0), rule(1), {}]), [
+    ["principalSuffix=/sa/robot0"],
+    ["principalSuffix=/sa/robot1"],
+    undefined,
+  ]);
+  // Its own keys by KEY_COST stay (the principal), though another rule shares its path.
+  const exact = { ...rule(2), from: [{ source: { principals: ["td/ns/a/sa/b"] } }] };
+  assert.deepEqual(kinds([exact, rule(3)]), [["principal=td/ns/a/sa/b"], ["principalSuffix=/sa/robot3"]]);
 });
