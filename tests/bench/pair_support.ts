@@ -94,6 +94,25 @@ export async function run(cmd: string, args: string[]): Promise<string> {
   return text;
 }
 
+/**
+ * Where a figure comes from: `commit` is the checkout's HEAD (short hash, "+dirty" when tracked files
+ * differ from it, "unknown" outside git) and `command` the command line that reproduces the run,
+ * `./dev deno run -A <script and args>` preceded by the BENCH_* variables that were set.
+ */
+export async function runProvenance(scriptAndArgs: string[]): Promise<{ commit: string; command: string }> {
+  let commit = "unknown";
+  try {
+    const head = (await run("git", ["-C", root, "rev-parse", "--short", "HEAD"])).trim();
+    const dirty = (await run("git", ["-C", root, "status", "--porcelain", "--untracked-files=no"])).trim();
+    commit = dirty ? `${head}+dirty` : head;
+  } catch {
+    // Not a git checkout (an unpacked copy): the commit stays unknown.
+  }
+  const env = Object.entries(Deno.env.toObject()).filter(([k]) => k.startsWith("BENCH_")).sort()
+    .map(([k, v]) => `${k}=${v.includes(" ") || v === "" ? JSON.stringify(v) : v} `).join("");
+  return { commit, command: `${env}./dev deno run -A ${scriptAndArgs.join(" ")}` };
+}
+
 /** User + system CPU seconds of `pid` so far (/proc/<pid>/stat utime+stime). */
 export function cpuSeconds(pid: number): number {
   const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
@@ -257,16 +276,20 @@ spec: {mtls: {mode: STRICT}}
   return { ca, rootPem, clientProxy, serverProxy, clientAdmin, serverAdmin, outboundPort };
 }
 
-/**
- * An EC P-256 key and a certificate for SPIFFE `foo/<sa>` from `ca`, in one PEM file (chain, then key),
- * as haproxy's `crt` wants it; returns the file's path.
- */
-export async function haproxyPem(
+/** A leaf's files: the chain (leaf first, no root), its key, and both in one file (chain, then key). */
+export interface LeafFiles {
+  cert: string;
+  key: string;
+  pem: string;
+}
+
+/** An EC P-256 key and a certificate for SPIFFE `foo/<sa>` from `ca`, as files in the run's directory. */
+export async function leafFiles(
   bench: BenchRun,
   ca: MeshPair["ca"],
   name: string,
   sa: string,
-): Promise<string> {
+): Promise<LeafFiles> {
   const key = join(bench.dir, `${name}.key`);
   const csr = join(bench.dir, `${name}.csr`);
   await run("openssl", [
@@ -285,9 +308,24 @@ export async function haproxyPem(
     csr,
   ]);
   const chain = await ca.sign({ csrPem: await Deno.readTextFile(csr), namespace: "foo", serviceAccount: sa });
+  const cert = join(bench.dir, `${name}.crt`);
+  await Deno.writeTextFile(cert, chain.slice(0, -1).join(""));
   const pem = join(bench.dir, `${name}.pem`);
   await Deno.writeTextFile(pem, chain.slice(0, -1).join("") + (await Deno.readTextFile(key)));
-  return pem;
+  return { cert, key, pem };
+}
+
+/**
+ * An EC P-256 key and a certificate for SPIFFE `foo/<sa>` from `ca`, in one PEM file (chain, then key),
+ * as haproxy's `crt` wants it; returns the file's path.
+ */
+export async function haproxyPem(
+  bench: BenchRun,
+  ca: MeshPair["ca"],
+  name: string,
+  sa: string,
+): Promise<string> {
+  return (await leafFiles(bench, ca, name, sa)).pem;
 }
 
 /** A counter of the proxy's admin `/stats` text (NaN when absent). */

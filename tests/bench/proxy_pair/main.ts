@@ -29,17 +29,23 @@ import {
   log,
   measured,
   memMiB,
-  msOf,
   proxyV8Flags as benchProxyV8Flags,
   round,
   run,
+  runProvenance,
   startMeshPair,
   waitHttp,
 } from "../pair_support.ts";
+import { FLOOR_KINDS, startFloorPair } from "../floors/pair.ts";
+import { hey, wrk } from "./loads.ts";
+import { headline, headlineText, versusFloors } from "./summary.ts";
 
 const concurrency = Number(Deno.args[0] ?? 1);
 const seconds = Number(Deno.args[1] ?? 10);
-/** Which targets to load (BENCH_TARGETS=mesh,haproxy for a quicker run); all three by default. */
+/**
+ * Which targets to load (BENCH_TARGETS=mesh,haproxy for a quicker run; names: direct, mesh, haproxy,
+ * node_tls, deno_tls); all five by default.
+ */
 const only = Deno.env.get("BENCH_TARGETS")?.split(",");
 /** The `proxy` task's `--v8-flags` (deno.json), or BENCH_PROXY_V8_FLAGS for experiments. */
 const proxyV8Flags = benchProxyV8Flags();
@@ -48,85 +54,6 @@ const HOST = "app.foo.svc.cluster.local:8000";
 const bench = await BenchRun.start("proxy-pair-bench-");
 const dir = bench.dir;
 const spawn = bench.spawn.bind(bench);
-
-interface Wrk {
-  rps: number;
-  p50_ms: number;
-  p99_ms: number;
-  errors: number;
-}
-
-async function wrk(url: string): Promise<Wrk> {
-  const out = await run("wrk", [
-    "-c50",
-    "-t2",
-    `-d${seconds}s`,
-    "--timeout",
-    "5s",
-    "--latency",
-    "-H",
-    `Host: ${HOST}`,
-    url,
-  ]);
-  const pct = (p: string) => {
-    const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)$`, "m").exec(out);
-    return m ? round(msOf(m[1], m[2]), 3) : NaN;
-  };
-  const errs = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
-  return {
-    rps: round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]), 0),
-    p50_ms: pct("50"),
-    p99_ms: pct("99"),
-    errors: (errs ? errs.slice(1).reduce((a, b) => a + Number(b), 0) : 0) + (non2xx ? Number(non2xx[1]) : 0),
-  };
-}
-
-interface Hey {
-  rps: number;
-  p50_ms: number;
-  p90_ms: number;
-  p99_ms: number;
-  ok: number;
-  non200: number;
-  errors: number;
-}
-
-async function hey(url: string, body: string): Promise<Hey> {
-  const out = await run("hey", [
-    "-z",
-    `${seconds}s`,
-    "-c",
-    "16",
-    "-q",
-    "63",
-    "-t",
-    "5",
-    "-m",
-    "POST",
-    "-D",
-    body,
-    "-host",
-    HOST,
-    url,
-  ]);
-  const pct = (p: string) =>
-    round(Number(new RegExp(`${p}%{1,2} in ([\\d.]+) secs`).exec(out)![1]) * 1000, 3);
-  const codes = [...out.matchAll(/\[(\d+)\]\s+(\d+) responses/g)];
-  const ok = codes.filter((c) => c[1] === "200").reduce((a, c) => a + Number(c[2]), 0);
-  const all = codes.reduce((a, c) => a + Number(c[2]), 0);
-  const errSection = out.split("Error distribution:")[1] ?? "";
-  const errors = [...errSection.matchAll(/\[(\d+)\]/g)].reduce((a, m) => a + Number(m[1]), 0);
-  return {
-    rps: round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]), 0),
-    p50_ms: pct("50"),
-    p90_ms: pct("90"),
-    p99_ms: pct("99"),
-    ok,
-    non200: all - ok,
-    errors,
-  };
-}
 
 function haproxyConfig(frontend: string, backend: string): string {
   return `global
@@ -204,7 +131,20 @@ async function main() {
   }).output();
   const hapRefusesNoCert = new TextDecoder().decode(noCert.stdout) !== "200";
 
-  const targets = {
+  // The floors: TLS pass-through pairs with no HTTP and no policy, same certificates' CA, same V8 flags.
+  const floors: Record<string, { url: string; pids: Record<string, number> }> = {};
+  for (const kind of FLOOR_KINDS) {
+    if (only && !only.includes(kind)) continue;
+    const floor = await startFloorPair(bench, kind, { ca, rootPem, appPort, v8Flags: proxyV8Flags });
+    const url = `http://127.0.0.1:${floor.clientPort}/`;
+    await waitHttp(url, HOST, `the app through the ${kind} floor`);
+    floors[kind] = {
+      url,
+      pids: { app: appProc.pid, client_pipe: floor.client.pid, server_pipe: floor.server.pid },
+    };
+  }
+
+  const targets: Record<string, { url: string; pids: Record<string, number> }> = {
     direct: { url: `http://127.0.0.1:${appPort}/`, pids: { app: appProc.pid } },
     mesh: {
       url: meshUrl,
@@ -214,17 +154,23 @@ async function main() {
       url: hapUrl,
       pids: { app: appProc.pid, client_haproxy: hapClient.pid, server_haproxy: hapServer.pid },
     },
+    ...floors,
   };
   // deno-lint-ignore no-explicit-any
   const results: Record<string, any> = {};
-  const idleMem = { client_proxy: memMiB(clientProxy.pid), server_proxy: memMiB(serverProxy.pid) };
+  const idleMem = Object.fromEntries(
+    Object.entries(targets).map(([name, t]) => [
+      name,
+      Object.fromEntries(Object.entries(t.pids).filter(([k]) => k !== "app").map(([k, p]) => [k, memMiB(p)])),
+    ]),
+  );
   for (const [name, t] of Object.entries(targets)) {
     if (only && !only.includes(name)) continue;
     log(`${name}: wrk`);
-    const throughput = await measured(t.pids, () => wrk(t.url));
+    const throughput = await measured(t.pids, () => wrk(t.url, HOST, seconds));
     await new Promise((r) => setTimeout(r, 1000));
     log(`${name}: hey`);
-    const latency = await measured(t.pids, () => hey(t.url, body));
+    const latency = await measured(t.pids, () => hey(t.url, HOST, seconds, body));
     const mem = Object.fromEntries(
       Object.entries(t.pids).filter(([k]) => k !== "app").map(([k, p]) => [k, memMiB(p)]),
     );
@@ -232,7 +178,7 @@ async function main() {
       throughput,
       latency,
       mem_mib: mem,
-      ...(name === "mesh" ? { idle_mem_mib: idleMem } : {}),
+      ...(name === "direct" ? {} : { idle_mem_mib: idleMem[name] }),
     };
     await new Promise((r) => setTimeout(r, 1000));
   }
@@ -248,7 +194,7 @@ async function main() {
   const d = results.direct, m = results.mesh, h = results.haproxy;
   const added = (r: typeof d, p: string) => round(r.latency[p] - d.latency[p], 3);
   const sumCpu = (r: typeof d, keys: string[]) => round(keys.reduce((a, k) => a + r.cpu_s[k], 0));
-  const summary = only ? {} : {
+  const summary = !d || !m || !h ? {} : {
     added_latency_ms: {
       mesh: { p50: added(m, "p50_ms"), p90: added(m, "p90_ms"), p99: added(m, "p99_ms") },
       haproxy: { p50: added(h, "p50_ms"), p90: added(h, "p90_ms"), p99: added(h, "p99_ms") },
@@ -287,8 +233,13 @@ async function main() {
     haproxy: (await run("haproxy", ["-v"])).split("\n")[0],
     cpus: navigator.hardwareConcurrency,
   };
+  const provenance = await runProvenance(["tests/bench/proxy_pair/main.ts", ...Deno.args]);
+  log(headlineText(results, `${provenance.commit}: ${provenance.command}`));
   console.log(JSON.stringify({
     bench: "proxy_pair",
+    ...provenance,
+    headline: headline(results),
+    vs_floors: versusFloors(results),
     concurrency,
     seconds,
     proxy_v8_flags: proxyV8Flags,
