@@ -254,8 +254,10 @@ function meshdRows(lines: MeshdScaleJson[] | undefined): GoalRow[] {
   for (const [n, p99Limit, op, gb] of [[10_000, 0.3, "le", 1], [25_000, 1, "lt", 2]] as const) {
     const j = lines?.findLast((l) => l.clients === n);
     const src = j ? source(j as { commit?: string; command?: string }) : undefined;
-    const extra = j ? {} : { note: `./dev bench --meshd (or --meshd-json <file>) runs meshd_scale at ${n}` };
     const label = n.toLocaleString("en-US");
+    const extra = j
+      ? {}
+      : { note: `./dev bench --meshd (or --meshd-json <file>) runs meshd_scale at ${label}` };
     const sign = op === "le" ? "≤" : "<";
     const p99 = j ? meshdP99Seconds(j) : null;
     const missing = j ? meshdMissing(j) : 0;

@@ -1,0 +1,80 @@
+/**
+ * `./dev bench`: issue 17's goals, each printed as met or missed (issue 17 item 5). Runs, one after the
+ * other on this machine:
+ *
+ * - tests/bench/proxy_pair at `--concurrency 1` (every target: direct, the mesh pair, the HAProxy pair,
+ *   the node:tls and Deno-TLS floors) and at `--concurrency 2` (the mesh pair only, for the memory per
+ *   extra worker; `--no-workers` skips it);
+ * - tests/bench/authz_bench.ts's indexed cases at 1,000 policies (`deno bench --json`; `--no-authz`
+ *   skips it);
+ * - tests/bench/meshd_scale at 10,000 and 25,000 proxies only with `--meshd` (25,000 takes many
+ *   minutes); `--meshd-json <file>` reads lines saved from earlier runs instead.
+ *
+ * `--pair-json`, `--pair2-json` and `--authz-json` read saved output instead of running. Prints one
+ * Markdown table on stdout (goal, target, measured, ratio, met/missed, the commit and command of each
+ * figure), then the proxy pair's headline with its floors; progress on stderr. `--out <file>` saves the
+ * inputs and the rows as JSON. Exit status 0 whether goals are met or not (a benchmark, not a test).
+ *
+ * Run: ./dev bench [--seconds 10] [--no-workers] [--no-authz] [--meshd] ...
+ *
+ * @module
+ */
+import { Command } from "@commander-js/extra-typings";
+import { runProvenance } from "../pair_support.ts";
+import { headlineText } from "../proxy_pair/summary.ts";
+import {
+  type AuthzFigure,
+  evaluateGoals,
+  type GoalInputs,
+  goalsTable,
+  type MeshdScaleJson,
+} from "./goals.ts";
+import { jsonLines, lastJsonLine, parseAuthzBench, runAuthz, runMeshdScale, runProxyPair } from "./inputs.ts";
+
+const program = new Command()
+  .name("./dev bench")
+  .description("Issue 17's goals, met or missed, from the benches run here (or their saved JSON).")
+  .option("--seconds <n>", "seconds per proxy_pair load", "10")
+  .option("--no-workers", "skip proxy_pair at --concurrency 2 (memory per extra worker: not run)")
+  .option("--no-authz", "skip the authorization bench")
+  .option("--meshd", "run meshd_scale at 10,000 and 25,000 proxies (long)", false)
+  .option("--meshd-json <files...>", "meshd_scale JSON lines saved from earlier runs")
+  .option("--pair-json <file>", "proxy_pair JSON (--concurrency 1) saved from an earlier run")
+  .option("--pair2-json <file>", "proxy_pair JSON (--concurrency 2) saved from an earlier run")
+  .option("--authz-json <file>", "`deno bench --json` output of tests/bench/authz_bench.ts")
+  .option("--out <file>", "also write the inputs and the rows as JSON to this file");
+program.parse(["deno", "bench", ...Deno.args]);
+const opts = program.opts();
+const seconds = Number(opts.seconds);
+
+const read = (file: string) => Deno.readTextFileSync(file);
+const inputs: GoalInputs = {};
+inputs.pair1 = opts.pairJson
+  ? lastJsonLine(read(opts.pairJson), opts.pairJson)
+  : await runProxyPair(1, seconds);
+if (opts.pair2Json) inputs.pair2 = lastJsonLine(read(opts.pair2Json), opts.pair2Json);
+else if (opts.workers) inputs.pair2 = await runProxyPair(2, seconds, "mesh");
+if (opts.authzJson) {
+  const figure = parseAuthzBench(read(opts.authzJson));
+  inputs.authz = figure
+    ? { ...figure, command: `deno bench --json output in ${opts.authzJson}` } as AuthzFigure
+    : undefined;
+} else if (opts.authz) inputs.authz = await runAuthz();
+const meshd: MeshdScaleJson[] = (opts.meshdJson ?? []).flatMap((f) => jsonLines<MeshdScaleJson>(read(f)));
+for (const n of opts.meshd ? [10_000, 25_000] : []) meshd.push(await runMeshdScale(n));
+inputs.meshd = meshd;
+
+const rows = evaluateGoals(inputs);
+const me = await runProvenance([]);
+const command = ["./dev bench", ...Deno.args].join(" ");
+console.log(`Issue 17 goals: \`${command}\` at ${me.commit}, ${new Date().toISOString()}\n`);
+console.log(goalsTable(rows));
+const p1 = inputs.pair1;
+if (p1) {
+  const results = { mesh: p1.mesh, haproxy: p1.haproxy, node_tls: p1.node_tls, deno_tls: p1.deno_tls };
+  console.log(`\n${headlineText(results, `${p1.commit}: ${p1.command}`)}`);
+}
+if (opts.out) {
+  await Deno.writeTextFile(opts.out, JSON.stringify({ commit: me.commit, inputs, rows }, null, 1));
+}
+Deno.exit(0);
