@@ -97,9 +97,13 @@ export async function run(cmd: string, args: string[]): Promise<string> {
 /**
  * Where a figure comes from: `commit` is the checkout's HEAD (short hash, "+dirty" when tracked files
  * differ from it, "unknown" outside git) and `command` the command line that reproduces the run,
- * `./dev deno run -A <script and args>` preceded by the BENCH_* variables that were set.
+ * `./dev deno run -A <script and args>` preceded by the BENCH_* variables that were set, except `omitEnv`
+ * (variables a bench sets for itself).
  */
-export async function runProvenance(scriptAndArgs: string[]): Promise<{ commit: string; command: string }> {
+export async function runProvenance(
+  scriptAndArgs: string[],
+  omitEnv: string[] = [],
+): Promise<{ commit: string; command: string }> {
   let commit = "unknown";
   try {
     const head = (await run("git", ["-C", root, "rev-parse", "--short", "HEAD"])).trim();
@@ -108,7 +112,9 @@ export async function runProvenance(scriptAndArgs: string[]): Promise<{ commit: 
   } catch {
     // Not a git checkout (an unpacked copy): the commit stays unknown.
   }
-  const env = Object.entries(Deno.env.toObject()).filter(([k]) => k.startsWith("BENCH_")).sort()
+  const env = Object.entries(Deno.env.toObject()).filter(([k]) =>
+    k.startsWith("BENCH_") && !omitEnv.includes(k)
+  ).sort()
     .map(([k, v]) => `${k}=${v.includes(" ") || v === "" ? JSON.stringify(v) : v} `).join("");
   return { commit, command: `${env}./dev deno run -A ${scriptAndArgs.join(" ")}` };
 }

@@ -1,5 +1,5 @@
 /**
- * Proxy pair benchmark (proxy issue, "Benchmark"): one run compares
+ * Proxy pair benchmark (proxy issue, "Benchmark"; issue 17 item 5): one run compares
  *
  * - `direct`: wrk/hey straight to a local HTTP app (a Deno.serve echo app in its own process);
  * - `mesh`: a client `proxy` (--outbound) and a server `proxy` (--inbound) with automatic mutual TLS
@@ -8,15 +8,19 @@
  *   both proxies are the real program as subprocesses against an in-process meshd + CA;
  * - `haproxy`: Debian's haproxy in the same two roles (client side: plain HTTP in, TLS with a client
  *   certificate out; server side: TLS with client-certificate verification in, plain HTTP to the app),
- *   certificates signed by the same test CA.
+ *   certificates signed by the same test CA;
+ * - the floors `node_tls` and `deno_tls` (../floors): TLS pass-through pairs with no HTTP and no policy,
+ *   each side its own process with the proxy's V8 flags, what the runtime itself costs.
  *
  * Loads (loopback only, bounded in time): wrk -c50 -t2 -d10s keep-alive (maximum throughput), and
- * hey -z 10s -c 16 -q 63 POST with a 1 KiB body (about 1,000 req/s: p50/p90/p99). CPU seconds per proxy
- * process over each load run (/proc/<pid>/stat utime+stime), RSS (VmRSS, VmHWM) after the runs.
- * Prints one JSON line.
+ * hey -z 10s -c 16 -q 63 POST with a 1 KiB body (about 1,000 req/s: p50/p90/p99). CPU seconds per
+ * process over each load run (/proc/<pid>/stat utime+stime), RSS (VmRSS, VmHWM) before and after.
+ * Prints one JSON line (fields are only added, never renamed: other benches and helpers read it); its
+ * `headline` is each pair's CPU per request with the mesh ÷ HAProxy ratio and VmHWM per process, and
+ * `vs_floors` every mesh figure ÷ each floor's. The headline also goes to stderr as text.
  *
  * Run: ./dev deno run -A tests/bench/proxy_pair/main.ts [concurrency=1] [seconds=10]
- * (concurrency: the proxies' --concurrency and haproxy's nbthread.)
+ * (concurrency: the proxies' --concurrency and haproxy's nbthread; BENCH_TARGETS, BENCH_PROXY_V8_FLAGS.)
  *
  * @module
  */
