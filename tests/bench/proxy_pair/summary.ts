@@ -14,6 +14,8 @@ export interface TargetResult {
   latency: { p50_ms: number; p90_ms: number; p99_ms: number; cpu_s: Record<string, number> };
   /** VmRSS and VmHWM per process after the loads (the app is not listed), MiB. */
   mem_mib: Record<string, { rss: number; hwm: number }>;
+  /** The same before the loads (absent for direct). */
+  idle_mem_mib?: Record<string, { rss: number; hwm: number }>;
 }
 
 /** The results by target name; a target that did not run is absent. */

@@ -41,8 +41,11 @@ export interface AuthzFigure {
 export interface GoalInputs {
   /** proxy_pair at `--concurrency 1` (all targets). */
   pair1?: ProxyPairJson;
-  /** proxy_pair at `--concurrency 2` (the mesh target at least): memory per extra worker. */
-  pair2?: ProxyPairJson;
+  /**
+   * proxy_pair runs at two concurrencies (the mesh target at least) for the memory per extra worker;
+   * `./dev bench` runs 2 and 3, since at 1 the data path may run inline on the main isolate (no Worker).
+   */
+  workers?: ProxyPairJson[];
   authz?: AuthzFigure;
   /** meshd_scale's JSON lines, any client counts (10,000 and 25,000 are judged). */
   meshd?: MeshdScaleJson[];
@@ -110,7 +113,7 @@ function row(
   };
 }
 
-function proxyRows(p1: ProxyPairJson | undefined, p2: ProxyPairJson | undefined): GoalRow[] {
+function proxyRows(p1: ProxyPairJson | undefined, workers: ProxyPairJson[] | undefined): GoalRow[] {
   const src = source(p1);
   const mesh = p1?.mesh, hap = p1?.haproxy, direct = p1?.direct;
   const meshUs = pairCpuUsPerRequest(mesh), hapUs = pairCpuUsPerRequest(hap);
@@ -179,33 +182,52 @@ function proxyRows(p1: ProxyPairJson | undefined, p2: ProxyPairJson | undefined)
     vsFloor,
     src,
   ));
-  const perWorker = workerMemory(p1, p2);
-  rows.push(row(
-    "memory per extra worker",
-    "≤ 12 MiB",
-    perWorker,
-    `${perWorker} MiB (VmHWM at --concurrency ${p2?.concurrency} minus 1, per worker, the larger proxy)`,
-    le(12),
-    div(perWorker, 12),
-    p1 && p2 ? `${source(p1)}; ${source(p2)}` : undefined,
-    finite(perWorker) ? {} : { note: "needs proxy_pair at --concurrency 1 and 2" },
-  ));
+  rows.push(workerRow(workers));
   return rows;
 }
 
+function workerRow(runs: ProxyPairJson[] | undefined): GoalRow {
+  const w = workerMemory(runs);
+  const note = w?.from === 1
+    ? "from --concurrency 1: when the data path runs inline at 1, this step is two Worker isolates"
+    : undefined;
+  return row(
+    "memory per extra worker",
+    "≤ 12 MiB",
+    w?.hwm ?? null,
+    `${w?.hwm} MiB VmHWM (idle ${w?.idle} MiB), --concurrency ${w?.from} → ${w?.to}, the larger proxy`,
+    le(12),
+    div(w?.hwm, 12),
+    runs?.map(source).join("; "),
+    w
+      ? (note ? { note } : {})
+      : { note: "needs proxy_pair's mesh at two concurrencies (./dev bench runs 2 and 3)" },
+  );
+}
+
 /**
- * VmHWM per extra worker, MiB: for each proxy (client, server) the peak at the higher concurrency minus
- * the peak at `--concurrency 1`, divided by the extra workers; the larger of the two. null unless `a`
- * ran at 1 and `b` at more, both with the mesh target.
+ * Memory per extra worker, MiB: for each proxy (client, server) its VmHWM (and its idle VmRSS) in the run
+ * with the highest concurrency minus the same in the run with the lowest, divided by the difference in
+ * workers; the larger of the two proxies. null without two runs of the mesh target at different
+ * concurrencies.
  */
-export function workerMemory(a: ProxyPairJson | undefined, b: ProxyPairJson | undefined): number | null {
-  if (!a?.mesh || !b?.mesh || a.concurrency !== 1 || !(b.concurrency > 1)) return null;
-  const extra = b.concurrency - 1;
-  const per = ["client_proxy", "server_proxy"].map((p) => {
-    const x = a.mesh!.mem_mib[p]?.hwm, y = b.mesh!.mem_mib[p]?.hwm;
-    return x === undefined || y === undefined ? NaN : (y - x) / extra;
-  }).filter(Number.isFinite);
-  return per.length ? round(Math.max(...per), 2) : null;
+export function workerMemory(
+  runs: ProxyPairJson[] | undefined,
+): { hwm: number; idle: number | null; from: number; to: number } | null {
+  const withMesh = (runs ?? []).filter((r) => r.mesh).sort((a, b) => a.concurrency - b.concurrency);
+  const a = withMesh[0], b = withMesh.at(-1);
+  if (!a || !b || !(b.concurrency > a.concurrency)) return null;
+  const extra = b.concurrency - a.concurrency;
+  const step = (pick: (r: ProxyPairJson, proxy: string) => number | undefined) => {
+    const per = ["client_proxy", "server_proxy"].map((p) => {
+      const x = pick(a, p), y = pick(b, p);
+      return finite(x) && finite(y) ? (y - x) / extra : NaN;
+    }).filter(Number.isFinite);
+    return per.length ? round(Math.max(...per), 2) : null;
+  };
+  const hwm = step((r, p) => r.mesh!.mem_mib[p]?.hwm);
+  const idle = step((r, p) => r.mesh!.idle_mem_mib?.[p]?.rss);
+  return hwm === null ? null : { hwm, idle, from: a.concurrency, to: b.concurrency };
 }
 
 function authzRow(a: AuthzFigure | undefined): GoalRow {
@@ -296,7 +318,7 @@ function meshdRows(lines: MeshdScaleJson[] | undefined): GoalRow[] {
 
 /** Every goal of issue 17, in the issue's order. */
 export function evaluateGoals(inputs: GoalInputs): GoalRow[] {
-  return [...proxyRows(inputs.pair1, inputs.pair2), authzRow(inputs.authz), ...meshdRows(inputs.meshd)];
+  return [...proxyRows(inputs.pair1, inputs.workers), authzRow(inputs.authz), ...meshdRows(inputs.meshd)];
 }
 
 /** The rows as a Markdown table (goal, target, measured, ratio, status, source). */

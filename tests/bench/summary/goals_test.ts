@@ -103,17 +103,17 @@ const cases: [string, GoalInputs, string, Status, Status?][] = [
   ],
   [
     "worker +12 MiB: met",
-    { pair1: pair({ hwm: 70 }), pair2: { ...pair({ hwm: 82 }), concurrency: 2 } },
+    { workers: [{ ...pair({ hwm: 70 }), concurrency: 2 }, { ...pair({ hwm: 82 }), concurrency: 3 }] },
     "memory per extra worker",
     "met",
   ],
   [
     "worker +13 MiB: missed",
-    { pair1: pair({ hwm: 70 }), pair2: { ...pair({ hwm: 83 }), concurrency: 2 } },
+    { workers: [{ ...pair({ hwm: 83 }), concurrency: 3 }, { ...pair({ hwm: 70 }), concurrency: 2 }] },
     "memory per extra worker",
     "missed",
   ],
-  ["worker without a concurrency-2 run: not run", { pair1: pair() }, "memory per extra worker", "not run"],
+  ["worker with one run only: not run", { workers: [pair()] }, "memory per extra worker", "not run"],
   [
     "authz 999 ns: met",
     { authz: { worstNs: 999, worstCase: "x" } },
@@ -221,7 +221,13 @@ Deno.test("goals: the old meshd_scale fields are read (memory, cold sync)", () =
 Deno.test("goals: memory per extra worker divides by the extra workers and takes the larger proxy", () => {
   const c3: ProxyPairJson = { ...pair({ hwm: 90 }), concurrency: 3 };
   c3.mesh!.mem_mib.server_proxy.hwm = 70;
-  // client 70 → 90 and server 65 → 70 over two extra workers: 10 and 2.5 MiB.
-  assert.equal(workerMemory(pair({ hwm: 70 }), c3), 10);
-  assert.equal(workerMemory(c3, pair()), null);
+  c3.mesh!.idle_mem_mib = { client_proxy: { rss: 80, hwm: 80 }, server_proxy: { rss: 60, hwm: 60 } };
+  const c1: ProxyPairJson = pair({ hwm: 70 });
+  c1.mesh!.idle_mem_mib = { client_proxy: { rss: 50, hwm: 50 }, server_proxy: { rss: 50, hwm: 50 } };
+  // client 70 → 90 and server 65 → 70 over two extra workers: 10 and 2.5 MiB; idle 15 and 5.
+  assert.deepEqual(workerMemory([c3, c1]), { hwm: 10, idle: 15, from: 1, to: 3 });
+  assert.equal(workerMemory([c3, c3]), null);
+  assert.equal(workerMemory(undefined), null);
+  const row = evaluateGoals({ workers: [c1, c3] }).find((r) => r.goal === "memory per extra worker");
+  assert.match(row?.note ?? "", /two Worker isolates/);
 });

@@ -3,14 +3,15 @@
  * other on this machine:
  *
  * - tests/bench/proxy_pair at `--concurrency 1` (every target: direct, the mesh pair, the HAProxy pair,
- *   the node:tls and Deno-TLS floors) and at `--concurrency 2` (the mesh pair only, for the memory per
- *   extra worker; `--no-workers` skips it);
+ *   the node:tls and Deno-TLS floors), then at `--concurrency 2` and `3` (the mesh pair only, for the
+ *   memory per extra worker: at 1 the data path may run inline on the main isolate, so 2 → 3 is the step
+ *   that adds exactly one Worker; `--no-workers` skips them);
  * - tests/bench/authz_bench.ts's indexed cases at 1,000 policies (`deno bench --json`; `--no-authz`
  *   skips it);
  * - tests/bench/meshd_scale at 10,000 and 25,000 proxies only with `--meshd` (25,000 takes many
  *   minutes); `--meshd-json <file>` reads lines saved from earlier runs instead.
  *
- * `--pair-json`, `--pair2-json` and `--authz-json` read saved output instead of running. Prints one
+ * `--pair-json`, `--workers-json` and `--authz-json` read saved output instead of running. Prints one
  * Markdown table on stdout (goal, target, measured, ratio, met/missed, the commit and command of each
  * figure), then the proxy pair's headline with its floors; progress on stderr. `--out <file>` saves the
  * inputs and the rows as JSON. Exit status 0 whether goals are met or not (a benchmark, not a test).
@@ -35,12 +36,12 @@ const program = new Command()
   .name("./dev bench")
   .description("Issue 17's goals, met or missed, from the benches run here (or their saved JSON).")
   .option("--seconds <n>", "seconds per proxy_pair load", "10")
-  .option("--no-workers", "skip proxy_pair at --concurrency 2 (memory per extra worker: not run)")
+  .option("--no-workers", "skip proxy_pair at --concurrency 2 and 3 (memory per extra worker: not run)")
   .option("--no-authz", "skip the authorization bench")
   .option("--meshd", "run meshd_scale at 10,000 and 25,000 proxies (long)", false)
   .option("--meshd-json <files...>", "meshd_scale JSON lines saved from earlier runs")
   .option("--pair-json <file>", "proxy_pair JSON (--concurrency 1) saved from an earlier run")
-  .option("--pair2-json <file>", "proxy_pair JSON (--concurrency 2) saved from an earlier run")
+  .option("--workers-json <files...>", "proxy_pair JSON of the mesh at two concurrencies, saved earlier")
   .option("--authz-json <file>", "`deno bench --json` output of tests/bench/authz_bench.ts")
   .option("--out <file>", "also write the inputs and the rows as JSON to this file");
 program.parse(["deno", "bench", ...Deno.args]);
@@ -52,8 +53,10 @@ const inputs: GoalInputs = {};
 inputs.pair1 = opts.pairJson
   ? lastJsonLine(read(opts.pairJson), opts.pairJson)
   : await runProxyPair(1, seconds);
-if (opts.pair2Json) inputs.pair2 = lastJsonLine(read(opts.pair2Json), opts.pair2Json);
-else if (opts.workers) inputs.pair2 = await runProxyPair(2, seconds, "mesh");
+if (opts.workersJson) inputs.workers = opts.workersJson.map((f) => lastJsonLine(read(f), f));
+else if (opts.workers) {
+  inputs.workers = [await runProxyPair(2, seconds, "mesh"), await runProxyPair(3, seconds, "mesh")];
+}
 if (opts.authzJson) {
   const figure = parseAuthzBench(read(opts.authzJson));
   inputs.authz = figure
