@@ -43,11 +43,11 @@ function pair(mesh: Partial<{ cpu: number; rps: number; p50: number; p99: number
   } satisfies ProxyPairJson;
 }
 
-const meshd = (clients: number, p99Ms: number, mib: number, coldS: number, missing = 0) => ({
+const meshd = (clients: number, p99Ms: number, mib: number, coldS: number, missing = 0, unsynced = 0) => ({
   clients,
   commit: "def5678",
-  coldSync: { seconds: coldS },
-  convergence: { client: { p50: 1, p99: p99Ms, max: p99Ms, missing } },
+  coldSync: { seconds: coldS, missing: unsynced },
+  convergence: { client: { p50: 1, p99: p99Ms, max: p99Ms, missing }, meshd: { pushes: 1, fanoutMs: 120 } },
   meshdMiB: { idleRss: 100, syncedRss: mib - 1, afterPushRss: mib - 2, hwm: mib },
 });
 
@@ -153,6 +153,12 @@ const cases: [string, GoalInputs, string, Status, Status?][] = [
   ],
   ["10k 954 MiB: missed", { meshd: [meshd(10_000, 1, 954, 4)] }, "meshd at 10,000 proxies: memory", "missed"],
   ["cold sync 5 s: met", { meshd: [meshd(10_000, 1, 1, 5)] }, "cold sync of 10,000 proxies", "met"],
+  [
+    "cold sync 4 s but a proxy never synced: missed",
+    { meshd: [meshd(10_000, 1, 1, 4, 0, 1)] },
+    "cold sync of 10,000 proxies",
+    "missed",
+  ],
   ["cold sync 5.1 s: missed", { meshd: [meshd(10_000, 1, 1, 5.1)] }, "cold sync of 10,000 proxies", "missed"],
   [
     "25k p99 exactly 1 s: missed (< 1 s)",
@@ -210,6 +216,14 @@ Deno.test("goals: every goal of the issue has a row, and the table has one line 
   assert.equal(rows.length, 13);
   assert.ok(rows.every((r) => r.status === "not run"));
   assert.equal(goalsTable(rows).split("\n").length, rows.length + 2);
+});
+
+Deno.test("goals: meshd's own fan-out time is shown beside the convergence at the client", () => {
+  const rows = evaluateGoals({ meshd: [meshd(10_000, 250, 900, 4)] });
+  assert.equal(
+    rows.find((r) => r.goal === "meshd at 10,000 proxies: p99 convergence")?.measured,
+    "0.25 s at the client (meshd's fan-out 120 ms)",
+  );
 });
 
 Deno.test("goals: the old meshd_scale fields are read (memory, cold sync)", () => {
