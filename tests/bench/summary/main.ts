@@ -39,6 +39,7 @@ const program = new Command()
   .option("--no-workers", "skip proxy_pair at --concurrency 2 and 3 (memory per extra worker: not run)")
   .option("--no-authz", "skip the authorization bench")
   .option("--meshd", "run meshd_scale at 10,000 and 25,000 proxies (long)", false)
+  .option("--meshd-clients <n...>", "with --meshd: the proxy counts to run (goals exist for 10000 and 25000)")
   .option("--meshd-json <files...>", "meshd_scale JSON lines saved from earlier runs")
   .option("--pair-json <file>", "proxy_pair JSON (--concurrency 1) saved from an earlier run")
   .option("--workers-json <files...>", "proxy_pair JSON of the mesh at two concurrencies, saved earlier")
@@ -63,8 +64,11 @@ if (opts.authzJson) {
     ? { ...figure, command: `deno bench --json output in ${opts.authzJson}` } as AuthzFigure
     : undefined;
 } else if (opts.authz) inputs.authz = await runAuthz();
-const meshd: MeshdScaleJson[] = (opts.meshdJson ?? []).flatMap((f) => jsonLines<MeshdScaleJson>(read(f)));
-for (const n of opts.meshd ? [10_000, 25_000] : []) meshd.push(await runMeshdScale(n));
+const meshd: MeshdScaleJson[] = (opts.meshdJson ?? []).flatMap((f) =>
+  jsonLines<MeshdScaleJson>(read(f)).map((j) => ({ command: `not recorded (saved in ${f})`, ...j }))
+);
+const sizes = opts.meshdClients?.map(Number) ?? [10_000, 25_000];
+for (const n of opts.meshd ? sizes : []) meshd.push(await runMeshdScale(n));
 inputs.meshd = meshd;
 
 const rows = evaluateGoals(inputs);
