@@ -18,6 +18,8 @@ import { pairCpuUsPerRequest, peakHwm, type TargetResult } from "../proxy_pair/s
 export interface ProxyPairJson {
   commit?: string;
   command?: string;
+  /** The checkout whose proxy ran, when it was not the bench's own (BENCH_PROXY_ROOT). */
+  proxy_commit?: string;
   concurrency: number;
   direct?: TargetResult;
   mesh?: TargetResult;
@@ -29,7 +31,7 @@ export interface ProxyPairJson {
 /** meshd_scale's JSON line: the fields of both its old and its rebuilt output are understood. */
 export type MeshdScaleJson = Record<string, unknown> & { clients: number };
 
-/** The authorization figure: the slowest indexed 1,000-policy case, ns per request, and where it came from. */
+/** The authorization figure: the slowest indexed 1,000-policy case (ns per request) and its source. */
 export interface AuthzFigure {
   worstNs: number;
   worstCase: string;
@@ -73,8 +75,12 @@ export interface GoalRow {
 const MB = 1e6 / 2 ** 20;
 const GB = 1e9 / 2 ** 20;
 
-const source = (j: { commit?: string; command?: string } | undefined) =>
-  j ? `${j.commit ?? "unknown commit"}: ${j.command ?? "unknown command"}` : undefined;
+const source = (j: { commit?: string; command?: string; proxy_commit?: string } | undefined) =>
+  j
+    ? `${j.commit ?? "unknown commit"}${j.proxy_commit ? ` (proxy ${j.proxy_commit})` : ""}: ${
+      j.command ?? "unknown command"
+    }`
+    : undefined;
 const finite = (v: number | null | undefined): v is number => typeof v === "number" && Number.isFinite(v);
 const r3 = (n: number | null) => finite(n) ? round(n, 3) : null;
 const div = (a: number | null | undefined, b: number | null | undefined) =>
@@ -247,7 +253,7 @@ const num = (v: unknown): number | undefined => typeof v === "number" && Number.
 // deno-lint-ignore no-explicit-any
 const at = (o: any, ...path: string[]): unknown => path.reduce((x, k) => x?.[k], o);
 
-/** meshd_scale's p99 convergence at the client, seconds (old `convergenceMs.p99`, new `convergence.client.p99`). */
+/** meshd_scale's p99 convergence at the client, s (old `convergenceMs.p99`, new `convergence.client.p99`). */
 export function meshdP99Seconds(j: MeshdScaleJson): number | null {
   const ms = num(at(j, "convergence", "client", "p99")) ?? num(at(j, "convergenceMs", "p99"));
   return ms === undefined || ms < 0 ? null : ms / 1000;
@@ -276,7 +282,7 @@ function coldSyncMissing(j: MeshdScaleJson): number {
   return num(at(j, "coldSync", "missing")) ?? 0;
 }
 
-/** Clients that never converged after the change (new `convergence.client.missing`, old clients − `converged`). */
+/** Clients that never converged (new `convergence.client.missing`, old clients − `converged`). */
 function meshdMissing(j: MeshdScaleJson): number {
   return num(at(j, "convergence", "client", "missing")) ??
     (num(j.converged) === undefined ? 0 : j.clients - (j.converged as number));
@@ -344,19 +350,43 @@ export function evaluateGoals(inputs: GoalInputs): GoalRow[] {
   return [...proxyRows(inputs.pair1, inputs.workers), authzRow(inputs.authz), ...meshdRows(inputs.meshd)];
 }
 
-/** The rows as a Markdown table (goal, target, measured, ratio, status, source). */
-export function goalsTable(rows: GoalRow[]): string {
+/** The verdict cell of a row: status, the stretch's, and the note. */
+function verdict(r: GoalRow): string {
+  return `${r.status}${r.stretch ? ` (stretch ${r.stretch})` : ""}${r.note ? `; ${r.note}` : ""}`;
+}
+
+/**
+ * The rows as a Markdown table (goal, target, measured, ratio, met/missed, commit: command); with
+ * `before` (the same goals judged on a base checkout's run), a "before" column after the target holding
+ * the base's measurement and verdict.
+ */
+export function goalsTable(rows: GoalRow[], before?: GoalRow[]): string {
+  const was = (r: GoalRow) => {
+    const b = before?.find((x) => x.goal === r.goal);
+    return b && b.status !== "not run" ? `${b.measured}: ${b.status} (${b.source})` : "not run";
+  };
   const cells = (r: GoalRow) => [
     r.goal,
     r.target,
+    ...(before ? [was(r)] : []),
     r.measured,
     r.ratio === null ? "" : `${r.ratio}`,
-    `${r.status}${r.stretch ? ` (stretch ${r.stretch})` : ""}${r.note ? `; ${r.note}` : ""}`,
+    verdict(r),
     r.source ?? "",
   ];
+  const head = [
+    "goal",
+    "target",
+    ...(before ? ["before"] : []),
+    "measured",
+    "ratio",
+    "met/missed",
+    "commit: command",
+  ];
+  const align = head.map((h) => (h === "ratio" ? "--:" : "---"));
   return [
-    "| goal | target | measured | ratio | met/missed | commit: command |",
-    "| --- | --- | --- | --: | --- | --- |",
+    `| ${head.join(" | ")} |`,
+    `| ${align.join(" | ")} |`,
     ...rows.map((r) => `| ${cells(r).map((c) => c.replaceAll("|", "\\|")).join(" | ")} |`),
   ].join("\n");
 }

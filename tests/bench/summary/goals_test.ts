@@ -245,3 +245,16 @@ Deno.test("goals: memory per extra worker divides by the extra workers and takes
   const row = evaluateGoals({ workers: [c1, c3] }).find((r) => r.goal === "memory per extra worker");
   assert.match(row?.note ?? "", /two Worker isolates/);
 });
+
+Deno.test("goals: with a base run the table gains a before column (its figure, verdict and source)", () => {
+  const base = { ...pair({ cpu: 2.4 }), commit: "44c5ea8", proxy_commit: "44c5ea8" };
+  const table = goalsTable(evaluateGoals({ pair1: pair() }), evaluateGoals({ pair1: base }));
+  const lines = table.split("\n");
+  assert.match(lines[0], /^\| goal \| target \| before \| measured \| ratio \| met\/missed \|/);
+  const cpu = lines.find((l) => l.startsWith("| proxy pair CPU per request"))!;
+  assert.match(
+    cpu,
+    /\| 2\.4× \(240 vs 100 µs\): missed \(44c5ea8 \(proxy 44c5ea8\): .*\| 1× \(100 vs 100 µs\) \|/,
+  );
+  assert.match(lines.find((l) => l.startsWith("| one request against"))!, /\| not run \| not run \|/);
+});

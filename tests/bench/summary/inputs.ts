@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { log, runProvenance } from "../pair_support.ts";
+import { checkoutCommit, log, runProvenance } from "../pair_support.ts";
 import type { AuthzFigure, MeshdScaleJson, ProxyPairJson } from "./goals.ts";
 
 const root = new URL("../../../", import.meta.url).pathname;
@@ -52,11 +52,11 @@ export function parseAuthzBench(json: string): Pick<AuthzFigure, "worstNs" | "wo
   return { worstNs: worst.avg, worstCase: worst.name };
 }
 
-/** Runs `deno <args>` in the repository with extra `env`; returns stdout (stderr passes through). */
-async function deno(args: string[], env: Record<string, string> = {}): Promise<string> {
+/** Runs `deno <args>` in `cwd` (default: this checkout) with `env` added; stdout returned, stderr shown. */
+async function deno(args: string[], env: Record<string, string> = {}, cwd = root): Promise<string> {
   const out = await new Deno.Command(Deno.execPath(), {
     args,
-    cwd: root,
+    cwd,
     env: { NO_COLOR: "1", ...env },
     stdout: "piped",
     stderr: "inherit",
@@ -65,31 +65,39 @@ async function deno(args: string[], env: Record<string, string> = {}): Promise<s
   return new TextDecoder().decode(out.stdout);
 }
 
-/** tests/bench/proxy_pair at `concurrency` for `seconds` per load; `targets` sets BENCH_TARGETS. */
+/**
+ * tests/bench/proxy_pair at `concurrency` for `seconds` per load; `targets` sets BENCH_TARGETS, `proxyRoot`
+ * BENCH_PROXY_ROOT (the checkout whose proxy runs: a "before" run).
+ */
 export async function runProxyPair(
   concurrency: number,
   seconds: number,
   targets?: string,
+  proxyRoot?: string,
 ): Promise<ProxyPairJson> {
-  log(`summary: proxy_pair --concurrency ${concurrency}${targets ? ` (BENCH_TARGETS=${targets})` : ""}`);
+  const env = {
+    ...(targets ? { BENCH_TARGETS: targets } : {}),
+    ...(proxyRoot ? { BENCH_PROXY_ROOT: proxyRoot } : {}),
+  };
+  log(`summary: proxy_pair --concurrency ${concurrency} ${JSON.stringify(env)}`);
   const out = await deno(
     ["run", "-A", "tests/bench/proxy_pair/main.ts", String(concurrency), String(seconds)],
-    targets ? { BENCH_TARGETS: targets } : {},
+    env,
   );
   return lastJsonLine<ProxyPairJson>(out, "proxy_pair");
 }
 
-/** tests/bench/authz_bench.ts's indexed 1,000-policy cases (`deno bench --json`). */
-export async function runAuthz(): Promise<AuthzFigure> {
-  log("summary: authz_bench (1,000 policies, indexed)");
+/** `checkout`'s tests/bench/authz_bench.ts, its indexed 1,000-policy cases (`deno bench --json`). */
+export async function runAuthz(checkout = root): Promise<AuthzFigure> {
+  log(`summary: authz_bench (1,000 policies, indexed) in ${checkout}`);
   const args = ["bench", "--allow-all", "--json", "--filter", AUTHZ_FILTER, "tests/bench/authz_bench.ts"];
-  const figure = parseAuthzBench(await deno(args));
+  const figure = parseAuthzBench(await deno(args, {}, checkout));
   if (!figure) throw new Error("authz_bench: no indexed 1,000-policy case ran");
-  const { commit } = await runProvenance([]);
+  const where = checkout === root ? "" : `(in ${checkout}) `;
   return {
     ...figure,
-    commit,
-    command: `./dev deno ${args.join(" ").replace(AUTHZ_FILTER, `"${AUTHZ_FILTER}"`)}`,
+    commit: await checkoutCommit(checkout),
+    command: `${where}./dev deno ${args.join(" ").replace(AUTHZ_FILTER, `"${AUTHZ_FILTER}"`)}`,
   };
 }
 

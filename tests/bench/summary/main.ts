@@ -21,6 +21,7 @@
  * @module
  */
 import { Command } from "@commander-js/extra-typings";
+import { resolve } from "node:path";
 import { runProvenance } from "../pair_support.ts";
 import { headlineText } from "../proxy_pair/summary.ts";
 import {
@@ -44,26 +45,46 @@ const program = new Command()
   .option("--pair-json <file>", "proxy_pair JSON (--concurrency 1) saved from an earlier run")
   .option("--workers-json <files...>", "proxy_pair JSON of the mesh at two concurrencies, saved earlier")
   .option("--authz-json <file>", "`deno bench --json` output of tests/bench/authz_bench.ts")
+  .option("--base <checkout>", "also run each bench on this checkout first (before, after, interleaved)")
   .option("--out <file>", "also write the inputs and the rows as JSON to this file");
 program.parse(["deno", "bench", ...Deno.args]);
 const opts = program.opts();
 const seconds = Number(opts.seconds);
 
 const read = (file: string) => Deno.readTextFileSync(file);
+const base = opts.base ? resolve(opts.base) : undefined;
 const inputs: GoalInputs = {};
-inputs.pair1 = opts.pairJson
-  ? lastJsonLine(read(opts.pairJson), opts.pairJson)
-  : await runProxyPair(1, seconds);
+/** The base checkout's figures (--base): the same benches, each run just before ours. */
+const before: GoalInputs | undefined = base ? {} : undefined;
+/** `run` for the base checkout (with --base), then for this one. */
+async function both<T>(run: (checkout?: string) => Promise<T>): Promise<[T | undefined, T]> {
+  const b = base ? await run(base) : undefined;
+  return [b, await run()];
+}
+
+if (opts.pairJson) inputs.pair1 = lastJsonLine(read(opts.pairJson), opts.pairJson);
+else {
+  const [b, ours] = await both((c) => runProxyPair(1, seconds, undefined, c));
+  inputs.pair1 = ours;
+  if (before) before.pair1 = b;
+}
 if (opts.workersJson) inputs.workers = opts.workersJson.map((f) => lastJsonLine(read(f), f));
 else if (opts.workers) {
-  inputs.workers = [await runProxyPair(2, seconds, "mesh"), await runProxyPair(3, seconds, "mesh")];
+  const [b2, c2] = await both((c) => runProxyPair(2, seconds, "mesh", c));
+  const [b3, c3] = await both((c) => runProxyPair(3, seconds, "mesh", c));
+  inputs.workers = [c2, c3];
+  if (before && b2 && b3) before.workers = [b2, b3];
 }
 if (opts.authzJson) {
   const figure = parseAuthzBench(read(opts.authzJson));
   inputs.authz = figure
     ? { ...figure, command: `deno bench --json output in ${opts.authzJson}` } as AuthzFigure
     : undefined;
-} else if (opts.authz) inputs.authz = await runAuthz();
+} else if (opts.authz) {
+  const [b, ours] = await both((c) => runAuthz(c));
+  inputs.authz = ours;
+  if (before) before.authz = b;
+}
 const meshd: MeshdScaleJson[] = (opts.meshdJson ?? []).flatMap((f) =>
   jsonLines<MeshdScaleJson>(read(f)).map((j) => ({ command: `not recorded (saved in ${f})`, ...j }))
 );
@@ -75,13 +96,16 @@ const rows = evaluateGoals(inputs);
 const me = await runProvenance([]);
 const command = ["./dev bench", ...Deno.args].join(" ");
 console.log(`Issue 17 goals: \`${command}\` at ${me.commit}, ${new Date().toISOString()}\n`);
-console.log(goalsTable(rows));
-const p1 = inputs.pair1;
-if (p1) {
-  const results = { mesh: p1.mesh, haproxy: p1.haproxy, node_tls: p1.node_tls, deno_tls: p1.deno_tls };
-  console.log(`\n${headlineText(results, `${p1.commit}: ${p1.command}`)}`);
+const beforeRows = before ? evaluateGoals(before) : undefined;
+console.log(goalsTable(rows, beforeRows));
+for (const [label, p] of [["before: ", before?.pair1], ["", inputs.pair1]] as const) {
+  if (!p) continue;
+  const results = { mesh: p.mesh, haproxy: p.haproxy, node_tls: p.node_tls, deno_tls: p.deno_tls };
+  const proxy = p.proxy_commit ? `, proxy of ${p.proxy_commit}` : "";
+  console.log(`\n${label}${headlineText(results, `${p.commit}${proxy}: ${p.command}`)}`);
 }
 if (opts.out) {
-  await Deno.writeTextFile(opts.out, JSON.stringify({ commit: me.commit, inputs, rows }, null, 1));
+  const saved = { commit: me.commit, inputs, rows, ...(before ? { before, beforeRows } : {}) };
+  await Deno.writeTextFile(opts.out, JSON.stringify(saved, null, 1));
 }
 Deno.exit(0);
