@@ -11,6 +11,9 @@
  * - tests/bench/meshd_scale at 10,000 and 25,000 proxies only with `--meshd` (25,000 takes many
  *   minutes); `--meshd-json <file>` reads lines saved from earlier runs instead.
  *
+ * `--base <checkout>` runs each of these on that checkout just before ours (BENCH_PROXY_ROOT for the
+ * proxy pair, the base's own authz_bench.ts) and adds a "before" column: before and after from one run.
+ *
  * `--pair-json`, `--workers-json` and `--authz-json` read saved output instead of running. Prints one
  * Markdown table on stdout (goal, target, measured, ratio, met/missed, the commit and command of each
  * figure), then the proxy pair's headline with its floors; progress on stderr. `--out <file>` saves the
