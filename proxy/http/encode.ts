@@ -218,8 +218,9 @@ export interface ResponseHeadOptions {
 /**
  * The response head for the client, always `HTTP/1.1 <status> <reason>`: hop-by-hop fields removed,
  * Transfer-Encoding removed when decoding and added when re-chunking, and this hop's Connection.
+ * `body`, when given, follows the head in the same buffer (one write for a small response).
  */
-export function encodeResponseHead(h: HttpHead, opts: ResponseHeadOptions): HeadBytes {
+export function encodeResponseHead(h: HttpHead, opts: ResponseHeadOptions, body?: Uint8Array): HeadBytes {
   const b = h.buf, f = h.fields;
   const dropTe = opts.body === BODY_DECHUNK;
   let connection: Uint8Array | null = null;
@@ -235,7 +236,7 @@ export function encodeResponseHead(h: HttpHead, opts: ResponseHeadOptions): Head
   if (connection !== null) size += connection.length;
   if (opts.body === BODY_RECHUNK) size += TE_CHUNKED.length;
   if (clText !== null) size += CONTENT_LENGTH_PREFIX.length + clText.length + 2;
-  const out = new Uint8Array(size);
+  const out = new Uint8Array(body === undefined ? size : size + body.length);
   let o = putAll(out, 0, HTTP11_SP);
   o = put(out, o, b, h.statusStart, h.lineEnd);
   for (let j = 0; j < h.count; j++) {
@@ -254,6 +255,7 @@ export function encodeResponseHead(h: HttpHead, opts: ResponseHeadOptions): Head
   if (connection !== null) o = putAll(out, o, connection);
   out[o++] = CR;
   out[o++] = LF;
+  if (body !== undefined) putAll(out, o, body);
   return { first: out, second: null };
 }
 
