@@ -7,7 +7,7 @@
  */
 import { ascii } from "./chars.ts";
 import { CHUNK_DATA, CHUNK_DONE, type ChunkedDecoder } from "./chunked.ts";
-import { encodeResponseHead, type HeadBytes, type ResponseHeadOptions } from "./encode.ts";
+import { encodeResponseHead, type HeadBytes, outBuffer, type ResponseHeadOptions } from "./encode.ts";
 import type { HttpHead } from "./http_head.ts";
 import type { SocketIo } from "./socket_io.ts";
 
@@ -31,7 +31,7 @@ export function writeHead(io: SocketIo, head: HeadBytes): void {
     return;
   }
   const first = head.first;
-  const out = new Uint8Array(first.length + second.length);
+  const out = outBuffer(first.length + second.length);
   out.set(first);
   out.set(second, first.length);
   io.write(out);
