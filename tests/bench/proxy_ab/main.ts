@@ -12,7 +12,8 @@
  * @module
  */
 import { freePort } from "../../../shared/internal/testing/free_port.ts";
-import { BenchRun, cpuSeconds, proxyV8Flags, run, startMeshPair } from "../pair_support.ts";
+import { join } from "node:path";
+import { BenchRun, cpuSeconds, proxyRoot, proxyV8Flags, run, startMeshPair } from "../pair_support.ts";
 
 const baseRoot = Deno.args[0];
 if (baseRoot === undefined) throw new Error("usage: main.ts <base checkout> [rounds] [seconds] [rate]");
@@ -20,7 +21,6 @@ const rounds = Number(Deno.args[1] ?? 8);
 const seconds = Number(Deno.args[2] ?? 3);
 const rate = Number(Deno.args[3] ?? 3000);
 const HOST = "app.foo.svc.cluster.local:8000";
-const here = new URL("../../../", import.meta.url).pathname;
 
 interface Pair {
   tag: "base" | "new";
@@ -34,9 +34,9 @@ async function startPair(tag: Pair["tag"], appPort: number): Promise<Pair> {
   if (tag === "base") {
     // The same bench harness, the other checkout's proxy program.
     const spawn = bench.spawn.bind(bench);
-    const ours = `${here}proxy/main.ts`;
-    bench.spawn = (cmd, args, env) =>
-      spawn(cmd, args.map((a) => a === ours ? `${baseRoot.replace(/\/$/, "")}/proxy/main.ts` : a), env);
+    const ours = join(proxyRoot(), "proxy/main.ts");
+    const theirs = join(baseRoot, "proxy/main.ts");
+    bench.spawn = (cmd, args, env) => spawn(cmd, args.map((a) => a === ours ? theirs : a), env);
   }
   const v8 = Deno.env.get(tag === "base" ? "AB_BASE_V8" : "AB_NEW_V8") ?? proxyV8Flags();
   const p = await startMeshPair(
