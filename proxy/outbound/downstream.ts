@@ -43,8 +43,9 @@ export class RoutingDownstream extends SocketIo {
 
   /**
    * While the session waits for a request head: the head, read and parsed on the session's own
-   * parser and routed. An unchanged head is handed over (the session takes the parse as it is); a
-   * rewritten one is given to the session to parse.
+   * parser and routed. An unchanged head that came in one read is handed over (the session takes the
+   * parse as it is); a rewritten one, or a copy of one that spanned reads, is given to the session to
+   * parse.
    */
   override read(): Uint8Array | null | undefined {
     const s = this.session;
@@ -76,6 +77,12 @@ export class RoutingDownstream extends SocketIo {
       if (routed.head !== null) {
         p.reset();
         return routed.head;
+      }
+      if (h.shared) {
+        // A head that spanned reads lies in the parser's buffer, which the next head reuses: the
+        // session parses a copy (and may forward that copy as it is), as before the hand-over.
+        p.reset();
+        return h.buf.slice(h.start, h.end);
       }
       p.handOver();
       return h.buf.subarray(h.start, h.end);
