@@ -1,8 +1,9 @@
 /**
  * {@link SocketIo} over a `Deno.Conn` (Deno.connect, Deno.connectTls): Deno's own sockets, without the
- * node-streams layer of node:net and node:tls (issue 17, item 2). Used where the proxy dials and no
- * client certificate has to be verified: the server proxy's connections to its application
- * (../inbound/upstream_pool.ts).
+ * node-streams layer of node:net and node:tls (issue 17, item 2). No proxy path uses it yet: on plain TCP
+ * (the server proxy's application side) it measured no less CPU per request than node:net, and the leg
+ * where Deno's TLS would save CPU, the client proxy's mutual TLS, needs the server's certificate for
+ * secure naming, which Deno does not expose (./README.md "Socket views", ../tls/README.md).
  *
  * Reading: one read is outstanding while fewer than `highWater` bytes are queued; above it no read is
  * issued, so the kernel's receive buffer fills and TCP flow control holds back the sender, and reading

@@ -1,12 +1,12 @@
 /**
  * Keep-alive connections from the proxy to its application: a {@link ConnectionPool} that dials the
- * application in plain TCP with Deno's own sockets (`Deno.connect`, ../http/deno_conn_io.ts), which
- * cost less CPU per request than node:net (issue 17, item 2; figures in ../http/README.md).
+ * application in plain TCP (node:net: `Deno.connect` with ../http/deno_conn_io.ts measured no less CPU per
+ * request and a higher peak RSS, ../http/README.md "Socket views").
  *
  * @module
  */
-import { ConnectionPool } from "../http/connection_pool.ts";
-import { DenoConnIo } from "../http/deno_conn_io.ts";
+import net from "node:net";
+import { ConnectionPool, pooledNodeSocket } from "../http/connection_pool.ts";
 
 /** Settings of an {@link UpstreamPool}. */
 export interface UpstreamPoolOptions {
@@ -32,19 +32,25 @@ export class UpstreamPool extends ConnectionPool {
       idleTimeoutMs: options.idleTimeoutMs,
       onConnect: options.onConnect,
       closedError: () => new Error("upstream pool closed"),
-      dial: async () => {
-        const signal = AbortSignal.timeout(timeoutMs);
-        let conn: Deno.TcpConn;
-        try {
-          conn = await Deno.connect({ hostname: host, port, signal });
-        } catch (e) {
-          if (signal.aborted) throw new Error(`connect to ${host}:${port} timed out`);
-          throw e;
-        }
-        // Nagle off: a request is written whole, and a late segment must not wait for an ACK.
-        conn.setNoDelay(true);
-        return new DenoConnIo(conn);
-      },
+      dial: () =>
+        new Promise<net.Socket>((resolve, reject) => {
+          const socket = net.connect({ host, port, allowHalfOpen: true });
+          const timer = setTimeout(() => {
+            socket.destroy();
+            reject(new Error(`connect to ${host}:${port} timed out`));
+          }, timeoutMs);
+          const onError = (err: Error) => {
+            clearTimeout(timer);
+            socket.destroy();
+            reject(err);
+          };
+          socket.once("error", onError);
+          socket.once("connect", () => {
+            clearTimeout(timer);
+            socket.off("error", onError);
+            resolve(socket);
+          });
+        }).then(pooledNodeSocket),
     });
   }
 }
