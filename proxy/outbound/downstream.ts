@@ -12,8 +12,8 @@ import { Duplex } from "node:stream";
 import { ascii } from "../http/chars.ts";
 import { concat } from "../tls/client_hello.ts";
 import { ConnectionClock } from "../http/conn_limits.ts";
-import { type HeadLimits, HeadParser } from "../http/head.ts";
-import { HttpError, type HttpHead, REQUEST } from "../http/http_head.ts";
+import type { HeadParser } from "../http/head.ts";
+import { HttpError, type HttpHead } from "../http/http_head.ts";
 import type { Http1Session } from "../http/session.ts";
 import type { Upstream } from "../http/session_types.ts";
 import { NodeSocketIo, type SocketIo } from "../http/socket_io.ts";
@@ -32,21 +32,24 @@ export class RoutingDownstream extends NodeSocketIo {
   closing = false;
   clock = new ConnectionClock(Date.now());
   readonly upstream: RouteUpstream;
-  readonly #parser: HeadParser;
   readonly #route: (h: HttpHead) => Routed;
   #held: Uint8Array[] = [];
 
-  constructor(raw: net.Socket, limits: HeadLimits, upstream: RouteUpstream, route: (h: HttpHead) => Routed) {
+  constructor(raw: net.Socket, upstream: RouteUpstream, route: (h: HttpHead) => Routed) {
     super(raw);
-    this.#parser = new HeadParser(REQUEST, limits);
     this.#route = route;
     this.upstream = upstream;
   }
 
+  /**
+   * While the session waits for a request head: the head, read and parsed on the session's own
+   * parser and routed. An unchanged head is handed over (the session takes the parse as it is); a
+   * rewritten one is given to the session to parse.
+   */
   override read(): Uint8Array | null | undefined {
     const s = this.session;
     if (s === null || s.waitingSince === 0) return super.read();
-    const p = this.#parser;
+    const p = s.requestParser;
     for (;;) {
       const c = super.read();
       if (c === undefined) return undefined;
@@ -61,25 +64,28 @@ export class RoutingDownstream extends NodeSocketIo {
         off = p.feed(c);
       } catch (e) {
         if (!(e instanceof HttpError)) throw e;
-        // The session's parser meets the same bytes and answers (400, 431, ...).
-        return this.#release();
+        // The session's parser meets the same bytes again and answers (400, 431, ...).
+        return this.#release(p);
       }
       if (off < 0) continue;
       if (off < c.length) this.unread(c.subarray(off));
       const h = p.head;
       const routed = this.#route(h);
       this.upstream.route = routed.route;
-      const head = routed.head ?? (h.shared ? h.buf.slice(h.start, h.end) : h.buf.subarray(h.start, h.end));
       this.#held = [];
-      p.reset();
-      return head;
+      if (routed.head !== null) {
+        p.reset();
+        return routed.head;
+      }
+      p.handOver();
+      return h.buf.subarray(h.start, h.end);
     }
   }
 
-  #release(): Uint8Array {
+  #release(p: HeadParser): Uint8Array {
     const held = this.#held;
     this.#held = [];
-    this.#parser.reset();
+    p.reset();
     return concat(held, held.reduce((n, c) => n + c.length, 0));
   }
 }
