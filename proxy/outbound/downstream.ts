@@ -16,7 +16,7 @@ import type { HeadParser } from "../http/head.ts";
 import { HttpError, type HttpHead } from "../http/http_head.ts";
 import type { Http1Session } from "../http/session.ts";
 import type { Upstream } from "../http/session_types.ts";
-import { SocketIo } from "../http/socket_io.ts";
+import { NodeSocketIo, type SocketIo } from "../http/socket_io.ts";
 import { DialError, type EndpointPool } from "./endpoint_pool.ts";
 import type { LocalReplyKind } from "./outbound_stats.ts";
 import { NO_ROUTE, type Route, type Routed } from "./router.ts";
@@ -27,7 +27,7 @@ export { concat };
  * The downstream connection: while the session waits for a request head, reads the head itself,
  * routes it and gives the session the (possibly rewritten) head; body bytes pass through.
  */
-export class RoutingDownstream extends SocketIo {
+export class RoutingDownstream extends NodeSocketIo {
   session: Http1Session | null = null;
   closing = false;
   clock = new ConnectionClock(Date.now());
@@ -163,7 +163,7 @@ function cannedResponse(status: number, body: string, location?: string): Socket
       cb();
     },
   });
-  const io = new SocketIo(d as unknown as net.Socket);
+  const io = new NodeSocketIo(d as unknown as net.Socket);
   const msg = new Uint8Array(head.length + bodyBytes.length);
   msg.set(ascii(head), 0);
   msg.set(bodyBytes, head.length);
