@@ -1,6 +1,7 @@
 /**
  * The pull-style socket view of the forwarding loops ({@link SocketIo}) and its node:net / node:tls
- * implementation ({@link NodeSocketIo}); ./deno_conn_io.ts is the one over a `Deno.Conn`.
+ * implementation ({@link NodeSocketIo}); one over a `Deno.Conn` was measured and not kept (README.md
+ * "Socket views").
  *
  * `read()` returns the next received chunk synchronously when there is one (no promise per chunk),
  * `wait()` only when there is none; `write()` reports backpressure and `drain()` waits it out.

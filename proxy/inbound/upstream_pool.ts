@@ -1,6 +1,6 @@
 /**
  * Keep-alive connections from the proxy to its application: a {@link ConnectionPool} that dials the
- * application in plain TCP (node:net: `Deno.connect` with ../http/deno_conn_io.ts measured no less CPU per
+ * application in plain TCP (node:net: `Deno.connect` measured no less CPU per
  * request and a higher peak RSS, ../http/README.md "Socket views").
  *
  * @module
