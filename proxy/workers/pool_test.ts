@@ -75,16 +75,19 @@ Deno.test("a pool of one runs on the main isolate: accepts, counters and snapsho
   Deno.listen({ hostname: "127.0.0.1", port }).close();
 });
 
-for (const size of [1, 2]) {
-  Deno.test(`a port already taken without SO_REUSEPORT fails the start with the reason (pool of ${size})`, async () => {
+for (const [size, isolate] of [[1, false], [1, true], [2, false]] as const) {
+  const kind = size === 1 && !isolate ? "inline" : "Workers";
+  Deno.test(`a port already taken without SO_REUSEPORT fails the start with the reason (${size}, ${kind})`, async () => {
     const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
     const port = (taken.addr as Deno.NetAddr).port;
     const pool = new WorkerPool({
       size,
+      isolate,
       listeners: [{ address: "127.0.0.1", port, appAddress: "127.0.0.1", appPort: 1 }],
       levels: uniformLevels("off"),
       log: new ProxyLogger(uniformLevels("off")).scope("workers"),
     });
+    assert.equal(pool.inline, kind === "inline");
     try {
       await assert.rejects(() => pool.start(EMPTY_SNAPSHOT), /EADDRINUSE|in use/i);
     } finally {
