@@ -15,7 +15,8 @@ import { Buffer } from "node:buffer";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
-import type * as Grpc from "@grpc/grpc-js";
+import * as grpc from "@grpc/grpc-js";
+import protobuf from "protobufjs";
 import type { AppProber, HttpGetProber } from "../../shared/internal/app_probers.ts";
 
 /** What the status port answers for a probe. */
@@ -101,35 +102,20 @@ function tcpProbe(port: number, timeoutMs: number): Promise<ProbeResult> {
   return promise;
 }
 
-/**
- * grpc-js and the health messages, loaded by the first gRPC probe: a proxy whose pods have none never
- * loads them (proxy/workers/README.md, "Module graph").
- */
-let grpcHealth: Promise<{ grpc: typeof Grpc; request: Type; response: Type }> | undefined;
-type Type = import("protobufjs").Type;
-
-function loadGrpcHealth(): NonNullable<typeof grpcHealth> {
-  return grpcHealth ??= Promise.all([import("@grpc/grpc-js"), import("protobufjs")]).then(([grpc, pb]) => {
-    const health = pb.default.Root.fromJSON({
-      nested: {
-        HealthCheckRequest: { fields: { service: { type: "string", id: 1 } } },
-        HealthCheckResponse: { fields: { status: { type: "int32", id: 1 } } },
-      },
-    });
-    return {
-      grpc,
-      request: health.lookupType("HealthCheckRequest"),
-      response: health.lookupType("HealthCheckResponse"),
-    };
-  });
-}
+const health = protobuf.Root.fromJSON({
+  nested: {
+    HealthCheckRequest: { fields: { service: { type: "string", id: 1 } } },
+    HealthCheckResponse: { fields: { status: { type: "int32", id: 1 } } },
+  },
+});
+const CHECK_REQUEST = health.lookupType("HealthCheckRequest");
+const CHECK_RESPONSE = health.lookupType("HealthCheckResponse");
 /** grpc-js's reconnect backoff for probe channels, ms. */
 export const GRPC_BACKOFF_MS = 100;
 /** grpc.health.v1.HealthCheckResponse.ServingStatus. */
 const SERVING_STATUS = ["UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"];
 
-async function grpcProbe(g: { port: number; service?: string }, timeoutMs: number): Promise<ProbeResult> {
-  const { grpc, request, response } = await loadGrpcHealth();
+function grpcProbe(g: { port: number; service?: string }, timeoutMs: number): Promise<ProbeResult> {
   // Plain text, as the kubelet's gRPC probe: no TLS, so no root bundle is read. A channel of its own
   // (no shared subchannel), so no probe rides another's connection. After a failed connect grpc-js
   // retries once more after its backoff even when the channel is closed: a short backoff ends that soon.
@@ -141,8 +127,9 @@ async function grpcProbe(g: { port: number; service?: string }, timeoutMs: numbe
   const { promise, finish } = settleOnce(timeoutMs, () => client.close());
   client.makeUnaryRequest(
     "/grpc.health.v1.Health/Check",
-    (req: { service: string }) => Buffer.from(request.encode(request.create(req)).finish()),
-    (b: Buffer) => response.toObject(response.decode(b), { defaults: true }) as { status: number },
+    (req: { service: string }) => Buffer.from(CHECK_REQUEST.encode(CHECK_REQUEST.create(req)).finish()),
+    (b: Buffer) =>
+      CHECK_RESPONSE.toObject(CHECK_RESPONSE.decode(b), { defaults: true }) as { status: number },
     { service: g.service ?? "" },
     new grpc.Metadata(),
     { deadline: Date.now() + timeoutMs },
