@@ -18,7 +18,7 @@ import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { CertificateInfo } from "../runtime/snapshot.ts";
 import { type CsrClient, type CsrCredentials, CsrError, GrpcCsrClient } from "./csr_client.ts";
 import { meshdRoots } from "../../shared/internal/tls/meshd_channel.ts";
-import { formatSpiffeId, parseSpiffeId } from "../../shared/mod.ts";
+import { formatSpiffeId, parseSpiffeId } from "../../shared/identity/spiffe.ts";
 
 /** Where the agent logs. */
 export interface AgentLogger {
