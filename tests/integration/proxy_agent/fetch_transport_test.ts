@@ -1,0 +1,130 @@
+/**
+ * The agent's gRPC-over-fetch transport (proxy/agent/grpc_fetch.ts) against meshd's real ADS server
+ * and CA over real TLS: a GOAWAY from meshd's grpc-js server (its max connection age, as istiod sets
+ * MaxConnectionAge) ends the stream and the client comes back on a new connection with its config;
+ * meshd's certificate is checked against `serverName` through the CONNECT tunnel, and a wrong name
+ * never reaches meshd. Restart cases: ads_client_test.ts and agent_test.ts (the same transport).
+ */
+import assert from "node:assert/strict";
+import * as grpc from "@grpc/grpc-js";
+import { AdsServer } from "../../../meshd/xds/ads_server.ts";
+import type { GeneratedList, ResourceGenerator } from "../../../meshd/xds/ads_types.ts";
+import { TYPE_URLS } from "../../../meshd/xds/generators.ts";
+import { encodeResource, RESOURCE_TYPES } from "../../../shared/mod.ts";
+import { AdsClient, type AdsClientHooks } from "../../../proxy/agent/ads_client.ts";
+import { certificateInfoOf, createCsr } from "../../../proxy/agent/certificate_manager.ts";
+import { GrpcCsrClient } from "../../../proxy/agent/csr_client.ts";
+import type { CertificateAuthority } from "../../../meshd/ca/mod.ts";
+import { MESHD_NAME, SERVICE, startCa, startMeshd, startRecordingCa, waitFor } from "../meshd_support.ts";
+
+const NODE = { ip: "10.1.0.3", name: "sleep-1", namespace: "foo" };
+const FAST = { initialMs: 50, maxMs: 200 };
+
+/** One mesh.v1.Service, foo/ratings, and nothing of the other types. */
+const ONE_SERVICE: ResourceGenerator = {
+  version: () => "v1",
+  generate(_node: unknown, typeUrl: string): GeneratedList {
+    if (typeUrl !== TYPE_URLS.service) return { resources: [], version: "empty" };
+    const body = encodeResource(RESOURCE_TYPES.service, {
+      name: "ratings",
+      namespace: "foo",
+      hosts: ["ratings.foo.svc.cluster.local"],
+      ports: [{ name: "http", number: 80, targetPort: 8080, protocol: "HTTP" }],
+      location: "MESH_INTERNAL",
+      resolution: "STATIC",
+    });
+    return { resources: [{ name: "foo/ratings", version: "1", body }], version: "v1" };
+  },
+};
+
+/** A workload certificate for foo/sleep from `ca`, through meshd's secure port at `port`. */
+async function workloadCertificate(ca: CertificateAuthority, port: number) {
+  const { token } = await ca.issueBootstrapToken({ namespace: "foo", serviceAccount: "sleep" });
+  const { csrPem, keys } = await createCsr("spiffe://cluster.local/ns/foo/sa/sleep");
+  const chain = await new GrpcCsrClient({ address: `127.0.0.1:${port}`, rootsPem: ca.trustBundlePem })
+    .createCertificate({ csr: csrPem, validityDuration: 0, metadata: {} }, { token });
+  return await certificateInfoOf(chain, keys);
+}
+
+Deno.test("GOAWAY: meshd's ADS server ends connections at their max age; the client reconnects and keeps its config", async () => {
+  const dir = await Deno.makeTempDir();
+  const ca = await startCa(`${dir}/ca`);
+  const csrs = await startRecordingCa(ca);
+  // meshd's ADS implementation on a grpc-js server that sends a GOAWAY 500 ms into each connection.
+  const ads = new AdsServer(ONE_SERVICE);
+  const server = new grpc.Server({
+    "grpc.max_connection_age_ms": 500,
+    "grpc.max_connection_age_grace_ms": 200,
+  });
+  ads.register(server, "tls");
+  const { credentials } = await ca.serverCredentials({ dnsNames: [MESHD_NAME], ipAddresses: ["127.0.0.1"] });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", credentials, (e, p) => (e ? reject(e) : resolve(p)))
+  );
+  const connects: number[] = [];
+  const ends: string[] = [];
+  const hooks: AdsClientHooks = {
+    onConnect: (s) => connects.push(s),
+    onDisconnect: (_s, reason) => ends.push(reason),
+  };
+  const certificate = await workloadCertificate(ca, csrs.port);
+  const client = new AdsClient({
+    address: `127.0.0.1:${port}`,
+    node: NODE,
+    rootsPem: ca.trustBundlePem,
+    certificate,
+    backoff: FAST,
+    hooks,
+  });
+  try {
+    client.start();
+    await waitFor(() => "foo/ratings" in client.config.services, 5000, "first config");
+    const config = client.config;
+    await waitFor(() => connects.length >= 3, 8000, "three connections, each ended by a GOAWAY");
+    assert.ok(ends.length >= 2, `ends: ${ends.join("; ")}`);
+    assert.equal(client.config, config, "the same config object: nothing dropped or changed");
+    assert.deepEqual(client.status().nacked, {});
+    await waitFor(() => client.connected, 3000, "connected again");
+  } finally {
+    await client.stop();
+    server.forceShutdown();
+    csrs.stop();
+    await ca.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("server name: meshd's certificate is checked against serverName; a wrong name never reaches meshd", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
+  const ca = await startCa(`${dir}/ca`);
+  const meshd = await startMeshd(dir, { ca });
+  const certificate = await workloadCertificate(ca, meshd.securePort);
+  const client = (serverName: string) =>
+    new AdsClient({
+      address: `127.0.0.1:${meshd.securePort}`,
+      node: NODE,
+      rootsPem: ca.trustBundlePem,
+      serverName,
+      certificate,
+      backoff: FAST,
+    });
+  const wrong = client("evil.example.com");
+  const right = client(MESHD_NAME);
+  try {
+    wrong.start();
+    await waitFor(() => wrong.status().failures >= 2, 5000, "failures");
+    assert.match(wrong.status().lastError ?? "", /UNAVAILABLE: .*evil\.example\.com/);
+    assert.equal(meshd.seen.length, 0, "no ADS stream reached meshd");
+    right.start();
+    await waitFor(() => "foo/httpbin" in right.config.services, 5000, "config by name");
+    assert.equal(meshd.seen.length, 1);
+    assert.equal(meshd.seen[0].denied, undefined);
+  } finally {
+    await wrong.stop();
+    await right.stop();
+    await meshd.stop();
+    await ca.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
