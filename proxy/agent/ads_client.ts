@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { adsChannel, AdsStream, type ClientCertificate, type Message } from "./ads_stream.ts";
+import { adsChannel, AdsStream, type ClientCertificate, type Liveness, type Message } from "./ads_stream.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { AgentLogger } from "./certificate_manager.ts";
 import { type AdsConfig, type Decoded, emptyHeld, type HeldByKind, INSTALL } from "./held_resources.ts";
@@ -77,6 +77,13 @@ export interface AdsClientOptions {
   certificate?: ClientCertificate;
   /** Reconnect delays; default 100 ms doubling to 30 s, ±50 % jitter. */
   backoff?: BackoffOptions;
+  /**
+   * Keepalive probes on the stream's connection, ms between them; default 30,000 (a meshd that vanished
+   * without a FIN is noticed within this plus `keepaliveTimeoutMs`; see ads_stream.ts). 0 turns them off.
+   */
+  keepaliveMs?: number;
+  /** How long a keepalive probe waits for meshd's answer, ms; default 10,000. */
+  keepaliveTimeoutMs?: number;
   /** How long a stream being closed waits for meshd's status after the half-close, ms; default 2,000. */
   closeGraceMs?: number;
   logger?: AgentLogger;
@@ -251,6 +258,7 @@ export class AdsClient {
       address,
       (s, res) => this.#onResponse(s, res),
       (s, status) => this.#onEnd(s, status),
+      this.#liveness(),
     );
     this.#streams.add(stream);
     this.#latest = stream;
@@ -265,6 +273,11 @@ export class AdsClient {
       });
     }
     this.#log.debug?.(`ADS: stream ${id} opened to ${address}`);
+  }
+
+  #liveness(): Liveness | undefined {
+    const intervalMs = this.#options.keepaliveMs ?? 30_000;
+    return intervalMs > 0 ? { intervalMs, timeoutMs: this.#options.keepaliveTimeoutMs ?? 10_000 } : undefined;
   }
 
   #onEnd(stream: AdsStream, status: GrpcStatus): void {

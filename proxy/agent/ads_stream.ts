@@ -8,7 +8,19 @@
  */
 import { meshdRoots } from "../../shared/internal/tls/meshd_roots.ts";
 import { decodeWire, DELTA_ADS_PATH, encodeWire, WIRE_TYPES } from "./ads_wire.ts";
-import { FetchChannel, GRPC_STATUS, type GrpcCall, type GrpcStatus } from "./grpc_fetch.ts";
+import { FetchChannel, GRPC_STATUS, type GrpcCall, type GrpcStatus, STATUS_NAMES } from "./grpc_fetch.ts";
+
+/**
+ * The method a liveness probe calls. meshd serves no health service, so it answers UNIMPLEMENTED at
+ * once (trailers-only): any answer proves the connection alive, as an HTTP/2 PING ACK would.
+ */
+export const LIVENESS_PATH = "/grpc.health.v1.Health/Check";
+
+/** Probe every `intervalMs`; a probe without an answer within `timeoutMs` ends the stream. */
+export interface Liveness {
+  intervalMs: number;
+  timeoutMs: number;
+}
 
 // deno-lint-ignore no-explicit-any
 export type Message = Record<string, any>;
@@ -53,7 +65,10 @@ export class AdsStream {
   ended = false;
   readonly #ended = Promise.withResolvers<void>();
   readonly #call: GrpcCall;
-  #decodeError: string | undefined;
+  #failure: string | undefined;
+  #failureCode: number = GRPC_STATUS.UNKNOWN;
+  #liveness: ReturnType<typeof setInterval> | undefined;
+  #probing = false;
 
   /**
    * Opens the call; `onResponse` gets each decoded response, `onEnd` the status once.
@@ -65,6 +80,7 @@ export class AdsStream {
     readonly address: string,
     onResponse: (stream: AdsStream, response: Message) => void,
     onEnd: (stream: AdsStream, status: GrpcStatus) => void,
+    liveness?: Liveness,
   ) {
     this.#call = channel.call(DELTA_ADS_PATH, (bytes) => {
       let response: Message;
@@ -72,15 +88,44 @@ export class AdsStream {
         response = decodeWire(WIRE_TYPES.deltaResponse, bytes);
       } catch (e) {
         // As grpc-js ended a call whose message did not deserialize.
-        this.#decodeError = `a response did not decode: ${(e as Error).message}`;
-        return this.#call.cancel();
+        return this.#fail(GRPC_STATUS.INTERNAL, `a response did not decode: ${(e as Error).message}`);
       }
       onResponse(this, response);
     });
     void this.#call.status.then((status) => {
       this.settle();
-      onEnd(this, this.#decodeError ? { code: GRPC_STATUS.INTERNAL, details: this.#decodeError } : status);
+      onEnd(this, this.#failure ? { code: this.#failureCode, details: this.#failure } : status);
     });
+    if (liveness) {
+      this.#liveness = setInterval(() => void this.#probe(liveness.timeoutMs), liveness.intervalMs);
+    }
+  }
+
+  /** Ends the call with our own status (the call itself would say CANCELLED). */
+  #fail(code: number, details: string): void {
+    this.#failure = details;
+    this.#failureCode = code;
+    this.#call.cancel();
+  }
+
+  /**
+   * Keepalive: Deno's fetch has no HTTP/2 PING setting, so a small call on the same HTTP client (and so
+   * the same HTTP/2 connection) stands in for grpc-js's keepalive ping. No answer within `timeoutMs`
+   * (a meshd gone without a FIN, a partition) ends the stream as UNAVAILABLE, and the client
+   * reconnects (to the next address).
+   */
+  async #probe(timeoutMs: number): Promise<void> {
+    if (this.#probing || this.ended) return;
+    this.#probing = true;
+    const probe = this.channel.call(LIVENESS_PATH, () => {}, { deadlineMs: timeoutMs });
+    probe.write(new Uint8Array(0));
+    probe.end();
+    const { code, details } = await probe.status;
+    this.#probing = false;
+    if (this.ended || this.cancelled) return;
+    if (code === GRPC_STATUS.DEADLINE_EXCEEDED || code === GRPC_STATUS.UNAVAILABLE) {
+      this.#fail(GRPC_STATUS.UNAVAILABLE, `keepalive: ${STATUS_NAMES[code]}: ${details}`);
+    }
   }
 
   /** Sends a DeltaDiscoveryRequest (given in proto-loader's shape). */
@@ -90,6 +135,7 @@ export class AdsStream {
 
   /** meshd's status arrived: the stream is over on both sides. */
   settle(): void {
+    clearInterval(this.#liveness);
     this.ended = true;
     this.#ended.resolve();
   }

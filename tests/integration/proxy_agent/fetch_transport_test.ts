@@ -128,3 +128,78 @@ Deno.test("server name: meshd's certificate is checked against serverName; a wro
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** A TCP relay to `port` whose connections can be frozen: bytes stop flowing, no socket is closed. */
+function freezableRelay(port: number) {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const open = new Set<Deno.Conn>();
+  const state = { frozen: false };
+  const copy = async (from: Deno.Conn, to: Deno.Conn) => {
+    const buf = new Uint8Array(65536);
+    while (true) {
+      const n = await from.read(buf);
+      if (n === null || state.frozen) return; // frozen: bytes are dropped, nothing is closed or answered
+      await to.write(buf.subarray(0, n));
+    }
+  };
+  const serving = (async () => {
+    for await (const conn of listener) {
+      const up = await Deno.connect({ hostname: "127.0.0.1", port });
+      open.add(conn).add(up);
+      void Promise.all([copy(conn, up), copy(up, conn)]).catch(() => {});
+    }
+  })().catch(() => {});
+  return {
+    port: (listener.addr as Deno.NetAddr).port,
+    state,
+    async close() {
+      listener.close();
+      for (const c of open) c.close();
+      await serving;
+    },
+  };
+}
+
+Deno.test("keepalive: a connection that stops answering (no FIN) ends the stream; the client moves to the next meshd", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
+  const meshd = await startMeshd(dir);
+  const relay = freezableRelay(meshd.grpcPort);
+  const direct = `127.0.0.1:${meshd.grpcPort}`;
+  const ends: string[] = [];
+  const client = new AdsClient({
+    address: `127.0.0.1:${relay.port},${direct}`,
+    node: NODE,
+    plaintext: true,
+    backoff: FAST,
+    keepaliveMs: 200,
+    keepaliveTimeoutMs: 300,
+    hooks: { onDisconnect: (_s, reason) => ends.push(reason) },
+  });
+  try {
+    client.start();
+    await waitFor(
+      () => "foo/httpbin" in client.config.services && client.connected,
+      5000,
+      "config via the relay",
+    );
+    await new Promise((r) => setTimeout(r, 600));
+    assert.deepEqual(ends, [], "probes answered: the stream stays");
+    const config = client.config;
+    relay.state.frozen = true;
+    await waitFor(
+      () => client.status().address === direct && client.connected,
+      5000,
+      "moved to the next meshd",
+    );
+    assert.match(ends[0], /^UNAVAILABLE: keepalive: DEADLINE_EXCEEDED/);
+    // The same services throughout (meshd may send a new system version when a proxy connects, as
+    // failover_test.ts sees too, so the config object itself may be new).
+    assert.deepEqual(client.config.services, config.services, "the services are kept");
+  } finally {
+    await client.stop();
+    await relay.close();
+    await meshd.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
