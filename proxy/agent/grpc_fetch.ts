@@ -162,7 +162,11 @@ export class GrpcCall {
     onMessage: (message: Uint8Array) => void,
     deadlineMs?: number,
   ) {
-    const body = new ReadableStream<Uint8Array>({ start: (c) => void (this.#body = c) });
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => void (this.#body = c),
+      // fetch stopped sending (meshd ended the stream): later writes are dropped, not thrown.
+      cancel: () => void (this.#bodyOpen = false),
+    });
     const timer = deadlineMs === undefined ? undefined : setTimeout(() => {
       this.#settle(GRPC_STATUS.DEADLINE_EXCEEDED, `no answer within ${deadlineMs} ms`);
       this.#abort.abort();
