@@ -43,6 +43,10 @@ const ALONE: { name: string; code: string }[] = [
   { name: "shared/mod.ts alone", code: STEPS[2].code },
   { name: "@grpc/grpc-js alone", code: STEPS[3].code },
   { name: "grpc-js + proto-loader + ADS protos alone", code: STEPS[4].code },
+  {
+    name: "proxy/agent/ads_wire.ts (protobufjs + the narrow ADS/CSR descriptor) alone",
+    code: `await import("../../../proxy/agent/ads_wire.ts");`,
+  },
   { name: "@peculiar/x509 alone", code: STEPS[5].code },
   { name: "jose alone", code: STEPS[6].code },
   { name: "prom-client alone", code: STEPS[7].code },
