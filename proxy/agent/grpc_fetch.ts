@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { type ServerNameTunnel, startServerNameTunnel } from "./connect_tunnel.ts";
+import { startTlsTunnel, type TlsTunnel } from "./tls_tunnel.ts";
 
 /** gRPC status codes used here (grpc/grpc doc/statuscodes.md). */
 export const GRPC_STATUS = {
@@ -60,15 +60,11 @@ export interface FetchChannelOptions {
   address: string;
   /** h2c (HTTP/2 with prior knowledge, no TLS): meshd's --grpcAddr. */
   plaintext?: boolean;
-  /** PEM roots meshd's serving certificate must chain to (only these: no system roots are added). */
+  /** PEM roots meshd's serving certificate must chain to: the only ones trusted (tls_tunnel.ts). */
   rootsPem?: string;
   /** The client certificate to present: PEM chain (leaf first) and PKCS #8 key. */
   clientCertificate?: { certChainPem: string; privateKeyPem: string };
-  /**
-   * The name meshd's certificate must carry, whatever address is dialled: the request goes to
-   * `https://<serverName>:<port>` through a loopback CONNECT tunnel to `address` (connect_tunnel.ts), so
-   * that rustls checks the certificate against this name. Default: the dialled host (DNS or IP SAN).
-   */
+  /** The name meshd's certificate must carry, whatever address is dialled; default the dialled host. */
   serverName?: string;
 }
 
@@ -227,7 +223,9 @@ export class GrpcCall {
         headers: { ...headers, "content-type": "application/grpc", te: "trailers" },
       });
     } catch (e) {
-      return this.#settle(GRPC_STATUS.UNAVAILABLE, `cannot reach ${channel.address}: ${errorText(e)}`);
+      const tlsError = channel.tlsError();
+      const why = tlsError ? `TLS: ${tlsError}` : errorText(e);
+      return this.#settle(GRPC_STATUS.UNAVAILABLE, `cannot reach ${channel.address}: ${why}`);
     }
     const trailersOnly = response.headers.get("grpc-status");
     if (response.status !== 200 || trailersOnly !== null) {
@@ -264,12 +262,17 @@ function errorText(e: unknown): string {
   return `${e.message}${cause}`;
 }
 
-/** The HTTP/2 client of one meshd address and one client certificate; calls share its connection. */
+/**
+ * The HTTP/2 client of one meshd address and one client certificate; calls share its connection. Plain
+ * text is h2c straight to meshd; TLS goes through a {@link TlsTunnel} (tls_tunnel.ts), which verifies
+ * meshd against the configured roots only.
+ */
 export class FetchChannel {
   readonly address: string;
   readonly client: Deno.HttpClient;
-  readonly #options: FetchChannelOptions;
-  readonly #tunnel: ServerNameTunnel | undefined;
+  /** `http://host:port` to put before a method path. */
+  readonly origin: string;
+  readonly #tunnel: TlsTunnel | undefined;
   #closed = false;
 
   /**
@@ -277,37 +280,29 @@ export class FetchChannel {
    * @throws Error when TLS is asked for without PEM roots
    */
   constructor(options: FetchChannelOptions) {
-    this.#options = options;
     this.address = options.address;
-    const tls = !options.plaintext;
-    if (tls && !options.rootsPem?.includes("-----BEGIN CERTIFICATE-----")) {
+    portOf(options.address);
+    if (options.plaintext) {
+      this.origin = `http://${options.address}`;
+      this.client = Deno.createHttpClient({ http1: false, http2: true });
+      return;
+    }
+    if (!options.rootsPem?.includes("-----BEGIN CERTIFICATE-----")) {
       throw new Error("the roots to verify meshd must be PEM certificates");
     }
-    if (tls && options.serverName) {
-      this.#tunnel = startServerNameTunnel(
-        options.address,
-        `${options.serverName}:${portOf(options.address)}`,
-      );
-    }
-    const o = options;
-    const proxy = this.#tunnel?.proxy;
-    this.client = Deno.createHttpClient({
-      http1: false,
-      http2: true,
-      ...(o.plaintext ? {} : { caCerts: [o.rootsPem!] }),
-      ...(o.clientCertificate && !o.plaintext
-        ? { cert: o.clientCertificate.certChainPem, key: o.clientCertificate.privateKeyPem }
-        : {}),
-      ...(proxy ? { proxy } : {}),
+    this.#tunnel = startTlsTunnel({
+      address: options.address,
+      rootsPem: options.rootsPem,
+      clientCertificate: options.clientCertificate,
+      serverName: options.serverName,
     });
+    this.origin = `http://${this.#tunnel.authority}`;
+    this.client = Deno.createHttpClient({ http1: false, http2: true, proxy: this.#tunnel.proxy });
   }
 
-  /** `http[s]://host:port` to put before a method path. */
-  get origin(): string {
-    const o = this.#options;
-    if (o.plaintext) return `http://${o.address}`;
-    if (!o.serverName) return `https://${o.address}`;
-    return `https://${o.serverName}:${portOf(o.address)}`;
+  /** Why the last TLS connection to meshd failed, if it did. */
+  tlsError(): string | undefined {
+    return this.#tunnel?.lastError();
   }
 
   /** Opens a call to `/<service>/<method>`; `onMessage` gets each response message. */

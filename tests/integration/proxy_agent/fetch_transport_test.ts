@@ -203,3 +203,49 @@ Deno.test("keepalive: a connection that stops answering (no FIN) ends the stream
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("roots: a meshd whose certificate chains to a root of the process's default store, not to root-cert.pem, is refused", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
+  const mesh = await startCa(`${dir}/mesh`);
+  const other = await startCa(`${dir}/other`);
+  // The impostor's root is in the child's default store: DENO_TLS_CA_STORE=system reads SSL_CERT_FILE.
+  // Deno's fetch would trust it on top of caCerts; the agent's TLS (tls_tunnel.ts) must not.
+  const impostor = await startMeshd(dir, { ca: other });
+  const client = await mesh.issueServingCertificate({ dnsNames: ["client"] });
+  await Deno.writeTextFile(`${dir}/store.pem`, other.trustBundlePem);
+  const code = `
+    const { AdsClient } = await import(${
+    JSON.stringify(new URL("../../../proxy/agent/ads_client.ts", import.meta.url).href)
+  });
+    const client = new AdsClient({
+      address: "127.0.0.1:${impostor.securePort}",
+      node: { ip: "10.1.0.3", name: "sleep-1", namespace: "foo" },
+      rootsPem: ${JSON.stringify(mesh.trustBundlePem)},
+      certificate: { certChainPem: ${JSON.stringify(client.certChainPem)}, privateKeyPem: ${
+    JSON.stringify(client.privateKeyPem)
+  } },
+      backoff: { initialMs: 100, maxMs: 200 },
+    });
+    client.start();
+    await new Promise((r) => setTimeout(r, 1500));
+    console.log(JSON.stringify(client.status()));
+    Deno.exit(0);`;
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--ext=ts", code],
+      env: { DENO_TLS_CA_STORE: "system", SSL_CERT_FILE: `${dir}/store.pem` },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const status = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1) ?? "{}");
+    assert.equal(status.connected, false, new TextDecoder().decode(out.stderr));
+    assert.match(status.lastError, /^UNAVAILABLE: cannot reach .*TLS: /);
+    assert.equal(impostor.seen.length, 0, "no ADS stream reached the impostor");
+  } finally {
+    await impostor.stop();
+    await mesh.stop();
+    await other.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
