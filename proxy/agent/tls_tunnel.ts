@@ -112,7 +112,7 @@ export function startTlsTunnel(target: TlsTarget): TlsTunnel {
       lastError = undefined;
       const s = socket;
       open.add({ close: () => s.destroy() });
-      await conn.write(new Uint8Array([5, 0, 0, 1, 127, 0, 0, 1, 0, 0]));
+      await writeAll(conn, new Uint8Array([5, 0, 0, 1, 127, 0, 0, 1, 0, 0]));
       await relay(conn, s);
     } catch {
       // A peer went away: both sides are closed below.
@@ -217,12 +217,17 @@ export async function socksHandshake(conn: Deno.Conn, password: string): Promise
   return `${host}:${(p[0] << 8) | p[1]}`;
 }
 
+/** Writes every byte (Deno.Conn.write may take fewer). */
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+}
+
 /** Copies both ways until either side ends. */
 async function relay(conn: Deno.Conn, socket: tls.TLSSocket): Promise<void> {
   const done = Promise.withResolvers<void>();
   socket.on("data", (chunk: Uint8Array) => {
     socket.pause();
-    conn.write(chunk).then(() => socket.resume(), () => done.resolve());
+    writeAll(conn, chunk).then(() => socket.resume(), () => done.resolve());
   });
   socket.once("end", () => done.resolve());
   socket.once("close", () => done.resolve());

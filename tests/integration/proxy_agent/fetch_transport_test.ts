@@ -139,7 +139,7 @@ function freezableRelay(port: number) {
     while (true) {
       const n = await from.read(buf);
       if (n === null || state.frozen) return; // frozen: bytes are dropped, nothing is closed or answered
-      await to.write(buf.subarray(0, n));
+      for (let at = 0; at < n;) at += await to.write(buf.subarray(at, n));
     }
   };
   const serving = (async () => {
