@@ -315,12 +315,17 @@ export class FetchChannel {
     return new GrpcCall(this, path, { ...(options.headers ?? {}) }, onMessage, options.deadlineMs);
   }
 
-  /** Closes the connection (an HTTP/2 GOAWAY reaches meshd; see README.md) and the tunnel. Idempotent. */
+  /**
+   * Closes the connection. With TLS the tunnel closes first, so the GOAWAY that closing the HTTP client
+   * writes never reaches meshd: meshd sees the connection end, as when the kernel closes it (node:http2
+   * in meshd can abort on a GOAWAY, denoland/deno#36788; README.md). Plain text: h2c straight to meshd,
+   * so the GOAWAY reaches it. Idempotent.
+   */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.client.close();
     this.#tunnel?.close();
+    this.client.close();
   }
 }
 

@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
+import http2 from "node:http2";
 import { AdsServer } from "../../../meshd/xds/ads_server.ts";
 import type { GeneratedList, ResourceGenerator } from "../../../meshd/xds/ads_types.ts";
 import { TYPE_URLS } from "../../../meshd/xds/generators.ts";
@@ -246,6 +247,64 @@ Deno.test("roots: a meshd whose certificate chains to a root of the process's de
     await impostor.stop();
     await mesh.stop();
     await other.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("closing a TLS channel sends meshd no GOAWAY: the tunnel ends the connection first (denoland/deno#36788)", async () => {
+  const dir = await Deno.makeTempDir();
+  const ca = await startCa(`${dir}/ca`);
+  const serving = await ca.issueServingCertificate({ dnsNames: [MESHD_NAME], ipAddresses: ["127.0.0.1"] });
+  // An HTTP/2 server that answers CreateCertificate trailers-only (UNAUTHENTICATED) and records, per
+  // session, whether a GOAWAY arrived before the connection ended.
+  const sessions: { goaway: boolean; closed: boolean }[] = [];
+  const server = http2.createSecureServer({
+    cert: serving.certChainPem,
+    key: serving.privateKeyPem,
+    ca: ca.trustBundlePem,
+    requestCert: true,
+    rejectUnauthorized: false,
+  });
+  server.on("session", (session) => {
+    const seen = { goaway: false, closed: false };
+    sessions.push(seen);
+    session.on("goaway", () => void (seen.goaway = true));
+    session.on("close", () => void (seen.closed = true));
+  });
+  server.on("stream", (stream: http2.ServerHttp2Stream) => {
+    stream.respond({
+      ":status": 200,
+      "content-type": "application/grpc",
+      "grpc-status": "16",
+      "grpc-message": "no",
+    }, {
+      endStream: true,
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as { port: number }).port;
+  const client = new GrpcCsrClient({
+    address: `127.0.0.1:${port}`,
+    rootsPem: ca.trustBundlePem,
+    timeoutMs: 3000,
+  });
+  try {
+    for (let i = 0; i < 20; i++) {
+      const e = await client.createCertificate({ csr: "x", validityDuration: 0, metadata: {} }, {
+        token: "t",
+      })
+        .catch((e) => e);
+      assert.equal(e.code, 16, String(e));
+    }
+    await waitFor(
+      () => sessions.length === 20 && sessions.every((s) => s.closed),
+      5000,
+      "every session closed",
+    );
+    assert.deepEqual(sessions.filter((s) => s.goaway).length, 0, "no session received a GOAWAY");
+  } finally {
+    await new Promise((r) => server.close(r));
+    await ca.stop();
     await Deno.remove(dir, { recursive: true });
   }
 });
