@@ -9,7 +9,8 @@
  * not compressed; no grpc-accept-encoding is sent, so meshd never compresses) and a 4-byte big-endian
  * length. The request body is a stream written message by message, and the response is read as it
  * arrives, so one call is full duplex (checked against meshd's grpc-js server: a request written after
- * reading a response reaches meshd on the same stream).
+ * reading a response reaches meshd on the same stream). TLS is not fetch's own (its `caCerts` add to the
+ * default roots): see tls_tunnel.ts.
  *
  * Status: a trailers-only answer (an error before any message) carries `grpc-status` and
  * `grpc-message` in its headers, which fetch exposes. Deno's fetch does not expose HTTP trailers, so
@@ -277,11 +278,11 @@ export class FetchChannel {
 
   /**
    * @param options the address and the TLS settings
-   * @throws Error when TLS is asked for without PEM roots
+   * @throws Error when TLS is asked for without PEM roots, or the address has no port
    */
   constructor(options: FetchChannelOptions) {
     this.address = options.address;
-    portOf(options.address);
+    portOf(options.address); // throws now, naming the address, rather than at the first call
     if (options.plaintext) {
       this.origin = `http://${options.address}`;
       this.client = Deno.createHttpClient({ http1: false, http2: true });
