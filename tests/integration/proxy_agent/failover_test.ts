@@ -15,10 +15,8 @@ import { within } from "../../../shared/internal/testing/deadline.ts";
 // the meshd and CA this test starts on port 0 cannot be given it.
 import { freePort } from "../../../shared/internal/testing/free_port.ts";
 
-// Off for the same reason as csr_client_test.ts: grpc-js leaves the reconnect backoff timers of
-// refused connections running past close() (@grpc/grpc-js 1.14.7 backoff-timeout.js).
-const grpcTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+// Sanitizers on, as in csr_client_test.ts.
+const grpcTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, fn });
 
 const NODE = { ip: "10.1.0.3", name: "sleep-1", namespace: "foo" };
 
