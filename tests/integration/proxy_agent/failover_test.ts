@@ -33,7 +33,15 @@ grpcTest(
   "ADS: skips an address without meshd, fails over to the next replica keeping its config, and takes its pushes",
   async () => {
     const dir = await Deno.makeTempDir();
-    await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
+    // The proxy's workload carries the injected tlsMode label, as an injected pod does: without it its
+    // proxied flag follows its connection, so replica B's first answer (before B saw it connect) and B's
+    // push a moment later would differ, and the client would re-apply for a reason that is not failover.
+    const injected = SERVICE.replace(
+      "labels: {app: sleep}",
+      "labels: {app: sleep, security.istio.io/tlsMode: istio}",
+    );
+    assert.notEqual(injected, SERVICE);
+    await Deno.writeTextFile(`${dir}/services.yaml`, injected);
     const a = await startMeshd(dir);
     const b = await startMeshd(dir);
     const dead = `127.0.0.1:${freePort()}`;
