@@ -218,6 +218,7 @@ export class DiscoveryServer {
     this.#debouncer = new Debouncer((reasons, firstAt) => this.#push(reasons, firstAt), {
       afterMs: options.debounceAfterMs ?? 100,
       maxMs: options.debounceMaxMs ?? 10_000,
+      busy: () => this.#ads.queued > 0,
     });
   }
 

@@ -56,6 +56,7 @@ function run(spec: ClientSpec): void {
   let armed = false, syncReported = false, convergeReported = false, errors = 0, lastData = 0;
   const sessions: http2.ClientHttp2Session[] = [];
   const probeNames = new Set<string>();
+  let closedSessions = 0, closedStreams = 0;
   const synced = (p: Proxy) =>
     spec.expect !== undefined &&
     Object.entries(spec.expect).every(([type, n]) => (p.counts.get(type) ?? 0) >= n);
@@ -66,7 +67,13 @@ function run(spec: ClientSpec): void {
   const report = (what: "synced" | "converged") => {
     if (what === "synced") syncReported = true;
     else convergeReported = true;
-    emit({ event: what, errors, times: proxies.map((p) => what === "synced" ? p.syncedAt : p.convergedAt) });
+    emit({
+      event: what,
+      errors,
+      closedSessions,
+      closedStreams,
+      times: proxies.map((p) => what === "synced" ? p.syncedAt : p.convergedAt),
+    });
   };
   for (let k = 0; k < spec.count; k++) {
     if (k % spec.perSession === 0) {
@@ -75,7 +82,12 @@ function run(spec: ClientSpec): void {
         settings: { initialWindowSize: 2 ** 31 - 1 },
       });
       session.on("connect", () => session.setLocalWindowSize(2 ** 31 - 1));
-      session.on("error", () => errors++);
+      session.on("error", (e: Error) => {
+        errors++;
+        console.error(`client ${Deno.pid}: connection error: ${e.message}`);
+      });
+      session.on("goaway", (code: number) => console.error(`client ${Deno.pid}: GOAWAY ${code}`));
+      session.on("close", () => closedSessions++);
       sessions.push(session);
     }
     const p: Proxy = { counts: new Map(), syncedAt: 0, policyVersion: "", baseline: "", convergedAt: 0 };
@@ -111,6 +123,7 @@ function run(spec: ClientSpec): void {
       check();
     });
     stream.on("error", () => errors++);
+    stream.on("close", () => closedStreams++);
     const nodeId = spec.nodeId ?? nodeIdOf(spec.first + k);
     stream.write(deltaRequest({ nodeId, typeUrl: TYPES[0] }));
     for (const t of TYPES.slice(1)) stream.write(deltaRequest({ typeUrl: t }));

@@ -74,7 +74,10 @@ function spawnClient(spec: ClientSpec): ClientProcess {
 }
 
 /** Waits for `event` from every client, asking for a report when the phase times out. */
-async function all(cs: ClientProcess[], event: string): Promise<{ times: number[]; errors: number }> {
+async function all(
+  cs: ClientProcess[],
+  event: string,
+): Promise<{ times: number[]; errors: number; closed: number }> {
   const deadline = Date.now() + phaseMs;
   const results = await Promise.all(cs.map(async (c) => {
     try {
@@ -87,6 +90,7 @@ async function all(cs: ClientProcess[], event: string): Promise<{ times: number[
   return {
     times: results.flatMap((r) => r.times as number[]),
     errors: results.reduce((n, r) => n + (r.errors as number), 0),
+    closed: results.reduce((n, r) => n + (r.closedStreams as number), 0),
   };
 }
 
@@ -201,6 +205,7 @@ try {
       meshdCpuSeconds: round(coldCpu),
       clientCpuSeconds: round(clientColdCpu),
       streamErrors: sync.errors,
+      streamsClosed: sync.closed,
       meshd: coldMeshd,
     },
     convergence: {
