@@ -11,7 +11,8 @@
  * Variables: BENCH_MESHD_ROOT (the checkout whose meshd runs; default this one), BENCH_SERVING_CHILDREN
  * (default 0: one process), BENCH_CLIENT_PROCS (default one per 6,250 proxies),
  * BENCH_STREAMS_PER_CONNECTION (default 1000), BENCH_TIMEOUT_S (each phase; default 300),
- * BENCH_PROFILE (a directory for meshd's V8 CPU profile), BENCH_SERVER_ENV ("A=1 B=2" for meshd).
+ * BENCH_PROFILE (a directory for meshd's V8 CPU profile), BENCH_SERVER_ENV ("A=1 B=2" for meshd),
+ * BENCH_MESHD_ARGS (more meshd flags, e.g. "--keepaliveTimeout 2m" on a starved machine).
  *
  * @module
  */
@@ -122,7 +123,7 @@ async function meshdSide(meshd: Meshd, before: string): Promise<Record<string, n
   return {
     pushes: f.count,
     fanoutMsTotal: Math.round(f.sum * 1000),
-    fanoutMsMean: f.count > 0 ? Math.round((f.sum / f.count) * 1000) : -1,
+    fanoutMs: f.count > 0 ? Math.round((f.sum / f.count) * 1000) : -1,
     queueMsMean: q.count > 0 ? Math.round((q.sum / q.count) * 1000) : -1,
     pushContextBuilds: b.count,
     pushContextMsTotal: Math.round(b.sum * 1000),
@@ -135,6 +136,7 @@ await writeConfig(dir, services, clients);
 const meshd = await startMeshd(root, dir, {
   servingChildren: env("BENCH_SERVING_CHILDREN", 0),
   profileDir: Deno.env.get("BENCH_PROFILE"),
+  args: (Deno.env.get("BENCH_MESHD_ARGS") ?? "").split(" ").filter(Boolean),
   env: Object.fromEntries(
     (Deno.env.get("BENCH_SERVER_ENV") ?? "").split(" ").filter((kv) => kv.includes("=")).map((kv) =>
       kv.split("=", 2) as [string, string]
