@@ -2,7 +2,7 @@
  * Per-request cost of the inbound policies, as the proxy pays it (compiled once per config, then
  * evaluated per request): authorization with 1, 10, 100 and 1,000 policies on one workload, indexed
  * (the default) and linear (`compileAuthorization(policies, { index: false })`, every rule in order:
- * what main did before the index), and JWT verification with a cached key. Run with `./dev bench` or
+ * what main did before the index), and JWT verification with a cached key. Run with `./dev bench:micro` or
  * `./dev deno bench --allow-all tests/bench/authz_bench.ts`.
  *
  * Two policy mixes:
