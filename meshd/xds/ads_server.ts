@@ -51,6 +51,11 @@ export class AdsServer {
     this.#maxBytes = options.maxInFlightBytes ?? 32 * 1024 * 1024;
   }
 
+  /** DISCO_PUSH_THROTTLE in force: most streams sending at once. */
+  get pushThrottle(): number {
+    return this.#limit;
+  }
+
   /** Streams waiting for a push slot (the push queue's depth). */
   get queued(): number {
     return this.#queue.length;
@@ -63,7 +68,7 @@ export class AdsServer {
 
   /** Registers the ADS service on a gRPC server (plain or mutual TLS alike). */
   register(server: Pick<grpc.Server, "addService">, transport: XdsTransport = "plaintext"): void {
-    server.addService(preEncodedDelta(adsProtocol().service), {
+    server.addService(preEncoded(adsProtocol().service), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<Message, Message>) =>
         this.#open(call, "sotw", transport),
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<Message, Message>) =>
@@ -180,17 +185,18 @@ export class AdsServer {
   }
 }
 
-/** The ADS service definition, with delta responses that are already bytes written as they are. */
-function preEncodedDelta(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
-  const delta = service.DeltaAggregatedResources;
+/** The ADS service definition, with responses that are already bytes written as they are. */
+function preEncoded(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  const passBytes = (method: grpc.MethodDefinition<unknown, unknown>) => ({
+    ...method,
+    responseSerialize: (m: unknown) =>
+      m instanceof Uint8Array
+        ? Buffer.from(m.buffer, m.byteOffset, m.byteLength)
+        : method.responseSerialize(m as never),
+  });
   return {
     ...service,
-    DeltaAggregatedResources: {
-      ...delta,
-      responseSerialize: (m: unknown) =>
-        m instanceof Uint8Array
-          ? Buffer.from(m.buffer, m.byteOffset, m.byteLength)
-          : delta.responseSerialize(m as never),
-    },
+    DeltaAggregatedResources: passBytes(service.DeltaAggregatedResources),
+    StreamAggregatedResources: passBytes(service.StreamAggregatedResources),
   };
 }

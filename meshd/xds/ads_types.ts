@@ -99,7 +99,9 @@ export interface AdsServerOptions extends AdsHooks {
    * handed to the connection, which HTTP/2 flow control paces by how fast the proxy reads). Bounds
    * what meshd buffers when thousands of proxies connect or a push reaches them all: without it
    * every response would queue in memory at once. 0 or unset: 1000 (the byte budget below bounds the
-   * memory; measured on 2 cores, 1000 converged faster than Istio's 100 at 10,000 proxies).
+   * memory; measured on 2 cores, 1000 converged faster than Istio's 100 at 10,000 proxies). Istio
+   * sizes the default from the machine (min(15 + 5 x cores, 100), pilot/pkg/features/tuning.go)
+   * because its pushes run on every core; meshd's run on one JavaScript thread, so it does not.
    */
   pushThrottle?: number;
   /** How long a stream may hold a slot while its writes do not complete, ms; default 5000. */

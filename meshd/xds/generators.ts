@@ -54,9 +54,21 @@ export const TYPE_URLS: {
  * (AUTO_REGISTER_GROUP), else node metadata NAMESPACE and WORKLOAD_NAME (as Istio's agent sends
  * them), else the Istio node id `sidecar~<ip>~<name>.<namespace>~<namespace>.svc.<domain>`.
  *
- * @returns `<namespace>/<name>`, or undefined when the node names no workload
+ * @returns `<namespace>/<name>`, or undefined when the node names no workload; found once per node
+ *   object (a stream names its node once and never changes it)
  */
 export function workloadKeyOf(node: ProxyNode): string | undefined {
+  // A stream's node never changes once named: its key is found once, and the same string object then
+  // finds the workload without hashing a new string on every push.
+  if (WORKLOAD_KEYS.has(node)) return WORKLOAD_KEYS.get(node);
+  const key = findWorkloadKey(node);
+  WORKLOAD_KEYS.set(node, key);
+  return key;
+}
+
+const WORKLOAD_KEYS = new WeakMap<ProxyNode, string | undefined>();
+
+function findWorkloadKey(node: ProxyNode): string | undefined {
   const auto = autoRegistrationRequest(node);
   if (auto && auto.namespace && auto.ip) return `${auto.namespace}/${autoRegisteredName(auto)}`;
   const ns = node.metadata.NAMESPACE;

@@ -43,6 +43,9 @@ interface Entry {
   resource: GeneratedResource;
   /** The push context generation that last read it. */
   readAt: number;
+  /** Where it is kept: its type's map, under its scope. */
+  byScope: Map<string, Entry>;
+  scope: string;
 }
 
 /** Encodes a message into a generated resource: the bytes and a version that is a hash of them. */
@@ -59,8 +62,12 @@ export function encodeGenerated(
 export class XdsCache {
   readonly #max: number;
   readonly #stats: XdsCacheStats | undefined;
-  /** In read order, least recent first (a Map keeps insertion order; a hit re-inserts). */
-  readonly #entries = new Map<string, Entry>();
+  /**
+   * Entries in read order by push, least recent first (a Set keeps insertion order; the first hit of
+   * a push re-inserts), and the same entries by type and scope (no key string is built per lookup).
+   */
+  readonly #order = new Set<Entry>();
+  readonly #byType = new Map<string, Map<string, Entry>>();
   #generation = 0;
 
   /** @param options size bound and observers */
@@ -71,7 +78,7 @@ export class XdsCache {
 
   /** Number of entries. */
   get size(): number {
-    return this.#entries.size;
+    return this.#order.size;
   }
 
   /**
@@ -88,33 +95,43 @@ export class XdsCache {
     scope: string,
     message: Record<string, unknown>,
   ): GeneratedResource {
-    const key = `${type}\u0000${scope}`;
-    const hit = this.#entries.get(key);
+    let byScope = this.#byType.get(type);
+    if (byScope === undefined) this.#byType.set(type, byScope = new Map());
+    const hit = byScope.get(scope);
     if (hit !== undefined && hit.resource.name === name && sameMessage(hit.message, message)) {
-      this.#entries.delete(key);
-      this.#entries.set(key, hit);
-      hit.readAt = this.#generation;
+      if (hit.readAt !== this.#generation) {
+        hit.readAt = this.#generation;
+        this.#order.delete(hit);
+        this.#order.add(hit);
+      }
       this.#stats?.read("hit");
       return hit.resource;
     }
     this.#stats?.read("miss");
     const resource = encodeGenerated(type, name, message);
     if (hit !== undefined) {
-      this.#entries.delete(key);
+      this.#drop(hit);
       this.#stats?.evicted("clear", 1);
     }
-    this.#entries.set(key, { message, resource, readAt: this.#generation });
-    if (this.#entries.size > this.#max) {
-      let over = this.#entries.size - this.#max;
+    const entry: Entry = { message, resource, readAt: this.#generation, byScope, scope };
+    byScope.set(scope, entry);
+    this.#order.add(entry);
+    if (this.#order.size > this.#max) {
+      let over = this.#order.size - this.#max;
       const evicted = over;
-      for (const k of this.#entries.keys()) {
+      for (const e of this.#order) {
         if (over-- <= 0) break;
-        this.#entries.delete(k);
+        this.#drop(e);
       }
       this.#stats?.evicted("size", evicted);
     }
-    this.#stats?.size(this.#entries.size);
+    this.#stats?.size(this.#order.size);
     return resource;
+  }
+
+  #drop(e: Entry): void {
+    this.#order.delete(e);
+    if (e.byScope.get(e.scope) === e) e.byScope.delete(e.scope);
   }
 
   /**
@@ -124,24 +141,16 @@ export class XdsCache {
   nextPush(): void {
     this.#generation++;
     let dropped = 0;
-    for (const [k, e] of this.#entries) {
-      if (this.#generation - e.readAt > 2) {
-        this.#entries.delete(k);
-        dropped++;
-      }
+    // Least recently read first: the stale ones are at the front.
+    for (const e of this.#order) {
+      if (this.#generation - e.readAt <= 2) break;
+      this.#drop(e);
+      dropped++;
     }
     if (dropped > 0) {
       this.#stats?.evicted("clear", dropped);
-      this.#stats?.size(this.#entries.size);
+      this.#stats?.size(this.#order.size);
     }
-  }
-
-  /** Drops every entry (a change no entry can be checked against). */
-  clear(): void {
-    const n = this.#entries.size;
-    this.#entries.clear();
-    if (n > 0) this.#stats?.evicted("clear", n);
-    this.#stats?.size(0);
   }
 }
 
