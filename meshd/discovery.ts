@@ -20,7 +20,7 @@ import type { Logger } from "./logging/mod.ts";
 import { serveCtrlz } from "./monitoring/ctrlz.ts";
 import { type DebugHandlers, serveDebug, serveMonitoring } from "./monitoring/http_servers.ts";
 import { discoveryObservers } from "./monitoring/instrument.ts";
-import { createMetrics, recordCaExpiry } from "./monitoring/metrics.ts";
+import { createMetrics, recordCaExpiry, xdsCacheMetrics } from "./monitoring/metrics.ts";
 import type { DiscoveryOptions } from "./options/discovery_flags.ts";
 import type { ListenAddress } from "../shared/internal/cli/go_values.ts";
 import { ENV_VARS_IN_EFFECT, type MeshdEnvironment } from "./options/environment.ts";
@@ -219,6 +219,13 @@ export async function startDiscovery(
     debounceAfterMs: env.DISCO_DEBOUNCE_AFTER,
     debounceMaxMs: env.DISCO_DEBOUNCE_MAX,
     pushThrottle: env.DISCO_PUSH_THROTTLE,
+    xdsCache: {
+      enabled: env.DISCO_ENABLE_XDS_CACHE,
+      services: env.DISCO_ENABLE_CDS_CACHE,
+      routes: env.DISCO_ENABLE_RDS_CACHE,
+      maxEntries: env.DISCO_XDS_CACHE_SIZE,
+      stats: env.DISCO_XDS_CACHE_STATS ? xdsCacheMetrics(metrics) : undefined,
+    },
     maxStreams: env.MESH_GPRC_MAXSTREAMS,
     maxRecvMessageBytes: env.MESH_GPRC_MAXRECVMSGSIZE,
     keepaliveIntervalMs: options.keepaliveIntervalMs,

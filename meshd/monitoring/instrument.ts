@@ -31,6 +31,8 @@ export function discoveryObservers(m: MeshdMetrics): {
         m.discoXdsPushTime.observe({ type: short(typeUrl) }, ms / 1000);
       },
       onExpiredNonce: (_s, typeUrl) => m.discoXdsExpiredNonce.inc({ type: short(typeUrl) }),
+      onProxyQueued: (ms) => m.discoProxyQueueTime.observe(ms / 1000),
+      onPushFanout: (ms) => m.discoPushFanoutTime.observe(ms / 1000),
     },
     onRejected: (issue) => m.discoTotalRejectedConfigs.inc({ type: issue.resource?.split(" ")[0] ?? "file" }),
     onPushContext: (ctx, buildMs, reasons) => {

@@ -7,6 +7,7 @@
  */
 import client from "prom-client";
 import { buildInfo } from "../../shared/mod.ts";
+import type { XdsCacheStats } from "../xds/xds_cache.ts";
 
 const SECONDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 3, 5, 10, 20, 30];
 
@@ -18,6 +19,9 @@ export interface MeshdMetrics {
   discoPushTriggers: client.Counter<"type">;
   discoProxyConvergenceTime: client.Histogram;
   discoXdsPushTime: client.Histogram<"type">;
+  discoProxyQueueTime: client.Histogram;
+  /** meshd's own, not in the seed: see createMetrics. */
+  discoPushFanoutTime: client.Histogram;
   discoTotalXdsRejects: client.Counter<"type">;
   discoTotalRejectedConfigs: client.Counter<"type">;
   discoServices: client.Gauge;
@@ -90,6 +94,16 @@ export function createMetrics(): MeshdMetrics {
     discoXdsPushTime: histogram("disco_xds_push_time", "Time to generate and send a push (seconds)", [
       "type",
     ]),
+    discoProxyQueueTime: histogram(
+      "disco_proxy_queue_time",
+      "Time a proxy waits in the push queue (seconds)",
+    ),
+    // Not in the seed (Istio has no such metric): a push's fan-out inside meshd, from the push context
+    // built to the last stream served, so that the scale bench can tell meshd's time from its clients'.
+    discoPushFanoutTime: histogram(
+      "disco_push_fanout_time",
+      "Time from a push's start to the last of its streams served (seconds)",
+    ),
     discoTotalXdsRejects: counter("disco_total_xds_rejects", "xDS responses rejected by a proxy", ["type"]),
     discoTotalRejectedConfigs: counter("disco_total_rejected_configs", "Configs rejected or ignored", [
       "type",
@@ -240,4 +254,34 @@ export function recordCaExpiry(
   if (bundle.source === "plugged-in") {
     m.caServerCertChainExpiryTimestamp.set(bundle.chainNotAfter.getTime() / 1000);
   } else m.caServerCertChainExpiryTimestamp.reset();
+}
+
+/**
+ * The xDS cache's metrics, registered only when DISCO_XDS_CACHE_STATS asks for them (Istio's
+ * PILOT_XDS_CACHE_STATS; pilot/pkg/model/typed_xds_cache.go): xds_cache_reads{type=hit|miss},
+ * xds_cache_evictions{type=clear|size}, xds_cache_size. Istio's xds_cache_dependent_config_size is
+ * not exported: meshd's cache keeps no dependent-config index (meshd/xds/xds_cache.ts).
+ *
+ * @returns the observers to hand to the cache
+ */
+export function xdsCacheMetrics(m: MeshdMetrics): XdsCacheStats {
+  const registers = [m.registry];
+  const reads = new client.Counter({
+    name: "xds_cache_reads",
+    help: "Total number of xds cache xdsCacheReads.",
+    labelNames: ["type"],
+    registers,
+  });
+  const evictions = new client.Counter({
+    name: "xds_cache_evictions",
+    help: "Total number of xds cache evictions.",
+    labelNames: ["type"],
+    registers,
+  });
+  const size = new client.Gauge({ name: "xds_cache_size", help: "Current size of xds cache", registers });
+  return {
+    read: (type) => reads.inc({ type }),
+    evicted: (type, count) => evictions.inc({ type }, count),
+    size: (entries) => size.set(entries),
+  };
 }

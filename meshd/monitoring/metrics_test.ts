@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { createMetrics, recordCaExpiry } from "./metrics.ts";
+import { RESOURCE_TYPES } from "../../shared/mod.ts";
+import { XdsCache } from "../xds/xds_cache.ts";
+import { createMetrics, recordCaExpiry, xdsCacheMetrics } from "./metrics.ts";
 
 /** The value of an unlabelled metric in the Prometheus text (prom-client shows 0 until one is set). */
 async function valueOf(text: Promise<string>, name: string): Promise<number | undefined> {
@@ -38,4 +40,26 @@ Deno.test("recordCaExpiry: root and chain gauges follow the bundle; the *_second
   assert.equal(await valueOf(scrape(), "ca_server_cert_chain_expiry_timestamp"), chain.getTime() / 1000);
   const c = (await valueOf(scrape(), "ca_server_cert_chain_expiry_seconds"))!;
   assert.ok(c > 599 && c <= 600, `${c}`);
+});
+
+Deno.test("xds_cache_* metrics: exported only once DISCO_XDS_CACHE_STATS registers them, counting what the cache reports", async () => {
+  const m = createMetrics();
+  assert.ok(!(await m.registry.metrics()).includes("xds_cache"), "not collected by default, as Istio");
+  const stats = xdsCacheMetrics(m);
+  const cache = new XdsCache({ maxEntries: 1, stats });
+  const msg = { name: "p", namespace: "foo", action: "ALLOW", rules: [] };
+  cache.get(RESOURCE_TYPES.authorization, "foo/a", "foo/a", msg);
+  cache.get(RESOURCE_TYPES.authorization, "foo/a", "foo/a", msg);
+  cache.get(RESOURCE_TYPES.authorization, "foo/a", "foo/a", { ...msg, action: "DENY" });
+  cache.get(RESOURCE_TYPES.authorization, "foo/b", "foo/b", msg);
+  const text = await m.registry.metrics();
+  for (
+    const line of [
+      'xds_cache_reads{type="hit"} 1',
+      'xds_cache_reads{type="miss"} 3',
+      'xds_cache_evictions{type="clear"} 1',
+      'xds_cache_evictions{type="size"} 1',
+      "xds_cache_size 1",
+    ]
+  ) assert.ok(text.split("\n").includes(line), `${line} in\n${text}`);
 });

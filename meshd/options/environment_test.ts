@@ -27,7 +27,7 @@ Deno.test("environment: the seed's 177 variables, each once, with every default 
 Deno.test("environment: the variables in effect are all in the table", () => {
   const names = new Set<string>(ENV_VARS.map((v) => v.name));
   for (const n of ENV_VARS_IN_EFFECT) assert.ok(names.has(n), n);
-  assert.equal(ENV_VARS_IN_EFFECT.length, 39);
+  assert.equal(ENV_VARS_IN_EFFECT.length, 44);
   // Logged "in effect" before, but read by nothing (issue 13).
   for (const n of ["MESH_DELTA_XDS", "CA_TRUSTED_NODE_ACCOUNTS"]) {
     assert.ok(!(ENV_VARS_IN_EFFECT as readonly string[]).includes(n), n);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { buildPushContext, type ConfigResource } from "./push_context.ts";
-import { configResource as res } from "./test_support.ts";
+import { buildPushContext } from "./push_context.ts";
+import { configResource as res, secretResource } from "./test_support.ts";
 import { b64, makeTestCa } from "../../shared/credentials/_test_support.ts";
 
 const httpbinSe = res("ServiceEntry", "foo", "httpbin", {
@@ -170,18 +170,12 @@ function mutationsThatTook(value: unknown, path: string, seen: Set<string>): str
 Deno.test("no collection of the push context can be changed: maps, arrays and objects all refuse", async () => {
   const { leaf } = await makeTestCa();
   const cert = await leaf("www.example.com");
-  const secret: ConfigResource = {
-    kind: "Secret",
-    namespace: "mesh-system",
-    name: "www",
-    resource: {
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: "www", namespace: "mesh-system" },
-      type: "kubernetes.io/tls",
-      data: { "tls.crt": b64(cert.certPem), "tls.key": b64(cert.keyPem) },
-    },
-  };
+  const secret = secretResource(
+    "mesh-system",
+    "www",
+    { "tls.crt": b64(cert.certPem), "tls.key": b64(cert.keyPem) },
+    "kubernetes.io/tls",
+  );
   const gatewayWe = res("WorkloadEntry", "mesh-system", "ingress", {
     address: "10.0.0.9",
     labels: { istio: "ingressgateway" },

@@ -24,3 +24,18 @@ export function configResource<K extends SpecKind>(
     K
   >;
 }
+
+/** A Kubernetes `v1` Secret of `namespace` holding `data` (base64 values), as the config store hands it over. */
+export function secretResource(
+  namespace: string,
+  name: string,
+  data: Record<string, string>,
+  type = "Opaque",
+): ConfigResource {
+  return {
+    kind: "Secret",
+    namespace,
+    name,
+    resource: { apiVersion: "v1", kind: "Secret", metadata: { name, namespace }, type, data },
+  };
+}

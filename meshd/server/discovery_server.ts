@@ -14,7 +14,7 @@ import { Debouncer } from "../push_context/debounce.ts";
 import { buildPushContext, type PushContext } from "../push_context/push_context.ts";
 import { AdsServer } from "../xds/ads_server.ts";
 import type { AdsHooks, AdsServerOptions, AdsStreamStatus } from "../xds/ads_types.ts";
-import { PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
+import { type GeneratorCacheOptions, PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
 import { type AutoRegistrationHooks, AutoRegistry } from "../registry/auto_registration.ts";
 import { JwksResolver, type JwksResolverOptions } from "../jwks/resolver.ts";
 import type { OfKind } from "../push_context/push_context.ts";
@@ -24,6 +24,7 @@ import { debugResponder, type DebugXdsOptions } from "./debug_xds.ts";
 import { BridgeServer, type ServiceRegistrar } from "./serving/bridge.ts";
 import { type ChildStatus, ServingPool } from "./serving/pool.ts";
 import { type ChildServerOptions, grpcServerOptions } from "./serving/wire.ts";
+import { bind, listenAddress, withPort } from "./grpc_listen.ts";
 
 /** Where the server logs; matches meshd/logging's scope loggers. */
 export interface DiscoveryLogger {
@@ -71,8 +72,10 @@ export interface DiscoveryServerOptions {
   onPushContext?(ctx: PushContext, buildMs: number, reasons: Map<string, number>): void;
   /** ADS observers (metrics); called besides the server's own bookkeeping. */
   adsHooks?: AdsHooks;
-  /** DISCO_PUSH_THROTTLE; default 100. */
+  /** DISCO_PUSH_THROTTLE; default 1000 (ads_types.ts). */
   pushThrottle?: number;
+  /** DISCO_ENABLE_XDS_CACHE and the settings beside it; default: the cache on, 60,000 entries. */
+  xdsCache?: GeneratorCacheOptions;
   /**
    * The mutual-TLS listener (--secureGRPCAddr): ADS plus whatever `register` adds (the CA service).
    * Absent: plain text only.
@@ -140,42 +143,6 @@ export interface StopOptions {
   exiting?: boolean;
 }
 
-/** Parses `host:port`, `:port` or `[v6]:port` into what grpc-js binds. */
-export function grpcBindAddress(addr: string): string {
-  if (addr.startsWith(":")) return `0.0.0.0${addr}`;
-  return addr;
-}
-
-/** `addr` as grpc-js knows it once bound, with the real port (for unbind: port 0 cannot be unbound). */
-function withPort(addr: string, port: number): string {
-  return grpcBindAddress(addr).replace(/:\d+$/, `:${port}`);
-}
-
-/** `host:port`, `:port` or `[v6]:port` as Deno.listen takes it. */
-function listenAddress(addr: string): { hostname: string; port: number } {
-  const bound = grpcBindAddress(addr);
-  const colon = bound.lastIndexOf(":");
-  return {
-    hostname: bound.slice(0, colon).replace(/^\[(.*)\]$/, "$1"),
-    port: Number(bound.slice(colon + 1)),
-  };
-}
-
-function bind(
-  server: grpc.Server,
-  addr: string,
-  credentials: grpc.ServerCredentials,
-  flag: string,
-): Promise<number> {
-  return new Promise<number>((resolve, reject) =>
-    server.bindAsync(
-      grpcBindAddress(addr),
-      credentials,
-      (e, port) => (e ? reject(new Error(`${flag} ${addr}: ${e.message}`)) : resolve(port)),
-    )
-  );
-}
-
 function configFrom(o: DiscoveryServerOptions): string {
   return o.configFeed?.description ?? o.configDir;
 }
@@ -226,7 +193,7 @@ export class DiscoveryServer {
       ...options.jwks,
       onChange: () => this.#debouncer.trigger("jwks"),
     });
-    this.#generator = new PushContextGenerator(this.#build());
+    this.#generator = new PushContextGenerator(this.#build(), options.xdsCache);
     const hooks = options.adsHooks ?? {};
     this.#pages = new DebugPages(this, { rootCertPem: options.rootCertPem });
     this.#ads = new AdsServer(this.#generator, {
@@ -251,6 +218,7 @@ export class DiscoveryServer {
     this.#debouncer = new Debouncer((reasons, firstAt) => this.#push(reasons, firstAt), {
       afterMs: options.debounceAfterMs ?? 100,
       maxMs: options.debounceMaxMs ?? 10_000,
+      busy: () => this.#ads.queued > 0,
     });
   }
 

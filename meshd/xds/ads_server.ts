@@ -14,7 +14,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { Buffer } from "node:buffer";
 import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
-import { Stream } from "./ads_stream.ts";
+import { type PushRound, Stream } from "./ads_stream.ts";
 import type {
   AdsHooks,
   AdsServerOptions,
@@ -51,6 +51,11 @@ export class AdsServer {
     this.#maxBytes = options.maxInFlightBytes ?? 32 * 1024 * 1024;
   }
 
+  /** DISCO_PUSH_THROTTLE in force: most streams sending at once. */
+  get pushThrottle(): number {
+    return this.#limit;
+  }
+
   /** Streams waiting for a push slot (the push queue's depth). */
   get queued(): number {
     return this.#queue.length;
@@ -63,7 +68,7 @@ export class AdsServer {
 
   /** Registers the ADS service on a gRPC server (plain or mutual TLS alike). */
   register(server: Pick<grpc.Server, "addService">, transport: XdsTransport = "plaintext"): void {
-    server.addService(preEncodedDelta(adsProtocol().service), {
+    server.addService(preEncoded(adsProtocol().service), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<Message, Message>) =>
         this.#open(call, "sotw", transport),
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<Message, Message>) =>
@@ -79,11 +84,25 @@ export class AdsServer {
    *   ACKs measure convergence from the change, not from the push
    */
   push(changedAt: number = Date.now()): void {
+    const round: PushRound = { started: performance.now(), streams: this.#streams.size, remaining: 0 };
     for (const s of this.#streams.values()) {
       s.requestPush(changedAt);
+      s.rounds.push(round);
+      round.remaining++;
       this.#schedule(s);
     }
     this.#drain();
+  }
+
+  /** The stream was served (or is gone): it no longer holds back the pushes it was waiting for. */
+  #served(s: Stream): void {
+    if (s.rounds.length === 0) return;
+    const now = performance.now();
+    this.#hooks.onProxyQueued?.(now - s.rounds[0].started);
+    for (const round of s.rounds) {
+      if (--round.remaining === 0) this.#hooks.onPushFanout?.(now - round.started, round.streams);
+    }
+    s.rounds = [];
   }
 
   #schedule(s: Stream): void {
@@ -98,6 +117,7 @@ export class AdsServer {
       s.queued = false;
       if (s.closed) continue;
       const bytes = s.flushPending();
+      this.#served(s);
       if (bytes < 0) continue;
       s.holding = true;
       s.heldBytes = bytes;
@@ -152,6 +172,7 @@ export class AdsServer {
       },
       unregister: (s) => {
         if (this.#streams.delete(s.id)) this.#hooks.onDisconnect?.(s.status());
+        this.#served(s);
         this.#release(s);
       },
       schedule: (s) => {
@@ -164,17 +185,18 @@ export class AdsServer {
   }
 }
 
-/** The ADS service definition, with delta responses that are already bytes written as they are. */
-function preEncodedDelta(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
-  const delta = service.DeltaAggregatedResources;
+/** The ADS service definition, with responses that are already bytes written as they are. */
+function preEncoded(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  const passBytes = (method: grpc.MethodDefinition<unknown, unknown>) => ({
+    ...method,
+    responseSerialize: (m: unknown) =>
+      m instanceof Uint8Array
+        ? Buffer.from(m.buffer, m.byteOffset, m.byteLength)
+        : method.responseSerialize(m as never),
+  });
   return {
     ...service,
-    DeltaAggregatedResources: {
-      ...delta,
-      responseSerialize: (m: unknown) =>
-        m instanceof Uint8Array
-          ? Buffer.from(m.buffer, m.byteOffset, m.byteLength)
-          : delta.responseSerialize(m as never),
-    },
+    DeltaAggregatedResources: passBytes(service.DeltaAggregatedResources),
+    StreamAggregatedResources: passBytes(service.StreamAggregatedResources),
   };
 }

@@ -274,6 +274,13 @@ Deno.test("push throttle: never more streams sending than the throttle, and ever
   });
 });
 
+Deno.test("push throttle: DISCO_PUSH_THROTTLE as given, 0 or unset 1000 (one JS thread: cores add no push parallelism)", () => {
+  const gen = { version: () => "1", generate: () => undefined };
+  assert.equal(new AdsServer(gen, { pushThrottle: 7 }).pushThrottle, 7);
+  assert.equal(new AdsServer(gen, { pushThrottle: 0 }).pushThrottle, 1000);
+  assert.equal(new AdsServer(gen).pushThrottle, 1000);
+});
+
 Deno.test("byte budget: big responses are paced by bytes in flight even with free slots", async () => {
   let adsRef: AdsServer | undefined;
   let maxInFlightAtSend = 0;

@@ -15,23 +15,22 @@ import {
   type AdsServerOptions,
   type AdsStreamStatus,
   type DebugAnswer,
-  type GeneratedResource,
   isDebugTypeUrl,
   type Message,
   type ProxyNode,
   type ResourceGenerator,
   type XdsTransport,
 } from "./ads_types.ts";
-import { encodeDeltaResponse, resourceEntry } from "./delta_wire.ts";
-import {
-  listIndex,
-  newTypeState,
-  sameNames,
-  syncStatusOf,
-  type TypeState,
-  wanted,
-  writableSent,
-} from "./type_state.ts";
+import { deltaUpdate, emptyUpdate } from "./delta_diff.ts";
+import { sotwResponse } from "./sotw_response.ts";
+import { newTypeState, sameNames, syncStatusOf, type TypeState, writableSent } from "./type_state.ts";
+
+/** One push: when it started, and how many of its streams are still to be served. */
+export interface PushRound {
+  started: number;
+  streams: number;
+  remaining: number;
+}
 
 /** How a stream tells the server about itself (the server owns registration and push slots). */
 export interface StreamRegistry {
@@ -52,6 +51,8 @@ export class Stream {
   /** Bytes of the responses this stream is sending while it holds a slot. */
   heldBytes = 0;
   slotTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The pushes this stream has yet to be served for (the server's fan-out bookkeeping). */
+  rounds: PushRound[] = [];
   readonly #types = new Map<string, TypeState>();
   readonly #connectedAt = Date.now();
   /** Types whose request must be answered, even with nothing new. */
@@ -314,68 +315,16 @@ export class Stream {
     if (!answer && list.version === st.lastListVersion) return;
     st.lastListVersion = list.version;
     const version = this.generator.version();
-    // A pure wildcard stream ends up holding exactly the list, so it shares the list's index with
-    // every other such stream instead of keeping a map of its own.
-    const wildcardOnly = st.wildcard && st.names.size === 0;
-    const index = listIndex(list);
-    const present = wildcardOnly ? index : new Set<string>();
-    const changed: GeneratedResource[] = [];
-    let bytes = 0;
-    for (const r of list.resources) {
-      if (!wildcardOnly) {
-        if (!wanted(st, r.name)) continue;
-        (present as Set<string>).add(r.name);
-      }
-      if (st.sent.get(r.name) === r.version) continue;
-      bytes += r.body.length;
-      changed.push(r);
+    let responses = deltaUpdate(st, list, version, answer);
+    if (responses.length === 0) {
+      // A first request is answered even when nothing exists for the proxy, so it stops waiting.
+      if (!(answer && st.lastSentNonce === "")) return;
+      responses = [emptyUpdate(st.typeUrl, version)];
     }
-    const removed: string[] = [];
-    for (const name of st.sent.keys()) {
-      if (!present.has(name)) removed.push(name);
-    }
-    if (wildcardOnly) st.sent = index;
-    else {
-      const sent = writableSent(st);
-      for (const r of changed) sent.set(r.name, r.version);
-      for (const name of removed) sent.delete(name);
-    }
-    const entries = changed.map((r) => resourceEntry(st.typeUrl, r));
-    // Explicitly subscribed names that do not exist are reported as removed, so the proxy stops waiting.
-    if (answer) {
-      for (const name of st.names) if (!present.has(name) && !removed.includes(name)) removed.push(name);
-    }
-    if (entries.length === 0 && removed.length === 0 && !(answer && st.lastSentNonce === "")) return;
     st.pushStartedAt = at;
-    // Large updates go out as several responses of about CHUNK_BYTES each: the runtime's HTTP/2 layer
-    // keeps each stream's buffer at the size of its largest write, so one 250 KB first sync per proxy
-    // would cost 250 KB of memory per proxy for as long as it stays connected.
-    let from = 0;
-    while (true) {
-      let to = from;
-      let chunkBytes = 0;
-      while (to < entries.length && (to === from || chunkBytes + changed[to].body.length <= CHUNK_BYTES)) {
-        chunkBytes += changed[to].body.length;
-        to++;
-      }
-      const last = to >= entries.length;
-      if (!last) st.chunkNonces.add(String(this.#nonce + 1));
-      const chunk = entries.slice(from, to);
-      this.#write(
-        st,
-        version,
-        (nonce) =>
-          encodeDeltaResponse({
-            systemVersionInfo: version,
-            typeUrl: st.typeUrl,
-            entries: chunk,
-            removed: last ? removed : [],
-            nonce,
-          }),
-        { count: to - from, bytes: chunkBytes, started },
-      );
-      if (last) break;
-      from = to;
+    for (const r of responses) {
+      if (!r.last) st.chunkNonces.add(String(this.#nonce + 1));
+      this.#write(st, version, r.encode, { count: r.count, bytes: r.bytes, started });
     }
   }
 
@@ -386,20 +335,9 @@ export class Stream {
     const version = this.generator.version();
     if (!answer && (version === st.lastSentVersion || list.version === st.lastListVersion)) return;
     st.lastListVersion = list.version;
-    const chosen = list.resources.filter((r) => wanted(st, r.name));
-    st.sent = new Map(chosen.map((r) => [r.name, r.version]));
+    const r = sotwResponse(st, list, version);
     st.pushStartedAt = at;
-    const bytes = chosen.reduce((n, r) => n + r.body.length, 0);
-    this.#write(
-      st,
-      version,
-      {
-        versionInfo: version,
-        typeUrl: st.typeUrl,
-        resources: chosen.map((r) => anyOf(st.typeUrl, r.body)),
-      },
-      { count: chosen.length, bytes, started },
-    );
+    this.#write(st, version, r.encode, { count: r.count, bytes: r.bytes, started });
   }
 
   /** Writes a response: a message for grpc-js to encode, or the bytes of one, given the nonce. */
@@ -443,9 +381,6 @@ export class Stream {
     };
   }
 }
-
-/** Target size of one delta response, bytes. */
-const CHUNK_BYTES = 8 * 1024;
 
 /** A google.protobuf.Any; protobufjs keeps Any's snake_case field name even with camelCase options. */
 function anyOf(typeUrl: string, body: Uint8Array): Message {

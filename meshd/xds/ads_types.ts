@@ -79,6 +79,17 @@ export interface AdsHooks {
   onSend?(stream: AdsStreamStatus, typeUrl: string, resources: number, bytes: number, ms: number): void;
   /** A request carried a nonce that is not the latest sent (disco_xds_expired_nonce). */
   onExpiredNonce?(stream: AdsStreamStatus, typeUrl: string): void;
+  /**
+   * A stream was served after a push: `ms` from the push's start until its turn came (its responses
+   * written, or nothing to send); Istio's pilot_proxy_queue_time (disco_proxy_queue_time).
+   */
+  onProxyQueued?(ms: number): void;
+  /**
+   * A push reached every stream it was for: `ms` from its start (the push context built) until the
+   * last of its `streams` was served or gone; meshd's own fan-out time (disco_push_fanout_time),
+   * which does not depend on how fast proxies read.
+   */
+  onPushFanout?(ms: number, streams: number): void;
 }
 
 /** Observers, plus flow control. */
@@ -88,7 +99,9 @@ export interface AdsServerOptions extends AdsHooks {
    * handed to the connection, which HTTP/2 flow control paces by how fast the proxy reads). Bounds
    * what meshd buffers when thousands of proxies connect or a push reaches them all: without it
    * every response would queue in memory at once. 0 or unset: 1000 (the byte budget below bounds the
-   * memory; measured on 2 cores, 1000 converged faster than Istio's 100 at 10,000 proxies).
+   * memory; measured on 2 cores, 1000 converged faster than Istio's 100 at 10,000 proxies). Istio
+   * sizes the default from the machine (min(15 + 5 x cores, 100), pilot/pkg/features/tuning.go)
+   * because its pushes run on every core; meshd's run on one JavaScript thread, so it does not.
    */
   pushThrottle?: number;
   /** How long a stream may hold a slot while its writes do not complete, ms; default 5000. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { encodeDeltaResponse, resourceEntry } from "./delta_wire.ts";
+import { encodeDeltaResponse, encodeSotwParts, resourceEntry, withNonce } from "./delta_wire.ts";
 import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
 
 const T = "type.googleapis.com/mesh.v1.Service";
@@ -43,4 +43,31 @@ Deno.test("an empty response is valid", () => {
   );
   assert.deepEqual(m.resources, []);
   assert.equal(m.nonce, "1");
+});
+
+Deno.test("delta and state-of-the-world responses are byte for byte what protobufjs writes for the same message", () => {
+  const rs = [
+    { name: "foo/a", version: "1", body: new Uint8Array(200).fill(7) },
+    { name: "b", version: "2", body: new Uint8Array() },
+  ];
+  const service = adsProtocol().service;
+  const delta = encodeDeltaResponse({
+    systemVersionInfo: "3.1",
+    typeUrl: T,
+    entries: rs.map((r) => resourceEntry(T, r)),
+    removed: ["gone"],
+    nonce: "9",
+  });
+  assert.deepEqual(
+    new Uint8Array(service.DeltaAggregatedResources.responseSerialize(decode(delta))),
+    delta,
+  );
+  const sotw = withNonce(encodeSotwParts({ versionInfo: "3.1", typeUrl: T, resources: rs }), "9");
+  const fromProtobufjs = service.StreamAggregatedResources.responseSerialize({
+    versionInfo: "3.1",
+    typeUrl: T,
+    resources: rs.map((r) => ({ type_url: T, value: r.body })),
+    nonce: "9",
+  });
+  assert.deepEqual(sotw, new Uint8Array(fromProtobufjs));
 });

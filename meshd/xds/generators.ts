@@ -3,34 +3,34 @@
  * own resource types (shared/proto). A proxy receives only what applies to it (meshd issue, "Push
  * context and xDS"): its own Workload (its inbound mutual TLS), every Service (its outbound
  * destinations, with proxied flags and identities for automatic mutual TLS), and the
- * AuthorizationPolicies and RequestAuthentications that select its workload.
+ * AuthorizationPolicies and RequestAuthentications that select its workload. The messages are
+ * resource_messages.ts; the cache of encoded resources xds_cache.ts.
  *
  * @module
  */
-import type { ProxySettings } from "../../shared/proxy_settings/mod.ts";
 import { createHash } from "node:crypto";
 import {
-  type AuthorizationPolicySpec,
-  CA_SECRET_SUFFIX,
   credentialNamesOf,
-  encodeResource,
-  jwksFetcherOf,
-  jwksSourceKey,
   policyAppliesTo,
-  type RequestAuthenticationSpec,
   RESOURCE_TYPES,
   type ResourceTypeName,
   type SelectingPolicy,
-  type TlsCredential,
-  tryParseSpiffeId,
   typeUrlOf,
 } from "../../shared/mod.ts";
 import type { PushContext, SelectingPolicyView, WorkloadView } from "../push_context/push_context.ts";
-import { jwksTimeoutMs } from "../jwks/resolver.ts";
 import { REGISTRY_CLUSTER_LABEL } from "../push_context/registry_services.ts";
 import { autoRegisteredName, autoRegistrationRequest } from "../registry/auto_registration.ts";
 import type { GeneratedList, GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_types.ts";
 import { GRPC_TYPE_URLS, grpcResources, isProxyless } from "./grpcgen/grpcgen.ts";
+import {
+  authorizationMessage,
+  credentialFor,
+  jwtPolicyMessage,
+  serviceMessage,
+  verifiedNamespace,
+  workloadMessage,
+} from "./resource_messages.ts";
+import { encodeGenerated, XdsCache, type XdsCacheStats } from "./xds_cache.ts";
 
 /** Type URLs served, by resource type. */
 export const TYPE_URLS: {
@@ -54,9 +54,21 @@ export const TYPE_URLS: {
  * (AUTO_REGISTER_GROUP), else node metadata NAMESPACE and WORKLOAD_NAME (as Istio's agent sends
  * them), else the Istio node id `sidecar~<ip>~<name>.<namespace>~<namespace>.svc.<domain>`.
  *
- * @returns `<namespace>/<name>`, or undefined when the node names no workload
+ * @returns `<namespace>/<name>`, or undefined when the node names no workload; found once per node
+ *   object (a stream names its node once and never changes it)
  */
 export function workloadKeyOf(node: ProxyNode): string | undefined {
+  // A stream's node never changes once named: its key is found once, and the same string object then
+  // finds the workload without hashing a new string on every push.
+  if (WORKLOAD_KEYS.has(node)) return WORKLOAD_KEYS.get(node);
+  const key = findWorkloadKey(node);
+  WORKLOAD_KEYS.set(node, key);
+  return key;
+}
+
+const WORKLOAD_KEYS = new WeakMap<ProxyNode, string | undefined>();
+
+function findWorkloadKey(node: ProxyNode): string | undefined {
   const auto = autoRegistrationRequest(node);
   if (auto && auto.namespace && auto.ip) return `${auto.namespace}/${autoRegisteredName(auto)}`;
   const ns = node.metadata.NAMESPACE;
@@ -82,33 +94,70 @@ function inProxyCluster(w: WorkloadView, node: ProxyNode): boolean {
     proxyCluster === cluster;
 }
 
-/** Generates each proxy's resources from the current push context. */
+/** What the generator caches: meshd's DISCO_ENABLE_XDS_CACHE and the settings beside it. */
+export interface GeneratorCacheOptions {
+  /**
+   * DISCO_ENABLE_XDS_CACHE; default true. False: every proxy's resources are built and encoded for it
+   * alone, nothing shared between proxies or pushes (Istio without its cache; for comparison).
+   */
+  enabled?: boolean;
+  /** DISCO_ENABLE_CDS_CACHE: Services (Envoy's clusters with their endpoints) are cached; default true. */
+  services?: boolean;
+  /** DISCO_ENABLE_RDS_CACHE: RouteConfigurations are cached; default true. */
+  routes?: boolean;
+  /** DISCO_XDS_CACHE_SIZE: most encoded resources kept; default 60,000. */
+  maxEntries?: number;
+  /** DISCO_XDS_CACHE_STATS: the xds_cache_* metrics' observers; absent: not collected. */
+  stats?: XdsCacheStats;
+}
+
+/**
+ * Generates each proxy's resources from the current push context. With the cache (the default), a
+ * resource is encoded once and its bytes shared by every proxy and every push until its message
+ * changes (xds_cache.ts), and a list that is the same for many proxies (every Service; the policies
+ * of one namespace and label set; one workload's own resources) is built once per push context.
+ */
 export class PushContextGenerator implements ResourceGenerator {
   #ctx: PushContext;
-  // Encoded resources of the current push context, shared by every proxy that receives them.
-  #cache = new Map<string, GeneratedResource>();
+  readonly #cache: XdsCache | undefined;
+  readonly #cacheServices: boolean;
+  readonly #cacheRoutes: boolean;
   // The Service list is the same for every proxy: built once per push context.
   #services: GeneratedList | undefined;
   // Lists that depend only on a workload (its own Workload) or on its namespace and labels (the
   // policies that select it): thousands of proxies of one deployment share one list per push context.
   #lists = new Map<string, GeneratedList>();
+  // The previous push context's lists: one holding the same resources is reused, so its version and
+  // its streams' shared name index (type_state.ts listIndex) carry over.
+  #previous = new Map<string, GeneratedList>();
 
-  /** @param ctx the initial push context */
-  constructor(ctx: PushContext) {
+  /** @param ctx the initial push context; @param options the cache (default: on, 60,000 entries) */
+  constructor(ctx: PushContext, options: GeneratorCacheOptions = {}) {
     this.#ctx = ctx;
+    this.#cache = options.enabled === false
+      ? undefined
+      : new XdsCache({ maxEntries: options.maxEntries ?? 60_000, stats: options.stats });
+    this.#cacheServices = this.#cache !== undefined && options.services !== false;
+    this.#cacheRoutes = this.#cache !== undefined && options.routes !== false;
   }
 
   /** Replaces the push context; the ADS server's push() then sends the differences. */
   update(ctx: PushContext): void {
     this.#ctx = ctx;
-    this.#cache = new Map();
     this.#services = undefined;
+    this.#previous = this.#lists;
     this.#lists = new Map();
+    this.#cache?.nextPush();
   }
 
   /** The current push context. */
   get context(): PushContext {
     return this.#ctx;
+  }
+
+  /** The xDS cache's entries (0 without the cache). */
+  get cacheSize(): number {
+    return this.#cache?.size ?? 0;
   }
 
   version(): string {
@@ -122,56 +171,49 @@ export class PushContextGenerator implements ResourceGenerator {
     const workload = found && inProxyCluster(found, node) ? found : undefined;
     // Proxyless gRPC reads Envoy's types, not the mesh's: see grpcgen/.
     if (isProxyless(node)) return this.#proxyless(typeUrl, workload);
+    const shared = this.#cache !== undefined;
     switch (typeUrl) {
       case TYPE_URLS.workload:
         if (!workload) return EMPTY_LIST;
-        return this.#memo(
-          `w\u0000${workload.key}`,
-          () =>
-            listOf([
-              this.#encode(RESOURCE_TYPES.workload, workload.key, () =>
-                workloadMessage(workload, ctx.proxySettings)),
-            ]),
-        );
-      case TYPE_URLS.service:
-        return this.#services ??= listOf(
-          ctx.services.map((s) =>
-            this.#encode(RESOURCE_TYPES.service, s.key, () => ({
-              name: s.name,
-              namespace: s.namespace,
-              hosts: s.hosts,
-              addresses: s.addresses,
-              ports: s.ports,
-              endpoints: s.endpoints,
-              location: s.location,
-              resolution: s.resolution,
-            }))
+        return this.#memo(`w\u0000${workload.key}`, shared, () => [
+          this.#encode(
+            RESOURCE_TYPES.workload,
+            workload.key,
+            workloadMessage(workload, ctx.proxySettings),
+            shared,
           ),
-        );
+        ]);
+      case TYPE_URLS.service: {
+        const build = () =>
+          ctx.services.map((s) =>
+            this.#encode(RESOURCE_TYPES.service, s.key, serviceMessage(s), this.#cacheServices)
+          );
+        if (!this.#cacheServices) return listOf(build());
+        return this.#services ??= this.#memo("s", true, build);
+      }
       case TYPE_URLS.authorization:
         if (!workload) return EMPTY_LIST;
         return this.#memo(
           `a\u0000${selectionKey(workload)}`,
+          shared,
           () =>
-            listOf(
-              this.#selecting(ctx.authorizationPolicies, workload).map((p) =>
-                this.#encode(
-                  RESOURCE_TYPES.authorization,
-                  p.key,
-                  () => authorizationMessage(p, ctx.rootNamespace),
-                )
-              ),
+            this.#selecting(ctx.authorizationPolicies, workload).map((p) =>
+              this.#encode(
+                RESOURCE_TYPES.authorization,
+                p.key,
+                authorizationMessage(p, ctx.rootNamespace),
+                shared,
+              )
             ),
         );
       case TYPE_URLS.jwtPolicy:
         if (!workload) return EMPTY_LIST;
         return this.#memo(
           `j\u0000${selectionKey(workload)}`,
+          shared,
           () =>
-            listOf(
-              this.#selecting(ctx.requestAuthentications, workload).map((p) =>
-                this.#encode(RESOURCE_TYPES.jwtPolicy, p.key, () => jwtPolicyMessage(p, ctx))
-              ),
+            this.#selecting(ctx.requestAuthentications, workload).map((p) =>
+              this.#encode(RESOURCE_TYPES.jwtPolicy, p.key, jwtPolicyMessage(p, ctx), shared)
             ),
         );
       case TYPE_URLS.routeConfiguration:
@@ -179,16 +221,16 @@ export class PushContextGenerator implements ResourceGenerator {
         // Per workload, not per label set: bind ports come from the services that select the workload.
         return this.#memo(
           `r\u0000${workload.key}`,
+          this.#cacheRoutes,
           () =>
-            listOf(
-              (ctx.gatewayRoutes.get(workload.key) ?? []).map((rc) =>
-                this.#encode(
-                  RESOURCE_TYPES.routeConfiguration,
-                  rc.name,
-                  () => ({ ...rc }),
-                  `${workload.key}\u0000${rc.name}`,
-                )
-              ),
+            (ctx.gatewayRoutes.get(workload.key) ?? []).map((rc) =>
+              this.#encode(
+                RESOURCE_TYPES.routeConfiguration,
+                rc.name,
+                { ...rc },
+                this.#cacheRoutes,
+                `${workload.key}\u0000${rc.name}`,
+              )
             ),
         );
       case TYPE_URLS.tlsCredential:
@@ -198,19 +240,19 @@ export class PushContextGenerator implements ResourceGenerator {
         // Only the credentials its own route configurations name, from its own namespace (as Istio).
         return this.#memo(
           `t\u0000${workload.key}`,
+          shared,
           () =>
-            listOf(
-              credentialNamesOf(ctx.gatewayRoutes.get(workload.key) ?? []).flatMap((name) => {
-                const found = credentialFor(ctx.credentials, workload.namespace, name);
-                if (!found) return [];
-                return [this.#encode(
-                  RESOURCE_TYPES.tlsCredential,
-                  name,
-                  () => ({ name, ...found }),
-                  `${workload.namespace}\u0000${name}`,
-                )];
-              }),
-            ),
+            credentialNamesOf(ctx.gatewayRoutes.get(workload.key) ?? []).flatMap((name) => {
+              const found = credentialFor(ctx.credentials, workload.namespace, name);
+              if (!found) return [];
+              return [this.#encode(
+                RESOURCE_TYPES.tlsCredential,
+                name,
+                { name, ...found },
+                shared,
+                `${workload.namespace}\u0000${name}`,
+              )];
+            }),
         );
       default:
         return undefined;
@@ -231,14 +273,21 @@ export class PushContextGenerator implements ResourceGenerator {
       version: createHash("sha256").update(r.body).digest("hex").slice(0, 16),
       body: r.body,
     })));
-    this.#lists.set(key, list);
+    if (this.#cache) this.#lists.set(key, list);
     return list;
   }
 
-  #memo(key: string, build: () => GeneratedList): GeneratedList {
+  /**
+   * The list of `key` for this push context: built once when `shared`, and then the previous push
+   * context's list when it holds the very same resources; built for this proxy alone otherwise.
+   */
+  #memo(key: string, shared: boolean, build: () => GeneratedResource[]): GeneratedList {
+    if (!shared) return listOf(build());
     let list = this.#lists.get(key);
     if (!list) {
-      list = build();
+      const resources = build();
+      const previous = this.#previous.get(key);
+      list = previous && sameResources(previous.resources, resources) ? previous : listOf(resources);
       this.#lists.set(key, list);
     }
     return list;
@@ -252,21 +301,21 @@ export class PushContextGenerator implements ResourceGenerator {
     return policies.filter((p) => policyAppliesTo(p, workload, { rootNamespace: this.#ctx.rootNamespace }));
   }
 
+  /** Encodes a message, through the cache when `cached`. */
   #encode(
     type: ResourceTypeName,
     name: string,
-    build: () => Record<string, unknown>,
+    message: Record<string, unknown>,
+    cached: boolean,
     scope = name,
   ): GeneratedResource {
-    const cacheKey = `${type}\u0000${scope}`;
-    let hit = this.#cache.get(cacheKey);
-    if (!hit) {
-      const body = encodeResource(type, build());
-      hit = { name, version: createHash("sha256").update(body).digest("hex").slice(0, 16), body };
-      this.#cache.set(cacheKey, hit);
-    }
-    return hit;
+    if (!cached || !this.#cache) return encodeGenerated(type, name, message);
+    return this.#cache.get(type, name, scope, message);
   }
+}
+
+function sameResources(a: readonly GeneratedResource[], b: readonly GeneratedResource[]): boolean {
+  return a.length === b.length && a.every((r, i) => r === b[i]);
 }
 
 const EMPTY_LIST: GeneratedList = Object.freeze({ resources: [], version: "empty" }) as GeneratedList;
@@ -289,109 +338,4 @@ function listOf(resources: GeneratedResource[]): GeneratedList {
   const h = createHash("sha256");
   for (const r of resources) h.update(r.name).update("\u0000").update(r.version).update("\u0001");
   return { resources, version: h.digest("hex").slice(0, 16) };
-}
-
-function workloadMessage(w: WorkloadView, settings: ProxySettings): Record<string, unknown> {
-  return {
-    name: w.name,
-    namespace: w.namespace,
-    serviceAccount: w.serviceAccount,
-    trustDomain: w.trustDomain,
-    addresses: w.addresses,
-    labels: w.labels,
-    proxied: w.proxied,
-    ports: w.ports,
-    inboundMtls: w.inboundMtls,
-    defaultMtls: w.defaultMtls,
-    network: w.network,
-    locality: w.locality,
-    weight: w.weight,
-    settings: { ...settings, ...w.proxyConfig },
-  };
-}
-
-function authorizationMessage(
-  p: SelectingPolicyView<AuthorizationPolicySpec>,
-  rootNamespace: string,
-): Record<string, unknown> {
-  const spec = p.spec;
-  const withSelector = Object.keys(spec.selector?.matchLabels ?? {}).length > 0;
-  return {
-    name: p.name,
-    namespace: p.namespace,
-    action: spec.action ?? "ALLOW",
-    scope: withSelector ? "WORKLOAD_SELECTOR" : p.namespace === rootNamespace ? "GLOBAL" : "NAMESPACE",
-    rules: spec.rules ?? [],
-    rulesAbsent: spec.rules === undefined,
-  };
-}
-
-function jwtPolicyMessage(
-  p: SelectingPolicyView<RequestAuthenticationSpec>,
-  ctx: PushContext,
-): Record<string, unknown> {
-  const rules = p.spec.jwtRules ?? [];
-  return {
-    name: p.name,
-    namespace: p.namespace,
-    providers: rules.map((r) => {
-      const byProxy = jwksFetcherOf(r, { mode: ctx.jwksFetchMode, services: ctx.services }) === "proxy";
-      return {
-        issuer: r.issuer,
-        audiences: r.audiences ?? [],
-        // Inline keys travel as they are; keys meshd fetches are its last good fetch, else empty.
-        jwks: r.jwks ?? (byProxy ? "" : ctx.jwks.get(jwksSourceKey(r) ?? "") ?? ""),
-        jwksUri: r.jwksUri ?? "",
-        fromHeaders: r.fromHeaders ?? [],
-        fromParams: r.fromParams ?? [],
-        fromCookies: r.fromCookies ?? [],
-        outputPayloadToHeader: r.outputPayloadToHeader ?? "",
-        forwardOriginalToken: r.forwardOriginalToken ?? false,
-        outputClaimToHeaders: r.outputClaimToHeaders ?? [],
-        spaceDelimitedClaims: r.spaceDelimitedClaims ?? [],
-        ...(byProxy
-          ? {
-            jwksFetcher: "PROXY",
-            jwksRefreshIntervalMs: ctx.jwksRefreshIntervalMs,
-            jwksFetchTimeoutMs: jwksTimeoutMs(r),
-          }
-          : {}),
-      };
-    }),
-  };
-}
-
-/**
- * The credential of an SDS name `kubernetes://<secret>` in a namespace: the Secret's certificate, key
- * and CA; for `<secret>-cacert` without such a Secret, only the CA of `<secret>` (Istio's fallback).
- */
-function credentialFor(
-  credentials: ReadonlyMap<string, TlsCredential>,
-  namespace: string,
-  name: string,
-): Record<string, string> | undefined {
-  const secret = name.slice(name.indexOf("://") + 3);
-  const own = credentials.get(`${namespace}/${secret}`);
-  if (own) {
-    return {
-      certificateChain: own.certChainPem,
-      privateKey: own.privateKeyPem,
-      caCertificates: own.caPem,
-      source: `${namespace}/${secret}`,
-    };
-  }
-  if (!secret.endsWith(CA_SECRET_SUFFIX)) return undefined;
-  const main = credentials.get(`${namespace}/${secret.slice(0, -CA_SECRET_SUFFIX.length)}`);
-  if (!main || main.caPem === "") return undefined;
-  return {
-    certificateChain: "",
-    privateKey: "",
-    caCertificates: main.caPem,
-    source: `${namespace}/${main.name}`,
-  };
-}
-
-/** The namespace of the SPIFFE ID the node's TLS certificate proved, else undefined. */
-function verifiedNamespace(node: ProxyNode): string | undefined {
-  return node.verifiedIdentity === undefined ? undefined : tryParseSpiffeId(node.verifiedIdentity)?.namespace;
 }

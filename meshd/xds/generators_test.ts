@@ -85,12 +85,24 @@ Deno.test("encodings are shared between proxies, and versions follow content", (
   assert.equal(la, lb, "one Service list for every proxy");
   gen.update(buildPushContext(config, { version: "2" }));
   const lc = gen.generate(node("foo", "sleep-1"), TYPE_URLS.service)!;
-  assert.notEqual(lc.resources[0], la.resources[0]);
-  assert.equal(lc.resources[0].version, la.resources[0].version, "same content, same resource version");
-  assert.equal(lc.version, la.version, "same list, same list version: no diff at all");
+  // The xDS cache: same content in the next push context, the same bytes (not encoded again).
+  assert.equal(lc.resources[0], la.resources[0], "same content, same encoded resource");
+  assert.equal(lc, la, "same resources, the same list: no diff at all");
   assert.equal(gen.version(), "2");
   const forHttpbin = gen.generate(node("foo", "httpbin-1"), TYPE_URLS.authorization)!.version;
   assert.notEqual(forHttpbin, gen.generate(node("foo", "sleep-1"), TYPE_URLS.authorization)!.version);
+});
+
+Deno.test("without the xDS cache every proxy's resources are encoded for it alone, to the same bytes", () => {
+  const ctx = buildPushContext(config, { version: "1" });
+  const off = new PushContextGenerator(ctx, { enabled: false });
+  const on = new PushContextGenerator(ctx);
+  const a = off.generate(node("foo", "sleep-1"), TYPE_URLS.service)!;
+  const b = off.generate(node("foo", "httpbin-1"), TYPE_URLS.service)!;
+  assert.notEqual(a, b);
+  assert.notEqual(a.resources[0], b.resources[0]);
+  assert.deepEqual(a, on.generate(node("foo", "sleep-1"), TYPE_URLS.service));
+  assert.equal(off.cacheSize, 0);
 });
 
 Deno.test("proxies with the same namespace and labels share one policy list per push context", () => {

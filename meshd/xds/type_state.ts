@@ -76,13 +76,14 @@ export function wanted(st: TypeState, name: string): boolean {
 
 /** `sent` for mutation: a copy when it is shared (with `acked`, or a list index of many streams). */
 export function writableSent(st: TypeState): Map<string, string> {
-  if (st.sent === st.acked || SHARED_INDEXES.has(st.sent)) st.sent = new Map(st.sent);
+  if (st.sent === st.acked || INDEX_LISTS.has(st.sent)) st.sent = new Map(st.sent);
   return st.sent;
 }
 
 /** Name-to-version maps of generated lists, shared by every stream that holds exactly that list. */
 const LIST_INDEXES = new WeakMap<GeneratedList, Map<string, string>>();
-const SHARED_INDEXES = new WeakSet<Map<string, string>>();
+/** The list of each shared index: streams holding the same list share their next diff (delta_diff.ts). */
+const INDEX_LISTS = new WeakMap<Map<string, string>, GeneratedList>();
 
 /** The name-to-version index of a list, built once and shared by the streams that hold it. */
 export function listIndex(list: GeneratedList): Map<string, string> {
@@ -90,9 +91,14 @@ export function listIndex(list: GeneratedList): Map<string, string> {
   if (!index) {
     index = new Map(list.resources.map((r) => [r.name, r.version]));
     LIST_INDEXES.set(list, index);
-    SHARED_INDEXES.add(index);
+    INDEX_LISTS.set(index, list);
   }
   return index;
+}
+
+/** The list whose shared index `sent` is, or undefined for a map of a stream's own. */
+export function listOfIndex(sent: Map<string, string>): GeneratedList | undefined {
+  return INDEX_LISTS.get(sent);
 }
 
 /** Whether a SotW request names the same subscription as the state holds. */

@@ -12,7 +12,8 @@ import type { EnvVar } from "./env_var.ts";
 const ALL_DEBOUNCED = "every change is debounced, endpoints included";
 const DELTA_ALWAYS = "delta xDS is served to every proxy that asks for it; it cannot be turned off";
 const KEEPALIVE_FLAGS = "--keepaliveInterval and --keepaliveTimeout set the gRPC keepalive";
-const NO_CACHE = "meshd has no xDS response cache yet (issue 17)";
+const NO_CACHE_INDEX =
+  "meshd's xDS cache checks each entry against the message it encoded and keeps no dependent-config index to flush";
 const NO_RATE_LIMIT = "xDS requests are not rate-limited";
 const NO_SIDECAR_SCOPE = "meshd builds no SidecarScope";
 
@@ -78,7 +79,6 @@ export const PUSH_ENV = [
   },
   {
     name: "DISCO_ENABLE_CDS_CACHE",
-    noEffect: NO_CACHE,
     type: "bool",
     default: "true",
     description: "Cache CDS responses (needs DISCO_ENABLE_XDS_CACHE)",
@@ -92,7 +92,6 @@ export const PUSH_ENV = [
   },
   {
     name: "DISCO_ENABLE_RDS_CACHE",
-    noEffect: NO_CACHE,
     type: "bool",
     default: "true",
     description: "Cache RDS responses (needs DISCO_ENABLE_XDS_CACHE)",
@@ -101,7 +100,6 @@ export const PUSH_ENV = [
     name: "DISCO_ENABLE_XDS_CACHE",
     type: "bool",
     default: "true",
-    noEffect: NO_CACHE,
     description: "Cache xDS responses",
   },
   {
@@ -128,7 +126,7 @@ export const PUSH_ENV = [
   },
   {
     name: "DISCO_XDS_CACHE_INDEX_CLEAR_INTERVAL",
-    noEffect: NO_CACHE,
+    noEffect: NO_CACHE_INDEX,
     type: "duration",
     default: "5s",
     description: "xDS cache index clearing interval",
@@ -137,12 +135,10 @@ export const PUSH_ENV = [
     name: "DISCO_XDS_CACHE_SIZE",
     type: "int",
     default: "60000",
-    noEffect: NO_CACHE,
     description: "Max xDS cache entries",
   },
   {
     name: "DISCO_XDS_CACHE_STATS",
-    noEffect: NO_CACHE,
     type: "bool",
     default: "false",
     description: "Collect cache efficiency metrics",

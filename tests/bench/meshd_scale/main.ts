@@ -1,172 +1,232 @@
 /**
- * Scale benchmark of meshd (meshd issue, "Benchmark"): 1,000 services and N simulated ADS clients
- * (one process holding N delta streams over several HTTP/2 connections). Measures meshd's RSS, the
- * time until every client holds its initial config, and the convergence time of every client after
- * one AuthorizationPolicy change (p50/p99). Goal: 10,000 clients under 2 GB RSS, p99 convergence
- * under 1 s. Istio's anchor: 1 vCPU and 1.5 GB for 1,000 services and 2,000 sidecars.
+ * Scale benchmark of meshd (issue 17 item 4; README.md beside this file): the real `meshd discovery`
+ * in its own process, 1,000 services, and N simulated delta ADS proxies in client processes
+ * (client.ts). Measures cold sync (all N connect at once, until each holds its initial config),
+ * the convergence of one AuthorizationPolicy change measured at the clients, meshd's own fan-out
+ * time from its metrics (disco_push_fanout_time, disco_proxy_queue_time,
+ * disco_pushcontext_init_seconds), meshd's CPU seconds and its VmRSS/VmHWM. Prints
+ * one JSON line.
  *
- * Run: ./dev deno run -A tests/bench/meshd_scale/main.ts [clients=1000] [services=1000]
+ * Run: ./dev deno run -A tests/bench/meshd_scale/main.ts [1k|10k|25k|<n>] [services=1000]
+ * Variables: BENCH_MESHD_ROOT (the checkout whose meshd runs; default this one), BENCH_SERVING_CHILDREN
+ * (default 0: one process), BENCH_CLIENT_PROCS (default one per 6,250 proxies),
+ * BENCH_STREAMS_PER_CONNECTION (default 1000), BENCH_TIMEOUT_S (each phase; default 300),
+ * BENCH_PROFILE (a directory for meshd's V8 CPU profile), BENCH_SERVER_ENV ("A=1 B=2" for meshd),
+ * BENCH_MESHD_ARGS (more meshd flags, e.g. "--keepaliveTimeout 2m" on a starved machine).
  *
  * @module
  */
-import * as grpc from "@grpc/grpc-js";
-import { adsProtocol } from "../../../shared/internal/xds/envoy_protos.ts";
-import { TYPE_URLS } from "../../../meshd/xds/generators.ts";
+import type { ClientSpec } from "./client.ts";
+import { policy, PROBE_NODE_ID, writeConfig } from "./config.ts";
+import { cpuOf, histogram, memoryOf, type Meshd, startMeshd } from "./meshd_process.ts";
 
-const clients = Number(Deno.args[0] ?? 1000);
+const SIZES: Record<string, number> = { "1k": 1000, "10k": 10_000, "25k": 25_000 };
+const clients = SIZES[Deno.args[0] ?? "1k"] ?? Number(Deno.args[0]);
 const services = Number(Deno.args[1] ?? 1000);
-const STREAMS_PER_CHANNEL = 500;
-
-function config(): string {
-  const docs: string[] = [];
-  for (let i = 0; i < services; i++) {
-    docs.push(`apiVersion: networking.mesh.io/v1
-kind: ServiceEntry
-metadata: {name: svc-${i}, namespace: ns-${i % 50}}
-spec:
-  hosts: [svc-${i}.ns-${i % 50}.svc.cluster.local]
-  ports: [{name: http, number: 8000, targetPort: 8080, protocol: HTTP}]
-  location: MESH_INTERNAL
-  resolution: STATIC
-  workloadSelector: {labels: {app: svc-${i}}}
----
-apiVersion: networking.mesh.io/v1
-kind: WorkloadEntry
-metadata: {name: svc-${i}-1, namespace: ns-${i % 50}}
-spec: {address: 10.${(i >> 8) & 255}.${i & 255}.1, labels: {app: svc-${i}}, serviceAccount: svc-${i}}`);
-  }
-  for (let i = 0; i < clients; i++) {
-    docs.push(`apiVersion: networking.mesh.io/v1
-kind: WorkloadEntry
-metadata: {name: client-${i}, namespace: bench}
-spec: {address: 10.200.${(i >> 8) & 255}.${i & 255}, labels: {app: client}, serviceAccount: client}`);
-  }
-  return docs.join("\n---\n") + "\n";
+const env = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
+const procs = env("BENCH_CLIENT_PROCS", Math.ceil(clients / 6250));
+const perSession = env("BENCH_STREAMS_PER_CONNECTION", 1000);
+const phaseMs = env("BENCH_TIMEOUT_S", 300) * 1000;
+const root = Deno.env.get("BENCH_MESHD_ROOT") ?? new URL("../../../", import.meta.url).pathname;
+if (!Number.isInteger(clients) || clients < 1) {
+  throw new Error(`clients: ${Deno.args[0]} is not 1k, 10k, 25k or a count`);
 }
 
-const policy = (n: number) =>
-  `apiVersion: security.mesh.io/v1
-kind: AuthorizationPolicy
-metadata: {name: bench-policy, namespace: bench}
-spec:
-  selector: {matchLabels: {app: client}}
-  action: DENY
-  rules: [{to: [{operation: {paths: ["/deny-${n}"], ports: ["8080"]}}]}]
-`;
-
-/** RSS of meshd and of its serving children (MESHD_SERVING_CHILDREN), MiB. */
-function rssMiB(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  const own = Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
-  // Children are listed under the thread that spawned them.
-  const children = [...Deno.readDirSync(`/proc/${pid}/task`)].flatMap((t) =>
-    Deno.readTextFileSync(`/proc/${pid}/task/${t.name}/children`).trim().split(/\s+/).filter(Boolean)
-  );
-  return own + children.map(Number).reduce((sum, child) => sum + rssMiB(child), 0);
+/** A client process: its events as they arrive, and its stdin. */
+interface ClientProcess {
+  pid: number;
+  next(event: string, ms: number): Promise<Record<string, unknown>>;
+  send(line: string): Promise<void>;
+  kill(): void;
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+function spawnClient(spec: ClientSpec): ClientProcess {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./client.ts", import.meta.url).pathname, JSON.stringify(spec)],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const events: Record<string, unknown>[] = [];
+  (async () => {
+    let buf = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      buf += chunk;
+      const lines = buf.split("\n");
+      buf = lines.pop()!;
+      for (const l of lines) if (l.startsWith("{")) events.push(JSON.parse(l));
+    }
+  })();
+  const writer = child.stdin.getWriter();
+  return {
+    pid: child.pid,
+    async next(event, ms) {
+      const deadline = Date.now() + ms;
+      while (true) {
+        const i = events.findIndex((e) => e.event === event);
+        if (i >= 0) return events.splice(i, 1)[0];
+        if (Date.now() > deadline) throw new Error(`client ${child.pid}: no ${event} within ${ms} ms`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    send: (line) => writer.write(new TextEncoder().encode(`${line}\n`)),
+    kill: () => child.kill("SIGKILL"),
+  };
 }
 
-const dir = await Deno.makeTempDir();
-// Config files stay under meshd's 4 MiB per-file limit: one file per 200 services.
-const all = config().split("\n---\n");
-for (let i = 0; i < all.length; i += 400) {
-  await Deno.writeTextFile(`${dir}/config-${i}.yaml`, all.slice(i, i + 400).join("\n---\n") + "\n");
+/** Waits for `event` from every client, asking for a report when the phase times out. */
+async function all(
+  cs: ClientProcess[],
+  event: string,
+): Promise<{ times: number[]; errors: number; closed: number }> {
+  const deadline = Date.now() + phaseMs;
+  const results = await Promise.all(cs.map(async (c) => {
+    try {
+      return await c.next(event, Math.max(0, deadline - Date.now()));
+    } catch {
+      await c.send("report");
+      return await c.next(event, 30_000);
+    }
+  }));
+  return {
+    times: results.flatMap((r) => r.times as number[]),
+    errors: results.reduce((n, r) => n + (r.errors as number), 0),
+    closed: results.reduce((n, r) => n + (r.closedStreams as number), 0),
+  };
 }
-await Deno.writeTextFile(`${dir}/policy.yaml`, policy(0));
 
-const server = new Deno.Command(Deno.execPath(), {
-  args: [
-    "run",
-    "-A",
-    ...(Deno.env.get("BENCH_PROFILE")
-      ? ["--cpu-prof", `--cpu-prof-dir=${Deno.env.get("BENCH_PROFILE")}`]
-      : []),
-    new URL("./server.ts", import.meta.url).pathname,
-    dir,
-  ],
-  // BENCH_SERVER_ENV="A=1 B=2" passes variables to meshd only (allocator experiments).
+function percentiles(values: number[]): { p50: number; p99: number; max: number; missing: number } {
+  const done = values.filter((v) => v >= 0).sort((a, b) => a - b);
+  const at = (p: number) => done[Math.min(done.length - 1, Math.floor((p / 100) * done.length))] ?? -1;
+  return {
+    p50: Math.round(at(50)),
+    p99: Math.round(at(99)),
+    max: Math.round(done.at(-1) ?? -1),
+    missing: values.length - done.length,
+  };
+}
+
+/** Progress on stderr, so that a slow phase on a busy machine is visible. */
+const progress = (what: string) => console.error(`meshd_scale ${new Date().toISOString()} ${what}`);
+const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round = (n: number, digits = 2) => Number(n.toFixed(digits));
+
+/** What meshd's histograms say happened between two scrapes: count and total seconds of each. */
+async function meshdSide(meshd: Meshd, before: string): Promise<Record<string, number>> {
+  const after = await meshd.metrics();
+  const delta = (name: string) => {
+    const a = histogram(after, name), b = histogram(before, name);
+    return { sum: a.sum - b.sum, count: a.count - b.count };
+  };
+  const f = delta("disco_push_fanout_time"), c = delta("disco_proxy_convergence_time");
+  const b = delta("disco_pushcontext_init_seconds"), q = delta("disco_proxy_queue_time");
+  return {
+    pushes: f.count,
+    fanoutMsTotal: Math.round(f.sum * 1000),
+    fanoutMs: f.count > 0 ? Math.round((f.sum / f.count) * 1000) : -1,
+    queueMsMean: q.count > 0 ? Math.round((q.sum / q.count) * 1000) : -1,
+    pushContextBuilds: b.count,
+    pushContextMsTotal: Math.round(b.sum * 1000),
+    ackConvergenceMsMean: c.count > 0 ? Math.round((c.sum / c.count) * 1000) : -1,
+  };
+}
+
+const dir = await Deno.makeTempDir({ prefix: "meshd-scale-" });
+await writeConfig(dir, services, clients);
+const meshd = await startMeshd(root, dir, {
+  servingChildren: env("BENCH_SERVING_CHILDREN", 0),
+  profileDir: Deno.env.get("BENCH_PROFILE"),
+  args: (Deno.env.get("BENCH_MESHD_ARGS") ?? "").split(" ").filter(Boolean),
   env: Object.fromEntries(
     (Deno.env.get("BENCH_SERVER_ENV") ?? "").split(" ").filter((kv) => kv.includes("=")).map((kv) =>
       kv.split("=", 2) as [string, string]
     ),
   ),
-  stdout: "piped",
-  stderr: "inherit",
-}).spawn();
-const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
-let out = "";
-while (!/port \d+/.test(out)) out += (await reader.read()).value ?? "";
-const port = Number(/port (\d+)/.exec(out)![1]);
-const idleRss = rssMiB(server.pid);
+});
+progress(`meshd ${meshd.pid} serving on port ${meshd.grpcPort}`);
+const spawned: ClientProcess[] = [];
+try {
+  const idle = meshd.memory();
+  // The probe learns how many resources of each type a synced proxy holds; it stays connected.
+  const probe = spawnClient({
+    port: meshd.grpcPort,
+    first: 0,
+    count: 1,
+    perSession: 1,
+    nodeId: PROBE_NODE_ID,
+  });
+  spawned.push(probe);
+  const expect = (await probe.next("counts", 60_000)).counts as Record<string, number>;
 
-// deno-lint-ignore no-explicit-any
-type Msg = Record<string, any>;
-const channels: grpc.Client[] = [];
-const received = new Array<number>(clients).fill(0);
-const policyVersionAt = new Array<number>(clients).fill(0);
-let wantPolicy = "";
-const t0 = performance.now();
-for (let i = 0; i < clients; i++) {
-  if (i % STREAMS_PER_CHANNEL === 0) {
-    channels.push(
-      new (adsProtocol().client)(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
-        "grpc.max_receive_message_length": 64 * 1024 * 1024,
-      }),
+  progress(`probe synced: ${JSON.stringify(expect)}; ${clients} proxies connect`);
+  const cpu0 = meshd.cpuSeconds();
+  const coldBefore = await meshd.metrics();
+  const t0 = Date.now();
+  const per = Math.ceil(clients / procs);
+  const cs: ClientProcess[] = [];
+  for (let first = 0; first < clients; first += per) {
+    cs.push(
+      spawnClient({ port: meshd.grpcPort, first, count: Math.min(per, clients - first), perSession, expect }),
     );
   }
-  const call = (channels.at(-1) as Msg).DeltaAggregatedResources();
-  call.on("data", (m: Msg) => {
-    received[i]++;
-    if (m.typeUrl === TYPE_URLS.authorization && wantPolicy !== "") {
-      if (m.resources.some((r: Msg) => r.version === wantPolicy || r.name === "bench/bench-policy")) {
-        policyVersionAt[i] = performance.now();
-      }
-    }
-    call.write({ typeUrl: m.typeUrl, responseNonce: m.nonce });
-  });
-  call.on("error", () => {});
-  const node = {
-    id: `sidecar~10.200.${(i >> 8) & 255}.${i & 255}~client-${i}.bench~bench.svc.cluster.local`,
-  };
-  call.write({ node, typeUrl: TYPE_URLS.service });
-  call.write({ typeUrl: TYPE_URLS.workload });
-  call.write({ typeUrl: TYPE_URLS.authorization });
-}
-const deadline = Date.now() + 600_000;
-while (received.some((n) => n < 3) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-const initialSyncS = (performance.now() - t0) / 1000;
-const syncedRss = rssMiB(server.pid);
+  spawned.push(...cs);
+  const sync = await all(cs, "synced");
+  const coldSync = percentiles(sync.times.map((t) => (t === 0 ? -1 : t - t0)));
+  const coldCpu = meshd.cpuSeconds() - cpu0;
+  const clientColdCpu = cs.map((c) => cpuOf(c.pid)).reduce((a, b) => a + b, 0);
+  const synced = meshd.memory();
+  const coldMeshd = await meshdSide(meshd, coldBefore);
 
-// Let the connect-triggered pushes settle, then change one policy that selects every client.
-await new Promise((r) => setTimeout(r, 2000));
-wantPolicy = "any";
-policyVersionAt.fill(0);
-const changedAt = performance.now();
-await Deno.writeTextFile(`${dir}/policy.yaml`, policy(1));
-while (policyVersionAt.some((t) => t === 0) && Date.now() < deadline) {
-  await new Promise((r) => setTimeout(r, 20));
+  progress(`cold sync done (${coldSync.missing} missing); policy change next`);
+  // Let the pushes that the connections triggered (proxied workloads) settle, then change the policy.
+  await delay(3000);
+  for (const c of cs) await c.send("arm");
+  await Promise.all(cs.map((c) => c.next("armed", 30_000)));
+  const before = await meshd.metrics();
+  const clientCpu0 = cs.map((c) => cpuOf(c.pid)).reduce((a, b) => a + b, 0);
+  const cpu1 = meshd.cpuSeconds();
+  const changedAt = Date.now();
+  await Deno.writeTextFile(`${dir}/policy.yaml`, policy(1));
+  const conv = await all(cs, "converged");
+  const pushCpu = meshd.cpuSeconds() - cpu1;
+  const clientPushCpu = cs.map((c) => cpuOf(c.pid)).reduce((a, b) => a + b, 0) - clientCpu0;
+  await delay(500);
+  const after = meshd.memory();
+  console.log(JSON.stringify({
+    clients,
+    services,
+    commit: new TextDecoder().decode(
+      (await new Deno.Command("git", { args: ["-C", root, "rev-parse", "--short", "HEAD"] }).output()).stdout,
+    ).trim(),
+    clientProcesses: cs.length,
+    coldSync: {
+      seconds: round((coldSync.max >= 0 ? coldSync.max : phaseMs) / 1000),
+      p50Ms: coldSync.p50,
+      p99Ms: coldSync.p99,
+      missing: coldSync.missing,
+      meshdCpuSeconds: round(coldCpu),
+      clientCpuSeconds: round(clientColdCpu),
+      streamErrors: sync.errors,
+      streamsClosed: sync.closed,
+      meshd: coldMeshd,
+    },
+    convergence: {
+      client: percentiles(conv.times.map((t) => (t === 0 ? -1 : t - changedAt))),
+      meshd: await meshdSide(meshd, before),
+      meshdCpuSeconds: round(pushCpu),
+      clientCpuSeconds: round(clientPushCpu),
+    },
+    meshdMiB: {
+      idleRss: Math.round(idle.rssMiB),
+      syncedRss: Math.round(synced.rssMiB),
+      afterPushRss: Math.round(after.rssMiB),
+      hwm: Math.round(after.hwmMiB),
+    },
+    clientHwmMiB: Math.round(Math.max(...cs.map((c) => memoryOf(c.pid).hwmMiB))),
+  }));
+} finally {
+  for (const c of spawned) c.kill();
+  await meshd.stop();
+  await Deno.remove(dir, { recursive: true });
 }
-const convergence = policyVersionAt.map((t) => t - changedAt);
-const peakRss = rssMiB(server.pid);
-
-console.log(JSON.stringify({
-  clients,
-  services,
-  meshdRssMiB: { idle: Math.round(idleRss), synced: Math.round(syncedRss), afterPush: Math.round(peakRss) },
-  initialSyncSeconds: Number(initialSyncS.toFixed(2)),
-  convergenceMs: {
-    p50: Math.round(percentile(convergence, 50)),
-    p99: Math.round(percentile(convergence, 99)),
-    max: Math.round(Math.max(...convergence)),
-  },
-  converged: convergence.filter((c) => c >= 0).length,
-}));
-for (const c of channels) c.close();
-server.kill("SIGTERM");
-await server.status;
-await Deno.remove(dir, { recursive: true });
 Deno.exit(0);
