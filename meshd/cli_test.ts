@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { discovery, flat, meshd } from "./cli_test_support.ts";
 import { commandMissing, requires } from "../shared/internal/testing/prerequisites.ts";
+import { freePort } from "../shared/internal/testing/free_port.ts";
 
 Deno.test("root: the command tree, PARTIAL, --vklog", async () => {
   const r = await meshd(["--help"]);
@@ -107,9 +108,7 @@ Deno.test("request: /debug paths go to --httpAddr, others to --monitoringAddr; s
 });
 
 Deno.test("request: bad input and unreachable or forbidden servers are clear errors, exit 1", async () => {
-  const free = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (free.addr as Deno.NetAddr).port;
-  free.close();
+  const port = freePort();
   const net = { extra: ["--allow-net=127.0.0.1"] };
   const cases: { args: string[]; extra?: string[]; err: RegExp }[] = [
     {

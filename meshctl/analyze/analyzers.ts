@@ -126,12 +126,26 @@ function namespaceMatch(namespace: string, pattern: string): boolean {
 
 /** The service ports that target a workload (none for a workload without a WorkloadEntry). */
 function portsOf(w: Workload, services: SelectingService[]): BoundPort[] {
-  if (w.bound) return w.bound;
+  if (w.bound) return w.bound.some((b) => b.service === "") ? namedPorts(w, w.bound, services) : w.bound;
   if (!w.entry) return [];
   return boundPorts(
     { metadata: { namespace: w.namespace }, spec: w.entry.resource.spec },
     services,
   );
+}
+
+/**
+ * An auto-registered workload's bound ports as meshd's /debug/registryz gives them, container port
+ * numbers only, named after the ServiceEntries that select its labels (service and port protocol),
+ * so that a message says which service port makes it TCP. A port no selecting service explains
+ * keeps its bare number.
+ */
+function namedPorts(w: Workload, bound: BoundPort[], services: SelectingService[]): BoundPort[] {
+  const named = boundPorts({ metadata: { namespace: w.namespace }, spec: { labels: w.labels } }, services);
+  return bound.flatMap((b) => {
+    const found = named.filter((n) => n.containerPort === b.containerPort);
+    return found.length > 0 ? found : [b];
+  });
 }
 
 /**

@@ -32,6 +32,28 @@ Deno.test("a steady trickle is flushed by the maximum wait", async () => {
   assert.ok(flushes.length >= 1, "the max wait forced a push although events never paused");
 });
 
+Deno.test("while the last push fans out, the flush waits for it, up to the maximum wait", async () => {
+  let busy = true;
+  const flushes: number[] = [];
+  const d = new Debouncer((r) => flushes.push(r.size), { afterMs: 20, maxMs: 5000, busy: () => busy });
+  d.trigger("proxy");
+  await sleep(150);
+  assert.deepEqual(flushes, [], "quiet, but the last push is still fanning out");
+  busy = false;
+  await sleep(150);
+  assert.deepEqual(flushes, [1]);
+
+  busy = true;
+  const late: number[] = [];
+  const bounded = new Debouncer((r) => late.push(r.size), { afterMs: 20, maxMs: 120, busy: () => busy });
+  bounded.trigger("config");
+  const start = Date.now();
+  while (late.length === 0 && Date.now() - start < 3000) await sleep(10);
+  assert.deepEqual(late, [1], "the maximum wait flushes even while busy");
+  d.stop();
+  bounded.stop();
+});
+
 Deno.test("flushNow sends what is pending; stop drops it", async () => {
   const flushes: number[] = [];
   const d = new Debouncer((r) => flushes.push(r.size), { afterMs: 1000, maxMs: 5000 });

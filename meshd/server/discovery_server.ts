@@ -24,6 +24,7 @@ import { debugResponder, type DebugXdsOptions } from "./debug_xds.ts";
 import { BridgeServer, type ServiceRegistrar } from "./serving/bridge.ts";
 import { type ChildStatus, ServingPool } from "./serving/pool.ts";
 import { type ChildServerOptions, grpcServerOptions } from "./serving/wire.ts";
+import { bind, listenAddress, withPort } from "./grpc_listen.ts";
 
 /** Where the server logs; matches meshd/logging's scope loggers. */
 export interface DiscoveryLogger {
@@ -142,42 +143,6 @@ export interface StopOptions {
   exiting?: boolean;
 }
 
-/** Parses `host:port`, `:port` or `[v6]:port` into what grpc-js binds. */
-export function grpcBindAddress(addr: string): string {
-  if (addr.startsWith(":")) return `0.0.0.0${addr}`;
-  return addr;
-}
-
-/** `addr` as grpc-js knows it once bound, with the real port (for unbind: port 0 cannot be unbound). */
-function withPort(addr: string, port: number): string {
-  return grpcBindAddress(addr).replace(/:\d+$/, `:${port}`);
-}
-
-/** `host:port`, `:port` or `[v6]:port` as Deno.listen takes it. */
-function listenAddress(addr: string): { hostname: string; port: number } {
-  const bound = grpcBindAddress(addr);
-  const colon = bound.lastIndexOf(":");
-  return {
-    hostname: bound.slice(0, colon).replace(/^\[(.*)\]$/, "$1"),
-    port: Number(bound.slice(colon + 1)),
-  };
-}
-
-function bind(
-  server: grpc.Server,
-  addr: string,
-  credentials: grpc.ServerCredentials,
-  flag: string,
-): Promise<number> {
-  return new Promise<number>((resolve, reject) =>
-    server.bindAsync(
-      grpcBindAddress(addr),
-      credentials,
-      (e, port) => (e ? reject(new Error(`${flag} ${addr}: ${e.message}`)) : resolve(port)),
-    )
-  );
-}
-
 function configFrom(o: DiscoveryServerOptions): string {
   return o.configFeed?.description ?? o.configDir;
 }
@@ -253,6 +218,7 @@ export class DiscoveryServer {
     this.#debouncer = new Debouncer((reasons, firstAt) => this.#push(reasons, firstAt), {
       afterMs: options.debounceAfterMs ?? 100,
       maxMs: options.debounceMaxMs ?? 10_000,
+      busy: () => this.#ads.queued > 0,
     });
   }
 

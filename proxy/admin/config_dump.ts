@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { RESOURCE_TYPES, typeUrlOf } from "../../shared/mod.ts";
+import { RESOURCE_TYPES, typeUrlOf } from "../../shared/proto/resources.ts";
 import { DUMP_TYPES } from "../../shared/internal/config_dump/types.ts";
 import type { RouteConfiguration, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { inboundModeOf, settingsInForce } from "../runtime/snapshot.ts";

@@ -6,10 +6,11 @@
  * none of it is applied, so the previous resources of that type stay in force.
  *
  * Connection: plain text (meshd's --grpcAddr) or mutual TLS with the workload certificate
- * (--secureGRPCAddr, where XDS_AUTH checks the certificate's namespace). When the stream ends for any
+ * (--secureGRPCAddr, where XDS_AUTH checks the certificate's namespace), as gRPC over Deno's fetch on
+ * HTTP/2 (ads_stream.ts, grpc_fetch.ts). When the stream ends for any
  * reason the client reconnects after an exponential backoff with jitter (100 ms doubling to 30 s by
  * default; reset by the first response of a stream), on the same channel while the certificate is the
- * same (grpc-js reconnects it; see stop for why channels are closed so rarely), and tells meshd what
+ * same (fetch's client reconnects it; see stop for why channels are closed so rarely), and tells meshd what
  * it holds in `initial_resource_versions`, so meshd sends only what changed meanwhile. What it holds
  * is never dropped while meshd is away.
  *
@@ -24,17 +25,16 @@
  *
  * @module
  */
-import * as grpc from "@grpc/grpc-js";
-import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
+import { adsChannel, AdsStream, type ClientCertificate, type Liveness, type Message } from "./ads_stream.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { AgentLogger } from "./certificate_manager.ts";
 import { type AdsConfig, type Decoded, emptyHeld, type HeldByKind, INSTALL } from "./held_resources.ts";
 import { type NodeOptions, workloadKey, xdsNode } from "./node.ts";
 import { decodeXdsResource, deepFreeze, kindOf, type ResourceKind, SUBSCRIBED } from "./resources.ts";
-import { meshdRoots, secureChannel } from "../../shared/internal/tls/meshd_channel.ts";
+import { type FetchChannel, GRPC_STATUS, type GrpcStatus, STATUS_NAMES } from "./grpc_fetch.ts";
 import { AddressRing } from "./meshd_addresses.ts";
 
-export type { AdsConfig };
+export type { AdsConfig, ClientCertificate };
 
 /** The empty config, before meshd answers. */
 export const EMPTY_ADS_CONFIG: AdsConfig = deepFreeze({
@@ -45,14 +45,6 @@ export const EMPTY_ADS_CONFIG: AdsConfig = deepFreeze({
   routes: {},
   credentials: {},
 });
-
-/** The workload certificate presented on the mutual-TLS port. */
-export interface ClientCertificate {
-  certChainPem: string;
-  privateKeyPem: string;
-  /** The trust bundle meshd sent with it: trusted for meshd's certificate too (after a root rotation). */
-  rootsPem?: string;
-}
 
 /** Observers, for logs and tests; all optional. */
 export interface AdsClientHooks {
@@ -85,8 +77,13 @@ export interface AdsClientOptions {
   certificate?: ClientCertificate;
   /** Reconnect delays; default 100 ms doubling to 30 s, ±50 % jitter. */
   backoff?: BackoffOptions;
-  /** Client keepalive pings, ms; default 30,000 (a meshd that vanished without a FIN is noticed). */
+  /**
+   * Keepalive probes on the stream's connection, ms between them; default 30,000 (a meshd that vanished
+   * without a FIN is noticed within this plus `keepaliveTimeoutMs`; see ads_stream.ts). 0 turns them off.
+   */
   keepaliveMs?: number;
+  /** How long a keepalive probe waits for meshd's answer, ms; default 10,000. */
+  keepaliveTimeoutMs?: number;
   /** How long a stream being closed waits for meshd's status after the half-close, ms; default 2,000. */
   closeGraceMs?: number;
   logger?: AgentLogger;
@@ -113,49 +110,8 @@ export interface AdsClientStatus {
 /** Longest error_detail message sent. */
 const MAX_NACK_CHARS = 4096;
 
-// deno-lint-ignore no-explicit-any
-type Message = Record<string, any>;
-
 function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-class Stream {
-  gotResponse = false;
-  cancelled = false;
-  ended = false;
-  readonly #ended = Promise.withResolvers<void>();
-  constructor(
-    readonly id: number,
-    readonly client: grpc.Client,
-    readonly call: grpc.ClientDuplexStream<Message, Message>,
-    /** The meshd address its channel dials. */
-    readonly address: string,
-  ) {}
-
-  /** meshd's status arrived: the stream is over on both sides. */
-  settle(): void {
-    this.ended = true;
-    this.#ended.resolve();
-  }
-
-  /**
-   * Ends the stream before closing its channel: half-close, wait for meshd's status (at most
-   * `graceMs`), then close, unless `keepChannel` (the process exits next and the kernel closes the
-   * connection). See {@link AdsClient.stop} for why.
-   */
-  async cancel(graceMs: number, keepChannel = false): Promise<void> {
-    if (this.cancelled) return;
-    this.cancelled = true;
-    if (!this.ended) {
-      this.call.end();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([this.#ended.promise, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
-      clearTimeout(timer);
-      if (!this.ended) this.call.cancel();
-    }
-    if (!keepChannel) this.client.close();
-  }
 }
 
 /** The Delta ADS client. */
@@ -168,20 +124,18 @@ export class AdsClient {
   readonly #addresses: AddressRing;
   readonly #held: HeldByKind = emptyHeld();
   readonly #listeners = new Set<(config: AdsConfig, typeUrl: string) => void>();
-  readonly #streams = new Set<Stream>();
+  readonly #streams = new Set<AdsStream>();
   #config: AdsConfig = EMPTY_ADS_CONFIG;
   #certificate: ClientCertificate | undefined;
   #running = false;
   #nextId = 0;
-  #latest: Stream | undefined;
-  #active: Stream | undefined;
+  #latest: AdsStream | undefined;
+  #active: AdsStream | undefined;
   /**
    * The channel new streams use, kept across reconnects while the certificate stays the same: closing
    * a channel sends a GOAWAY (see stop).
    */
-  #channel:
-    | { client: InstanceType<grpc.ServiceClientConstructor>; certificate: string; address: string }
-    | undefined;
+  #channel: { client: FetchChannel; certificate: string; address: string } | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #status: Pick<AdsClientStatus, "streams" | "failures" | "lastError"> = { streams: 0, failures: 0 };
   readonly #acked: Record<string, string> = {};
@@ -261,8 +215,8 @@ export class AdsClient {
   }
 
   /** Ends a stream; its channel is closed unless new streams use it or the process is exiting. */
-  #close(stream: Stream, exiting = false): Promise<void> {
-    const keep = exiting || stream.client === this.#channel?.client;
+  #close(stream: AdsStream, exiting = false): Promise<void> {
+    const keep = exiting || stream.channel === this.#channel?.client;
     return stream.cancel(this.#options.closeGraceMs ?? 2000, keep);
   }
 
@@ -282,20 +236,9 @@ export class AdsClient {
     this.#connect();
   }
 
-  #credentials(): { credentials: grpc.ChannelCredentials; options: grpc.ChannelOptions } | undefined {
-    if (this.#options.plaintext) return { credentials: grpc.credentials.createInsecure(), options: {} };
-    if (!this.#certificate) return undefined;
-    return secureChannel(this.#addresses.current, {
-      rootsPem: meshdRoots(this.#options.rootsPem!, this.#certificate.rootsPem),
-      serverName: this.#options.serverName,
-      clientCertificate: this.#certificate,
-    });
-  }
-
   #connect(): void {
     if (!this.#running) return;
-    const security = this.#credentials();
-    if (!security) {
+    if (!this.#options.plaintext && !this.#certificate) {
       this.#log.info("ADS: waiting for the workload certificate before connecting to meshd");
       return;
     }
@@ -306,28 +249,23 @@ export class AdsClient {
     if (this.#channel?.certificate !== certificate || this.#channel.address !== address) {
       // The old channel closes with the last stream on it (make-before-break), or now if it has none.
       const old = this.#channel?.client;
-      if (old && ![...this.#streams].some((s) => s.client === old)) old.close();
-      const client = new (adsProtocol().client)(address, security.credentials, {
-        ...security.options,
-        "grpc.keepalive_time_ms": this.#options.keepaliveMs ?? 30_000,
-        "grpc.keepalive_timeout_ms": 10_000,
-        "grpc.max_receive_message_length": 64 * 1024 * 1024,
-      });
-      this.#channel = { client, certificate, address };
+      if (old && ![...this.#streams].some((s) => s.channel === old)) old.close();
+      this.#channel = { client: adsChannel(address, this.#options, this.#certificate), certificate, address };
     }
-    const client = this.#channel.client;
-    // A method of the client grpc-js builds from the loaded service definition (typed `Function`).
-    const call: grpc.ClientDuplexStream<Message, Message> = client.DeltaAggregatedResources();
-    const stream = new Stream(id, client, call, address);
+    const stream = new AdsStream(
+      id,
+      this.#channel.client,
+      address,
+      (s, res) => this.#onResponse(s, res),
+      (s, status) => this.#onEnd(s, status),
+      this.#liveness(),
+    );
     this.#streams.add(stream);
     this.#latest = stream;
-    call.on("data", (res: Message) => this.#onResponse(stream, res));
-    call.on("error", () => {}); // the status event below says everything
-    call.on("status", (status: grpc.StatusObject) => this.#onEnd(stream, status));
     const node = xdsNode(this.#options.node);
     for (const [i, { kind, typeUrl }] of SUBSCRIBED.entries()) {
       const held: ReadonlyMap<string, { version: string }> = this.#held[kind];
-      call.write({
+      stream.send({
         ...(i === 0 ? { node } : {}),
         typeUrl,
         resourceNamesSubscribe: ["*"],
@@ -337,13 +275,18 @@ export class AdsClient {
     this.#log.debug?.(`ADS: stream ${id} opened to ${address}`);
   }
 
-  #onEnd(stream: Stream, status: grpc.StatusObject): void {
+  #liveness(): Liveness | undefined {
+    const intervalMs = this.#options.keepaliveMs ?? 30_000;
+    return intervalMs > 0 ? { intervalMs, timeoutMs: this.#options.keepaliveTimeoutMs ?? 10_000 } : undefined;
+  }
+
+  #onEnd(stream: AdsStream, status: GrpcStatus): void {
     stream.settle();
     this.#streams.delete(stream);
     if (stream.cancelled) return;
-    // grpc-js reconnects a kept channel by itself for the next stream.
-    if (stream.client !== this.#channel?.client) stream.client.close();
-    const reason = `${grpc.status[status.code] ?? status.code}: ${status.details}`;
+    // A kept channel's HTTP client reconnects by itself for the next stream.
+    if (stream.channel !== this.#channel?.client) stream.channel.close();
+    const reason = `${STATUS_NAMES[status.code] ?? status.code}: ${status.details}`;
     this.#hooks.onDisconnect?.(stream.id, reason);
     if (this.#active === stream) {
       this.#active = undefined;
@@ -364,7 +307,7 @@ export class AdsClient {
     this.#retryTimer = setTimeout(() => this.#connect(), delay);
   }
 
-  #onResponse(stream: Stream, res: Message): void {
+  #onResponse(stream: AdsStream, res: Message): void {
     if (stream.cancelled || !this.#running) return;
     if (this.#active && stream !== this.#active && stream.id < this.#active.id) return;
     if (!stream.gotResponse) {
@@ -394,7 +337,7 @@ export class AdsClient {
 
   /** Decodes every resource of a response of `kind`: applies and ACKs them all, or NACKs them all. */
   #accept<K extends ResourceKind>(
-    stream: Stream,
+    stream: AdsStream,
     kind: K,
     typeUrl: string,
     res: Message,
@@ -429,18 +372,18 @@ export class AdsClient {
     this.#apply(kind, typeUrl, String(res.systemVersionInfo ?? ""), decoded, removed);
     delete this.#nacked[typeUrl];
     this.#acked[typeUrl] = String(res.systemVersionInfo ?? "");
-    stream.call.write({ typeUrl, responseNonce: res.nonce });
+    stream.send({ typeUrl, responseNonce: res.nonce });
     this.#hooks.onAck?.(typeUrl, this.#acked[typeUrl]);
   }
 
-  #nack(stream: Stream, typeUrl: string, nonce: string, message: string): void {
+  #nack(stream: AdsStream, typeUrl: string, nonce: string, message: string): void {
     const text = message.length > MAX_NACK_CHARS ? message.slice(0, MAX_NACK_CHARS - 1) + "…" : message;
     this.#nacked[typeUrl] = text;
     this.#log.warn(`ADS: NACK ${text}`);
-    stream.call.write({
+    stream.send({
       typeUrl,
       responseNonce: nonce,
-      errorDetail: { code: grpc.status.INVALID_ARGUMENT, message: text },
+      errorDetail: { code: GRPC_STATUS.INVALID_ARGUMENT, message: text },
     });
     this.#hooks.onNack?.(typeUrl, text);
   }

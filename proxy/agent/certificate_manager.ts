@@ -13,12 +13,12 @@
  *
  * @module
  */
-import * as x509 from "@peculiar/x509";
+import type * as X509 from "@peculiar/x509";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { CertificateInfo } from "../runtime/snapshot.ts";
 import { type CsrClient, type CsrCredentials, CsrError, GrpcCsrClient } from "./csr_client.ts";
-import { meshdRoots } from "../../shared/internal/tls/meshd_channel.ts";
-import { formatSpiffeId, parseSpiffeId } from "../../shared/mod.ts";
+import { meshdRoots } from "../../shared/internal/tls/meshd_roots.ts";
+import { formatSpiffeId, parseSpiffeId } from "../../shared/identity/spiffe.ts";
 
 /** Where the agent logs. */
 export interface AgentLogger {
@@ -120,8 +120,16 @@ export function tokenServiceAccount(
   }
 }
 
+/**
+ * @peculiar/x509, loaded with the first CSR: a proxy on plain-text ADS never needs it, and it costs
+ * 7 to 16 MiB on the main isolate (README.md, "Memory").
+ */
+let x509Module: Promise<typeof X509> | undefined;
+const loadX509 = (): Promise<typeof X509> => (x509Module ??= import("@peculiar/x509"));
+
 /** A new ECDSA P-256 key pair and a CSR for `spiffeId`. */
 export async function createCsr(spiffeId: string): Promise<{ csrPem: string; keys: CryptoKeyPair }> {
+  const x509 = await loadX509();
   const keys = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, [
     "sign",
     "verify",
@@ -146,6 +154,7 @@ export async function certificateInfoOf(
   keys: CryptoKeyPair,
   expectedSpiffeId?: string,
 ): Promise<CertificateInfo> {
+  const x509 = await loadX509();
   if (chain.length < 2) {
     throw new Error(`the CA answered ${chain.length} certificate(s); leaf and root expected`);
   }

@@ -9,12 +9,13 @@
  * next address at once, each address once per request; a refusal (any other status) is final. The
  * address that answered last is tried first next time.
  *
+ * Transport: gRPC over Deno's fetch on HTTP/2 (grpc_fetch.ts), one HTTP client per request, so that
+ * each request presents the credentials it is given; the messages are ads_wire.ts's narrow descriptor.
+ *
  * @module
  */
-import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
-import { fileURLToPath } from "node:url";
-import { type ChannelSecurity, secureChannel } from "../../shared/internal/tls/meshd_channel.ts";
+import { CREATE_CERTIFICATE_PATH, decodeWire, encodeWire, WIRE_TYPES } from "./ads_wire.ts";
+import { FetchChannel, GRPC_STATUS } from "./grpc_fetch.ts";
 import { AddressRing } from "./meshd_addresses.ts";
 
 /** The request, exactly as sent. */
@@ -55,26 +56,8 @@ export class CsrError extends Error {
   }
 }
 
-let service: grpc.ServiceClientConstructor | undefined;
-
 /** Statuses that say no meshd answered at an address, rather than that one refused. */
-const MEANS_NO_MESHD: ReadonlySet<number> = new Set([grpc.status.UNAVAILABLE, grpc.status.DEADLINE_EXCEEDED]);
-
-/** The CertificateService client constructor, loaded from shared/proto once per process. */
-export function certificateServiceClient(): grpc.ServiceClientConstructor {
-  if (service) return service;
-  const file = fileURLToPath(new URL("../../shared/proto/mesh/v1/ca.proto", import.meta.url));
-  const definition = protoLoader.loadSync(file, {
-    keepCase: false,
-    longs: Number,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  // deno-lint-ignore no-explicit-any
-  service = (grpc.loadPackageDefinition(definition) as any).mesh.v1.CertificateService;
-  return service!;
-}
+const MEANS_NO_MESHD: ReadonlySet<number> = new Set([GRPC_STATUS.UNAVAILABLE, GRPC_STATUS.DEADLINE_EXCEEDED]);
 
 /** Options of {@link GrpcCsrClient}. */
 export interface GrpcCsrClientOptions {
@@ -87,7 +70,7 @@ export interface GrpcCsrClientOptions {
   timeoutMs?: number;
 }
 
-/** CreateCertificate over gRPC; one short-lived channel per request, so each uses the credentials given. */
+/** CreateCertificate over gRPC (on fetch); one short-lived client per request, so each uses the credentials given. */
 export class GrpcCsrClient implements CsrClient {
   readonly #options: GrpcCsrClientOptions;
   readonly #addresses: AddressRing;
@@ -112,39 +95,48 @@ export class GrpcCsrClient implements CsrClient {
       }
     }
     throw new CsrError(
-      grpc.status.UNAVAILABLE,
+      GRPC_STATUS.UNAVAILABLE,
       `no meshd answered: ${errors.map((e) => e.message).join("; ")}`,
     );
   }
 
-  #createAt(address: string, request: CsrRequest, credentials: CsrCredentials): Promise<string[]> {
-    const security: ChannelSecurity = {
-      rootsPem: typeof this.#options.rootsPem === "function"
-        ? this.#options.rootsPem()
-        : this.#options.rootsPem,
-      serverName: this.#options.serverName,
-      clientCertificate: credentials.clientCertificate,
-    };
-    const channel = secureChannel(address, security);
-    const Client = certificateServiceClient();
-    const client = new Client(address, channel.credentials, channel.options);
-    const metadata = new grpc.Metadata();
-    if (credentials.token !== undefined) metadata.set("authorization", `Bearer ${credentials.token}`);
-    const deadline = Date.now() + (this.#options.timeoutMs ?? 10_000);
-    return new Promise<string[]>((resolve, reject) => {
-      // deno-lint-ignore no-explicit-any
-      (client as any).createCertificate(
-        request,
-        metadata,
-        { deadline },
-        (err: grpc.ServiceError | null, res: { certChain?: string[] } | undefined) => {
-          client.close();
-          if (err) reject(new CsrError(err.code ?? grpc.status.UNKNOWN, err.details || err.message));
-          else if (!res?.certChain?.length) {
-            reject(new CsrError(grpc.status.INTERNAL, "empty certificate chain"));
-          } else resolve(res.certChain);
-        },
-      );
-    });
+  async #createAt(address: string, request: CsrRequest, credentials: CsrCredentials): Promise<string[]> {
+    let channel: FetchChannel;
+    try {
+      channel = new FetchChannel({
+        address,
+        rootsPem: typeof this.#options.rootsPem === "function"
+          ? this.#options.rootsPem()
+          : this.#options.rootsPem,
+        serverName: this.#options.serverName,
+        clientCertificate: credentials.clientCertificate,
+      });
+    } catch (e) {
+      throw new CsrError(GRPC_STATUS.INVALID_ARGUMENT, (e as Error).message);
+    }
+    const answers: Uint8Array[] = [];
+    try {
+      const headers: Record<string, string> = {};
+      if (credentials.token !== undefined) headers.authorization = `Bearer ${credentials.token}`;
+      const call = channel.call(CREATE_CERTIFICATE_PATH, (m) => answers.push(m), {
+        headers,
+        deadlineMs: this.#options.timeoutMs ?? 10_000,
+      });
+      call.write(encodeWire(WIRE_TYPES.certificateRequest, request));
+      call.end();
+      const status = await call.status;
+      // A unary answer is one message; its OK trailer is not readable through fetch (grpc_fetch.ts).
+      if (answers.length !== 1) {
+        if (answers.length === 0 && status.code !== GRPC_STATUS.OK) {
+          throw new CsrError(status.code, status.details);
+        }
+        throw new CsrError(GRPC_STATUS.INTERNAL, `${answers.length} answers to one request`);
+      }
+      const chain: string[] = decodeWire(WIRE_TYPES.certificateResponse, answers[0]).certChain;
+      if (!chain.length) throw new CsrError(GRPC_STATUS.INTERNAL, "empty certificate chain");
+      return chain;
+    } finally {
+      channel.close();
+    }
   }
 }

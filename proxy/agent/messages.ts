@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { decodeResource, RESOURCE_TYPES } from "../../shared/mod.ts";
+import { decodeResource, RESOURCE_TYPES } from "../../shared/proto/resources.ts";
 
 /** mesh.v1.PortMtls; `mode` is an MtlsMode name (MTLS_MODE_UNSPECIFIED when unset). */
 export type PortMtlsMessage = { port: number; mode: string; policy: string; scope: string };

@@ -6,9 +6,10 @@
  *
  * @module
  */
-import { type ProxySettings, proxySettingsOf } from "../../shared/proxy_settings/mod.ts";
+import { type ProxySettings, proxySettingsOf } from "../../shared/proxy_settings/settings.ts";
 import { isIP } from "node:net";
-import { RESOURCE_TYPES, tryParseSpiffeId, typeUrlOf } from "../../shared/mod.ts";
+import { RESOURCE_TYPES, typeUrlOf } from "../../shared/proto/resources.ts";
+import { tryParseSpiffeId } from "../../shared/identity/spiffe.ts";
 import type { EndpointInfo, PortMtls, ServiceInfo, WorkloadInfo } from "../runtime/snapshot.ts";
 import {
   decodeMessage,

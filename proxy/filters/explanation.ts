@@ -4,11 +4,11 @@
  *
  * @module
  */
+import type { ProxySettings } from "../../shared/proxy_settings/settings.ts";
 import {
   explanationAudience,
   type ExplanationSource,
-  type ProxySettings,
-} from "../../shared/proxy_settings/mod.ts";
+} from "../../shared/proxy_settings/denial_explanation.ts";
 
 const cache = new WeakMap<ProxySettings, (source: ExplanationSource) => boolean>();
 

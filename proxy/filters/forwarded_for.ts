@@ -7,7 +7,11 @@
  *
  * @module
  */
-import { type ForwardedFor, forwardedFor, gatewayForwardedProto } from "../../shared/proxy_settings/mod.ts";
+import {
+  type ForwardedFor,
+  forwardedFor,
+  gatewayForwardedProto,
+} from "../../shared/proxy_settings/forwarded_for.ts";
 import type { HttpHead } from "../http/http_head.ts";
 
 const XFF = "x-forwarded-for";

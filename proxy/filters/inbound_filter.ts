@@ -25,16 +25,12 @@
  *
  * @module
  */
-import {
-  type AuthorizationDecision,
-  type JwtOutcome,
-  type NormalizedPath,
-  normalizePath,
-  PathError,
-  type PathNormalization,
-  withoutParams,
-  wwwAuthenticate,
-} from "../../shared/mod.ts";
+import type { AuthorizationDecision, JwtOutcome, PathNormalization } from "../../shared/mod.ts";
+// Files, not the shared/mod.ts barrel: the barrel loads the schemas, protobufjs and YAML into every
+// data-path isolate (proxy/workers/README.md, "Module graph").
+import { type NormalizedPath, normalizePath, PathError } from "../../shared/policy/authorization/path.ts";
+import { withoutParams } from "../../shared/policy/jwt/token_location.ts";
+import { wwwAuthenticate } from "../../shared/policy/jwt/authenticate.ts";
 import { ascii } from "../http/chars.ts";
 import type { HttpHead } from "../http/http_head.ts";
 import type { FilterReply, FilterVerdict, Log, RequestFilter } from "../http/session_types.ts";

@@ -7,14 +7,10 @@
  *
  * @module
  */
-import {
-  type AuthorizationPolicyView,
-  compileAuthorization,
-  type CompiledAuthorization,
-  JwtAuthenticator,
-  type JwtProvider,
-  keySetProblem,
-} from "../../shared/mod.ts";
+import type { AuthorizationPolicyView, CompiledAuthorization, JwtProvider } from "../../shared/mod.ts";
+// Files, not the shared/mod.ts barrel (see inbound_filter.ts).
+import { compileAuthorization } from "../../shared/policy/authorization/evaluate.ts";
+import { JwtAuthenticator, keySetProblem } from "../../shared/policy/jwt/authenticate.ts";
 import { keySetSourceOf } from "../jwks/kept_keys.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 

@@ -156,7 +156,8 @@ export interface ConnectionActivity {
   readonly bytesIn: number;
   /** When data first arrived since the session began waiting for a head, 0 if none has. */
   readonly dataAt: number;
-  readonly socket: { readonly bytesWritten: number };
+  /** Bytes sent so far. */
+  readonly bytesOut: number;
 }
 
 /** The timers of one downstream connection, advanced by its listener's sweep. */
@@ -191,7 +192,7 @@ export class ConnectionClock {
       if (headers > 0 && now - this.acceptedAt >= headers) return HEADERS_TIMED_OUT;
       return idle > 0 && now - this.acceptedAt >= idle ? IDLE_TIMED_OUT : KEEP;
     }
-    const bytes = io.bytesIn + io.socket.bytesWritten;
+    const bytes = io.bytesIn + io.bytesOut;
     if (bytes !== this.#bytes) {
       this.#bytes = bytes;
       this.#activeAt = now;

@@ -189,7 +189,7 @@ Deno.test("connection slots: one total for the workers, and a dead worker's shar
 
 Deno.test("the connection clock: first head from the accept, later heads from their first byte, idle from the last byte", () => {
   const limits = { requestHeadersTimeoutMs: 10, requestTimeoutMs: 0, idleTimeoutMs: 100, maxConnections: 0 };
-  const io = { bytesIn: 0, dataAt: 0, socket: { bytesWritten: 0 } };
+  const io = { bytesIn: 0, dataAt: 0, bytesOut: 0 };
   const waiting = (since: number, heads: number) => ({ waitingSince: since, heads, requestSince: 0 });
   const clock = new ConnectionClock(1000);
   // Before the connection is served (first byte, TLS handshake): the headers timeout from the accept.
@@ -222,7 +222,7 @@ Deno.test("the connection clock: the request timeout from the head's first byte 
   const limits = { requestHeadersTimeoutMs: 0, requestTimeoutMs: 50, idleTimeoutMs: 0, maxConnections: 0 };
   const clock = new ConnectionClock(1000);
   // A head that began at 1010 and is still coming: the request timeout covers the head as well.
-  const io = { bytesIn: 10, dataAt: 1010, socket: { bytesWritten: 0 } };
+  const io = { bytesIn: 10, dataAt: 1010, bytesOut: 0 };
   assert.equal(clock.check(1059, io, { waitingSince: 1000, heads: 0, requestSince: 0 }, limits), KEEP);
   assert.equal(
     clock.check(1060, io, { waitingSince: 1000, heads: 0, requestSince: 0 }, limits),

@@ -3,19 +3,19 @@
  * service endpoint) alike: idle connections are reused last in, first out (the warmest first), at
  * most `maxIdle` are kept, and an idle connection that the peer closed, that received unexpected
  * bytes, or that idled longer than `idleTimeoutMs` is closed by {@link ConnectionPool.sweep}, which
- * the listeners call every second. How a connection is made (plain TCP, mutual TLS) is the `dial`
- * function's business.
+ * the listeners call every second. How a connection is made (plain TCP, mutual TLS; node:net and
+ * node:tls or Deno's own sockets) is the `dial` function's business.
  *
  * @module
  */
 import type net from "node:net";
 import type { Upstream } from "./session_types.ts";
-import { SocketIo } from "./socket_io.ts";
+import { NodeSocketIo, type SocketIo } from "./socket_io.ts";
 
 /** Settings of a {@link ConnectionPool}. */
 export interface ConnectionPoolOptions {
-  /** Makes one connected (and, for TLS, verified) socket; rejects with the reason it could not. */
-  dial: () => Promise<net.Socket>;
+  /** Makes one connected (and, for TLS, verified) connection; rejects with the reason it could not. */
+  dial: () => Promise<SocketIo>;
   /** The error for a connection asked of a closed pool. */
   closedError: () => Error;
   /** Idle connections kept. Default 64. */
@@ -28,7 +28,7 @@ export interface ConnectionPoolOptions {
 
 /** The connection pool to one upstream. */
 export class ConnectionPool implements Upstream {
-  readonly #dial: () => Promise<net.Socket>;
+  readonly #dial: () => Promise<SocketIo>;
   readonly #closedError: () => Error;
   readonly #maxIdle: number;
   readonly #idleTimeoutMs: number;
@@ -72,13 +72,11 @@ export class ConnectionPool implements Upstream {
   /** A new connection; rejects with the dial's error, or `closedError()` once the pool is closed. */
   async connect(): Promise<SocketIo> {
     if (this.#closed) throw this.#closedError();
-    const socket = await this.#dial();
+    const io = await this.#dial();
     if (this.#closed) {
-      socket.destroy();
+      io.destroy();
       throw this.#closedError();
     }
-    socket.setNoDelay(true);
-    const io = new SocketIo(socket);
     this.#all.add(io);
     io.onClose = (closed) => this.#all.delete(closed);
     this.#onConnect?.();
@@ -126,4 +124,10 @@ export class ConnectionPool implements Upstream {
     this.#idle = [];
     this.#idleSince = [];
   }
+}
+
+/** A connected node:net or node:tls socket as a pooled connection (Nagle off: requests are written whole). */
+export function pooledNodeSocket(socket: net.Socket): SocketIo {
+  socket.setNoDelay(true);
+  return new NodeSocketIo(socket);
 }

@@ -64,6 +64,8 @@ export class HeadParser {
   #started = false;
   /** Request: bytes of the method validated so far (-1 once the space after it was seen). */
   #methodSeen = 0;
+  /** The head in {@link head} was parsed by the reader that hands its bytes on ({@link handOver}). */
+  #handedOver = false;
   readonly #nominated = new Int32Array(MAX_NOMINATED * 2);
 
   constructor(kind: typeof REQUEST | typeof RESPONSE, limits: HeadLimits = DEFAULT_HEAD_LIMITS) {
@@ -85,6 +87,17 @@ export class HeadParser {
     this.#skipped = 0;
     this.#started = false;
     this.#methodSeen = 0;
+    this.#handedOver = false;
+  }
+
+  /**
+   * Marks the head just parsed (a {@link feed} returned its end) as handed over: the next feed, given
+   * that head's bytes by the reader that parsed them, returns their length at once instead of parsing
+   * them again; {@link head} stays as it is. The outbound listener reads and routes each request head
+   * before its session takes it, on the session's own parser.
+   */
+  handOver(): void {
+    this.#handedOver = true;
   }
 
   /**
@@ -94,6 +107,10 @@ export class HeadParser {
    * @throws {HttpError} malformed (400; 502 for a response), too large (431), unsupported (501, 505)
    */
   feed(chunk: Uint8Array): number {
+    if (this.#handedOver) {
+      this.#handedOver = false;
+      return chunk.length;
+    }
     const n = chunk.length;
     let p = 0;
     if (!this.#started) {

@@ -55,12 +55,11 @@ import {
   PUMP_UP_FAILED,
   RequestBodyPump,
 } from "./request_body.ts";
-import { copyAvailable, copyChunked, copyLength, copyUntilClose, tunnel, writeHead } from "./body_copy.ts";
+import { copyChunked, copyUntilClose, tunnel, writeHead, writeLengthResponse } from "./body_copy.ts";
 import { grpcWebLocalReplyBytes, isGrpcWebContentType } from "../grpc/local_reply.ts";
 
 const CONTINUE_100 = ascii("HTTP/1.1 100 Continue\r\n\r\n");
 const RESET_BEFORE_HEADERS = "upstream connect error or disconnect/reset before headers. reset reason: ";
-const FALSE = Promise.resolve(false);
 
 /** Forwards the requests of one downstream connection until it closes. */
 export class Http1Session {
@@ -93,6 +92,14 @@ export class Http1Session {
     const limits = options.limits ?? DEFAULT_HEAD_LIMITS;
     this.#req = new HeadParser(REQUEST, limits);
     this.#res = new HeadParser(RESPONSE, limits);
+  }
+
+  /**
+   * The parser of this session's request heads. A downstream view that reads heads itself (the
+   * outbound listener's routing) parses them on it and hands them over ({@link HeadParser.handOver}).
+   */
+  get requestParser(): HeadParser {
+    return this.#req;
   }
 
   /** Serves requests until the connection ends; never rejects. */
@@ -230,13 +237,15 @@ export class Http1Session {
       this.#body.cancel = false;
       let pumpDone: Promise<void> | null = null;
       try {
-        up.cork();
-        writeHead(up, head);
-        if (bodyKind !== B_EMPTY) {
+        if (bodyKind === B_EMPTY) writeHead(up, head);
+        else {
+          // The head and the body bytes already here in one write.
+          up.cork();
+          writeHead(up, head);
           this.#body.state = PUMP_RUNNING;
           pumpDone = this.#body.run(up, bodyKind, length);
+          up.uncork();
         }
-        up.uncork();
       } catch {
         // The pooled connection closed under us; treated as a reset below.
       }
@@ -355,29 +364,24 @@ export class Http1Session {
       }
       if (mode === BODY_DECHUNK || mode === BODY_UNTIL_CLOSE) keepDown = false;
       if (this.#body.state === PUMP_DOWN_FAILED || this.#body.state === PUMP_UP_FAILED) keepDown = false;
-      // Head and the body bytes already here go out in one write (cork): the copy loops run
-      // synchronously up to their first wait.
+      // Head and the body bytes already here go out in one write: joined for a Content-Length body,
+      // corked otherwise (the copy loops run synchronously up to their first wait).
       let body: Promise<boolean> | null = null;
-      down.cork();
-      try {
-        writeHead(
-          down,
-          encodeResponseHead(rh, { body: mode, keepAlive: keepDown, clientMinor, upgrade: false }),
-        );
-        if (mode === BODY_AS_IS) {
-          if (rh.hasTransferEncoding) body = copyChunked(up, down, this.#resBody, false);
-          else {
-            // Usually the whole body came with the head: copied here, without a promise.
-            const left = copyAvailable(up, down, rh.contentLength);
-            if (left !== 0) body = left < 0 ? FALSE : copyLength(up, down, left);
-          }
-        } else if (mode === BODY_DECHUNK) {
-          body = copyChunked(up, down, this.#dechunk ??= new ChunkedDecoder(true, 502), true);
-        } else if (mode === BODY_RECHUNK || mode === BODY_UNTIL_CLOSE) {
-          body = copyUntilClose(up, down, mode === BODY_RECHUNK);
+      const headOptions = { body: mode, keepAlive: keepDown, clientMinor, upgrade: false };
+      if (mode === BODY_NONE) writeHead(down, encodeResponseHead(rh, headOptions));
+      else if (mode === BODY_AS_IS && !rh.hasTransferEncoding) {
+        body = writeLengthResponse(up, down, rh, headOptions);
+      } else {
+        down.cork();
+        try {
+          writeHead(down, encodeResponseHead(rh, headOptions));
+          if (mode === BODY_AS_IS) body = copyChunked(up, down, this.#resBody, false);
+          else if (mode === BODY_DECHUNK) {
+            body = copyChunked(up, down, this.#dechunk ??= new ChunkedDecoder(true, 502), true);
+          } else body = copyUntilClose(up, down, mode === BODY_RECHUNK);
+        } finally {
+          down.uncork();
         }
-      } finally {
-        down.uncork();
       }
       o.observer.response(st, false);
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import net from "node:net";
 import tls from "node:tls";
-import { SocketIo } from "./socket_io.ts";
+import { NodeSocketIo } from "./socket_io.ts";
 import { makeCa, makeLeaf } from "../inbound/test_support.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
 
@@ -16,7 +16,7 @@ Deno.test("SocketIo over TLS: the FIN after a backpressure pause arrives, every 
   const size = 4 << 20;
   const result = Promise.withResolvers<{ bytes: number; ended: boolean }>();
   const server = tls.createServer({ cert: leaf.certPem, key: leaf.keyPem, allowHalfOpen: true }, (socket) => {
-    const io = new SocketIo(socket, 1024);
+    const io = new NodeSocketIo(socket, 1024);
     void (async () => {
       // Not reading yet: the queue passes highWater and SocketIo pauses the socket.
       await new Promise((r) => setTimeout(r, 200));

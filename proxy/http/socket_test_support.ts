@@ -7,7 +7,7 @@
  */
 import net from "node:net";
 import { latin1 } from "./chars.ts";
-import { SocketIo } from "./socket_io.ts";
+import { NodeSocketIo } from "./socket_io.ts";
 
 /**
  * A copy between two real loopback connections: `src` reads what the test sends on `feed`, and what
@@ -15,8 +15,8 @@ import { SocketIo } from "./socket_io.ts";
  */
 export async function copying(): Promise<{
   feed: net.Socket;
-  src: SocketIo;
-  dst: SocketIo;
+  src: NodeSocketIo;
+  dst: NodeSocketIo;
   received: () => Promise<string>;
   close: () => void;
 }> {
@@ -36,8 +36,8 @@ export async function copying(): Promise<{
     if (Date.now() > deadline) throw new Error("loopback connections not accepted within 5 s");
     await new Promise((r) => setTimeout(r, 5));
   }
-  const src = new SocketIo(accepted[0]);
-  const dst = new SocketIo(accepted[1]);
+  const src = new NodeSocketIo(accepted[0]);
+  const dst = new NodeSocketIo(accepted[1]);
   const chunks: Uint8Array[] = [];
   sink.on("data", (c: Uint8Array) => chunks.push(c));
   const ended = new Promise<void>((resolve) => sink.once("end", resolve).once("close", resolve));

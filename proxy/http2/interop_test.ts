@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import * as net from "node:net";
 import { processDeadline, within } from "../../shared/internal/testing/deadline.ts";
 import { commandMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { freePort } from "../../shared/internal/testing/free_port.ts";
 import { bodyText, connectClient, get } from "./connection_test_support.ts";
 import { startEchoServer } from "./echo_test_support.ts";
 import { headerValue } from "./headers.ts";
@@ -106,16 +107,6 @@ Deno.test(requires(commandMissing("h2load"), {
   },
 }));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 async function waitForPort(port: number): Promise<void> {
   for (let i = 0; i < 100; i++) {
     const ok = await new Promise<boolean>((resolve) => {
@@ -134,7 +125,7 @@ Deno.test(requires(commandMissing("nghttpd"), {
     const dir = await Deno.makeTempDir();
     const big = new Uint8Array(1024 * 1024).map((_, i) => (i * 7) % 256);
     await Deno.writeFile(`${dir}/big`, big);
-    const port = await freePort();
+    const port = freePort();
     const nghttpd = new Deno.Command("nghttpd", {
       args: ["--no-tls", "-d", dir, String(port)],
       stdout: "null",

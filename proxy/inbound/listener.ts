@@ -31,7 +31,7 @@ import {
 } from "../http/conn_limits.ts";
 import { Http1Session } from "../http/session.ts";
 import type { Log } from "../http/session_types.ts";
-import { SocketIo } from "../http/socket_io.ts";
+import { NodeSocketIo } from "../http/socket_io.ts";
 import { inboundModeOf, type RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { InboundPolicyFilter } from "../filters/mod.ts";
 import { type InboundObserver, InboundStats } from "./observer.ts";
@@ -380,7 +380,7 @@ export class InboundListener {
       sni: peer?.sni,
       peer: conn.peer,
     }, this.#log);
-    const io = new SocketIo(socket);
+    const io = new NodeSocketIo(socket);
     // After first-bytes detection over mutual TLS the TLS transport is held (../tcp/relay.ts).
     resumeReading(socket);
     conn.io = io;

@@ -12,7 +12,8 @@
  *
  * @module
  */
-import { keySetProblem } from "../../shared/mod.ts";
+// The file, not the shared/mod.ts barrel (see ../filters/inbound_filter.ts).
+import { keySetProblem } from "../../shared/policy/jwt/authenticate.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 
 /** A decoded mesh.v1.JwtProvider, as far as this module reads it. */

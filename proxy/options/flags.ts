@@ -48,7 +48,7 @@ export const PROXY_FLAGS: readonly ProxyFlag[] = [
     description: "meshd's ADS address: its --secureGRPCAddr (mutual TLS), or --grpcAddr with " +
       "--controlPlaneAuthPolicy NONE. Several meshd replicas: a comma-separated list (a broken stream or a " +
       "failed connect moves to the next, with backoff; the last config stays in force meanwhile), or one DNS " +
-      "name with several addresses (grpc-js tries each; not tested here). Every replica's certificate must pass the name check",
+      "name with several addresses (fetch's connector tries each; not tested here). Every replica's certificate must pass the name check",
     default: "meshd.mesh-system.svc:15012",
   },
   {

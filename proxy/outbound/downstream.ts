@@ -12,11 +12,11 @@ import { Duplex } from "node:stream";
 import { ascii } from "../http/chars.ts";
 import { concat } from "../tls/client_hello.ts";
 import { ConnectionClock } from "../http/conn_limits.ts";
-import { type HeadLimits, HeadParser } from "../http/head.ts";
-import { HttpError, type HttpHead, REQUEST } from "../http/http_head.ts";
+import type { HeadParser } from "../http/head.ts";
+import { HttpError, type HttpHead } from "../http/http_head.ts";
 import type { Http1Session } from "../http/session.ts";
 import type { Upstream } from "../http/session_types.ts";
-import { SocketIo } from "../http/socket_io.ts";
+import { NodeSocketIo, type SocketIo } from "../http/socket_io.ts";
 import { DialError, type EndpointPool } from "./endpoint_pool.ts";
 import type { LocalReplyKind } from "./outbound_stats.ts";
 import { NO_ROUTE, type Route, type Routed } from "./router.ts";
@@ -27,26 +27,30 @@ export { concat };
  * The downstream connection: while the session waits for a request head, reads the head itself,
  * routes it and gives the session the (possibly rewritten) head; body bytes pass through.
  */
-export class RoutingDownstream extends SocketIo {
+export class RoutingDownstream extends NodeSocketIo {
   session: Http1Session | null = null;
   closing = false;
   clock = new ConnectionClock(Date.now());
   readonly upstream: RouteUpstream;
-  readonly #parser: HeadParser;
   readonly #route: (h: HttpHead) => Routed;
   #held: Uint8Array[] = [];
 
-  constructor(raw: net.Socket, limits: HeadLimits, upstream: RouteUpstream, route: (h: HttpHead) => Routed) {
+  constructor(raw: net.Socket, upstream: RouteUpstream, route: (h: HttpHead) => Routed) {
     super(raw);
-    this.#parser = new HeadParser(REQUEST, limits);
     this.#route = route;
     this.upstream = upstream;
   }
 
+  /**
+   * While the session waits for a request head: the head, read and parsed on the session's own
+   * parser and routed. An unchanged head that came in one read is handed over (the session takes the
+   * parse as it is); a rewritten one, or a copy of one that spanned reads, is given to the session to
+   * parse.
+   */
   override read(): Uint8Array | null | undefined {
     const s = this.session;
     if (s === null || s.waitingSince === 0) return super.read();
-    const p = this.#parser;
+    const p = s.requestParser;
     for (;;) {
       const c = super.read();
       if (c === undefined) return undefined;
@@ -61,25 +65,34 @@ export class RoutingDownstream extends SocketIo {
         off = p.feed(c);
       } catch (e) {
         if (!(e instanceof HttpError)) throw e;
-        // The session's parser meets the same bytes and answers (400, 431, ...).
-        return this.#release();
+        // The session's parser meets the same bytes again and answers (400, 431, ...).
+        return this.#release(p);
       }
       if (off < 0) continue;
       if (off < c.length) this.unread(c.subarray(off));
       const h = p.head;
       const routed = this.#route(h);
       this.upstream.route = routed.route;
-      const head = routed.head ?? (h.shared ? h.buf.slice(h.start, h.end) : h.buf.subarray(h.start, h.end));
       this.#held = [];
-      p.reset();
-      return head;
+      if (routed.head !== null) {
+        p.reset();
+        return routed.head;
+      }
+      if (h.shared) {
+        // A head that spanned reads lies in the parser's buffer, which the next head reuses: the
+        // session parses a copy (and may forward that copy as it is), as before the hand-over.
+        p.reset();
+        return h.buf.slice(h.start, h.end);
+      }
+      p.handOver();
+      return h.buf.subarray(h.start, h.end);
     }
   }
 
-  #release(): Uint8Array {
+  #release(p: HeadParser): Uint8Array {
     const held = this.#held;
     this.#held = [];
-    this.#parser.reset();
+    p.reset();
     return concat(held, held.reduce((n, c) => n + c.length, 0));
   }
 }
@@ -150,7 +163,7 @@ function cannedResponse(status: number, body: string, location?: string): Socket
       cb();
     },
   });
-  const io = new SocketIo(d as unknown as net.Socket);
+  const io = new NodeSocketIo(d as unknown as net.Socket);
   const msg = new Uint8Array(head.length + bodyBytes.length);
   msg.set(ascii(head), 0);
   msg.set(bodyBytes, head.length);

@@ -11,7 +11,7 @@
  */
 import net from "node:net";
 import tls from "node:tls";
-import { ConnectionPool } from "../http/connection_pool.ts";
+import { ConnectionPool, pooledNodeSocket } from "../http/connection_pool.ts";
 import type { SocketIo } from "../http/socket_io.ts";
 import type { CertificateInfo } from "../runtime/snapshot.ts";
 
@@ -164,8 +164,10 @@ export class EndpointPool extends ConnectionPool {
   lastUsed = Date.now();
 
   constructor(options: EndpointPoolOptions) {
+    const dial = options.dial;
     super({
       ...options,
+      dial: async () => pooledNodeSocket(await dial()),
       closedError: () => new DialError("connect_failure", "upstream pool closed"),
     });
   }

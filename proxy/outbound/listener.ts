@@ -408,7 +408,6 @@ export class OutboundListener {
     const metered = local === undefined ? undefined : new MeteredObserver(this.observer, local);
     const down = new RoutingDownstream(
       socket,
-      this.#limits,
       upstream,
       (h) => {
         const routed = this.#router.route(h, peer, gateway.routeName);

@@ -256,6 +256,36 @@ Deno.test("one client connection, requests to different services are routed per 
   });
 });
 
+Deno.test("one connection: a head split over reads, a head in one read, two pipelined heads: each routed and forwarded", async () => {
+  await withOutbound(async ({ port }) => {
+    const c = await RawConn.plain(port);
+    const echoed = async (value: string) => {
+      const r = await c.response();
+      assert.equal(r.status, 200, r.body);
+      const headers = JSON.parse(r.body).headers as Record<string, string>;
+      assert.equal(headers["x-split"], value);
+      assert.match(headers["x-forwarded-client-cert"], new RegExp(`URI=${CLIENT_ID}`));
+    };
+    // Split: the head is accumulated by the parser (a copy goes to the session).
+    for (const piece of ["GET /headers HTTP/1.1\r\nHo", "st: httpbin.foo:8000\r\nx-split: one\r", "\n\r\n"]) {
+      c.write(piece);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    await echoed("one");
+    // In one read: parsed once and handed over to the session.
+    c.write("GET /headers HTTP/1.1\r\nHost: httpbin.foo:8000\r\nx-split: two\r\n\r\n");
+    await echoed("two");
+    // Pipelined: the second head is the rest of the first one's read.
+    c.write(
+      "GET /headers HTTP/1.1\r\nHost: httpbin.foo:8000\r\nx-split: three\r\n\r\n" +
+        "GET /headers HTTP/1.1\r\nHost: httpbin.foo:8000\r\nx-split: four\r\n\r\n",
+    );
+    await echoed("three");
+    await echoed("four");
+    c.close();
+  });
+});
+
 Deno.test("errors: 404 unknown host and port, 503 no endpoints, 502 refused / TLS / identity mismatch", async () => {
   await withOutbound(async ({ proxy, stats }) => {
     const cases: [string, string, RegExp][] = [

@@ -35,7 +35,15 @@ interface Index {
   hosts: Map<string, string>;
   /** Cluster domains seen in `<name>.<ns>.svc.<domain>` hosts (cluster.local first when present). */
   domains: string[];
+  /**
+   * Answers of {@link resolveHost} that found a service port, by `<default port>|<namespace>|<authority>`:
+   * an application sends the same few Hosts on every request. Failures are not kept, and at most
+   * RESOLVED_LIMIT answers are, so Hosts an application makes up cannot grow it.
+   */
+  resolved: Map<string, Resolution & { ok: true }>;
 }
+
+const RESOLVED_LIMIT = 1024;
 
 const indexes = new WeakMap<object, Index>();
 
@@ -54,7 +62,7 @@ function indexOf(services: RuntimeSnapshot["services"]): Index {
     for (const a of s.addresses) if (!hosts.has(a.toLowerCase())) hosts.set(a.toLowerCase(), key);
   }
   const list = [...domains].sort((a, b) => (a === "cluster.local" ? -1 : b === "cluster.local" ? 1 : 0));
-  idx = { hosts, domains: list.length > 0 ? list : ["cluster.local"] };
+  idx = { hosts, domains: list.length > 0 ? list : ["cluster.local"], resolved: new Map() };
   indexes.set(services, idx);
   return idx;
 }
@@ -103,9 +111,15 @@ export function resolveHost(
   snapshot: Pick<RuntimeSnapshot, "services">,
   defaultPort = 80,
 ): Resolution {
+  const resolved = indexOf(snapshot.services).resolved;
+  const memo = `${defaultPort}|${namespace ?? ""}|${authority}`;
+  const known = resolved.get(memo);
+  if (known !== undefined) return known;
   const parsed = parseAuthority(authority, defaultPort);
   if (parsed === null) return { ok: false, status: 400, reason: `invalid host ${JSON.stringify(authority)}` };
-  return resolveService(parsed, namespace, snapshot);
+  const r = resolveService(parsed, namespace, snapshot);
+  if (r.ok && resolved.size < RESOLVED_LIMIT) resolved.set(memo, r);
+  return r;
 }
 
 /**

@@ -122,3 +122,18 @@ Deno.test("resolveService: a gateway destination resolves as its host:port autho
   assert.ok(!none.ok);
   assert.match(none.reason, /has no port 0; its ports: 8000/);
 });
+
+Deno.test("resolveHost: a repeated lookup (answered from the per-snapshot memo) gives the first answer", () => {
+  const fresh = () => ({ services: { ...snapshot.services } });
+  const s = fresh();
+  for (const [authority, ns] of cases) {
+    const first = resolveHost(authority, ns, s);
+    assert.deepEqual(resolveHost(authority, ns, s), first, `${authority} in ${ns}`);
+    assert.deepEqual(first, resolveHost(authority, ns, fresh()), `${authority} in ${ns}, new snapshot`);
+  }
+  // The namespace is part of the memo's key: a short name resolves in each proxy's own namespace.
+  const foo = resolveHost("httpbin:8000", "foo", s), bar = resolveHost("httpbin:8000", "bar", s);
+  assert.ok(foo.ok && bar.ok);
+  assert.equal(foo.key, "foo/httpbin");
+  assert.equal(bar.key, "bar/httpbin");
+});

@@ -7,7 +7,9 @@
  *
  * @module
  */
-import { normalizePath, PathError, type PathNormalization } from "../../shared/mod.ts";
+import type { PathNormalization } from "../../shared/mod.ts";
+// The file, not the shared/mod.ts barrel (see ../filters/inbound_filter.ts).
+import { normalizePath, PathError } from "../../shared/policy/authorization/path.ts";
 import { ascii } from "../http/chars.ts";
 import { H_HOST, type HttpHead } from "../http/http_head.ts";
 

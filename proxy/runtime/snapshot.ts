@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { DEFAULT_PROXY_SETTINGS, type ProxySettings } from "../../shared/proxy_settings/mod.ts";
+// settings.ts, not the barrel: the barrel also loads the YAML parser (proxy/workers/README.md).
+import { DEFAULT_PROXY_SETTINGS, type ProxySettings } from "../../shared/proxy_settings/settings.ts";
 
 /** The effective inbound mutual TLS of a port, as meshd computed it (mesh.v1.PortMtls). */
 export interface PortMtls {

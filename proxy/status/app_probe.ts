@@ -15,7 +15,7 @@ import { Buffer } from "node:buffer";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
-import * as grpc from "@grpc/grpc-js";
+import type * as Grpc from "@grpc/grpc-js";
 import protobuf from "protobufjs";
 import type { AppProber, HttpGetProber } from "../../shared/internal/app_probers.ts";
 
@@ -115,7 +115,14 @@ export const GRPC_BACKOFF_MS = 100;
 /** grpc.health.v1.HealthCheckResponse.ServingStatus. */
 const SERVING_STATUS = ["UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"];
 
-function grpcProbe(g: { port: number; service?: string }, timeoutMs: number): Promise<ProbeResult> {
+/**
+ * grpc-js, loaded by the first gRPC probe only: the agent talks to meshd over fetch, and grpc-js costs
+ * about 16 MiB on the main isolate (proxy/agent/README.md, "Memory").
+ */
+let grpcModule: Promise<typeof Grpc> | undefined;
+
+async function grpcProbe(g: { port: number; service?: string }, timeoutMs: number): Promise<ProbeResult> {
+  const grpc = await (grpcModule ??= import("@grpc/grpc-js"));
   // Plain text, as the kubelet's gRPC probe: no TLS, so no root bundle is read. A channel of its own
   // (no shared subchannel), so no probe rides another's connection. After a failed connect grpc-js
   // retries once more after its backoff even when the channel is closed: a short backoff ends that soon.

@@ -1,9 +1,11 @@
 /**
- * The inbound worker pool: N Workers ({@link ./worker.ts}), each running every inbound listener on
- * the same ports with SO_REUSEPORT. The main thread posts each {@link RuntimeSnapshot} to all of them
- * and gathers their counters for the admin `/stats`.
+ * The worker pool: N Workers ({@link ./worker.ts}), each running every listener on the same ports
+ * with SO_REUSEPORT. The main thread posts each {@link RuntimeSnapshot} to all of them and gathers
+ * their counters for the admin `/stats`. A pool of one runs its data plane on the main isolate
+ * (./inline_worker.ts) through the same messages, unless `isolate` asks for a Worker.
  *
- * Workers get network access only (no files, environment, subprocesses or FFI).
+ * Workers get network access only (no files, environment, subprocesses or FFI but libc's for capture);
+ * the inline data plane has the process's permissions.
  *
  * @module
  */
@@ -13,6 +15,7 @@ import type { IstioTcpSeries } from "../tcp/tcp_metrics.ts";
 import type { ScopedLog } from "../logging/logger.ts";
 import type { LogLevels } from "../../shared/internal/logging/levels.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import type { PoolWorker } from "./inline_worker.ts";
 import { listenerKey } from "./protocol.ts";
 import type { FromWorker, ListenerCounters, ToWorker, WorkerListener } from "./protocol.ts";
 import {
@@ -32,6 +35,12 @@ export interface WorkerPoolOptions {
   startTimeoutMs?: number;
   /** Timeouts and connection limit of every listener. Default {@link DEFAULT_LISTENER_LIMITS}. */
   connectionLimits?: ListenerLimits;
+  /**
+   * Whether a pool of one runs its data plane in a Worker isolate too. Default false: on the main
+   * isolate, which saves the isolate's memory (proxy/workers/README.md). Pools of two or more always
+   * use Workers.
+   */
+  isolate?: boolean;
 }
 
 /** The counters of one worker. */
@@ -46,7 +55,7 @@ export interface WorkerCounters {
 
 interface Slot {
   index: number;
-  worker: Worker;
+  worker: PoolWorker;
   /** The last snapshot revision the worker confirmed. */
   applied: number;
   waiters: Map<string, (m: FromWorker) => void>;
@@ -72,6 +81,11 @@ export class WorkerPool {
     return this.#slots.length;
   }
 
+  /** Whether the data plane runs on the main isolate (a pool of one, without `isolate`). */
+  get inline(): boolean {
+    return this.#o.size === 1 && !this.#o.isolate;
+  }
+
   /** Whether every worker has started its listeners. */
   get started(): boolean {
     return this.#started && !this.#closed;
@@ -90,8 +104,10 @@ export class WorkerPool {
   async start(snapshot: RuntimeSnapshot): Promise<void> {
     // A worker cannot be given more than the proxy has.
     const ffiGranted = Deno.permissions.querySync({ name: "ffi", path: LIBC_PATH }).state === "granted";
+    // Imported only when used: with Workers the main isolate never loads the data path's modules.
+    const inline = this.inline ? (await import("./inline_worker.ts")).InlineWorker : undefined;
     for (let index = 0; index < this.#o.size; index++) {
-      const worker = new Worker(new URL("./worker.ts", import.meta.url), {
+      const worker: PoolWorker = inline ? new inline() : new Worker(new URL("./worker.ts", import.meta.url), {
         type: "module",
         name: `proxy-worker-${index}`,
         deno: {

@@ -49,19 +49,50 @@ Deno.test("two workers bind one port with SO_REUSEPORT, both accept, snapshots a
   assert.deepEqual(lines, []);
 });
 
-Deno.test("a port already taken without SO_REUSEPORT fails the start with the reason", async () => {
-  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (taken.addr as Deno.NetAddr).port;
+Deno.test("a pool of one runs on the main isolate: accepts, counters and snapshots flow, close unbinds", async () => {
+  const app = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, () => new Response("app\n"));
+  const port = freePort();
   const pool = new WorkerPool({
-    size: 2,
-    listeners: [{ address: "127.0.0.1", port, appAddress: "127.0.0.1", appPort: 1 }],
-    levels: uniformLevels("off"),
-    log: new ProxyLogger(uniformLevels("off")).scope("workers"),
+    size: 1,
+    listeners: [{ address: "127.0.0.1", port, appAddress: "127.0.0.1", appPort: app.addr.port }],
+    levels: uniformLevels("error"),
+    log: new ProxyLogger(uniformLevels("error")).scope("workers"),
   });
   try {
-    await assert.rejects(() => pool.start(EMPTY_SNAPSHOT), /EADDRINUSE|in use/i);
+    assert.equal(pool.inline, true);
+    await pool.start(EMPTY_SNAPSHOT);
+    for (let i = 0; i < 5; i++) assert.equal((await curl(`http://127.0.0.1:${port}/`)).out, "app\n");
+    const counters = await pool.counters();
+    assert.deepEqual(counters.map((w) => [w.worker, w.listeners[0].counters.downstream_cx_total]), [[0, 5]]);
+    pool.publish({ ...EMPTY_SNAPSHOT, revision: 3 });
+    await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(pool.appliedRevisions(), [3]);
   } finally {
-    taken.close();
     await pool.close();
+    await app.shutdown();
   }
+  // Closed: the port is free again (a listener left bound would make this throw EADDRINUSE).
+  Deno.listen({ hostname: "127.0.0.1", port }).close();
 });
+
+for (const [size, isolate] of [[1, false], [1, true], [2, false]] as const) {
+  const kind = size === 1 && !isolate ? "inline" : "Workers";
+  Deno.test(`a port already taken without SO_REUSEPORT fails the start with the reason (${size}, ${kind})`, async () => {
+    const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (taken.addr as Deno.NetAddr).port;
+    const pool = new WorkerPool({
+      size,
+      isolate,
+      listeners: [{ address: "127.0.0.1", port, appAddress: "127.0.0.1", appPort: 1 }],
+      levels: uniformLevels("off"),
+      log: new ProxyLogger(uniformLevels("off")).scope("workers"),
+    });
+    assert.equal(pool.inline, kind === "inline");
+    try {
+      await assert.rejects(() => pool.start(EMPTY_SNAPSHOT), /EADDRINUSE|in use/i);
+    } finally {
+      taken.close();
+      await pool.close();
+    }
+  });
+}

@@ -13,6 +13,15 @@ import { PROXY_PERMISSION_FLAGS } from "../../shared/internal/proxy_permissions.
 const CLK_TCK = 100;
 const root = new URL("../../", import.meta.url).pathname;
 
+/**
+ * The checkout whose `proxy` program the pair benches run: BENCH_PROXY_ROOT (a before/after run: `git
+ * worktree add /tmp/base-<you> main`), else this one. Its deno.json gives the proxy's V8 flags; the
+ * permission flags are this checkout's.
+ */
+export function proxyRoot(): string {
+  return Deno.env.get("BENCH_PROXY_ROOT") ?? root;
+}
+
 /** Progress on stderr (stdout carries the one JSON line). */
 export function log(msg: string): void {
   console.error(`bench: ${msg}`);
@@ -42,9 +51,9 @@ export class BenchRun {
     return new BenchRun(await Deno.makeTempDir({ prefix }));
   }
 
-  /** Starts `cmd`, stdout discarded, stderr drained into `tail`; killed by `close()`. */
-  spawn(cmd: string, args: string[], env: Record<string, string> = {}): Child {
-    const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "piped", env })
+  /** Starts `cmd` in `cwd` (default: ours), stdout discarded, stderr kept in `tail`; `close()` kills it. */
+  spawn(cmd: string, args: string[], env: Record<string, string> = {}, cwd?: string): Child {
+    const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "piped", env, cwd })
       .spawn();
     this.children.push(child);
     let tail = "";
@@ -72,13 +81,12 @@ export class BenchRun {
 
 /**
  * The proxy's `--v8-flags` for a bench: BENCH_PROXY_V8_FLAGS when set (experiments), else the `proxy`
- * task's own (deno.json), so that a bench measures what ships. "" when there are none.
+ * task's own (deno.json of `proxyRoot()`), so that a bench measures what ships. "" when there are none.
  */
 export function proxyV8Flags(): string {
   const env = Deno.env.get("BENCH_PROXY_V8_FLAGS");
   if (env !== undefined) return env;
-  const task: string =
-    JSON.parse(Deno.readTextFileSync(new URL("../../deno.json", import.meta.url))).tasks.proxy;
+  const task: string = JSON.parse(Deno.readTextFileSync(join(proxyRoot(), "deno.json"))).tasks.proxy;
   return /--v8-flags=(\S+)/.exec(task)?.[1] ?? "";
 }
 
@@ -92,6 +100,38 @@ export async function run(cmd: string, args: string[]): Promise<string> {
   const text = new TextDecoder().decode(out.stdout);
   if (!out.success) throw new Error(`${cmd} ${args.join(" ")}: ${new TextDecoder().decode(out.stderr)}`);
   return text;
+}
+
+/**
+ * Where a figure comes from: `commit` is the checkout's HEAD (short hash, "+dirty" when tracked files
+ * differ from it, "unknown" outside git), `proxy_commit` the same of BENCH_PROXY_ROOT when it is set,
+ * and `command` the command line that reproduces the run,
+ * `./dev deno run -A <script and args>` preceded by the BENCH_* variables that were set, except `omitEnv`
+ * (variables a bench sets for itself).
+ */
+export async function runProvenance(
+  scriptAndArgs: string[],
+  omitEnv: string[] = [],
+): Promise<{ commit: string; command: string; proxy_commit?: string }> {
+  const commit = await checkoutCommit(root);
+  const proxy = proxyRoot() === root ? {} : { proxy_commit: await checkoutCommit(proxyRoot()) };
+  const env = Object.entries(Deno.env.toObject()).filter(([k]) =>
+    k.startsWith("BENCH_") && !omitEnv.includes(k)
+  ).sort()
+    .map(([k, v]) => `${k}=${v.includes(" ") || v === "" ? JSON.stringify(v) : v} `).join("");
+  return { commit, command: `${env}./dev deno run -A ${scriptAndArgs.join(" ")}`, ...proxy };
+}
+
+/** `dir`'s HEAD, short, "+dirty" when tracked files differ from it; "unknown" outside git. */
+export async function checkoutCommit(dir: string): Promise<string> {
+  try {
+    const head = (await run("git", ["-C", dir, "rev-parse", "--short", "HEAD"])).trim();
+    const dirty = (await run("git", ["-C", dir, "status", "--porcelain", "--untracked-files=no"])).trim();
+    return dirty ? `${head}+dirty` : head;
+  } catch {
+    // Not a git checkout (an unpacked copy).
+    return "unknown";
+  }
 }
 
 /** User + system CPU seconds of `pid` so far (/proc/<pid>/stat utime+stime). */
@@ -224,7 +264,7 @@ spec: {mtls: {mode: STRICT}}
     "run",
     ...PROXY_PERMISSION_FLAGS,
     ...(options.v8Flags ? [`--v8-flags=${options.v8Flags}`] : []),
-    join(root, "proxy/main.ts"),
+    join(proxyRoot(), "proxy/main.ts"),
     `--discoveryAddress=127.0.0.1:${meshd.securePort}`,
     "--namespace=foo",
     `--serviceAccount=${sa}`,
@@ -246,27 +286,33 @@ spec: {mtls: {mode: STRICT}}
       ...ports.map((p) => `--inbound=${p.targetPort}=127.0.0.1:${p.appPort}`),
     ]),
     { NO_COLOR: "1" },
+    proxyRoot(),
   );
   const clientProxy = bench.spawn(
     Deno.execPath(),
     proxyArgs("sleep", "sleep-1", "127.0.0.2", clientAdmin, [`--outbound=127.0.0.1:${outboundPort}`]),
     { NO_COLOR: "1" },
+    proxyRoot(),
   );
   await waitHttp(`http://127.0.0.1:${serverAdmin}/ready`, "localhost", "server proxy /ready");
   await waitHttp(`http://127.0.0.1:${clientAdmin}/ready`, "localhost", "client proxy /ready");
   return { ca, rootPem, clientProxy, serverProxy, clientAdmin, serverAdmin, outboundPort };
 }
 
-/**
- * An EC P-256 key and a certificate for SPIFFE `foo/<sa>` from `ca`, in one PEM file (chain, then key),
- * as haproxy's `crt` wants it; returns the file's path.
- */
-export async function haproxyPem(
+/** A leaf's files: the chain (leaf first, no root), its key, and both in one file (chain, then key). */
+export interface LeafFiles {
+  cert: string;
+  key: string;
+  pem: string;
+}
+
+/** An EC P-256 key and a certificate for SPIFFE `foo/<sa>` from `ca`, as files in the run's directory. */
+export async function leafFiles(
   bench: BenchRun,
   ca: MeshPair["ca"],
   name: string,
   sa: string,
-): Promise<string> {
+): Promise<LeafFiles> {
   const key = join(bench.dir, `${name}.key`);
   const csr = join(bench.dir, `${name}.csr`);
   await run("openssl", [
@@ -285,9 +331,24 @@ export async function haproxyPem(
     csr,
   ]);
   const chain = await ca.sign({ csrPem: await Deno.readTextFile(csr), namespace: "foo", serviceAccount: sa });
+  const cert = join(bench.dir, `${name}.crt`);
+  await Deno.writeTextFile(cert, chain.slice(0, -1).join(""));
   const pem = join(bench.dir, `${name}.pem`);
   await Deno.writeTextFile(pem, chain.slice(0, -1).join("") + (await Deno.readTextFile(key)));
-  return pem;
+  return { cert, key, pem };
+}
+
+/**
+ * An EC P-256 key and a certificate for SPIFFE `foo/<sa>` from `ca`, in one PEM file (chain, then key),
+ * as haproxy's `crt` wants it; returns the file's path.
+ */
+export async function haproxyPem(
+  bench: BenchRun,
+  ca: MeshPair["ca"],
+  name: string,
+  sa: string,
+): Promise<string> {
+  return (await leafFiles(bench, ca, name, sa)).pem;
 }
 
 /** A counter of the proxy's admin `/stats` text (NaN when absent). */

@@ -2,7 +2,7 @@
  * Per-request cost of path normalization (shared's normalizePath, what every listener runs once per
  * request) under each `meshConfig.pathNormalization` option: a clean target (the common request,
  * which the inbound filter's byte scan usually skips altogether) and a hostile one with every trick.
- * Run with `./dev bench` or `./dev deno bench --allow-all tests/bench/path_normalization_bench.ts`.
+ * Run with `./dev bench:micro` or `./dev deno bench --allow-all tests/bench/path_normalization_bench.ts`.
  */
 import { normalizePath, PATH_NORMALIZATIONS } from "../../shared/mod.ts";
 

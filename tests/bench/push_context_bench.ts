@@ -3,7 +3,7 @@
  * validated once up front (as the config store does), so only buildPushContext is timed: 40
  * namespaces, each with 25 WorkloadEntries, 2 ServiceEntries, a PeerAuthentication, 2
  * AuthorizationPolicies and a RequestAuthentication, plus an ingress gateway with a Gateway and a
- * VirtualService (1,001 workloads in all). Run with `./dev bench`.
+ * VirtualService (1,001 workloads in all). Run with `./dev bench:micro`.
  */
 import { validateText } from "../../shared/mod.ts";
 import { ResourceIndex } from "../../meshd/config_store/resource_index.ts";

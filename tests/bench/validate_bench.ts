@@ -1,6 +1,6 @@
 /**
  * Validation cost: what meshd's config store pays on every changed file, and meshctl per file.
- * Run with `./dev bench`.
+ * Run with `./dev bench:micro`.
  */
 import { validateText } from "../../shared/mod.ts";
 

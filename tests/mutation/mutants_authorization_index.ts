@@ -34,7 +34,32 @@ export const AUTHORIZATION_INDEX_MUTANTS: readonly Mutant[] = [
     '!v.includes("*") && !v.includes("/") ? { kind: "namespace"',
     '!v.includes("*") ? { kind: "namespace"',
   ),
-  keys("hosts are keyed as written", "value: v.toLowerCase() } : undefined;", "value: v } : undefined;"),
+  keys("hosts are keyed as written", "const h = v.toLowerCase();", "const h = v;"),
+  keys(
+    "host suffixes are keyed as prefixes",
+    'return { kind: "hostSuffix", scope: "", value: h.slice(1) };',
+    'return { kind: "hostPrefix", scope: "", value: h.slice(1) };',
+  ),
+  keys(
+    "wildcard SNI values are keyed",
+    'isExact(v) ? { kind: "sni"',
+    '(v !== "*") ? { kind: "sni"',
+  ),
+  index(
+    "the Host's ends are read as received",
+    "const host = r.host.toLowerCase();",
+    "const host = r.host;",
+  ),
+  index(
+    "the Host's suffixes are read forwards",
+    "k = endLists(this.#hostSuffix, host, 0, true, lists, k);",
+    "k = endLists(this.#hostSuffix, host, 0, false, lists, k);",
+  ),
+  index(
+    "the SNI is not looked up",
+    "if (this.#sni.size > 0 && r.sni !== undefined && (l = this.#sni.get(hashText(r.sni)))) lists[k++] = l;",
+    "",
+  ),
   keys(
     "a template is keyed by its whole text",
     'const head = v.slice(0, v.indexOf("{*"));',
@@ -57,8 +82,8 @@ export const AUTHORIZATION_INDEX_MUTANTS: readonly Mutant[] = [
   ),
   keys(
     "JWT principals split at the first /",
-    'const idx = v.lastIndexOf("/");\n  return idx < 0\n    ? { kind: "requestPrincipal"',
-    'const idx = v.indexOf("/");\n  return idx < 0\n    ? { kind: "requestPrincipal"',
+    'const idx = v.lastIndexOf("/");\n  if (isExact(v)) {',
+    'const idx = v.indexOf("/");\n  if (isExact(v)) {',
   ),
   index(
     "the rules without keys are skipped",
@@ -138,13 +163,83 @@ export const AUTHORIZATION_INDEX_MUTANTS: readonly Mutant[] = [
   ),
   index(
     "suffixes are read forwards",
-    "path.charCodeAt(backwards ? path.length - i : i - 1)",
-    "path.charCodeAt(i - 1)",
+    "text.charCodeAt(backwards ? text.length - i : from + i - 1)",
+    "text.charCodeAt(from + i - 1)",
   ),
   index(
     "the longest prefix is not looked up",
-    "const n = Math.min(path.length, lengths.length - 1);",
-    "const n = Math.min(path.length, lengths.length - 2);",
+    "const n = Math.min(text.length - from, lengths.length - 1);",
+    "const n = Math.min(text.length - from, lengths.length - 2);",
+  ),
+  index(
+    "the principal's prefixes are read with spiffe://",
+    "endLists(this.#principalPrefix, p.principal, 9, false, cache, k)",
+    "endLists(this.#principalPrefix, p.principal, 0, false, cache, k)",
+  ),
+  index(
+    "the principal's suffixes are not looked up",
+    "endLists(this.#principalSuffix, p.principal, 9, true, cache, k)",
+    "endLists(this.#principalSuffix, p.principal, 9, false, cache, k)",
+  ),
+  index(
+    "the JWT issuer is looked up by the subject",
+    "this.#requestIssuer.get(hashText(p.iss))",
+    "this.#requestIssuer.get(hashText(p.sub))",
+  ),
+  index(
+    "the JWT subject is looked up with the issuer",
+    "this.#requestSubject.get(hashText(p.sub))",
+    "this.#requestSubject.get(hashPrincipal(p.iss, p.sub))",
+  ),
+  keys(
+    "keys are weighed without how many rules share them",
+    "const weigh: KeyWeight = (k) => KEY_COST[k.kind] * (counts.get(keyId(k)) ?? 1);",
+    "const weigh: KeyWeight = (k) => KEY_COST[k.kind];",
+  ),
+  keys(
+    "a rule's keys are counted once per option",
+    "for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);",
+    "for (const id of ids) counts.set(id, 1);",
+  ),
+  keys(
+    "no rule is weighed again",
+    "keys === undefined || keys.every((k) => counts.get(keyId(k)) === 1) ? keys",
+    "keys === undefined || true ? keys",
+  ),
+  keys(
+    "principal suffixes are keyed as prefixes",
+    'return { kind: "principalSuffix", scope: "", value: v.slice(1) };',
+    'return { kind: "principalPrefix", scope: "", value: v.slice(1) };',
+  ),
+  keys(
+    "principal prefixes keep their *",
+    'return { kind: "principalPrefix", scope: "", value: v.slice(0, -1) };',
+    'return { kind: "principalPrefix", scope: "", value: v };',
+  ),
+  keys(
+    "trust domains are keyed with spiffe://",
+    "const head = star < 0 ? `${v}/` : v.slice(0, star);",
+    "const head = star < 0 ? `spiffe://${v}/` : v.slice(0, star);",
+  ),
+  keys(
+    "a trust domain pattern is keyed by its whole text",
+    "const head = star < 0 ? `${v}/` : v.slice(0, star);",
+    "const head = star < 0 ? `${v}/` : v;",
+  ),
+  keys(
+    "JWT principal patterns key the issuer and subject swapped",
+    '? { kind: "requestSubject", scope: "", value: v.slice(idx + 1) }\n    : { kind: "requestIssuer", scope: "", value: v.slice(0, idx) };',
+    '? { kind: "requestIssuer", scope: "", value: v.slice(0, idx) }\n    : { kind: "requestSubject", scope: "", value: v.slice(idx + 1) };',
+  ),
+  keys(
+    "JWT principal patterns without / are keyed",
+    'if (v === "*" || idx < 0) return undefined;',
+    'if (v === "*") return undefined;',
+  ),
+  keys(
+    "a JWT issuer pattern splits at the first /",
+    ': { kind: "requestIssuer", scope: "", value: v.slice(0, idx) };',
+    ': { kind: "requestIssuer", scope: "", value: v.slice(0, v.indexOf("/")) };',
   ),
   hash(
     "hosts are hashed as received",

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { parseDuration } from "../../mod.ts";
+import { parseDuration } from "../../api/schemas/duration.ts";
 
 /** A parsed value, or why the text is not one (a phrase that follows the quoted text). */
 export type ValueResult<T> = { ok: true; value: T } | { ok: false; reason: string };

@@ -16,6 +16,9 @@ import * as grpc from "@grpc/grpc-js";
 import { Buffer } from "node:buffer";
 import { isIP } from "node:net";
 import * as tls from "node:tls";
+import { hostOf } from "./meshd_roots.ts";
+
+export { hostOf, meshdRoots } from "./meshd_roots.ts";
 
 /** The SNI sent when an IP address is dialled without a server name (meshd ignores SNI). */
 export const IP_TARGET_SNI = "meshd";
@@ -34,29 +37,6 @@ export interface ChannelSecurity {
 export interface SecureChannel {
   credentials: grpc.ChannelCredentials;
   options: grpc.ChannelOptions;
-}
-
-/** The host part of `host:port`, `[v6]:port` or a bare host. */
-export function hostOf(address: string): string {
-  const bracket = /^\[([^\]]+)\](?::\d+)?$/.exec(address);
-  if (bracket) return bracket[1];
-  const colon = address.lastIndexOf(":");
-  if (colon > 0 && address.indexOf(":") === colon) return address.slice(0, colon);
-  return address;
-}
-
-/**
- * The roots to verify meshd with: the configured ones (root-cert.pem) and those meshd sent with the
- * workload certificate, each certificate once. The received bundle came over a connection verified
- * with roots already trusted, and after meshd rotates its self-signed root it holds the new root,
- * which the configured file may lack (istiod's roots reach pilot-agent the same way, through the CA's
- * answer and the istio-ca-root-cert ConfigMap).
- */
-export function meshdRoots(configuredPem: string, receivedPem?: string): string {
-  const blocks = `${configuredPem}\n${receivedPem ?? ""}`.match(
-    /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g,
-  ) ?? [];
-  return [...new Set(blocks.map((b) => b.replace(/\r/g, "")))].map((b) => b + "\n").join("");
 }
 
 /** Secure channel credentials for `address`. */

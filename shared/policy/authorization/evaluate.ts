@@ -31,7 +31,7 @@ import { compileOperation, compileSource } from "./field_matchers.ts";
 import { conditionMatcher } from "./condition_matchers.ts";
 import { httpOnlyFields, tcpRuleEffect, withoutHttpOnlyFields } from "./tcp_rules.ts";
 import { ActionRules, type CompiledPolicy, type CompiledRule } from "./action_rules.ts";
-import { ruleKeys } from "./rule_keys.ts";
+import { workloadRuleKeys } from "./rule_keys.ts";
 import { decision, refText, withAudit } from "./decision.ts";
 
 type Layer = "http" | "tcp";
@@ -239,6 +239,8 @@ export function compileAuthorization(
   const audit: CompiledPolicy[] = [];
   const headerNames = new Set<string>();
   const indexed = options.index !== false;
+  /** The rules to key once all are compiled (keys are weighed by how many rules share them). */
+  const toKey: [CompiledRule, AuthorizationRuleView, string][] = [];
   for (const policy of policies) {
     const ref = { namespace: policy.namespace, name: policy.name };
     const where = `AuthorizationPolicy ${ref.namespace}/${ref.name}`;
@@ -248,11 +250,15 @@ export function compileAuthorization(
       throw new RangeError(`${where}: action CUSTOM (external authorization) is not supported yet`);
     }
     if (target === null) throw new RangeError(`${where}: unknown action "${action}"`);
-    const rules = (policy.rules ?? []).map((rule, index): CompiledRule => ({
-      index,
-      test: compileRule(rule, ref.namespace, headerNames, `${where}: spec.rules[${index}]`),
-      keys: indexed ? ruleKeys(rule, ref.namespace) : undefined,
-    }));
+    const rules = (policy.rules ?? []).map((rule, index): CompiledRule => {
+      const compiled: CompiledRule = {
+        index,
+        test: compileRule(rule, ref.namespace, headerNames, `${where}: spec.rules[${index}]`),
+        keys: undefined,
+      };
+      toKey.push([compiled, rule, ref.namespace]);
+      return compiled;
+    });
     const tcpRules: CompiledRule[] = [];
     const droppedOnTcp: number[] = [];
     (policy.rules ?? []).forEach((rule, index) => {
@@ -260,13 +266,19 @@ export function compileAuthorization(
       if (tcpRuleEffect(action) === "dropped") return droppedOnTcp.push(index);
       const at = `${where}: spec.rules[${index}]`;
       const l4 = withoutHttpOnlyFields(rule);
-      tcpRules.push({
+      const compiled: CompiledRule = {
         index,
         test: compileRule(l4, ref.namespace, new Set(), at),
-        keys: indexed ? ruleKeys(l4, ref.namespace) : undefined,
-      });
+        keys: undefined,
+      };
+      toKey.push([compiled, l4, ref.namespace]);
+      tcpRules.push(compiled);
     });
     target.push({ ref, rules, tcpRules, droppedOnTcp });
+  }
+  if (indexed) {
+    const keys = workloadRuleKeys(toKey.map(([, rule, namespace]) => [rule, namespace] as const));
+    toKey.forEach(([compiled], i) => compiled.keys = keys[i]);
   }
   for (const list of [deny, allow, audit]) list.sort(byName);
   return new CompiledAuthorization(deny, allow, audit, [...headerNames], options);

@@ -44,10 +44,39 @@ const FIELDS: FieldCase[] = [
     ...REQUEST_PRINCIPAL_ROWS,
   },
   {
+    name: "requestPrincipals iss/*",
+    ...source("requestPrincipals", [`${ISS}/*`]),
+    matching: [token("of the issuer"), token("of another subject", { sub: "someone" })],
+    notMatching: [noToken, token("of another issuer", { iss: "other" })],
+  },
+  {
+    name: "requestPrincipals */sub",
+    ...source("requestPrincipals", [`*/${ISS}`]),
+    matching: [token("of the issuer"), token("of another issuer", { iss: "other" })],
+    notMatching: [noToken, token("of another subject", { sub: "someone" })],
+  },
+  {
     name: "requestPrincipals *",
     ...source("requestPrincipals", ["*"]),
     matching: [token("of the issuer"), token("of another issuer", { iss: "other" })],
     notMatching: [noToken],
+  },
+  {
+    name: "principals prefix*",
+    ...source("principals", ["cluster.local/ns/foo/*"]),
+    matching: [["base", {}], peer("spiffe://cluster.local/ns/foo/sa/other")],
+    notMatching: [
+      peer("spiffe://cluster.local/ns/foobar/sa/sleep"),
+      peer("spiffe://other.td/ns/foo/sa/sleep"),
+      peer("cluster.local/ns/foo/sa/sleep"),
+      plainText,
+    ],
+  },
+  {
+    name: "principals *suffix",
+    ...source("principals", ["*/sa/sleep"]),
+    matching: [["base", {}], peer("spiffe://other.td/ns/bar/sa/sleep")],
+    notMatching: [peer("spiffe://cluster.local/ns/foo/sa/sleepy"), peer("spiffe:///sa/sleepy"), plainText],
   },
   { name: "namespaces", ...source("namespaces", ["foo"]), ...NAMESPACE_ROWS },
   {
@@ -63,6 +92,17 @@ const FIELDS: FieldCase[] = [
     ...SERVICE_ACCOUNT_ROWS,
   },
   { name: "trustDomains", ...source("trustDomains", ["cluster.local"]), ...TRUST_DOMAIN_ROWS },
+  {
+    name: "trustDomains prefix*",
+    ...source("trustDomains", ["cluster.*"]),
+    matching: [["base", {}], peer("spiffe://cluster.other/ns/x/sa/y")],
+    notMatching: [
+      peer("spiffe://clusterx/ns/foo/sa/sleep"),
+      peer("spiffe://other.td/ns/cluster.local/sa/sleep"),
+      peer("cluster.local/ns/foo/sa/sleep"),
+      plainText,
+    ],
+  },
   {
     name: "trustDomains *",
     ...source("trustDomains", ["*"]),

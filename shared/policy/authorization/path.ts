@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { DEFAULT_PROXY_SETTINGS, type PathNormalization } from "../../proxy_settings/mod.ts";
+import { DEFAULT_PROXY_SETTINGS, type PathNormalization } from "../../proxy_settings/settings.ts";
 import { escapeRegExp } from "./string_match.ts";
 
 /** A request target after {@link normalizePath}. */

@@ -4,16 +4,18 @@
  * attributes and the rules without keys.
  *
  * Shapes: each key kind is a map from the key's hash (key_hash.ts) to a posting list (ascending
- * rule positions). Path prefixes and suffixes are hashed as the path is read from either end, and
- * looked up at the lengths that keys have. A request gathers at most one list per attribute (one per
- * prefix and suffix length, one per `/ns/` segment of its principal); the lists are merged in
+ * rule positions). Prefixes and suffixes (of the path, the Host in lower case, and the peer principal
+ * without `spiffe://`) are hashed as the text is read from either end, and looked up at the lengths that keys have. A
+ * request gathers at most one list per attribute (one per prefix and suffix length, one per `/ns/`
+ * segment of its principal); the lists are merged in
  * ascending order, so the first rule that matches is the same as the linear scan's. A rule filed
  * under keys of several attributes is evaluated once. A request with more than
  * {@link NAMESPACE_SEGMENTS_MAX} `/ns/` segments in its principal, or a list claim of more than
  * {@link CLAIM_VALUES_MAX} elements that a key reads, is decided by the linear scan.
  *
- * Per request: no allocation (the scratch lists are the index's own; evaluation is synchronous),
- * and the peer principal's lookups only when it differs from the previous request's.
+ * Per request: no allocation (the scratch lists are the index's own; evaluation is synchronous)
+ * but a lower-case copy of a Host with capitals when host patterns are keyed, and the peer
+ * principal's lookups only when it differs from the previous request's.
  *
  * @module
  */
@@ -63,8 +65,8 @@ function add(map: Map<number, Postings>, key: number, rule: number): void {
   else if (list[list.length - 1] !== rule) list.push(rule);
 }
 
-/** Keys of one kind of path end (prefix or suffix): by hash, and the lengths they have. */
-class PathEnds {
+/** Keys of one kind of text end (prefix or suffix): by hash, and the lengths they have. */
+class TextEnds {
   readonly byHash = new Map<number, Postings>();
   /** `lengths[n]` is 1 when some key has n code units. */
   lengths = new Uint8Array(0);
@@ -91,15 +93,23 @@ export class RuleIndex {
   readonly #all: Postings;
   readonly #residual: Postings = [];
   readonly #principal = new Map<number, Postings>();
+  /** Of the principal without `spiffe://` (principals `x*` and `*x`, trust domains). */
+  readonly #principalPrefix = new TextEnds();
+  readonly #principalSuffix = new TextEnds();
   readonly #namespace = new Map<number, Postings>();
   /** By the hash of subject and issuer length. */
   readonly #requestPrincipal = new Map<number, Postings>();
+  readonly #requestIssuer = new Map<number, Postings>();
+  readonly #requestSubject = new Map<number, Postings>();
   readonly #host = new Map<number, Postings>();
+  readonly #hostPrefix = new TextEnds();
+  readonly #hostSuffix = new TextEnds();
+  readonly #sni = new Map<number, Postings>();
   readonly #port = new Map<number, Postings>();
   readonly #method = new Map<number, Postings>();
   readonly #path = new Map<number, Postings>();
-  readonly #prefix = new PathEnds();
-  readonly #suffix = new PathEnds();
+  readonly #prefix = new TextEnds();
+  readonly #suffix = new TextEnds();
   /** Header name (lower case), then value hash. */
   readonly #headers = new Map<string, Map<number, Postings>>();
   readonly #headerNames: readonly string[];
@@ -118,7 +128,11 @@ export class RuleIndex {
    */
   #peer = "";
   #peerCount = 0;
-  readonly #peerCache: Postings[] = new Array<Postings>(1 + NAMESPACE_SEGMENTS_MAX).fill(EMPTY);
+  readonly #peerCache: Postings[];
+  /** Some rule has a key of the peer principal. */
+  readonly #peerKeyed: boolean;
+  /** Some rule has a key of the JWT principal. */
+  readonly #jwtKeyed: boolean;
   /** Scratch of one evaluation: the gathered lists and the merge's position in each. */
   readonly #lists: Postings[];
   readonly #pos: Int32Array;
@@ -146,8 +160,16 @@ export class RuleIndex {
       return { which: which as IpAttribute, bits: bits === "16" ? 16 : 8 };
     });
     this.#ipValues = [...this.#ips.values()];
-    const lists = 8 + NAMESPACE_SEGMENTS_MAX + this.#prefix.count + this.#suffix.count +
-      this.#headerNames.length + this.#claimPaths.length * CLAIM_VALUES_MAX + this.#ipScopes.length;
+    const peerLists = 1 + NAMESPACE_SEGMENTS_MAX + this.#principalPrefix.count + this.#principalSuffix.count;
+    this.#peerCache = new Array<Postings>(peerLists).fill(EMPTY);
+    this.#peerKeyed = this.#principal.size > 0 || this.#namespace.size > 0 ||
+      this.#principalPrefix.count > 0 ||
+      this.#principalSuffix.count > 0;
+    this.#jwtKeyed = this.#requestPrincipal.size > 0 || this.#requestIssuer.size > 0 ||
+      this.#requestSubject.size > 0;
+    const lists = 11 + peerLists + this.#prefix.count + this.#suffix.count + this.#hostPrefix.count +
+      this.#hostSuffix.count + this.#headerNames.length +
+      this.#claimPaths.length * CLAIM_VALUES_MAX + this.#ipScopes.length;
     this.#lists = new Array<Postings>(lists).fill(EMPTY);
     this.#pos = new Int32Array(lists);
   }
@@ -158,12 +180,26 @@ export class RuleIndex {
     switch (k.kind) {
       case "principal":
         return add(this.#principal, hashText(v), i);
+      case "principalPrefix":
+        return this.#principalPrefix.add(v, hashText(v), i);
+      case "principalSuffix":
+        return this.#principalSuffix.add(v, hashTextBackwards(v), i);
       case "namespace":
         return add(this.#namespace, hashText(v), i);
       case "requestPrincipal":
         return add(this.#requestPrincipal, hashPrincipal(k.scope, v), i);
+      case "requestIssuer":
+        return add(this.#requestIssuer, hashText(v), i);
+      case "requestSubject":
+        return add(this.#requestSubject, hashText(v), i);
       case "host":
         return add(this.#host, hashTextFolded(v), i);
+      case "hostPrefix":
+        return this.#hostPrefix.add(v, hashText(v), i);
+      case "hostSuffix":
+        return this.#hostSuffix.add(v, hashTextBackwards(v), i);
+      case "sni":
+        return add(this.#sni, hashText(v), i);
       case "port":
         return add(this.#port, Number(k.value), i);
       case "method":
@@ -246,7 +282,7 @@ export class RuleIndex {
     let k = 0;
     let l: Postings | undefined;
     if (this.#residual.length > 0) lists[k++] = this.#residual;
-    if (this.#principal.size > 0 || this.#namespace.size > 0) {
+    if (this.#peerKeyed) {
       if (p.principal !== this.#peer) {
         this.#peer = p.principal;
         this.#peerCount = this.#peerLists(p);
@@ -254,20 +290,31 @@ export class RuleIndex {
       if (this.#peerCount < 0) return -1;
       for (let i = 0; i < this.#peerCount; i++) lists[k++] = this.#peerCache[i];
     }
-    if (this.#requestPrincipal.size > 0 && p.iss !== undefined && p.sub !== undefined) {
-      if ((l = this.#requestPrincipal.get(hashPrincipal(p.iss, p.sub)))) lists[k++] = l;
+    if (this.#jwtKeyed && p.iss !== undefined && p.sub !== undefined) {
+      if (this.#requestPrincipal.size > 0 && (l = this.#requestPrincipal.get(hashPrincipal(p.iss, p.sub)))) {
+        lists[k++] = l;
+      }
+      if (this.#requestSubject.size > 0 && (l = this.#requestSubject.get(hashText(p.sub)))) lists[k++] = l;
+      if (this.#requestIssuer.size > 0 && (l = this.#requestIssuer.get(hashText(p.iss)))) lists[k++] = l;
     }
     const r = p.r;
     if (this.#host.size > 0 && r.host !== undefined && (l = this.#host.get(hashTextFolded(r.host)))) {
       lists[k++] = l;
     }
+    if (r.host !== undefined && (this.#hostPrefix.count > 0 || this.#hostSuffix.count > 0)) {
+      // As the host matcher compares it.
+      const host = r.host.toLowerCase();
+      if (this.#hostPrefix.count > 0) k = endLists(this.#hostPrefix, host, 0, false, lists, k);
+      if (this.#hostSuffix.count > 0) k = endLists(this.#hostSuffix, host, 0, true, lists, k);
+    }
+    if (this.#sni.size > 0 && r.sni !== undefined && (l = this.#sni.get(hashText(r.sni)))) lists[k++] = l;
     if (this.#port.size > 0 && (l = this.#port.get(r.port))) lists[k++] = l;
     if (this.#method.size > 0 && typeof r.method === "string" && (l = this.#method.get(hashText(r.method)))) {
       lists[k++] = l;
     }
     if (this.#path.size > 0 && (l = this.#path.get(hashText(p.path)))) lists[k++] = l;
-    if (this.#prefix.count > 0) k = this.#ends(this.#prefix, p.path, false, k);
-    if (this.#suffix.count > 0) k = this.#ends(this.#suffix, p.path, true, k);
+    if (this.#prefix.count > 0) k = endLists(this.#prefix, p.path, 0, false, lists, k);
+    if (this.#suffix.count > 0) k = endLists(this.#suffix, p.path, 0, true, lists, k);
     const headers = r.headers;
     if (headers !== undefined) {
       for (let i = 0; i < this.#headerNames.length; i++) {
@@ -303,10 +350,20 @@ export class RuleIndex {
   #peerLists(p: Prepared): number {
     let k = 0;
     let l: Postings | undefined;
+    const cache = this.#peerCache;
     // principalBody is principal without `spiffe://`: hashed in place, as a slice reads slower.
-    if (this.#principal.size > 0 && p.principalBody !== "") {
-      if ((l = this.#principal.get(hashKey(hashRange(p.principal, 9, p.principal.length))))) {
-        this.#peerCache[k++] = l;
+    if (p.principalBody !== "") {
+      if (
+        this.#principal.size > 0 &&
+        (l = this.#principal.get(hashKey(hashRange(p.principal, 9, p.principal.length))))
+      ) {
+        cache[k++] = l;
+      }
+      if (this.#principalPrefix.count > 0) {
+        k = endLists(this.#principalPrefix, p.principal, 9, false, cache, k);
+      }
+      if (this.#principalSuffix.count > 0) {
+        k = endLists(this.#principalSuffix, p.principal, 9, true, cache, k);
       }
     }
     return this.#namespace.size > 0 && p.principal !== "" ? this.#namespaces(p.principal, k) : k;
@@ -326,19 +383,31 @@ export class RuleIndex {
       from = at + 1;
     }
   }
+}
 
-  /** Adds the lists of the path's prefixes (or suffixes) of the lengths that keys have. */
-  #ends(ends: PathEnds, path: string, backwards: boolean, k: number): number {
-    const lengths = ends.lengths;
-    const n = Math.min(path.length, lengths.length - 1);
-    let h = HASH_START;
-    for (let i = 1; i <= n; i++) {
-      h = hashStep(h, path.charCodeAt(backwards ? path.length - i : i - 1));
-      if (lengths[i] === 1) {
-        const l = ends.byHash.get(hashKey(h));
-        if (l) this.#lists[k++] = l;
-      }
+/**
+ * Puts in `out` from `k` the lists of the prefixes (or suffixes) of `text` from `from` on, of the
+ * lengths that keys have.
+ *
+ * @returns the new number of lists in `out`
+ */
+function endLists(
+  ends: TextEnds,
+  text: string,
+  from: number,
+  backwards: boolean,
+  out: Postings[],
+  k: number,
+): number {
+  const lengths = ends.lengths;
+  const n = Math.min(text.length - from, lengths.length - 1);
+  let h = HASH_START;
+  for (let i = 1; i <= n; i++) {
+    h = hashStep(h, text.charCodeAt(backwards ? text.length - i : from + i - 1));
+    if (lengths[i] === 1) {
+      const l = ends.byHash.get(hashKey(h));
+      if (l) out[k++] = l;
     }
-    return k;
   }
+  return k;
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { AuthorizationRuleView } from "./policy_view.ts";
-import { ruleKeys } from "./rule_keys.ts";
+import { ruleKeys, workloadRuleKeys } from "./rule_keys.ts";
 
 const keys = (rule: AuthorizationRuleView): string[] | undefined =>
   ruleKeys(rule, "foo")?.map((k) => `${k.kind}${k.scope === "" ? "" : `[${k.scope}]`}=${k.value}`);
@@ -12,12 +12,24 @@ const CASES: [string, AuthorizationRuleView, string[] | undefined][] = [
     "principal=td/ns/a/sa/b",
     "principal=td/ns/c/sa/d",
   ]],
-  ["a wildcard principal unkeys the field", { from: [{ source: { principals: ["td/*"] } }] }, undefined],
+  ["principals x* and *x by the ends of the principal", {
+    from: [{ source: { principals: ["td/ns/a/*", "*/sa/b"] } }],
+  }, ["principalPrefix=td/ns/a/", "principalSuffix=/sa/b"]],
+  ["principal * unkeys the field", { from: [{ source: { principals: ["td/ns/a/sa/b", "*"] } }] }, undefined],
+  ["trust domains as the principal prefix <domain>/, a pattern by its head", {
+    from: [{ source: { trustDomains: ["td", "c*l"] } }],
+  }, ["principalPrefix=td/", "principalPrefix=c"]],
+  ["trust domain * and *x have none", { from: [{ source: { trustDomains: ["*.example"] } }] }, undefined],
+  [
+    "source.trustDomain conditions",
+    { when: [{ key: "source.trustDomain", values: ["td"] }] },
+    ["principalPrefix=td/"],
+  ],
   ["notPrincipals have none", { from: [{ source: { notPrincipals: ["td/ns/a/sa/b"] } }] }, undefined],
   ["namespaces without * or /", { from: [{ source: { namespaces: ["foo"] } }] }, ["namespace=foo"]],
   ["a namespace with / has none", { from: [{ source: { namespaces: ["foo/sa"] } }] }, undefined],
   ["one unkeyed source unkeys from", {
-    from: [{ source: { principals: ["td/ns/a/sa/b"] } }, { source: { trustDomains: ["td"] } }],
+    from: [{ source: { principals: ["td/ns/a/sa/b"] } }, { source: { trustDomains: ["*"] } }],
   }, undefined],
   ["IP blocks by their first byte (prefix 8 to 15) or two bytes (16 and more)", {
     from: [{ source: { ipBlocks: ["10.0.0.0/8", "192.168.1.0/24", "::ffff:10.1.0.0/112"] } }],
@@ -51,11 +63,24 @@ const CASES: [string, AuthorizationRuleView, string[] | undefined][] = [
   ["a JWT principal without /", { from: [{ source: { requestPrincipals: ["iss"] } }] }, [
     "requestPrincipal[iss]=",
   ]],
+  ["JWT principals iss/* by the issuer, */sub by the subject", {
+    from: [{ source: { requestPrincipals: ["https://i/x/*", "*/sub", "*i/sub"] } }],
+  }, ["requestIssuer=https://i/x", "requestSubject=sub"]],
+  ["JWT principals x* and *x without / have none", {
+    from: [{ source: { requestPrincipals: ["https://i/x/*", "iss*"] } }],
+  }, undefined],
+  ["a JWT principal * has none", { when: [{ key: "request.auth.principal", values: ["*"] }] }, undefined],
   ["paths: exact, prefix, suffix, template head", {
     to: [{ operation: { paths: ["/a", "/b/*", "*.js", "/api/{*}/x"] } }],
   }, ["path=/a", "pathPrefix=/b/", "pathSuffix=.js", "pathPrefix=/api/"]],
   ["path * and a template without head have none", { to: [{ operation: { paths: ["{**}"] } }] }, undefined],
   ["hosts in lower case", { to: [{ operation: { hosts: ["HTTPBIN.foo"] } }] }, ["host=httpbin.foo"]],
+  ["hosts x* and *x by the ends of the Host, in lower case", {
+    to: [{ operation: { hosts: ["*.Foo.svc", "HttpBin*"] } }],
+  }, ["hostSuffix=.foo.svc", "hostPrefix=httpbin"]],
+  ["host * has none", { to: [{ operation: { hosts: ["*"] } }] }, undefined],
+  ["exact SNI conditions", { when: [{ key: "connection.sni", values: ["a.example"] }] }, ["sni=a.example"]],
+  ["SNI *x has none", { when: [{ key: "connection.sni", values: ["*.example"] }] }, undefined],
   ["the cheapest field of an operation", { to: [{ operation: { methods: ["GET"], ports: ["80"] } }] }, [
     "port=80",
   ]],
@@ -88,3 +113,24 @@ const CASES: [string, AuthorizationRuleView, string[] | undefined][] = [
 for (const [label, rule, want] of CASES) {
   Deno.test(`ruleKeys: ${label}`, () => assert.deepEqual(keys(rule), want));
 }
+
+Deno.test("workloadRuleKeys: rules that share a key are filed under their rarer keys", () => {
+  const rule = (i: number): AuthorizationRuleView => ({
+    from: [{ source: { principals: [`*/sa/robot${i}`] } }],
+    to: [{ operation: { paths: ["/admin/*"] } }],
+  });
+  const kinds = (rules: AuthorizationRuleView[]) =>
+    workloadRuleKeys(rules.map((r) => [r, "foo"] as const)).map((ks) =>
+      ks?.map((k) => `${k.kind}=${k.value}`)
+    );
+  assert.deepEqual(keys(rule(0)), ["pathPrefix=/admin/"]);
+  assert.deepEqual(kinds([rule(0)]), [["pathPrefix=/admin/"]]);
+  assert.deepEqual(kinds([rule(0), rule(1), {}]), [
+    ["principalSuffix=/sa/robot0"],
+    ["principalSuffix=/sa/robot1"],
+    undefined,
+  ]);
+  // Its own keys by KEY_COST stay (the principal), though another rule shares its path.
+  const exact = { ...rule(2), from: [{ source: { principals: ["td/ns/a/sa/b"] } }] };
+  assert.deepEqual(kinds([exact, rule(3)]), [["principal=td/ns/a/sa/b"], ["principalSuffix=/sa/robot3"]]);
+});

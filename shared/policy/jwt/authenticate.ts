@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { createLocalJWKSet, decodeJwt, errors, type JSONWebKeySet, type JWTPayload, jwtVerify } from "jose";
+import type { createLocalJWKSet, JSONWebKeySet, JWTPayload } from "jose";
 import type { JwtProvider } from "./provider.ts";
 import { verifyTimeConstraint } from "./time_constraint.ts";
 import {
@@ -92,11 +92,20 @@ export type JwtOutcome =
     removeParams: string[];
   };
 
+type Jose = typeof import("jose");
+/**
+ * npm:jose, loaded by the first token to verify: a proxy whose workloads have no RequestAuthentication
+ * never loads it into its data path (proxy/workers/README.md, "Module graph").
+ */
+let jose: Jose | undefined;
+
 /** One token's verification. */
 type TokenResult = { ok: true; payload: JWTPayload; c: CompiledProvider } | { ok: false; reason: string };
 
 interface CompiledProvider {
   p: JwtProvider;
+  /** The public keys; imported into {@link keys} by the first token to verify. */
+  set: JSONWebKeySet | undefined;
   keys: ReturnType<typeof createLocalJWKSet> | undefined;
   /** Why there are no keys. */
   noKeys: string;
@@ -135,14 +144,15 @@ function compileProvider(p: JwtProvider): CompiledProvider {
   const set = publicKeySet(p.jwks);
   return {
     p,
-    keys: typeof set === "string" ? undefined : createLocalJWKSet(set),
+    set: typeof set === "string" ? undefined : set,
+    keys: undefined,
     noKeys: typeof set === "string" ? set : "",
     spaceDelimited: new Set([...DEFAULT_SPACE_DELIMITED, ...(p.spaceDelimitedClaims ?? [])]),
   };
 }
 
 /** Envoy's status texts for jose's errors. */
-function reasonOf(e: unknown): string {
+function reasonOf(e: unknown, { errors }: Jose): string {
   if (e instanceof errors.JWTClaimValidationFailed) {
     if (e.claim === "aud") return "Audiences in Jwt are not allowed";
     if (e.claim === "iss") return "Jwt issuer is not configured";
@@ -263,11 +273,12 @@ export class JwtAuthenticator {
   }
 
   async #verify(token: string, candidates: number[], now: number | undefined): Promise<TokenResult> {
+    const j = jose ??= await import("jose");
     let claims: JWTPayload;
     try {
-      claims = decodeJwt(token);
+      claims = j.decodeJwt(token);
     } catch (e) {
-      return { ok: false, reason: reasonOf(e) };
+      return { ok: false, reason: reasonOf(e, j) };
     }
     const iss = claims.iss;
     const late = verifyTimeConstraint(claims, now ?? Date.now() / 1000, JWT_CLOCK_SKEW_SECONDS);
@@ -276,12 +287,13 @@ export class JwtAuthenticator {
       const c = this.#providers[i];
       if (c.p.issuer !== iss) continue;
       if (late !== undefined) return { ok: false, reason: late };
-      if (!c.keys) {
+      if (!c.set) {
         reason = `Jwt verification fails: ${c.noKeys}`;
         continue;
       }
+      c.keys ??= j.createLocalJWKSet(c.set);
       try {
-        const { payload } = await jwtVerify(token, c.keys, {
+        const { payload } = await j.jwtVerify(token, c.keys, {
           algorithms: JWT_ALGORITHMS as string[],
           issuer: c.p.issuer,
           audience: c.p.audiences?.length ? [...c.p.audiences] : undefined,
@@ -289,7 +301,7 @@ export class JwtAuthenticator {
         });
         return { ok: true, payload, c };
       } catch (e) {
-        reason = reasonOf(e);
+        reason = reasonOf(e, j);
       }
     }
     return { ok: false, reason };

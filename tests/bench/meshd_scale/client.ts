@@ -55,6 +55,8 @@ function run(spec: ClientSpec): void {
   const proxies: Proxy[] = [];
   let armed = false, syncReported = false, convergeReported = false, errors = 0, lastData = 0;
   const sessions: http2.ClientHttp2Session[] = [];
+  const probeNames = new Set<string>();
+  let closedSessions = 0, closedStreams = 0;
   const synced = (p: Proxy) =>
     spec.expect !== undefined &&
     Object.entries(spec.expect).every(([type, n]) => (p.counts.get(type) ?? 0) >= n);
@@ -65,7 +67,13 @@ function run(spec: ClientSpec): void {
   const report = (what: "synced" | "converged") => {
     if (what === "synced") syncReported = true;
     else convergeReported = true;
-    emit({ event: what, errors, times: proxies.map((p) => what === "synced" ? p.syncedAt : p.convergedAt) });
+    emit({
+      event: what,
+      errors,
+      closedSessions,
+      closedStreams,
+      times: proxies.map((p) => what === "synced" ? p.syncedAt : p.convergedAt),
+    });
   };
   for (let k = 0; k < spec.count; k++) {
     if (k % spec.perSession === 0) {
@@ -74,7 +82,12 @@ function run(spec: ClientSpec): void {
         settings: { initialWindowSize: 2 ** 31 - 1 },
       });
       session.on("connect", () => session.setLocalWindowSize(2 ** 31 - 1));
-      session.on("error", () => errors++);
+      session.on("error", (e: Error) => {
+        errors++;
+        console.error(`client ${Deno.pid}: connection error: ${e.message}`);
+      });
+      session.on("goaway", (code: number) => console.error(`client ${Deno.pid}: GOAWAY ${code}`));
+      session.on("close", () => closedSessions++);
       sessions.push(session);
     }
     const p: Proxy = { counts: new Map(), syncedAt: 0, policyVersion: "", baseline: "", convergedAt: 0 };
@@ -91,6 +104,12 @@ function run(spec: ClientSpec): void {
       for (const m of reader.push(chunk)) {
         const s = readDelta(m);
         p.counts.set(s.typeUrl, (p.counts.get(s.typeUrl) ?? 0) + s.resources);
+        // The probe counts distinct names (a resource can come twice: the connection makes its own
+        // workload proxied); the others count resources received, which is cheap and reaches
+        // the probe's figure once they hold as much as it.
+        if (spec.expect === undefined) {
+          for (const r of resourceNames(m, s)) probeNames.add(`${s.typeUrl} ${r.name}`);
+        }
         if (s.typeUrl === TYPES[2]) {
           const policy = resourceNames(m, s).find((r) => r.name === POLICY);
           if (policy) {
@@ -104,6 +123,7 @@ function run(spec: ClientSpec): void {
       check();
     });
     stream.on("error", () => errors++);
+    stream.on("close", () => closedStreams++);
     const nodeId = spec.nodeId ?? nodeIdOf(spec.first + k);
     stream.write(deltaRequest({ nodeId, typeUrl: TYPES[0] }));
     for (const t of TYPES.slice(1)) stream.write(deltaRequest({ typeUrl: t }));
@@ -112,7 +132,12 @@ function run(spec: ClientSpec): void {
     const quiet = setInterval(() => {
       if (lastData === 0 || Date.now() - lastData < 1000) return;
       clearInterval(quiet);
-      emit({ event: "counts", counts: Object.fromEntries(proxies[0].counts), errors });
+      const counts: Record<string, number> = {};
+      for (const key of probeNames) {
+        const type = key.slice(0, key.indexOf(" "));
+        counts[type] = (counts[type] ?? 0) + 1;
+      }
+      emit({ event: "counts", counts, errors });
     }, 100);
   }
   (async () => {

@@ -3,14 +3,16 @@
  * in its own process, 1,000 services, and N simulated delta ADS proxies in client processes
  * (client.ts). Measures cold sync (all N connect at once, until each holds its initial config),
  * the convergence of one AuthorizationPolicy change measured at the clients, meshd's own fan-out
- * time from its metrics (disco_push_fanout_time), meshd's CPU seconds and its VmRSS/VmHWM. Prints
+ * time from its metrics (disco_push_fanout_time, disco_proxy_queue_time,
+ * disco_pushcontext_init_seconds), meshd's CPU seconds and its VmRSS/VmHWM. Prints
  * one JSON line.
  *
  * Run: ./dev deno run -A tests/bench/meshd_scale/main.ts [1k|10k|25k|<n>] [services=1000]
  * Variables: BENCH_MESHD_ROOT (the checkout whose meshd runs; default this one), BENCH_SERVING_CHILDREN
  * (default 0: one process), BENCH_CLIENT_PROCS (default one per 6,250 proxies),
  * BENCH_STREAMS_PER_CONNECTION (default 1000), BENCH_TIMEOUT_S (each phase; default 300),
- * BENCH_PROFILE (a directory for meshd's V8 CPU profile), BENCH_SERVER_ENV ("A=1 B=2" for meshd).
+ * BENCH_PROFILE (a directory for meshd's V8 CPU profile), BENCH_SERVER_ENV ("A=1 B=2" for meshd),
+ * BENCH_MESHD_ARGS (more meshd flags, e.g. "--keepaliveTimeout 2m" on a starved machine).
  *
  * @module
  */
@@ -73,7 +75,10 @@ function spawnClient(spec: ClientSpec): ClientProcess {
 }
 
 /** Waits for `event` from every client, asking for a report when the phase times out. */
-async function all(cs: ClientProcess[], event: string): Promise<{ times: number[]; errors: number }> {
+async function all(
+  cs: ClientProcess[],
+  event: string,
+): Promise<{ times: number[]; errors: number; closed: number }> {
   const deadline = Date.now() + phaseMs;
   const results = await Promise.all(cs.map(async (c) => {
     try {
@@ -86,6 +91,7 @@ async function all(cs: ClientProcess[], event: string): Promise<{ times: number[
   return {
     times: results.flatMap((r) => r.times as number[]),
     errors: results.reduce((n, r) => n + (r.errors as number), 0),
+    closed: results.reduce((n, r) => n + (r.closedStreams as number), 0),
   };
 }
 
@@ -100,20 +106,28 @@ function percentiles(values: number[]): { p50: number; p99: number; max: number;
   };
 }
 
+/** Progress on stderr, so that a slow phase on a busy machine is visible. */
+const progress = (what: string) => console.error(`meshd_scale ${new Date().toISOString()} ${what}`);
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
-async function fanout(meshd: Meshd, before: string): Promise<Record<string, number>> {
+/** What meshd's histograms say happened between two scrapes: count and total seconds of each. */
+async function meshdSide(meshd: Meshd, before: string): Promise<Record<string, number>> {
   const after = await meshd.metrics();
   const delta = (name: string) => {
     const a = histogram(after, name), b = histogram(before, name);
     return { sum: a.sum - b.sum, count: a.count - b.count };
   };
   const f = delta("disco_push_fanout_time"), c = delta("disco_proxy_convergence_time");
+  const b = delta("disco_pushcontext_init_seconds"), q = delta("disco_proxy_queue_time");
   return {
     pushes: f.count,
+    fanoutMsTotal: Math.round(f.sum * 1000),
     fanoutMs: f.count > 0 ? Math.round((f.sum / f.count) * 1000) : -1,
-    ackConvergenceMeanMs: c.count > 0 ? Math.round((c.sum / c.count) * 1000) : -1,
+    queueMsMean: q.count > 0 ? Math.round((q.sum / q.count) * 1000) : -1,
+    pushContextBuilds: b.count,
+    pushContextMsTotal: Math.round(b.sum * 1000),
+    ackConvergenceMsMean: c.count > 0 ? Math.round((c.sum / c.count) * 1000) : -1,
   };
 }
 
@@ -122,12 +136,14 @@ await writeConfig(dir, services, clients);
 const meshd = await startMeshd(root, dir, {
   servingChildren: env("BENCH_SERVING_CHILDREN", 0),
   profileDir: Deno.env.get("BENCH_PROFILE"),
+  args: (Deno.env.get("BENCH_MESHD_ARGS") ?? "").split(" ").filter(Boolean),
   env: Object.fromEntries(
     (Deno.env.get("BENCH_SERVER_ENV") ?? "").split(" ").filter((kv) => kv.includes("=")).map((kv) =>
       kv.split("=", 2) as [string, string]
     ),
   ),
 });
+progress(`meshd ${meshd.pid} serving on port ${meshd.grpcPort}`);
 const spawned: ClientProcess[] = [];
 try {
   const idle = meshd.memory();
@@ -142,7 +158,9 @@ try {
   spawned.push(probe);
   const expect = (await probe.next("counts", 60_000)).counts as Record<string, number>;
 
+  progress(`probe synced: ${JSON.stringify(expect)}; ${clients} proxies connect`);
   const cpu0 = meshd.cpuSeconds();
+  const coldBefore = await meshd.metrics();
   const t0 = Date.now();
   const per = Math.ceil(clients / procs);
   const cs: ClientProcess[] = [];
@@ -157,7 +175,9 @@ try {
   const coldCpu = meshd.cpuSeconds() - cpu0;
   const clientColdCpu = cs.map((c) => cpuOf(c.pid)).reduce((a, b) => a + b, 0);
   const synced = meshd.memory();
+  const coldMeshd = await meshdSide(meshd, coldBefore);
 
+  progress(`cold sync done (${coldSync.missing} missing); policy change next`);
   // Let the pushes that the connections triggered (proxied workloads) settle, then change the policy.
   await delay(3000);
   for (const c of cs) await c.send("arm");
@@ -187,10 +207,12 @@ try {
       meshdCpuSeconds: round(coldCpu),
       clientCpuSeconds: round(clientColdCpu),
       streamErrors: sync.errors,
+      streamsClosed: sync.closed,
+      meshd: coldMeshd,
     },
     convergence: {
       client: percentiles(conv.times.map((t) => (t === 0 ? -1 : t - changedAt))),
-      meshd: await fanout(meshd, before),
+      meshd: await meshdSide(meshd, before),
       meshdCpuSeconds: round(pushCpu),
       clientCpuSeconds: round(clientPushCpu),
     },

@@ -63,7 +63,7 @@ function freePort(): number {
 export async function startMeshd(
   root: string,
   configDir: string,
-  options: { servingChildren: number; env: Record<string, string>; profileDir?: string },
+  options: { servingChildren: number; env: Record<string, string>; profileDir?: string; args?: string[] },
 ): Promise<Meshd> {
   const monitoring = freePort();
   const child = new Deno.Command(Deno.execPath(), {
@@ -77,6 +77,7 @@ export async function startMeshd(
       ...["--httpsAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--ctrlz_port", "0"],
       ...["--monitoringAddr", `127.0.0.1:${monitoring}`],
       ...["--servingChildren", String(options.servingChildren)],
+      ...(options.args ?? []),
     ],
     cwd: root,
     env: { NO_COLOR: "1", ENABLE_CA_SERVER: "false", ...options.env },

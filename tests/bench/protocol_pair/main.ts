@@ -39,6 +39,7 @@ import {
   type MeshPair,
   proxyV8Flags,
   run,
+  runProvenance,
   startMeshPair,
 } from "../pair_support.ts";
 import { haproxyClientConfig, type HaproxyRoute, haproxyServerConfig } from "./haproxy.ts";
@@ -245,6 +246,10 @@ async function main() {
   };
   console.log(JSON.stringify({
     bench: "protocol_pair",
+    ...await runProvenance(
+      ["tests/bench/protocol_pair/main.ts", ...Deno.args],
+      ["BENCH_NETNS", "BENCH_OUTBOUND_PORT"],
+    ),
     seconds,
     concurrency,
     grpc_rate: grpcRate,

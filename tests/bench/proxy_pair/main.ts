@@ -1,5 +1,5 @@
 /**
- * Proxy pair benchmark (proxy issue, "Benchmark"): one run compares
+ * Proxy pair benchmark (proxy issue, "Benchmark"; issue 17 item 5): one run compares
  *
  * - `direct`: wrk/hey straight to a local HTTP app (a Deno.serve echo app in its own process);
  * - `mesh`: a client `proxy` (--outbound) and a server `proxy` (--inbound) with automatic mutual TLS
@@ -8,15 +8,19 @@
  *   both proxies are the real program as subprocesses against an in-process meshd + CA;
  * - `haproxy`: Debian's haproxy in the same two roles (client side: plain HTTP in, TLS with a client
  *   certificate out; server side: TLS with client-certificate verification in, plain HTTP to the app),
- *   certificates signed by the same test CA.
+ *   certificates signed by the same test CA;
+ * - the floors `node_tls` and `deno_tls` (../floors): TLS pass-through pairs with no HTTP and no policy,
+ *   each side its own process with the proxy's V8 flags, what the runtime itself costs.
  *
  * Loads (loopback only, bounded in time): wrk -c50 -t2 -d10s keep-alive (maximum throughput), and
- * hey -z 10s -c 16 -q 63 POST with a 1 KiB body (about 1,000 req/s: p50/p90/p99). CPU seconds per proxy
- * process over each load run (/proc/<pid>/stat utime+stime), RSS (VmRSS, VmHWM) after the runs.
- * Prints one JSON line.
+ * hey -z 10s -c 16 -q 63 POST with a 1 KiB body (about 1,000 req/s: p50/p90/p99). CPU seconds per
+ * process over each load run (/proc/<pid>/stat utime+stime), RSS (VmRSS, VmHWM) before and after.
+ * Prints one JSON line (fields are only added, never renamed: other benches and helpers read it); its
+ * `headline` is each pair's CPU per request with the mesh ÷ HAProxy ratio and VmHWM per process, and
+ * `vs_floors` every mesh figure ÷ each floor's. The headline also goes to stderr as text.
  *
  * Run: ./dev deno run -A tests/bench/proxy_pair/main.ts [concurrency=1] [seconds=10]
- * (concurrency: the proxies' --concurrency and haproxy's nbthread.)
+ * (concurrency: the proxies' --concurrency and haproxy's nbthread; BENCH_TARGETS, BENCH_PROXY_V8_FLAGS.)
  *
  * @module
  */
@@ -29,17 +33,23 @@ import {
   log,
   measured,
   memMiB,
-  msOf,
   proxyV8Flags as benchProxyV8Flags,
   round,
   run,
+  runProvenance,
   startMeshPair,
   waitHttp,
 } from "../pair_support.ts";
+import { FLOOR_KINDS, startFloorPair } from "../floors/pair.ts";
+import { hey, wrk } from "./loads.ts";
+import { headline, headlineText, versusFloors } from "./summary.ts";
 
 const concurrency = Number(Deno.args[0] ?? 1);
 const seconds = Number(Deno.args[1] ?? 10);
-/** Which targets to load (BENCH_TARGETS=mesh,haproxy for a quicker run); all three by default. */
+/**
+ * Which targets to load (BENCH_TARGETS=mesh,haproxy for a quicker run; names: direct, mesh, haproxy,
+ * node_tls, deno_tls); all five by default.
+ */
 const only = Deno.env.get("BENCH_TARGETS")?.split(",");
 /** The `proxy` task's `--v8-flags` (deno.json), or BENCH_PROXY_V8_FLAGS for experiments. */
 const proxyV8Flags = benchProxyV8Flags();
@@ -48,85 +58,6 @@ const HOST = "app.foo.svc.cluster.local:8000";
 const bench = await BenchRun.start("proxy-pair-bench-");
 const dir = bench.dir;
 const spawn = bench.spawn.bind(bench);
-
-interface Wrk {
-  rps: number;
-  p50_ms: number;
-  p99_ms: number;
-  errors: number;
-}
-
-async function wrk(url: string): Promise<Wrk> {
-  const out = await run("wrk", [
-    "-c50",
-    "-t2",
-    `-d${seconds}s`,
-    "--timeout",
-    "5s",
-    "--latency",
-    "-H",
-    `Host: ${HOST}`,
-    url,
-  ]);
-  const pct = (p: string) => {
-    const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)$`, "m").exec(out);
-    return m ? round(msOf(m[1], m[2]), 3) : NaN;
-  };
-  const errs = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
-  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
-  return {
-    rps: round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]), 0),
-    p50_ms: pct("50"),
-    p99_ms: pct("99"),
-    errors: (errs ? errs.slice(1).reduce((a, b) => a + Number(b), 0) : 0) + (non2xx ? Number(non2xx[1]) : 0),
-  };
-}
-
-interface Hey {
-  rps: number;
-  p50_ms: number;
-  p90_ms: number;
-  p99_ms: number;
-  ok: number;
-  non200: number;
-  errors: number;
-}
-
-async function hey(url: string, body: string): Promise<Hey> {
-  const out = await run("hey", [
-    "-z",
-    `${seconds}s`,
-    "-c",
-    "16",
-    "-q",
-    "63",
-    "-t",
-    "5",
-    "-m",
-    "POST",
-    "-D",
-    body,
-    "-host",
-    HOST,
-    url,
-  ]);
-  const pct = (p: string) =>
-    round(Number(new RegExp(`${p}%{1,2} in ([\\d.]+) secs`).exec(out)![1]) * 1000, 3);
-  const codes = [...out.matchAll(/\[(\d+)\]\s+(\d+) responses/g)];
-  const ok = codes.filter((c) => c[1] === "200").reduce((a, c) => a + Number(c[2]), 0);
-  const all = codes.reduce((a, c) => a + Number(c[2]), 0);
-  const errSection = out.split("Error distribution:")[1] ?? "";
-  const errors = [...errSection.matchAll(/\[(\d+)\]/g)].reduce((a, m) => a + Number(m[1]), 0);
-  return {
-    rps: round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]), 0),
-    p50_ms: pct("50"),
-    p90_ms: pct("90"),
-    p99_ms: pct("99"),
-    ok,
-    non200: all - ok,
-    errors,
-  };
-}
 
 function haproxyConfig(frontend: string, backend: string): string {
   return `global
@@ -204,7 +135,20 @@ async function main() {
   }).output();
   const hapRefusesNoCert = new TextDecoder().decode(noCert.stdout) !== "200";
 
-  const targets = {
+  // The floors: TLS pass-through pairs with no HTTP and no policy, same certificates' CA, same V8 flags.
+  const floors: Record<string, { url: string; pids: Record<string, number> }> = {};
+  for (const kind of FLOOR_KINDS) {
+    if (only && !only.includes(kind)) continue;
+    const floor = await startFloorPair(bench, kind, { ca, rootPem, appPort, v8Flags: proxyV8Flags });
+    const url = `http://127.0.0.1:${floor.clientPort}/`;
+    await waitHttp(url, HOST, `the app through the ${kind} floor`);
+    floors[kind] = {
+      url,
+      pids: { app: appProc.pid, client_pipe: floor.client.pid, server_pipe: floor.server.pid },
+    };
+  }
+
+  const targets: Record<string, { url: string; pids: Record<string, number> }> = {
     direct: { url: `http://127.0.0.1:${appPort}/`, pids: { app: appProc.pid } },
     mesh: {
       url: meshUrl,
@@ -214,17 +158,23 @@ async function main() {
       url: hapUrl,
       pids: { app: appProc.pid, client_haproxy: hapClient.pid, server_haproxy: hapServer.pid },
     },
+    ...floors,
   };
   // deno-lint-ignore no-explicit-any
   const results: Record<string, any> = {};
-  const idleMem = { client_proxy: memMiB(clientProxy.pid), server_proxy: memMiB(serverProxy.pid) };
+  const idleMem = Object.fromEntries(
+    Object.entries(targets).map(([name, t]) => [
+      name,
+      Object.fromEntries(Object.entries(t.pids).filter(([k]) => k !== "app").map(([k, p]) => [k, memMiB(p)])),
+    ]),
+  );
   for (const [name, t] of Object.entries(targets)) {
     if (only && !only.includes(name)) continue;
     log(`${name}: wrk`);
-    const throughput = await measured(t.pids, () => wrk(t.url));
+    const throughput = await measured(t.pids, () => wrk(t.url, HOST, seconds));
     await new Promise((r) => setTimeout(r, 1000));
     log(`${name}: hey`);
-    const latency = await measured(t.pids, () => hey(t.url, body));
+    const latency = await measured(t.pids, () => hey(t.url, HOST, seconds, body));
     const mem = Object.fromEntries(
       Object.entries(t.pids).filter(([k]) => k !== "app").map(([k, p]) => [k, memMiB(p)]),
     );
@@ -232,7 +182,7 @@ async function main() {
       throughput,
       latency,
       mem_mib: mem,
-      ...(name === "mesh" ? { idle_mem_mib: idleMem } : {}),
+      ...(name === "direct" ? {} : { idle_mem_mib: idleMem[name] }),
     };
     await new Promise((r) => setTimeout(r, 1000));
   }
@@ -248,7 +198,7 @@ async function main() {
   const d = results.direct, m = results.mesh, h = results.haproxy;
   const added = (r: typeof d, p: string) => round(r.latency[p] - d.latency[p], 3);
   const sumCpu = (r: typeof d, keys: string[]) => round(keys.reduce((a, k) => a + r.cpu_s[k], 0));
-  const summary = only ? {} : {
+  const summary = !d || !m || !h ? {} : {
     added_latency_ms: {
       mesh: { p50: added(m, "p50_ms"), p90: added(m, "p90_ms"), p99: added(m, "p99_ms") },
       haproxy: { p50: added(h, "p50_ms"), p90: added(h, "p90_ms"), p99: added(h, "p99_ms") },
@@ -287,8 +237,13 @@ async function main() {
     haproxy: (await run("haproxy", ["-v"])).split("\n")[0],
     cpus: navigator.hardwareConcurrency,
   };
+  const provenance = await runProvenance(["tests/bench/proxy_pair/main.ts", ...Deno.args]);
+  log(headlineText(results, `${provenance.commit}: ${provenance.command}`));
   console.log(JSON.stringify({
     bench: "proxy_pair",
+    ...provenance,
+    headline: headline(results),
+    vs_floors: versusFloors(results),
     concurrency,
     seconds,
     proxy_v8_flags: proxyV8Flags,

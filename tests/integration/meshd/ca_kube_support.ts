@@ -10,6 +10,7 @@ import { ApiClient } from "../../../shared/internal/kube/api_client.ts";
 import { loadKubeConfig } from "../../../meshd/kube_source/kube_config.ts";
 import { discovery, type Run } from "../../../meshd/cli_test_support.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";
+import { freePort } from "../../../shared/internal/testing/free_port.ts";
 import { type StartedKubeApi, startKubeApi } from "../../../deploy/lab/kube_api/mod.ts";
 
 /** meshd's namespace in these tests (the --namespace default). */
@@ -85,14 +86,6 @@ export async function secretData(
     if ((e as { statusCode?: number }).statusCode === 404) return undefined;
     throw e;
   }
-}
-
-/** A loopback port free now. */
-export function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 /** The ports of a meshd started by {@link kubeMeshd}. */

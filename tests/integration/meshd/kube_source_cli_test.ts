@@ -8,15 +8,8 @@ import assert from "node:assert/strict";
 import { discovery } from "../../../meshd/cli_test_support.ts";
 import { commandMissing, requires } from "../../../shared/internal/testing/prerequisites.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";
+import { freePort } from "../../../shared/internal/testing/free_port.ts";
 import { cluster, kubectl } from "./kube_support.ts";
-
-/** A loopback port free now. */
-function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
 
 Deno.test(requires(commandMissing("kubectl"), {
   name: "meshd discovery --kubeconfig serves config applied with kubectl (/debug/configz)",

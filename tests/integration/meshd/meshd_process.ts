@@ -5,14 +5,7 @@
  * @module
  */
 import { discoveryEnv, discoveryPermissions, MAIN, ROOT } from "../../../meshd/cli_test_support.ts";
-
-/** A loopback port free now. */
-export function freePort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
+import { freePort } from "../../../shared/internal/testing/free_port.ts";
 
 /** One running meshd. */
 export interface MeshdProcess {

@@ -3,11 +3,9 @@ import { createCsr } from "../../../proxy/agent/certificate_manager.ts";
 import { CsrError, GrpcCsrClient } from "../../../proxy/agent/csr_client.ts";
 import { MESHD_NAME, startCa, startRecordingCa } from "../meshd_support.ts";
 
-// Off: after the refused connections grpc-js leaves its subchannels' reconnect backoff timers running
-// past the client's close() (@grpc/grpc-js 1.14.7 backoff-timeout.js; Deno counts timers both ways).
-// GrpcCsrClient closes its client after every call; --trace-leaks shows only those two backoff timers.
-const grpcTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+// Sanitizers on: the client talks gRPC over Deno's fetch and closes its HTTP client after every call
+// (grpc-js, which left reconnect timers running past close(), is gone from the proxy).
+const grpcTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, fn });
 
 grpcTest(
   "GrpcCsrClient: meshd verified by IP SAN or by name; wrong names, wrong roots and bad tokens fail clearly",

@@ -11,11 +11,12 @@ import { createCsr } from "../../../proxy/agent/certificate_manager.ts";
 import { CsrError, GrpcCsrClient } from "../../../proxy/agent/csr_client.ts";
 import { MESHD_NAME, SERVICE, startCa, startMeshd, startRecordingCa, waitFor } from "../meshd_support.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";
+// A port with nothing listening on it (connections are refused), below the ephemeral range, so that
+// the meshd and CA this test starts on port 0 cannot be given it.
+import { freePort } from "../../../shared/internal/testing/free_port.ts";
 
-// Off for the same reason as csr_client_test.ts: grpc-js leaves the reconnect backoff timers of
-// refused connections running past close() (@grpc/grpc-js 1.14.7 backoff-timeout.js).
-const grpcTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+// Sanitizers on, as in csr_client_test.ts.
+const grpcTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, fn });
 
 const NODE = { ip: "10.1.0.3", name: "sleep-1", namespace: "foo" };
 
@@ -28,22 +29,22 @@ spec:
   rules: [{to: [{operation: {methods: [GET]}}]}]
 `;
 
-/** A local port with nothing listening on it (connections are refused). */
-function closedPort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
-}
-
 grpcTest(
   "ADS: skips an address without meshd, fails over to the next replica keeping its config, and takes its pushes",
   async () => {
     const dir = await Deno.makeTempDir();
-    await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
+    // The proxy's workload carries the injected tlsMode label, as an injected pod does: without it its
+    // proxied flag follows its connection, so replica B's first answer (before B saw it connect) and B's
+    // push a moment later would differ, and the client would re-apply for a reason that is not failover.
+    const injected = SERVICE.replace(
+      "labels: {app: sleep}",
+      "labels: {app: sleep, security.istio.io/tlsMode: istio}",
+    );
+    assert.notEqual(injected, SERVICE);
+    await Deno.writeTextFile(`${dir}/services.yaml`, injected);
     const a = await startMeshd(dir);
     const b = await startMeshd(dir);
-    const dead = `127.0.0.1:${closedPort()}`;
+    const dead = `127.0.0.1:${freePort()}`;
     const addrA = `127.0.0.1:${a.grpcPort}`;
     const addrB = `127.0.0.1:${b.grpcPort}`;
     const connects: number[] = [];
@@ -101,7 +102,7 @@ grpcTest(
       const { token } = await ca.issueBootstrapToken({ namespace: "foo", serviceAccount: "sleep" });
       const { csrPem } = await createCsr("spiffe://cluster.local/ns/foo/sa/sleep");
       const request = { csr: csrPem, validityDuration: 0, metadata: {} };
-      const dead = `127.0.0.1:${closedPort()}`;
+      const dead = `127.0.0.1:${freePort()}`;
       const client = new GrpcCsrClient({
         address: `${dead},127.0.0.1:${down.port},127.0.0.1:${up.port}`,
         rootsPem: ca.trustBundlePem,

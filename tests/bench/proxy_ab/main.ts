@@ -1,0 +1,110 @@
+/**
+ * A/B of the proxy pair's CPU per request (issue 17, item 2): two mesh pairs in one run, one running
+ * the `proxy` program of another checkout (`base`, e.g. a worktree of main) and one this checkout's
+ * (`new`), loaded in turn (base, new, new, base, ...) at the same fixed rate, so that contention on a
+ * shared machine falls on both alike. CPU seconds per request = client + server proxy utime+stime
+ * (/proc/<pid>/stat) over the requests answered in that load. Throughput and latency are not
+ * reported: on a shared machine they are noise.
+ *
+ * Run: ./dev deno run -A tests/bench/proxy_ab/main.ts <base checkout> [rounds=8] [seconds=3] [rate=3000]
+ * Env: AB_BASE_V8 / AB_NEW_V8 replace each pair's --v8-flags (default: the `proxy` task's).
+ *
+ * @module
+ */
+import { freePort } from "../../../shared/internal/testing/free_port.ts";
+import { join } from "node:path";
+import { BenchRun, cpuSeconds, proxyRoot, proxyV8Flags, run, startMeshPair } from "../pair_support.ts";
+
+const baseRoot = Deno.args[0];
+if (baseRoot === undefined) throw new Error("usage: main.ts <base checkout> [rounds] [seconds] [rate]");
+const rounds = Number(Deno.args[1] ?? 8);
+const seconds = Number(Deno.args[2] ?? 3);
+const rate = Number(Deno.args[3] ?? 3000);
+const HOST = "app.foo.svc.cluster.local:8000";
+
+interface Pair {
+  tag: "base" | "new";
+  bench: BenchRun;
+  url: string;
+  pids: number[];
+}
+
+async function startPair(tag: Pair["tag"], appPort: number): Promise<Pair> {
+  const bench = await BenchRun.start(`proxy-ab-${tag}-`);
+  if (tag === "base") {
+    // The same bench harness, the other checkout's proxy program.
+    const spawn = bench.spawn.bind(bench);
+    const ours = join(proxyRoot(), "proxy/main.ts");
+    const theirs = join(baseRoot, "proxy/main.ts");
+    bench.spawn = (cmd, args, env) => spawn(cmd, args.map((a) => a === ours ? theirs : a), env);
+  }
+  const v8 = Deno.env.get(tag === "base" ? "AB_BASE_V8" : "AB_NEW_V8") ?? proxyV8Flags();
+  const p = await startMeshPair(
+    bench,
+    [{ name: "http", number: 8000, targetPort: freePort(), protocol: "HTTP", appPort }],
+    { concurrency: 1, v8Flags: v8 },
+  );
+  return {
+    tag,
+    bench,
+    url: `http://127.0.0.1:${p.outboundPort}/`,
+    pids: [p.clientProxy.pid, p.serverProxy.pid],
+  };
+}
+
+/** A fixed-rate GET load (hey, 20 connections); the 200 answers counted. */
+async function load(url: string, secs: number): Promise<number> {
+  const out = await run("hey", ["-z", `${secs}s`, "-c", "20", "-q", String(rate / 20), "-host", HOST, url]);
+  const codes = [...out.matchAll(/\[(\d+)\]\s+(\d+) responses/g)];
+  const other = codes.filter((c) => c[1] !== "200");
+  if (other.length > 0) throw new Error(`answers other than 200: ${other.map((c) => c[0]).join(", ")}`);
+  return codes.reduce((a, c) => a + Number(c[2]), 0);
+}
+
+const bench = await BenchRun.start("proxy-ab-app-");
+const pairs: Pair[] = [];
+try {
+  const appPort = freePort();
+  bench.spawn(Deno.execPath(), [
+    "eval",
+    `Deno.serve({hostname: "127.0.0.1", port: ${appPort}, onListen() {}}, () => new Response("hello from the app\\n"));`,
+  ], { NO_COLOR: "1" });
+  pairs.push(await startPair("base", appPort), await startPair("new", appPort));
+  for (const p of pairs) await load(p.url, 1);
+  const totals = {
+    base: { cpu: 0, n: 0, each: [] as number[] },
+    new: { cpu: 0, n: 0, each: [] as number[] },
+  };
+  for (let r = 0; r < rounds; r++) {
+    for (const p of r % 2 === 0 ? pairs : [...pairs].reverse()) {
+      const before = p.pids.map(cpuSeconds);
+      const n = await load(p.url, seconds);
+      const cpu = p.pids.map(cpuSeconds).reduce((a, c, i) => a + c - before[i], 0);
+      const t = totals[p.tag];
+      t.cpu += cpu;
+      t.n += n;
+      t.each.push(cpu / n * 1e6);
+      console.error(`${p.tag} round ${r}: ${n} requests, ${(cpu / n * 1e6).toFixed(1)} us/request`);
+    }
+  }
+  const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1];
+  const us = (t: typeof totals.base) => ({
+    pooled: Math.round(t.cpu / t.n * 1e7) / 10,
+    median: Math.round(median(t.each) * 10) / 10,
+    requests: t.n,
+  });
+  const base = us(totals.base), now = us(totals.new);
+  console.log(JSON.stringify({
+    bench: "proxy_ab",
+    base: baseRoot,
+    rounds,
+    seconds,
+    rate,
+    cpu_us_per_request: { base, new: now },
+    ratio_pooled: Math.round(now.pooled / base.pooled * 1000) / 1000,
+    ratio_median: Math.round(now.median / base.median * 1000) / 1000,
+  }));
+} finally {
+  for (const p of pairs) await p.bench.close();
+  await bench.close();
+}
