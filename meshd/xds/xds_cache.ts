@@ -99,6 +99,9 @@ export class XdsCache {
     if (byScope === undefined) this.#byType.set(type, byScope = new Map());
     const hit = byScope.get(scope);
     if (hit !== undefined && hit.resource.name === name && sameMessage(hit.message, message)) {
+      // The equal message of the current push context: the old one would keep the views of a push
+      // context that is gone alive.
+      hit.message = message;
       if (hit.readAt !== this.#generation) {
         hit.readAt = this.#generation;
         this.#order.delete(hit);
