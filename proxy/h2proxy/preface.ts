@@ -9,6 +9,7 @@
  */
 import type net from "node:net";
 import { pauseReading, resumeReading } from "../tcp/relay.ts";
+import { concat } from "../tls/client_hello.ts";
 
 /** The client connection preface. */
 export const PREFACE: Uint8Array = new TextEncoder().encode("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
@@ -41,13 +42,13 @@ export function sniffPreface(socket: net.Socket, timeoutMs: number, decided: (ht
     socket.off("end", onEnd);
     // Not pause(): a node:tls socket paused so in Deno 2.9 never reports the peer's FIN (../tcp/relay.ts).
     pauseReading(socket);
-    if (size > 0) socket.unshift(join(chunks, size));
+    if (size > 0) socket.unshift(concat(chunks, size));
     decided(http2);
   };
   const onData = (chunk: Uint8Array) => {
     chunks.push(chunk);
     size += chunk.length;
-    const state = prefaceState(chunks.length === 1 ? chunk : join(chunks, size));
+    const state = prefaceState(chunks.length === 1 ? chunk : concat(chunks, size));
     if (state !== 0) finish(state === 1);
   };
   const onEnd = () => finish(false);
@@ -56,15 +57,4 @@ export function sniffPreface(socket: net.Socket, timeoutMs: number, decided: (ht
   socket.on("data", onData);
   socket.once("end", onEnd);
   resumeReading(socket);
-}
-
-function join(chunks: Uint8Array[], size: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(size);
-  let o = 0;
-  for (const c of chunks) {
-    out.set(c, o);
-    o += c.length;
-  }
-  return out;
 }
