@@ -37,6 +37,7 @@ import type { SecretResource, SpecByKind, SpecKind } from "../../shared/mod.ts";
 import { serviceEntryPortProtocol } from "../../shared/protocol/mod.ts";
 import { deepFreeze, FrozenMap } from "./frozen.ts";
 import { tcpAuthorizationWarnings } from "./authz_warnings.ts";
+import { inlineMtls, withWorkloadMtls } from "./auto_mtls.ts";
 import { registryBoundPorts, registryServiceViews, type RegistrySnapshot } from "./registry_services.ts";
 
 /**
@@ -108,6 +109,8 @@ export interface EndpointView {
   /** SPIFFE ID to verify when proxied (secure naming), else empty. */
   readonly identity: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** Service ports whose endpoint port is DISABLE: automatic mTLS sends plain text (auto_mtls.ts). */
+  readonly mtlsDisabledPorts: readonly number[];
 }
 
 /** A port of a service. */
@@ -302,6 +305,7 @@ export function buildPushContext(
     });
   }
 
+  const inlineWithMtls = inlineMtls(peerAuthentications, rootNamespace);
   const services: ServiceView[] = serviceEntries.map((se): ServiceView => {
     const spec = se.resource.spec;
     const ports = (spec.ports ?? []).map((p) => ({
@@ -314,28 +318,28 @@ export function buildPushContext(
     for (const we of selectedEntries(se)) {
       const w = workloads.get(keyOf(we))!;
       for (const address of w.addresses) {
-        endpoints.push({
+        endpoints.push(withWorkloadMtls(w, {
           workload: w.key,
           address,
           ports: portMap(spec.ports, we.resource.spec),
           proxied: w.proxied,
           identity: w.proxied ? w.identity : "",
           labels: w.labels,
-        });
+        }));
       }
     }
     for (const inline of spec.endpoints ?? []) {
       const labels = inline.labels ?? {};
       const proxied = Object.entries(TLS_MODE_LABELS).some(([k, v]) => labels[k] === v);
       const sa = inline.serviceAccount || "default";
-      endpoints.push({
+      endpoints.push(inlineWithMtls(se.namespace, {
         workload: "",
         address: inline.address ?? "",
         ports: portMap(spec.ports, inline),
         proxied,
         identity: proxied ? formatSpiffeId({ trustDomain, namespace: se.namespace, serviceAccount: sa }) : "",
         labels,
-      });
+      }));
     }
     return {
       key: keyOf(se),

@@ -35,6 +35,7 @@ import type { Resolution } from "./resolve.ts";
 import { gatewayTlsTarget, hasSniRoutedPort, sidecarTlsTarget } from "./tls_targets.ts";
 import { readClientHello } from "../tls/client_hello.ts";
 import type { ServiceTarget } from "./dispatch.ts";
+import { dialsMtls } from "../../shared/policy/auto_mtls.ts";
 
 /** Settings of a {@link TlsPassthrough}. */
 export interface TlsPassthroughOptions {
@@ -255,7 +256,7 @@ export class TlsPassthrough {
     }
     const { endpoint } = choice;
     const target = `${r.key} ${endpoint.address}:${choice.port}`;
-    if (!endpoint.proxied) {
+    if (!dialsMtls(endpoint, port.number)) {
       return { dial: plainDialer(endpoint.address, choice.port, timeout), mtls: false, target };
     }
     const cert = snapshot.certificate;
