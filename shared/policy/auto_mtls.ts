@@ -9,7 +9,11 @@
  * - per cluster: `conditionallyConvertToIstioMtls` / `buildUpstreamClusterTLSContext`
  *   (pilot/pkg/networking/core/cluster_tls.go) sets no TLS when the service's mode is `MTLSDisable`.
  * A DestinationRule's `trafficPolicy.tls` would override both; DestinationRule is not implemented
- * here, so the server's mode decides alone.
+ * here, so the server's mode decides alone. One deliberate difference: Istio's cluster-level hint
+ * (`BestEffortInferServiceMTLSMode`, pilot/pkg/model/push_context.go) reads mesh and namespace policies
+ * only, so under a namespace DISABLE it sends plain text even to a workload whose own or port-level
+ * policy is STRICT, which that server then resets; here the per-endpoint decision alone applies, and
+ * such a workload gets mutual TLS.
  *
  * meshd computes {@link mtlsDisabledPorts} per endpoint; the proxy asks {@link dialsMtls}.
  *
