@@ -62,6 +62,14 @@ const TLS_MODE_LABELS: Record<string, string> = {
   "security.istio.io/tlsMode": "istio",
 };
 
+/**
+ * Whether labels make a workload proxied whether or not its proxy is connected: security.mesh.io/tlsMode:
+ * mesh (Istio's security.istio.io/tlsMode: istio).
+ */
+export function proxiedByLabels(labels: Readonly<Record<string, string>>): boolean {
+  return Object.entries(TLS_MODE_LABELS).some(([k, v]) => labels[k] === v);
+}
+
 const keyOf = (r: { namespace: string; name: string }): string => `${r.namespace}/${r.name}`;
 
 /**
@@ -141,7 +149,7 @@ export function buildPushContext(
       addresses: spec.address ? [spec.address] : [],
       labels,
       ports: { ...spec.ports },
-      proxied: connected.has(keyOf(we)) || Object.entries(TLS_MODE_LABELS).some(([k, v]) => labels[k] === v),
+      proxied: connected.has(keyOf(we)) || proxiedByLabels(labels),
       inboundMtls: bound.map((p) => mtlsOf(p, true)),
       // Port-level settings never apply to an unbound port, so any port number gives the default.
       defaultMtls: mtlsOf(1, false),
@@ -176,7 +184,7 @@ export function buildPushContext(
     }
     for (const inline of spec.endpoints ?? []) {
       const labels = inline.labels ?? {};
-      const proxied = Object.entries(TLS_MODE_LABELS).some(([k, v]) => labels[k] === v);
+      const proxied = proxiedByLabels(labels);
       const sa = inline.serviceAccount || "default";
       endpoints.push({
         workload: "",
