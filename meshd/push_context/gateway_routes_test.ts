@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { b64, makeTestCa } from "../../shared/credentials/_test_support.ts";
 import { gatewayRoutesOf } from "./gateway_routes.ts";
 import { buildPushContext } from "./push_context.ts";
-import { configResource as res, secretResource } from "./test_support.ts";
+import { configResource as res, httpsGateway, secretResource } from "./test_support.ts";
 
 Deno.test("gateway routes: bind ports from the selecting service's targetPort; a server without its credential is a warning", async () => {
   const { leaf } = await makeTestCa();
@@ -19,21 +19,7 @@ Deno.test("gateway routes: bind ports from the selecting service's targetPort; a
       resolution: "STATIC",
       workloadSelector: { labels: { istio: "ingressgateway" } },
     }),
-    res("Gateway", "mesh-system", "public", {
-      selector: { istio: "ingressgateway" },
-      servers: [
-        {
-          port: { number: 443, name: "https", protocol: "HTTPS" },
-          hosts: ["*"],
-          tls: { mode: "SIMPLE", credentialName: "www" },
-        },
-        {
-          port: { number: 9443, name: "https-2", protocol: "HTTPS" },
-          hosts: ["*"],
-          tls: { mode: "SIMPLE", credentialName: "none" },
-        },
-      ],
-    }),
+    httpsGateway([[443, "https", "www"], [9443, "https-2", "none"]]),
   ], { version: "1" });
   const warnings: string[] = [];
   const routes = gatewayRoutesOf(ctx.workloads.get("mesh-system/ingress")!, ctx, (m) => warnings.push(m));
