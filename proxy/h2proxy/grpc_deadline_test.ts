@@ -14,7 +14,9 @@ import { join } from "node:path";
 import { commandMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 import { CANCEL } from "../http2/frame.ts";
 import {
+  curlGrpc,
   grpcClient,
+  grpcFrame,
   grpcioMissing,
   pythonH2Missing,
   run,
@@ -24,56 +26,6 @@ import {
 import { ECHO_HOST, ECHO_PORT, pairCerts, startPair } from "./mesh_pair_test_support.ts";
 
 const AUTHORITY = `${ECHO_HOST}:${ECHO_PORT}`;
-
-/** A gRPC message frame (uncompressed) of `text`. */
-function grpcFrame(text: string): Uint8Array {
-  const body = new TextEncoder().encode(text);
-  const out = new Uint8Array(5 + body.length);
-  new DataView(out.buffer).setUint32(1, body.length);
-  out.set(body, 5);
-  return out;
-}
-
-/** curl's gRPC call through the client proxy: exit code, response headers (lower-case names), body size. */
-async function curlGrpc(outbound: string, path: string, frameFile: string, grpcTimeout: string) {
-  const r = await run("curl", [
-    "-sS",
-    "--http2-prior-knowledge",
-    "--max-time",
-    "15",
-    "-D",
-    "-",
-    "-o",
-    "/dev/null",
-    "-w",
-    "bytes=%{size_download}",
-    "-H",
-    "content-type: application/grpc",
-    "-H",
-    "te: trailers",
-    "-H",
-    `grpc-timeout: ${grpcTimeout}`,
-    "-H",
-    `Host: ${AUTHORITY}`,
-    "--data-binary",
-    `@${frameFile}`,
-    `http://${outbound}${path}`,
-  ]);
-  const headers: Record<string, string> = {};
-  for (const line of r.stdout.split("\r\n")) {
-    const i = line.indexOf(":");
-    if (i > 0 && !line.startsWith("HTTP/")) {
-      headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
-    }
-  }
-  return {
-    code: r.code,
-    stderr: r.stderr,
-    status: /^HTTP\/2 (\d+)/.exec(r.stdout)?.[1],
-    headers,
-    bytes: Number(/bytes=(\d+)$/.exec(r.stdout)?.[1]),
-  };
-}
 
 /** The RST_STREAM codes the hostile application received so far. */
 async function resetsSeen(outbound: string): Promise<number[]> {
@@ -105,7 +57,7 @@ Deno.test(requires(pythonH2Missing() ?? commandMissing("curl"), {
         "no answer within grpc-timeout 1S: UNAVAILABLE upstream request timeout, trailers-only",
         async () => {
           const started = Date.now();
-          const r = await curlGrpc(pair.outboundAddress, "/stall", frame, "1S");
+          const r = await curlGrpc(pair.outboundAddress, AUTHORITY, "/stall", frame, "1S");
           const seconds = (Date.now() - started) / 1000;
           assert.equal(r.code, 0, r.stderr);
           // Envoy's answer: :status 200, grpc-status 14, the router's body as grpc-message, no body.
@@ -123,7 +75,7 @@ Deno.test(requires(pythonH2Missing() ?? commandMissing("curl"), {
 
       await t.step("the deadline after the response head: the client's stream is reset", async () => {
         const started = Date.now();
-        const r = await curlGrpc(pair.outboundAddress, "/stall-body", frame, "1S");
+        const r = await curlGrpc(pair.outboundAddress, AUTHORITY, "/stall-body", frame, "1S");
         const seconds = (Date.now() - started) / 1000;
         // The head and the first message (10 bytes) came, then RST_STREAM instead of the trailers
         // (curl's -D shows trailers too: no grpc-status).

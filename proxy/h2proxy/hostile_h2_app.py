@@ -5,7 +5,7 @@
                   /rst     RST_STREAM INTERNAL_ERROR on the stream, before a response
                   /midrst  a response head and some body, then RST_STREAM INTERNAL_ERROR
                   /refuse-once  the first time: GOAWAY that refuses the stream (not processed), and close
-                  /stall   no response at all (until the stream is reset)
+                  /stall   no response at all (until the stream is reset); also any gRPC method Sleep
                   /stall-body  a gRPC response head and one message (10 bytes), then nothing
                   /resets  200 with the RST_STREAM codes received so far, as a JSON list
                   anything else: 200 "ok"
@@ -74,7 +74,7 @@ def handle(conn, sock, event):
             conn.close_connection(error_code=h2.errors.ErrorCodes.NO_ERROR, last_stream_id=max(0, sid - 2))
             sock.sendall(conn.data_to_send())
             raise ConnectionClosed()
-        if path == b"/stall":
+        if path == b"/stall" or path.endswith(b"/Sleep"):
             return
         if path == b"/stall-body":
             conn.send_headers(sid, [(":status", "200"), ("content-type", "application/grpc")])

@@ -166,7 +166,7 @@ export class OutboundHttp2 {
       contentType: adapted.contentType,
       timeouts: {
         requestTimeoutMs: this.#o.requestTimeoutMs ?? 0,
-        routeTimeoutMs: 0,
+        routeTimeoutMs: route.timeoutMs ?? 0,
         onRequestTimeout: this.#o.onRequestTimeout,
       },
     });
