@@ -218,7 +218,7 @@ export async function relayStream(
     safely(() => upstream.reset(CANCEL));
     return;
   }
-  upstream.trailers.then(() => timers.done(), () => timers.done());
+  if (timers.active) upstream.trailers.then(() => timers.done(), () => timers.done());
   // A reset on either side ends the other; a normal end leaves the other to finish.
   down.closed.then((c) => {
     if (c.code !== NO_ERROR) safely(() => upstream.reset(CANCEL));

@@ -35,6 +35,8 @@ export class StreamTimers {
   #request: ReturnType<typeof setTimeout> | undefined;
   #upstream: ReturnType<typeof setTimeout> | undefined;
   #done = false;
+  /** Whether a timer can run at all (a timeout is set); when not, nothing is watched. */
+  readonly active: boolean;
 
   /**
    * @param down the downstream stream (its END_STREAM ends the request timer and starts the upstream one)
@@ -48,6 +50,9 @@ export class StreamTimers {
     upstreamTimeoutMs: number,
     expired: (kind: StreamTimeoutKind) => void,
   ) {
+    this.active = requestTimeoutMs > 0 || upstreamTimeoutMs > 0;
+    // Most streams have no timeout: then not even the stream's trailers promise is made.
+    if (!this.active) return;
     const fire = (kind: StreamTimeoutKind) => {
       if (this.#done) return;
       this.done();
