@@ -94,11 +94,14 @@ Deno.test("StreamTimers: which timer fires, by the request's end, the response h
       const fired: StreamTimeoutKind[] = [];
       const timers = new StreamTimers(down, c.requestMs, c.upstreamMs, (k) => fired.push(k));
       c.then(down, timers, () => up.end());
-      await new Promise((r) => setTimeout(r, QUIET_MS));
-      assert.deepEqual(fired, c.want === null ? [] : [c.want], c.name);
-      timers.done();
-      down.reset();
-      up.reset();
+      try {
+        await new Promise((r) => setTimeout(r, QUIET_MS));
+        assert.deepEqual(fired, c.want === null ? [] : [c.want], c.name);
+      } finally {
+        timers.done();
+        down.reset();
+        up.reset();
+      }
     }
   } finally {
     conn.close();
