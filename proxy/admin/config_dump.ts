@@ -398,6 +398,10 @@ export function buildConfigDump(
                   weight: d.weight,
                 })),
               },
+              // As Istio writes every route: the VirtualService timeout, 0s (none) by default, and
+              // max_grpc_timeout the same (grpc-timeout then applies, capped by a route timeout).
+              timeout: duration(r.timeoutMs ?? 0),
+              max_grpc_timeout: duration(r.timeoutMs ?? 0),
             },
           })),
         })),
