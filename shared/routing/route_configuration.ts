@@ -129,7 +129,8 @@ export interface CredentialContents {
 export interface RouteConfiguration {
   /**
    * `http.<port>`, `https.<port>.<port name>.<gateway>.<namespace>` (terminated), or
-   * `tls.<port>.<port name>.<gateway>.<namespace>` (PASSTHROUGH).
+   * `tls.<port>.<port name>.<gateway>.<namespace>` (PASSTHROUGH); at a sidecar,
+   * `mesh.tls.<port>.<service key>` (VirtualService `tls` rules bound to mesh, mesh_tls_routes.ts).
    */
   name: string;
   /** The Gateway server port. */
