@@ -101,9 +101,19 @@ export function sidecarTlsTarget(
 
 /**
  * Whether a connection to an unknown address at `port` may be routed by SNI: some service without
- * addresses (a ServiceEntry of hosts only) has a TLS or HTTPS port of that number.
+ * addresses (a ServiceEntry of hosts only) has a TLS or HTTPS port of that number, or VirtualService
+ * `tls` rules bound to mesh for that port (an auto-detected one too).
  */
-export function hasSniRoutedPort(snapshot: Pick<RuntimeSnapshot, "services">, port: number): boolean {
+export function hasSniRoutedPort(
+  snapshot: Pick<RuntimeSnapshot, "services" | "routes">,
+  port: number,
+): boolean {
+  const prefix = meshTlsRouteName(port, "");
+  for (const name in snapshot.routes) {
+    if (name.startsWith(prefix) && snapshot.services[name.slice(prefix.length)]?.addresses.length === 0) {
+      return true;
+    }
+  }
   let ports = SNI_PORTS.get(snapshot.services);
   if (ports === undefined) {
     ports = new Set();

@@ -197,14 +197,16 @@ Deno.test("proxyless gRPC: mutual TLS and AuthorizationPolicy from meshd's xDS",
 
     const clientEnv = grpcEnv({ GRPC_XDS_BOOTSTRAP: clientBootstrap });
     const call = () => callOnce(["client", `xds:///echo.echo.svc:${port}`], clientEnv);
-    const expect = async (prefix: string, what: string) => {
+    /** Calls (a fresh process each time) until the answer starts with `prefix`. */
+    const expectFrom = async (caller: () => Promise<string>, prefix: string, what: string) => {
       let last = "";
       await until(
-        async () => (last = await call()).startsWith(prefix),
+        async () => (last = await caller()).startsWith(prefix),
         30_000,
         () => `${what}: last ${last}`,
       );
     };
+    const expect = (prefix: string, what: string) => expectFrom(call, prefix, what);
     await expect("OK echo hello", "no policy: the call goes through");
 
     const policyFile = join(dir, "config", "policy.yaml");
@@ -248,14 +250,7 @@ Deno.test("proxyless gRPC: mutual TLS and AuthorizationPolicy from meshd's xDS",
 
     // DISABLE: the server takes plain text (no principal: denied by the ALLOW for someone else).
     const plain = () => callOnce(["client-plain", `127.0.0.1:${port}`], grpcEnv({}));
-    const expectPlain = async (prefix: string, what: string) => {
-      let last = "";
-      await until(
-        async () => (last = await plain()).startsWith(prefix),
-        30_000,
-        () => `${what}: last ${last}`,
-      );
-    };
+    const expectPlain = (prefix: string, what: string) => expectFrom(plain, prefix, what);
     await Deno.writeTextFile(peerAuthFile, peerAuthentication("DISABLE"));
     await expectPlain("ERR PERMISSION_DENIED", "DISABLE: a plain-text client reaches the server's RBAC");
 
