@@ -31,16 +31,24 @@ import {
   workloadMessage,
 } from "./resource_messages.ts";
 import { encodeGenerated, XdsCache, type XdsCacheStats } from "./xds_cache.ts";
-import { meshTlsRouteConfigurations, type RouteConfiguration } from "../../shared/routing/mod.ts";
+import {
+  meshTcpRouteConfigurations,
+  meshTlsRouteConfigurations,
+  type RouteConfiguration,
+} from "../../shared/routing/mod.ts";
 
-/** A sidecar's route configurations: the VirtualService `tls` rules bound to mesh (shared/routing). */
-function sidecarTlsRoutes(ctx: PushContext, workload: WorkloadView): RouteConfiguration[] {
-  return meshTlsRouteConfigurations(workload, ctx.virtualServices, ctx.services, {
-    defaultPortOf: (host) => {
+/** A sidecar's route configurations: the VirtualService `tls` and `tcp` rules bound to mesh (shared/routing). */
+function sidecarL4Routes(ctx: PushContext, workload: WorkloadView): RouteConfiguration[] {
+  const options = {
+    defaultPortOf: (host: string) => {
       const s = ctx.services.find((s) => s.hosts.includes(host));
       return s?.ports.length === 1 ? s.ports[0].number : undefined;
     },
-  });
+  };
+  return [
+    ...meshTlsRouteConfigurations(workload, ctx.virtualServices, ctx.services, options),
+    ...meshTcpRouteConfigurations(workload, ctx.virtualServices, ctx.services, options),
+  ];
 }
 
 /** Type URLs served, by resource type. */
@@ -234,8 +242,8 @@ export class PushContextGenerator implements ResourceGenerator {
           `r\u0000${workload.key}`,
           this.#cacheRoutes,
           () =>
-            // A sidecar (no gateway routes): the VirtualService `tls` rules bound to mesh.
-            (ctx.gatewayRoutes.get(workload.key) ?? sidecarTlsRoutes(ctx, workload)).map((rc) =>
+            // A sidecar (no gateway routes): the VirtualService `tls` and `tcp` rules bound to mesh.
+            (ctx.gatewayRoutes.get(workload.key) ?? sidecarL4Routes(ctx, workload)).map((rc) =>
               this.#encode(
                 RESOURCE_TYPES.routeConfiguration,
                 rc.name,

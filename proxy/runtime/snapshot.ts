@@ -113,7 +113,8 @@ export interface RuntimeSnapshot {
   jwks?: Record<string, string>;
   /**
    * Route configurations by name: a gateway's (`http.<port>`, ...); a sidecar's VirtualService `tls`
-   * rules bound to mesh (`mesh.tls.<port>.<service key>`, ../outbound/tls_passthrough.ts).
+   * and `tcp` rules bound to mesh (`mesh.tls.<port>.<service key>`, ../outbound/tls_passthrough.ts;
+   * `mesh.tcp.<port>.<service key>`, ../outbound/tcp_forward.ts).
    */
   routes: Record<string, RouteConfiguration>;
   /** Gateway mode: TLS credentials by name (`kubernetes://<secret>`); empty for a sidecar. */

@@ -40,7 +40,42 @@ export function meshTlsRouteName(port: number, serviceKey: string): string {
   return `mesh.tls.${port}.${serviceKey}`;
 }
 
-/** Settings of {@link meshTlsRouteConfigurations}. */
+/**
+ * The VirtualServices bound to mesh (no `gateways`, or `mesh` among them) that have `kind` rules, each
+ * with the services its hosts cover (qualified in its namespace; wildcards too), in config order.
+ */
+export function meshVirtualServices(
+  virtualServices: readonly NamedSpec<VirtualServiceSpec>[],
+  services: readonly MeshTlsService[],
+  kind: "tls" | "tcp",
+  domainSuffix: string,
+): { vs: NamedSpec<VirtualServiceSpec>; covered: MeshTlsService[] }[] {
+  const out: { vs: NamedSpec<VirtualServiceSpec>; covered: MeshTlsService[] }[] = [];
+  for (const vs of virtualServices) {
+    const gateways = vs.spec.gateways ?? [];
+    if ((vs.spec[kind] ?? []).length === 0 || (gateways.length > 0 && !gateways.includes(MESH))) continue;
+    const vsHosts = (vs.spec.hosts ?? []).map((h) => qualify(h.toLowerCase(), vs.namespace, domainSuffix));
+    const covered = services.filter((s) => s.hosts.some((h) => vsHosts.some((p) => domainMatches(h, p))));
+    if (covered.length > 0) out.push({ vs, covered });
+  }
+  return out;
+}
+
+/** `onSkipRoute` for rule `rule` of `vs`, each reason once. */
+export function ruleSkipper(
+  vs: NamedSpec<VirtualServiceSpec>,
+  rule: number,
+  options: Pick<MeshTlsRouteOptions, "onSkipRoute">,
+): (reason: string) => void {
+  const reported = new Set<string>();
+  return (reason) => {
+    if (reported.has(reason)) return;
+    reported.add(reason);
+    options.onSkipRoute?.({ virtualService: `${vs.namespace}/${vs.name}`, rule, reason });
+  };
+}
+
+/** Settings of {@link meshTlsRouteConfigurations} (and meshTcpRouteConfigurations). */
 export interface MeshTlsRouteOptions {
   /** Cluster domain for short host names. Default cluster.local. */
   domainSuffix?: string;
@@ -63,18 +98,9 @@ export function meshTlsRouteConfigurations(
 ): RouteConfiguration[] {
   const domainSuffix = options.domainSuffix ?? "cluster.local";
   const byName = new Map<string, { port: number; routes: TlsRoute[]; seen: Set<string> }>();
-  for (const vs of virtualServices) {
-    const gateways = vs.spec.gateways ?? [];
-    if ((vs.spec.tls ?? []).length === 0 || (gateways.length > 0 && !gateways.includes(MESH))) continue;
-    const vsHosts = (vs.spec.hosts ?? []).map((h) => qualify(h.toLowerCase(), vs.namespace, domainSuffix));
-    const covered = services.filter((s) => s.hosts.some((h) => vsHosts.some((p) => domainMatches(h, p))));
+  for (const { vs, covered } of meshVirtualServices(virtualServices, services, "tls", domainSuffix)) {
     for (const [i, rule] of (vs.spec.tls ?? []).entries()) {
-      const reported = new Set<string>();
-      const skip = (reason: string) => {
-        if (reported.has(reason)) return;
-        reported.add(reason);
-        options.onSkipRoute?.({ virtualService: `${vs.namespace}/${vs.name}`, rule: i, reason });
-      };
+      const skip = ruleSkipper(vs, i, options);
       let destinations: TlsRoute["destinations"] | undefined | null = null;
       for (const s of covered) {
         for (const p of s.ports) {

@@ -49,16 +49,17 @@ export function passthroughTls(sniHosts: string[]): ServerTls {
 
 /** A VirtualService `tls` rule and one of its matches. */
 type TlsRule = NonNullable<VirtualServiceSpec["tls"]>[number];
-type TlsMatch = TlsRule["match"][number];
+/** The static conditions of a `tls` or `tcp` match (Istio's TLSMatchAttributes, L4MatchAttributes). */
+type StaticL4Match = Pick<TlsRule["match"][number], "gateways" | "port" | "sourceLabels" | "sourceNamespace">;
 
 /**
- * Whether a `tls` match's static conditions hold for a proxy (Istio's pilot/pkg/networking/core/tls.go
- * `matchTLS`): `gateways` (none: any) names `gateway` (`<namespace>/<name>` of a Gateway, or `mesh` for
+ * Whether a `tls` (or `tcp`) match's static conditions hold for a proxy (Istio's
+ * pilot/pkg/networking/core/tls.go `matchTLS`, `matchTCP`): `gateways` (none: any) names `gateway` (`<namespace>/<name>` of a Gateway, or `mesh` for
  * the sidecars), `port` (0 or absent: any) is `port`, `sourceLabels` are among the proxy's labels and
  * `sourceNamespace` is its namespace. `sniHosts` and `destinationSubnets` are checked per connection.
  */
 export function tlsMatchHolds(
-  m: TlsMatch,
+  m: StaticL4Match,
   vsNamespace: string,
   gateway: string,
   port: number,
@@ -80,7 +81,7 @@ export const MESH = "mesh";
  * `subset` (DestinationRules are not supported), or a destination without a port.
  */
 export function tlsRouteDestinations(
-  rule: TlsRule,
+  rule: Pick<TlsRule, "route">,
   vsNamespace: string,
   options: Pick<GatewayRouteOptions, "defaultPortOf"> & { domainSuffix: string },
   skip: (reason: string) => void,
