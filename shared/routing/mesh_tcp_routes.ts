@@ -74,3 +74,36 @@ export function meshTcpRouteConfigurations(
   }
   return [...taken.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
+
+/**
+ * What the sidecars leave out of the VirtualService `tls` and `tcp` rules bound to mesh, one sentence
+ * per rule or match, naming the field (for meshd's log, as gateways' skipped rules are logged): a
+ * `subset` destination (the rule is not used: no DestinationRules) and `destinationSubnets` (the match
+ * never matches).
+ */
+export function meshL4RuleWarnings(virtualServices: readonly NamedSpec<VirtualServiceSpec>[]): string[] {
+  const out: string[] = [];
+  for (const vs of virtualServices) {
+    const gateways = vs.spec.gateways ?? [];
+    if (gateways.length > 0 && !gateways.includes(MESH)) continue;
+    for (const kind of ["tls", "tcp"] as const) {
+      for (const [i, rule] of (vs.spec[kind] ?? []).entries()) {
+        const at = `VirtualService ${vs.namespace}/${vs.name} spec.${kind}[${i}]`;
+        const subset = (rule.route ?? []).find((d) => d.destination.subset !== undefined);
+        if (subset !== undefined) {
+          out.push(
+            `${at}: destination ${subset.destination.host} subset ${subset.destination.subset} needs a ` +
+              "DestinationRule, which is not supported; sidecars do not use the rule",
+          );
+        }
+        for (const [j, m] of (rule.match ?? []).entries()) {
+          if ((m.destinationSubnets ?? []).length === 0) continue;
+          out.push(
+            `${at}.match[${j}].destinationSubnets is not supported at sidecars; the match never matches`,
+          );
+        }
+      }
+    }
+  }
+  return out;
+}

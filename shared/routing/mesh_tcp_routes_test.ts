@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { VirtualServiceSpec } from "../api/types.gen.ts";
-import { meshTcpRouteConfigurations } from "./mesh_tcp_routes.ts";
+import { meshL4RuleWarnings, meshTcpRouteConfigurations } from "./mesh_tcp_routes.ts";
 import type { MeshTlsService } from "./mesh_tls_routes.ts";
 
 const SLEEP = { namespace: "default", labels: { app: "sleep" } };
@@ -100,4 +100,29 @@ Deno.test("mesh tcp routes: a subset destination is reported and the next rule c
       { host: V2, port: 9000, weight: 20 },
     ],
   }]]);
+});
+
+Deno.test("mesh L4 rule warnings: subsets and destinationSubnets of rules bound to mesh, by field", () => {
+  const spec = (gateways?: string[]): VirtualServiceSpec => ({
+    hosts: ["tcp-echo"],
+    ...(gateways ? { gateways } : {}),
+    tcp: [{ match: [{ port: 9000 }, { destinationSubnets: ["10.0.0.0/8"] }], route: [to("tcp-echo")] }],
+    tls: [{
+      match: [{ sniHosts: ["tcp-echo"] }],
+      route: [{ destination: { host: "tcp-echo", subset: "v1" } }],
+    }],
+  });
+  assert.deepEqual(
+    meshL4RuleWarnings([{ namespace: "default", name: "echo", spec: spec() }, {
+      namespace: "default",
+      name: "gw-only",
+      spec: spec(["gw"]),
+    }]),
+    [
+      "VirtualService default/echo spec.tls[0]: destination tcp-echo subset v1 needs a DestinationRule, " +
+      "which is not supported; sidecars do not use the rule",
+      "VirtualService default/echo spec.tcp[0].match[1].destinationSubnets is not supported at sidecars; " +
+      "the match never matches",
+    ],
+  );
 });
