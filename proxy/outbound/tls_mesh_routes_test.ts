@@ -69,6 +69,17 @@ Deno.test("mesh tls rules, captured to an external host's address: the SNI's rul
       assert.deepEqual(seen, [CLIENT_ID], "not redirected");
       assert.equal(fallbacks(), 0);
     });
+    // Original destination unknown (no capture): the SNI's service and port, then its rules.
+    seen.length = 0;
+    await withSidecar(
+      () => snap,
+      log,
+      (pt, raw, fallback) => pt.bySni(raw, undefined, fallback),
+      async (port) => {
+        assert.equal((await curlTls("nginx.example.com", port)).code, 0);
+        assert.deepEqual(seen, [CLIENT_ID], "no capture: redirected to `secure` too");
+      },
+    );
     // Without the rules, nginx.example.com goes to its own (unproxied) endpoint.
     seen.length = 0;
     await withSidecar(() => ({ ...snap, routes: {} }), log, take, async (port) => {

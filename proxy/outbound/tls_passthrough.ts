@@ -144,13 +144,17 @@ export class TlsPassthrough {
       if (hello !== undefined) {
         const ns = snapshot.workload?.namespace;
         const routed = destination && meshTlsRouteBySni(snapshot, destination.port, hello.sni);
-        const r = routed
+        let r = routed
           ? resolveService(this.#weighted.pick(routed.name, routed.destinations), ns, snapshot)
           : sidecarTlsTarget(hello.sni, ns, snapshot, destination?.port);
-        // A service whose tls rules (bound to mesh) all missed has no default filter chain in Istio.
-        const ruled = !routed && r.ok && destination !== undefined &&
-          snapshot.routes[meshTlsRouteName(destination.port, r.key)] !== undefined;
-        if ((r.ok && !ruled) || destination === undefined) {
+        // The SNI's service port has tls rules bound to mesh: Istio's listener has only their filter
+        // chains there. With a destination they were matched above and missed; without one (no
+        // capture), they are matched now.
+        const rules = !routed && r.ok ? snapshot.routes[meshTlsRouteName(r.port.number, r.key)] : undefined;
+        if (rules !== undefined && destination === undefined) {
+          r = gatewayTlsTarget(rules, hello.sni, ns, snapshot, this.#weighted);
+        }
+        if ((r.ok && rules === undefined) || destination === undefined) {
           this.#forward(raw, r, hello.sni, destination, snapshot);
           return;
         }
