@@ -25,6 +25,7 @@ import {
   eventually,
   EXTERNAL_HOST,
   EXTERNAL_SERVICE_ENTRY,
+  listenersOf,
   sClient,
   WILDCARD_DOMAIN,
   WILDCARD_SERVICE_ENTRY,
@@ -103,6 +104,13 @@ ${WILDCARD_SERVICE_ENTRY}`,
               ).replace("  tls:\n", "  gateways: [mesh]\n  tls:\n"),
               "VirtualService applied → SNI redirected",
               () => wants("the rule's SNI goes to my-nginx", direct, EXTERNAL_HOST, NGINX),
+            );
+            // meshctl proxy-config listener on the sidecar's config dump names the rule at the service port.
+            const listeners = await listenersOf(state, dir, "foo/sleep", ["--verbose"]);
+            assert.match(
+              listeners.stdout,
+              /foo\/external-api port 443 \(TLS\) → TLS by SNI, VirtualService rules foo\/external-to-nginx\.tls\.0/,
+              listeners.stdout + listeners.stderr,
             );
             const h = await sClient(state, "foo/sleep", direct, EXTERNAL_HOST, exampleCa);
             assert.equal(h.fingerprint, certs.nginxFingerprint, "my-nginx's own certificate, end to end");

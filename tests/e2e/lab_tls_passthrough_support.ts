@@ -18,6 +18,7 @@ import {
   workloadOf,
 } from "../../deploy/lab/mod.ts";
 import { figure } from "../../shared/internal/testing/figures.ts";
+import { runMeshctl } from "./e2e_support.ts";
 
 export const SUBNET = "10.225.0.0/24";
 /** Where the TLS application runs, with its sidecar (which carries its `https` port as opaque bytes). */
@@ -241,4 +242,20 @@ export async function withTlsLab(
     await labDown(lab);
     await Deno.remove(dir, { recursive: true });
   }
+}
+
+/**
+ * `meshctl proxy-config listener -f <dump> [...extra]` on workload `from`'s config dump (its admin
+ * port, fetched inside its namespace and saved in `dir`): the proxy's own view of its listeners.
+ */
+export async function listenersOf(
+  state: LabState,
+  dir: string,
+  from: string,
+  extra: string[] = [],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const dump = await inWorkload(state, from, ["curl", "-sS", "http://127.0.0.1:15000/config_dump"]);
+  const file = join(dir, `${from.replace("/", "_")}-dump.json`);
+  await Deno.writeTextFile(file, dump.stdout);
+  return await runMeshctl(["proxy-config", "listener", "-f", file, ...extra]);
 }

@@ -29,7 +29,6 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { labDelete, labUnavailable, workloadOf } from "../../deploy/lab/mod.ts";
 import { requires } from "../../shared/internal/testing/prerequisites.ts";
-import { runMeshctl } from "./e2e_support.ts";
 import {
   APP_NS,
   apply,
@@ -37,6 +36,7 @@ import {
   EXTERNAL_HOST,
   EXTERNAL_SERVICE_ENTRY,
   inWorkload,
+  listenersOf,
   sClient,
   SUBNET,
   WILDCARD_DOMAIN,
@@ -96,18 +96,7 @@ Deno.test(requires(labUnavailable(), {
             assert.equal(page.code, 0, page.stderr);
             assert.match(page.stdout, /s_server/, "openssl s_server's status page");
             // The gateway's own view: meshctl proxy-config listener on its config dump.
-            const dump = await inWorkload(state, "istio-system/istio-ingressgateway", [
-              "curl",
-              "-sS",
-              "http://127.0.0.1:15000/config_dump",
-            ]);
-            await Deno.writeTextFile(join(dir, "gateway-dump.json"), dump.stdout);
-            const listeners = await runMeshctl([
-              "proxy-config",
-              "listener",
-              "-f",
-              join(dir, "gateway-dump.json"),
-            ]);
+            const listeners = await listenersOf(state, dir, "istio-system/istio-ingressgateway");
             assert.match(
               listeners.stdout,
               new RegExp(
