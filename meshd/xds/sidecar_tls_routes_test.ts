@@ -37,4 +37,42 @@ Deno.test("route configurations: a sidecar gets the VirtualService tls rules bou
     sniHosts: ["edition.cnn.com"],
     destinations: [{ host: "istio-egressgateway.istio-system.svc.cluster.local", port: 443, weight: 100 }],
   }]);
+  // A gateway proxy that no Gateway selects gets none of them.
+  const router = { ...sleep, id: "router~10.1.0.3~sleep-1.default~default.svc.cluster.local" };
+  assert.deepEqual(gen.generate(router, TYPE_URLS.routeConfiguration)!.resources, []);
+});
+
+Deno.test("route configurations: sidecars share them unless a match selects by source (sourceLabels here)", () => {
+  const config = (sourceLabels?: Record<string, string>) => [
+    res("WorkloadEntry", "default", "sleep-1", { address: "10.1.0.3", labels: { app: "sleep" } }),
+    res("WorkloadEntry", "default", "other-1", { address: "10.1.0.4", labels: { app: "other" } }),
+    res("ServiceEntry", "default", "echo", {
+      hosts: ["echo.example.com"],
+      ports: [{ name: "tcp", number: 9000, protocol: "TCP" }],
+      resolution: "DNS",
+    }),
+    res("VirtualService", "default", "echo", {
+      hosts: ["echo.example.com"],
+      tcp: [{
+        ...(sourceLabels ? { match: [{ sourceLabels }] } : {}),
+        route: [{ destination: { host: "v2.example.com", port: { number: 9000 } } }],
+      }],
+    }),
+  ];
+  const routeNames = (gen: PushContextGenerator, w: string) =>
+    gen.generate(
+      { id: `sidecar~x~${w}.default~default.svc.cluster.local`, cluster: "", metadata: {} },
+      TYPE_URLS.routeConfiguration,
+    )!.resources.map((r) => r.name);
+  for (
+    const [cfg, other] of [[config(), ["mesh.tcp.9000.default/echo"]], [
+      config({ app: "sleep" }),
+      [],
+    ]] as const
+  ) {
+    // One generator for both: the second workload gets its own answer, not the first one's.
+    const gen = new PushContextGenerator(buildPushContext(cfg, { version: "1" }));
+    assert.deepEqual(routeNames(gen, "sleep-1"), ["mesh.tcp.9000.default/echo"]);
+    assert.deepEqual(routeNames(gen, "other-1"), other);
+  }
 });

@@ -107,3 +107,32 @@ export function meshL4RuleWarnings(virtualServices: readonly NamedSpec<VirtualSe
   }
   return out;
 }
+
+/**
+ * What a workload's sidecar L4 routes ({@link meshTcpRouteConfigurations}, meshTlsRouteConfigurations)
+ * depend on, so that they can be built once per group of workloads: `labels` when some `tls`/`tcp`
+ * match bound to mesh names `sourceLabels` (the namespace and labels), `namespace` when some names only
+ * `sourceNamespace`, `none` otherwise (the same for every workload). Remembered per array (weakly).
+ */
+export function meshL4RouteScope(
+  virtualServices: readonly NamedSpec<VirtualServiceSpec>[],
+): "labels" | "namespace" | "none" {
+  let scope = SCOPES.get(virtualServices);
+  if (scope === undefined) {
+    scope = "none";
+    for (const vs of virtualServices) {
+      const gateways = vs.spec.gateways ?? [];
+      if (gateways.length > 0 && !gateways.includes(MESH)) continue;
+      for (const rule of [...vs.spec.tls ?? [], ...vs.spec.tcp ?? []]) {
+        for (const m of rule.match ?? []) {
+          if (m.sourceLabels !== undefined) scope = "labels";
+          else if (m.sourceNamespace !== undefined && scope === "none") scope = "namespace";
+        }
+      }
+    }
+    SCOPES.set(virtualServices, scope);
+  }
+  return scope;
+}
+
+const SCOPES = new WeakMap<object, "labels" | "namespace" | "none">();

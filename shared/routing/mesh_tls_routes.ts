@@ -40,17 +40,31 @@ export function meshTlsRouteName(port: number, serviceKey: string): string {
   return `mesh.tls.${port}.${serviceKey}`;
 }
 
+type CoveredServices = { vs: NamedSpec<VirtualServiceSpec>; covered: MeshTlsService[] }[];
+const COVERED = new WeakMap<object, WeakMap<object, Map<string, CoveredServices>>>();
+
 /**
  * The VirtualServices bound to mesh (no `gateways`, or `mesh` among them) that have `kind` rules, each
  * with the services its hosts cover (qualified in its namespace; wildcards too), in config order.
+ * Remembered per pair of arrays (weakly), so neither may change after the call (meshd's push context
+ * is frozen; a new config is new arrays).
  */
 export function meshVirtualServices(
   virtualServices: readonly NamedSpec<VirtualServiceSpec>[],
   services: readonly MeshTlsService[],
   kind: "tls" | "tcp",
   domainSuffix: string,
-): { vs: NamedSpec<VirtualServiceSpec>; covered: MeshTlsService[] }[] {
-  const out: { vs: NamedSpec<VirtualServiceSpec>; covered: MeshTlsService[] }[] = [];
+): CoveredServices {
+  // The same for every workload of a push: computed once per (virtual services, services) pair.
+  const byServices = COVERED.get(virtualServices) ?? new WeakMap();
+  COVERED.set(virtualServices, byServices);
+  const memo = byServices.get(services) ?? new Map<string, CoveredServices>();
+  byServices.set(services, memo);
+  const key = `${kind} ${domainSuffix}`;
+  const known = memo.get(key);
+  if (known !== undefined) return known;
+  const out: CoveredServices = [];
+  memo.set(key, out);
   for (const vs of virtualServices) {
     const gateways = vs.spec.gateways ?? [];
     if ((vs.spec[kind] ?? []).length === 0 || (gateways.length > 0 && !gateways.includes(MESH))) continue;

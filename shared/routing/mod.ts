@@ -29,5 +29,10 @@ export {
   type MeshTlsRouteOptions,
   type MeshTlsService,
 } from "./mesh_tls_routes.ts";
-export { meshL4RuleWarnings, meshTcpRouteConfigurations, meshTcpRouteName } from "./mesh_tcp_routes.ts";
+export {
+  meshL4RouteScope,
+  meshL4RuleWarnings,
+  meshTcpRouteConfigurations,
+  meshTcpRouteName,
+} from "./mesh_tcp_routes.ts";
 export { domainMatches, selectBySni, selectRoute, selectTlsRoute } from "./route_selection.ts";
