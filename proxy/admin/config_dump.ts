@@ -298,7 +298,7 @@ export function buildConfigDump(
               name: `outbound|${outbound.host}_${outbound.port}`,
               address: socket(outbound.host, outbound.port),
               traffic_direction: "OUTBOUND",
-              protocol: outboundListenerProtocol(snapshot.services),
+              protocol: outboundListenerProtocol(snapshot.services, snapshot.routes),
               ...settings,
             },
           },
