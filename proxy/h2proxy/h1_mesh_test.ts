@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { requires } from "../../shared/internal/testing/prerequisites.ts";
 import { httpbinMissing } from "../../shared/internal/testing/prerequisites.ts";
 import { Httpbin } from "../inbound/test_support.ts";
-import { h2cToolsMissing, nghttpStreams } from "./h2_apps_test_support.ts";
+import { h2cToolsMissing, nghttpStreams, run } from "./h2_apps_test_support.ts";
 import { assertH2, h2curl, headerOf } from "./h1_test_support.ts";
 import {
   CLIENT_ID,
@@ -84,6 +84,23 @@ Deno.test(requires(h2cToolsMissing() ?? httpbinMissing(), {
           assert.equal(seen.data, new TextDecoder().decode(body));
         },
       );
+
+      await t.step("nghttp POST: 200 KiB echoed byte for byte", async () => {
+        const body = text(200 * 1024);
+        const file = join(dir, "nghttp.txt");
+        await Deno.writeFile(file, body);
+        const r = await run("nghttp", [
+          "-d",
+          file,
+          "-H",
+          `:authority: ${AUTHORITY}`,
+          "-H",
+          "content-type: text/plain",
+          `http://${pair.outboundAddress}/anything`,
+        ]);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(JSON.parse(r.stdout).data, new TextDecoder().decode(body));
+      });
 
       await t.step("a 3 MiB Content-Length response (the upload echoed in `data`)", async () => {
         const file = join(dir, "big.txt");
