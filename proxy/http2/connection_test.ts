@@ -190,8 +190,8 @@ Deno.test("connection: one write larger than the socket's high-water mark, with 
   const { conn } = await connectClient(server.port, {
     limits: { initialStreamWindowSize: window, initialConnectionWindowSize: window },
   });
+  const s = conn.request(get("/one-write"), { endStream: true });
   try {
-    const s = conn.request(get("/one-write"), { endStream: true });
     const read = (async () => {
       let n = 0;
       for await (const c of s) n += c.length;
@@ -199,6 +199,7 @@ Deno.test("connection: one write larger than the socket's high-water mark, with 
     })();
     assert.equal(await within(read, 5000, "the 1 MiB body"), size);
   } finally {
+    s.reset();
     conn.close();
     await conn.closed;
     await server.close();
