@@ -215,6 +215,14 @@ export class OutboundRouter {
     };
   }
 
+  /**
+   * The HTTP/1.1 keep-alive pool of an endpoint that {@link routeEndpoint} chose: for an HTTP/2
+   * stream to an HTTP/1.1 port (../h2proxy/h1_upstream.ts).
+   */
+  http1Pool(up: UpstreamEndpoint): EndpointPool {
+    return this.#poolOf(up);
+  }
+
   /** The HTTP/1.1 keep-alive pool of an endpoint, made on first use. */
   #poolOf(up: UpstreamEndpoint): EndpointPool {
     let pool = this.#pools.get(up.key);
