@@ -31,6 +31,32 @@ import {
   workloadMessage,
 } from "./resource_messages.ts";
 import { encodeGenerated, XdsCache, type XdsCacheStats } from "./xds_cache.ts";
+import {
+  meshL4RouteScope,
+  meshTcpRouteConfigurations,
+  meshTlsRouteConfigurations,
+  type RouteConfiguration,
+} from "../../shared/routing/mod.ts";
+
+/** What a sidecar's route configurations depend on (shared's meshL4RouteScope): none, its namespace, or its labels too. */
+function sidecarRouteKey(ctx: PushContext, workload: WorkloadView): string {
+  const scope = meshL4RouteScope(ctx.virtualServices);
+  return scope === "none" ? "" : scope === "namespace" ? workload.namespace : selectionKey(workload);
+}
+
+/** A sidecar's route configurations: the VirtualService `tls` and `tcp` rules bound to mesh (shared/routing). */
+function sidecarL4Routes(ctx: PushContext, workload: WorkloadView): RouteConfiguration[] {
+  const options = {
+    defaultPortOf: (host: string) => {
+      const s = ctx.services.find((s) => s.hosts.includes(host));
+      return s?.ports.length === 1 ? s.ports[0].number : undefined;
+    },
+  };
+  return [
+    ...meshTlsRouteConfigurations(workload, ctx.virtualServices, ctx.services, options),
+    ...meshTcpRouteConfigurations(workload, ctx.virtualServices, ctx.services, options),
+  ];
+}
 
 /** Type URLs served, by resource type. */
 export const TYPE_URLS: {
@@ -223,21 +249,28 @@ export class PushContextGenerator implements ResourceGenerator {
         );
       case TYPE_URLS.routeConfiguration:
         if (!workload) return EMPTY_LIST;
-        // Per workload, not per label set: bind ports come from the services that select the workload.
-        return this.#memo(
-          `r\u0000${workload.key}`,
-          this.#cacheRoutes,
-          () =>
-            (ctx.gatewayRoutes.get(workload.key) ?? []).map((rc) =>
-              this.#encode(
-                RESOURCE_TYPES.routeConfiguration,
-                rc.name,
-                { ...rc },
-                this.#cacheRoutes,
-                `${workload.key}\u0000${rc.name}`,
-              )
-            ),
-        );
+        {
+          // A gateway proxy (Istio's `router~` node) never gets a sidecar's routes, selected or not.
+          const gateway = ctx.gatewayRoutes.get(workload.key) ??
+            (node.id.startsWith("router~") ? [] : undefined);
+          // A gateway's per workload (bind ports come from the services that select it); a sidecar's
+          // (the VirtualService `tls` and `tcp` rules bound to mesh) per what their matches select.
+          const key = gateway ? workload.key : `mesh\u0000${sidecarRouteKey(ctx, workload)}`;
+          return this.#memo(
+            `r\u0000${key}`,
+            this.#cacheRoutes,
+            () =>
+              (gateway ?? sidecarL4Routes(ctx, workload)).map((rc) =>
+                this.#encode(
+                  RESOURCE_TYPES.routeConfiguration,
+                  rc.name,
+                  { ...rc },
+                  this.#cacheRoutes,
+                  `${key}\u0000${rc.name}`,
+                )
+              ),
+          );
+        }
       case TYPE_URLS.tlsCredential:
         // Private keys go only to a proxy whose certificate proves its namespace, never to what a node
         // merely claims (Istio's SecretGen needs a verified identity of the secret's namespace).

@@ -298,7 +298,7 @@ export function buildConfigDump(
               name: `outbound|${outbound.host}_${outbound.port}`,
               address: socket(outbound.host, outbound.port),
               traffic_direction: "OUTBOUND",
-              protocol: outboundListenerProtocol(snapshot.services),
+              protocol: outboundListenerProtocol(snapshot.services, snapshot.routes),
               ...settings,
             },
           },
@@ -398,6 +398,10 @@ export function buildConfigDump(
                   weight: d.weight,
                 })),
               },
+              // As Istio writes every route: the VirtualService timeout, 0s (none) by default, and
+              // max_grpc_timeout the same (grpc-timeout then applies, capped by a route timeout).
+              timeout: duration(r.timeoutMs ?? 0),
+              max_grpc_timeout: duration(r.timeoutMs ?? 0),
             },
           })),
         })),
