@@ -241,10 +241,13 @@ export async function startDiscovery(
     onChildDeath: () => metrics.servingChildDeaths.inc(),
     logger: logger.scope(feed ? "kube" : "file"),
     onRejected: observers.onRejected,
-    onPushContext: (ctx, ms, reasons) => {
-      observers.onPushContext(ctx, ms, reasons);
+    onPushContext: (ctx, ms, reasons, full) => {
+      observers.onPushContext(ctx, ms, reasons, full);
       warnGateways(ctx);
-      adsLog.debug(`push context ${ctx.version} built in ${ms.toFixed(0)} ms`, Object.fromEntries(reasons));
+      adsLog.debug(
+        `push context ${ctx.version} ${full ? "built" : "derived"} in ${ms.toFixed(0)} ms`,
+        Object.fromEntries(reasons),
+      );
     },
     adsHooks: {
       ...observers.adsHooks,

@@ -17,7 +17,7 @@ function short(typeUrl: string): string {
 export function discoveryObservers(m: MeshdMetrics): {
   adsHooks: AdsHooks;
   onRejected(issue: ValidationIssue): void;
-  onPushContext(ctx: PushContext, buildMs: number, reasons: Map<string, number>): void;
+  onPushContext(ctx: PushContext, buildMs: number, reasons: Map<string, number>, full: boolean): void;
 } {
   return {
     adsHooks: {
@@ -35,8 +35,10 @@ export function discoveryObservers(m: MeshdMetrics): {
       onPushFanout: (ms) => m.discoPushFanoutTime.observe(ms / 1000),
     },
     onRejected: (issue) => m.discoTotalRejectedConfigs.inc({ type: issue.resource?.split(" ")[0] ?? "file" }),
-    onPushContext: (ctx, buildMs, reasons) => {
-      m.discoPushcontextInitSeconds.observe(buildMs / 1000);
+    onPushContext: (ctx, buildMs, reasons, full) => {
+      // As Istio's pilot_pushcontext_init_seconds: whole builds only, not the derived contexts of
+      // connects and disconnects (an incremental push reuses istiod's push context).
+      if (full) m.discoPushcontextInitSeconds.observe(buildMs / 1000);
       m.discoServices.set(ctx.services.length);
       for (const [reason, n] of reasons) m.discoPushTriggers.inc({ type: reason }, n);
     },

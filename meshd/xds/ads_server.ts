@@ -21,6 +21,7 @@ import type {
   AdsStreamStatus,
   DebugResponder,
   Message,
+  ProxyNode,
   ResourceGenerator,
   XdsTransport,
 } from "./ads_types.ts";
@@ -82,10 +83,14 @@ export class AdsServer {
    *
    * @param changedAt when the change that caused the push happened (ms since the epoch), so that
    *   ACKs measure convergence from the change, not from the push
+   * @param only the streams to push, by node, when the change concerns only some (an incremental
+   *   push); default every stream
    */
-  push(changedAt: number = Date.now()): void {
-    const round: PushRound = { started: performance.now(), streams: this.#streams.size, remaining: 0 };
+  push(changedAt: number = Date.now(), only?: (node: ProxyNode) => boolean): void {
+    const round: PushRound = { started: performance.now(), streams: 0, remaining: 0 };
     for (const s of this.#streams.values()) {
+      if (only !== undefined && !only(s.node)) continue;
+      round.streams++;
       s.requestPush(changedAt);
       s.rounds.push(round);
       round.remaining++;

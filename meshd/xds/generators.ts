@@ -169,10 +169,15 @@ export class PushContextGenerator implements ResourceGenerator {
 
   /** Replaces the push context; the ADS server's push() then sends the differences. */
   update(ctx: PushContext): void {
+    // A context derived for a connect or disconnect (push_context/incremental.ts) shares the last
+    // one's services when none changed: the same Service list, and no config was deleted whose
+    // cache entries would have to go.
+    const sameServices = ctx.services === this.#ctx.services;
     this.#ctx = ctx;
-    this.#services = undefined;
     this.#previous = this.#lists;
     this.#lists = new Map();
+    if (sameServices) return;
+    this.#services = undefined;
     this.#cache?.nextPush();
   }
 
