@@ -18,7 +18,7 @@ const FALSE = Promise.resolve(false);
  * Body bytes up to this size are copied behind the response head and written with it: a copy of a
  * few KiB costs less than a corked two-buffer write through node's streams (measured in README.md).
  */
-const JOIN_LIMIT = 16 * 1024;
+export const JOIN_LIMIT = 16 * 1024;
 
 /**
  * Writes a head in one write. A head in two buffers (the received bytes and the additions) is joined
