@@ -10,7 +10,7 @@ import { CHUNK_DONE, ChunkedDecoder } from "./chunked.ts";
 import { HttpError } from "./http_head.ts";
 import type { SocketIo } from "./socket_io.ts";
 import { JOIN_LIMIT, writeHead } from "./body_copy.ts";
-import { type HeadBytes, outBuffer } from "./encode.ts";
+import type { HeadBytes } from "./encode.ts";
 
 /** The request body: none, Content-Length delimited, chunked. */
 export const B_EMPTY = 0;
@@ -60,14 +60,7 @@ export class RequestBodyPump {
         c = c.subarray(0, length);
       }
       if (c.length <= JOIN_LIMIT) {
-        const first = head.first;
-        const second = head.second;
-        const headSize = first.length + (second === null ? 0 : second.length);
-        const out = outBuffer(headSize + c.length);
-        out.set(first);
-        if (second !== null) out.set(second, first.length);
-        out.set(c, headSize);
-        up.write(out);
+        writeHead(up, head, c);
         if (c.length < length) return this.run(up, kind, length - c.length);
         this.state = PUMP_OK;
         this.#onComplete();
