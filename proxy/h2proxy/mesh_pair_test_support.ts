@@ -17,6 +17,7 @@ import type { OutboundStats } from "../outbound/outbound_stats.ts";
 import type { CertificateInfo, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { certificateInfo, makeCa, makeLeaf, RecordingLog, snapshotOf } from "../inbound/test_support.ts";
 import { ISTIO_LABELS, IstioMetrics } from "../http/istio_metrics.ts";
+import type { ListenerLimits } from "../http/conn_limits.ts";
 
 export const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/echo";
 export const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -113,8 +114,14 @@ export interface MeshPair {
  * Starts the pair in front of the application on `appPort`.
  *
  * @param protocol the protocol of the echo service's port (`GRPC`, `HTTP2`, `HTTP`, `""` for auto-detect)
+ * @param clientLimits the client proxy's listener limits (`--requestTimeout`...); the defaults when absent
  */
-export async function startPair(certs: PairCerts, appPort: number, protocol: string): Promise<MeshPair> {
+export async function startPair(
+  certs: PairCerts,
+  appPort: number,
+  protocol: string,
+  clientLimits?: Partial<ListenerLimits>,
+): Promise<MeshPair> {
   const serverLog = new RecordingLog(), clientLog = new RecordingLog();
   const clientMetrics = new IstioMetrics(), serverMetrics = new IstioMetrics();
   let revision = 1;
@@ -147,6 +154,7 @@ export async function startPair(certs: PairCerts, appPort: number, protocol: str
     snapshot: () => client,
     log: clientLog,
     requestMetrics: clientMetrics,
+    connectionLimits: clientLimits,
   });
   await outbound.start();
   return {

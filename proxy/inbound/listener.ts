@@ -165,6 +165,8 @@ export class InboundListener {
         idleTimeoutMs: options.upstream?.idleTimeoutMs,
         downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
         onIdleClose: () => this.observer.limitHit("idle_timeout"),
+        requestTimeoutMs: this.#connLimits.requestTimeoutMs,
+        onRequestTimeout: () => this.observer.limitHit("request_timeout"),
       })
     );
     const metrics = options.tcpMetrics;

@@ -51,6 +51,10 @@ export interface OutboundHttp2Options {
   downstreamIdleTimeoutMs?: number;
   /** Counts downstream connections closed for being idle (the listener's `downstream_cx_idle_timeout`). */
   onIdleClose?: () => void;
+  /** The listener's `--requestTimeout` for each stream (ms; 0 or absent: off). */
+  requestTimeoutMs?: number;
+  /** Counts a stream's request timeout (the listener's `downstream_rq_timeout`). */
+  onRequestTimeout?: () => void;
 }
 
 /** Serves HTTP/2 connections of one outbound listener and owns its HTTP/2 endpoint pools. */
@@ -160,6 +164,11 @@ export class OutboundHttp2 {
       peer,
       target: route.target,
       contentType: adapted.contentType,
+      timeouts: {
+        requestTimeoutMs: this.#o.requestTimeoutMs ?? 0,
+        routeTimeoutMs: route.timeoutMs ?? 0,
+        onRequestTimeout: this.#o.onRequestTimeout,
+      },
     });
   }
 

@@ -138,6 +138,8 @@ export class OutboundListener {
         idleTimeoutMs: options.upstream?.idleTimeoutMs,
         downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
         onIdleClose: () => this.observer.limitHit("idle_timeout"),
+        requestTimeoutMs: this.#connLimits.requestTimeoutMs,
+        onRequestTimeout: () => this.observer.limitHit("request_timeout"),
       })
     );
     this.#passthrough = new TlsPassthrough({

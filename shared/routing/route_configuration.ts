@@ -54,6 +54,11 @@ export interface GatewayRoute {
   matches: UriMatch[];
   /** Where matching requests go. */
   destinations: GatewayRouteDestination[];
+  /**
+   * The route timeout (VirtualService `http[].timeout`), ms; 0 or absent: none (Istio's default). The
+   * proxy applies it to HTTP/2 streams (and, with `max_grpc_timeout` the same, caps `grpc-timeout`).
+   */
+  timeoutMs?: number;
 }
 
 /** A virtual host (mesh.v1.VirtualHost). */
