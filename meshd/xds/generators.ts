@@ -175,7 +175,7 @@ export class PushContextGenerator implements ResourceGenerator {
     switch (typeUrl) {
       case TYPE_URLS.workload:
         if (!workload) return EMPTY_LIST;
-        return this.#memo(`w\u0000${workload.key}`, shared, () => [
+        return this.#memo(keysOf(workload).workload, shared, () => [
           this.#encode(
             RESOURCE_TYPES.workload,
             workload.key,
@@ -194,7 +194,7 @@ export class PushContextGenerator implements ResourceGenerator {
       case TYPE_URLS.authorization:
         if (!workload) return EMPTY_LIST;
         return this.#memo(
-          `a\u0000${selectionKey(workload)}`,
+          keysOf(workload).authorization,
           shared,
           () =>
             this.#selecting(ctx.authorizationPolicies, workload).map((p) =>
@@ -209,7 +209,7 @@ export class PushContextGenerator implements ResourceGenerator {
       case TYPE_URLS.jwtPolicy:
         if (!workload) return EMPTY_LIST;
         return this.#memo(
-          `j\u0000${selectionKey(workload)}`,
+          keysOf(workload).jwtPolicy,
           shared,
           () =>
             this.#selecting(ctx.requestAuthentications, workload).map((p) =>
@@ -220,7 +220,7 @@ export class PushContextGenerator implements ResourceGenerator {
         if (!workload) return EMPTY_LIST;
         // Per workload, not per label set: bind ports come from the services that select the workload.
         return this.#memo(
-          `r\u0000${workload.key}`,
+          keysOf(workload).routes,
           this.#cacheRoutes,
           () =>
             (ctx.gatewayRoutes.get(workload.key) ?? []).map((rc) =>
@@ -239,7 +239,7 @@ export class PushContextGenerator implements ResourceGenerator {
         if (!workload || verifiedNamespace(node) !== workload.namespace) return EMPTY_LIST;
         // Only the credentials its own route configurations name, from its own namespace (as Istio).
         return this.#memo(
-          `t\u0000${workload.key}`,
+          keysOf(workload).credentials,
           shared,
           () =>
             credentialNamesOf(ctx.gatewayRoutes.get(workload.key) ?? []).flatMap((name) => {
@@ -320,17 +320,37 @@ function sameResources(a: readonly GeneratedResource[], b: readonly GeneratedRes
 
 const EMPTY_LIST: GeneratedList = Object.freeze({ resources: [], version: "empty" }) as GeneratedList;
 
-const SELECTION_KEYS = new WeakMap<WorkloadView, string>();
+/** The keys of a workload's lists in the generator's memo. */
+interface MemoKeys {
+  workload: string;
+  routes: string;
+  credentials: string;
+  /** Policies select by namespace and labels: workloads of one deployment share these lists. */
+  authorization: string;
+  jwtPolicy: string;
+}
 
-/** What decides which policies select a workload: its namespace and labels. */
-function selectionKey(w: WorkloadView): string {
-  let key = SELECTION_KEYS.get(w);
-  if (key === undefined) {
-    key = w.namespace + "\u0000" +
+/**
+ * Built once per workload view and push context, not per stream and type: a key made anew is hashed
+ * anew on every lookup, and every stream looks up each of its types on every push.
+ */
+const MEMO_KEYS = new WeakMap<WorkloadView, MemoKeys>();
+
+function keysOf(w: WorkloadView): MemoKeys {
+  let keys = MEMO_KEYS.get(w);
+  if (keys === undefined) {
+    const selection = w.namespace + "\u0000" +
       JSON.stringify(Object.entries(w.labels).sort(([a], [b]) => a < b ? -1 : 1));
-    SELECTION_KEYS.set(w, key);
+    keys = {
+      workload: `w\u0000${w.key}`,
+      routes: `r\u0000${w.key}`,
+      credentials: `t\u0000${w.key}`,
+      authorization: `a\u0000${selection}`,
+      jwtPolicy: `j\u0000${selection}`,
+    };
+    MEMO_KEYS.set(w, keys);
   }
-  return key;
+  return keys;
 }
 
 /** A list with a version made of its resources' names and versions. */
