@@ -12,7 +12,8 @@
  * (default 0: one process), BENCH_CLIENT_PROCS (default one per 6,250 proxies),
  * BENCH_STREAMS_PER_CONNECTION (default 1000), BENCH_TIMEOUT_S (each phase; default 300),
  * BENCH_PROFILE (a directory for meshd's V8 CPU profile), BENCH_SERVER_ENV ("A=1 B=2" for meshd),
- * BENCH_MESHD_ARGS (more meshd flags, e.g. "--keepaliveTimeout 2m" on a starved machine).
+ * BENCH_MESHD_ARGS (more meshd flags, e.g. "--keepaliveTimeout 2m" on a starved machine),
+ * BENCH_POLICY_CHANGES (policy changes timed one after another; default 1).
  *
  * @module
  */
@@ -131,6 +132,36 @@ async function meshdSide(meshd: Meshd, before: string): Promise<Record<string, n
   };
 }
 
+/**
+ * BENCH_POLICY_CHANGES=K (default 1): K - 1 more policy changes after the first, each timed alone,
+ * so that an A/B of the push's CPU has more than one sample of a 0.1 s figure.
+ */
+async function repeatChanges(
+  cs: ClientProcess[],
+  meshd: Meshd,
+  dir: string,
+): Promise<Record<string, number[]> | undefined> {
+  const k = env("BENCH_POLICY_CHANGES", 1);
+  if (k <= 1) return undefined;
+  const out: Record<string, number[]> = { meshdCpuSeconds: [], fanoutMs: [], buildMs: [], clientP99: [] };
+  for (let i = 2; i <= k; i++) {
+    for (const c of cs) await c.send("arm");
+    await Promise.all(cs.map((c) => c.next("armed", 30_000)));
+    const before = await meshd.metrics();
+    const cpu = meshd.cpuSeconds();
+    const changedAt = Date.now();
+    await Deno.writeTextFile(`${dir}/policy.yaml`, policy(i));
+    const conv = await all(cs, "converged");
+    out.meshdCpuSeconds.push(round(meshd.cpuSeconds() - cpu));
+    const side = await meshdSide(meshd, before);
+    out.fanoutMs.push(side.fanoutMs);
+    out.buildMs.push(side.pushContextMsTotal);
+    out.clientP99.push(percentiles(conv.times.map((t) => (t === 0 ? -1 : t - changedAt))).p99);
+    await delay(500);
+  }
+  return out;
+}
+
 const dir = await Deno.makeTempDir({ prefix: "meshd-scale-" });
 await writeConfig(dir, services, clients);
 const meshd = await startMeshd(root, dir, {
@@ -192,6 +223,7 @@ try {
   const clientPushCpu = cs.map((c) => cpuOf(c.pid)).reduce((a, b) => a + b, 0) - clientCpu0;
   await delay(500);
   const after = meshd.memory();
+  const repeats = await repeatChanges(cs, meshd, dir);
   console.log(JSON.stringify({
     clients,
     services,
@@ -216,6 +248,7 @@ try {
       meshdCpuSeconds: round(pushCpu),
       clientCpuSeconds: round(clientPushCpu),
     },
+    ...(repeats ? { repeatedChanges: repeats } : {}),
     meshdMiB: {
       idleRss: Math.round(idle.rssMiB),
       syncedRss: Math.round(synced.rssMiB),
