@@ -107,7 +107,7 @@ export class AdsServer {
     for (const round of s.rounds) {
       if (--round.remaining === 0) this.#hooks.onPushFanout?.(now - round.started, round.streams);
     }
-    s.rounds = [];
+    s.rounds.length = 0;
   }
 
   #schedule(s: Stream): void {

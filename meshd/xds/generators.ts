@@ -60,13 +60,15 @@ export const TYPE_URLS: {
 export function workloadKeyOf(node: ProxyNode): string | undefined {
   // A stream's node never changes once named: its key is found once, and the same string object then
   // finds the workload without hashing a new string on every push.
-  if (WORKLOAD_KEYS.has(node)) return WORKLOAD_KEYS.get(node);
+  // One lookup per call (null: the node names no workload), not has() then get().
+  const known = WORKLOAD_KEYS.get(node);
+  if (known !== undefined) return known ?? undefined;
   const key = findWorkloadKey(node);
-  WORKLOAD_KEYS.set(node, key);
+  WORKLOAD_KEYS.set(node, key ?? null);
   return key;
 }
 
-const WORKLOAD_KEYS = new WeakMap<ProxyNode, string | undefined>();
+const WORKLOAD_KEYS = new WeakMap<ProxyNode, string | null>();
 
 function findWorkloadKey(node: ProxyNode): string | undefined {
   const auto = autoRegistrationRequest(node);
