@@ -80,8 +80,9 @@ export function listeners(dump: ConfigDump, f: Filters): Json[] {
 
 /**
  * The listener table: address, port, direction, the protocol selected for the port (the listener's
- * `protocol.selected`, from the service ports that target it; UNKNOWN is auto-detect; the data path
- * carries HTTP/1.1 only until issue 16's data path lands), the inbound mutual TLS mode, the path
+ * `protocol.selected`, from the service ports that target it; UNKNOWN is auto-detect; `PER PORT` for the
+ * sidecar's outbound listener, whose verbose PROTOCOL FROM lists each service port's decision; `TLS` for a
+ * gateway port of PASSTHROUGH servers), the inbound mutual TLS mode, the path
  * normalization in force (the mesh's `pathNormalization`, from the listener's `http_connection_manager`)
  * and, verbose, the deciding mutual TLS policy and the service ports the protocol was selected from.
  */
@@ -109,12 +110,13 @@ export function listenersTable(list: Json[], verbose: boolean): string {
 /**
  * Where a listener sends its connections, as istioctl's DESTINATION column: a cluster, a route
  * configuration, or per filter chain its SNI names and clusters (a gateway's PASSTHROUGH server: a
- * tcp_proxy) or route configuration (an HTTPS server); a sidecar's outbound listener routes by Host.
+ * tcp_proxy) or route configuration (an HTTPS server); a sidecar's outbound listener goes by the
+ * original destination of each captured connection (by Host for one made to the listener itself).
  */
 function destinationOf(l: Json): string {
   if (l.default_cluster) return l.default_cluster;
   if (l.route_config_name) return `Route: ${l.route_config_name}`;
-  if (!Array.isArray(l.filter_chains)) return "outbound clusters by Host";
+  if (!Array.isArray(l.filter_chains)) return "outbound clusters by original destination";
   return l.filter_chains.map((c: Json) => {
     const sni = (c.filter_chain_match?.server_names ?? []).join(",") || "*";
     const clusters = (c.filters?.[0]?.typed_config?.weighted_clusters?.clusters ?? []).map((w: Json) =>

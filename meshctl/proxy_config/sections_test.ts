@@ -35,7 +35,7 @@ Deno.test("listenersTable: a gateway listener's DESTINATION per filter chain (PA
     "DESTINATION",
     "SNI nginx.example.com → outbound|443||my-nginx.foo.svc.cluster.local; SNI secure.example.com → Route: https.443.s.gw.foo",
     "Route: http.80",
-    "outbound clusters by Host",
+    "outbound clusters by original destination",
   ]);
 });
 

@@ -1,7 +1,8 @@
 /**
  * The push context's part of automatic mutual TLS: per endpoint, the service ports at which its server
  * accepts no mutual TLS (shared/policy/auto_mtls.ts, Istio's EDS mtlsChecker). It depends on
- * PeerAuthentication and the ports only, never on the proxied flag, so a connect-only change keeps it.
+ * PeerAuthentication and the ports only, never on the proxied flag, so a connect-only change (incremental.ts)
+ * keeps it.
  *
  * @module
  */
@@ -12,7 +13,7 @@ import {
   type PeerAuthenticationPolicy,
 } from "../../shared/mod.ts";
 
-/** What a workload view holds of its inbound modes (push_context.ts's WorkloadView). */
+/** What a workload view holds of its inbound modes (views.ts's WorkloadView). */
 export interface InboundModes {
   readonly inboundMtls: readonly { readonly port: number; readonly mode: EffectiveMtlsMode }[];
   readonly defaultMtls: { readonly mode: EffectiveMtlsMode };

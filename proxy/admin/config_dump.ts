@@ -11,7 +11,11 @@ import { DUMP_TYPES } from "../../shared/internal/config_dump/types.ts";
 import { dialsMtls } from "../../shared/policy/auto_mtls.ts";
 import type { RouteConfiguration, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { inboundModeOf, settingsInForce } from "../runtime/snapshot.ts";
-import { httpListenerProtocol, inboundListenerProtocol } from "./listener_protocol.ts";
+import {
+  gatewayListenerProtocol,
+  inboundListenerProtocol,
+  outboundListenerProtocol,
+} from "./listener_protocol.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
 import { DEFAULT_HEAD_LIMITS } from "../http/head.ts";
 
@@ -123,7 +127,7 @@ function gatewayListeners(
         name: `${address}_${port}`,
         address: socket(address, port),
         traffic_direction: "OUTBOUND",
-        protocol: httpListenerProtocol(rcs.some((rc) => rc.tls !== undefined)),
+        protocol: gatewayListenerProtocol(rcs.map((rc) => rc.tls?.mode)),
         ...listenerSettings(snapshot, true, bootstrap.connectionLimits),
         ...(rcs.length === 1 && rcs[0].tls === undefined ? { route_config_name: rcs[0].name } : {
           filter_chains: rcs.flatMap((rc) =>
@@ -295,7 +299,7 @@ export function buildConfigDump(
               name: `outbound|${outbound.host}_${outbound.port}`,
               address: socket(outbound.host, outbound.port),
               traffic_direction: "OUTBOUND",
-              protocol: httpListenerProtocol(),
+              protocol: outboundListenerProtocol(snapshot.services, snapshot.routes),
               ...settings,
             },
           },
@@ -401,6 +405,10 @@ export function buildConfigDump(
                   weight: d.weight,
                 })),
               },
+              // As Istio writes every route: the VirtualService timeout, 0s (none) by default, and
+              // max_grpc_timeout the same (grpc-timeout then applies, capped by a route timeout).
+              timeout: duration(r.timeoutMs ?? 0),
+              max_grpc_timeout: duration(r.timeoutMs ?? 0),
             },
           })),
         })),

@@ -3,7 +3,9 @@
  * listener` shows it): an inbound port's comes from the service ports that target it, which meshd
  * decided with shared/protocol (Istio's "Protocol Selection": appProtocol, name prefix or the
  * ServiceEntry's protocol). `carried` says what the inbound data path does with it
- * ({@link inboundRoute}; proxy/inbound/dispatch.ts acts on it per connection).
+ * ({@link inboundRoute}; proxy/inbound/dispatch.ts acts on it per connection). The sidecar's outbound
+ * listener decides per connection by its original destination (proxy/outbound/dispatch.ts): its
+ * `services` list each service port's decision ({@link outboundListenerProtocol}).
  *
  * @module
  */
@@ -22,7 +24,14 @@ export interface ListenerProtocol {
  * What a listener carries: HTTP/1.1; TCP (opaque bytes under L4 policy); auto-detect per connection;
  * or HTTP/2 and gRPC (HTTP/1.1 too on such a port: the preface tells them apart, proxy/inbound/http2.ts).
  */
-export type Carried = "HTTP/1.1" | "TCP" | "HTTP/1.1, HTTP/2 or TCP, detected" | "HTTP/2 (or HTTP/1.1)";
+export type Carried =
+  | "HTTP/1.1"
+  | "TCP"
+  | "HTTP/1.1, HTTP/2 or TCP, detected"
+  | "HTTP/2 (or HTTP/1.1)"
+  | "TLS, by SNI"
+  | "HTTP/1.1, or TLS by SNI"
+  | "per service port, by original destination";
 
 /**
  * How the inbound data path carries a port of protocol `selected`:
@@ -99,7 +108,74 @@ export function inboundListenerProtocol(
   return { selected, services: sorted, carried: CARRIED[inboundRoute(selected)] };
 }
 
-/** An HTTP listener: the outbound one (routes by Host) and a gateway's (`HTTPS` when it terminates TLS). */
-export function httpListenerProtocol(tls = false): ListenerProtocol {
-  return { selected: tls ? "HTTPS" : "HTTP", services: [], carried: "HTTP/1.1" };
+/**
+ * A gateway's listener on one port: `HTTP`, `HTTPS` when a server terminates TLS there, `TLS` when every
+ * server there is PASSTHROUGH (the ClientHello's SNI picks a tcp_proxy, the bytes pass untouched).
+ *
+ * @param modes each server's TLS mode on the port (`undefined` for plain HTTP)
+ */
+export function gatewayListenerProtocol(modes: readonly (string | undefined)[]): ListenerProtocol {
+  const passthrough = modes.filter((m) => m === "PASSTHROUGH").length;
+  if (passthrough > 0 && passthrough === modes.length) {
+    return { selected: "TLS", services: [], carried: "TLS, by SNI" };
+  }
+  if (modes.some((m) => m !== undefined)) {
+    return {
+      selected: "HTTPS",
+      services: [],
+      carried: passthrough > 0 ? "HTTP/1.1, or TLS by SNI" : "HTTP/1.1",
+    };
+  }
+  return { selected: "HTTP", services: [], carried: "HTTP/1.1" };
+}
+
+/** What the outbound dispatch does with a captured connection to a service port of this protocol. */
+function outboundCarried(protocol: string): string {
+  switch (protocol.toUpperCase()) {
+    case "HTTP":
+    case "HTTP_PROXY":
+      return "HTTP/1.1 by Host";
+    case "HTTP2":
+    case "GRPC":
+    case "GRPC-WEB":
+      return "HTTP/2 or HTTP/1.1";
+    case "TLS":
+    case "HTTPS":
+      return "TLS by SNI";
+    case "":
+    case "UNKNOWN":
+      return "detected";
+    default:
+      return "TCP";
+  }
+}
+
+/** The sidecar's route configurations by name (VirtualService rules bound to mesh: `mesh.<tls|tcp>.<port>.<key>`). */
+type Routes = Readonly<Record<string, { tlsRoutes?: readonly { name: string }[] }>>;
+
+/** `, VirtualService rules <names>` for the mesh tls/tcp rules of a service port, or empty. */
+function meshRules(routes: Routes, port: number, key: string): string {
+  const names = ["tls", "tcp"].flatMap((kind) =>
+    (routes[`mesh.${kind}.${port}.${key}`]?.tlsRoutes ?? []).map((r) => r.name)
+  );
+  return names.length === 0 ? "" : `, VirtualService rules ${names.join(", ")}`;
+}
+
+/**
+ * The sidecar's outbound listener: one listener for every captured destination (Istio builds one per
+ * service port; here proxy/outbound/dispatch.ts decides per connection from the original destination).
+ * `selected` is `PER PORT`; `services` lists each service port as
+ * `<namespace>/<name> port <n> (<protocol>) → <how it is carried>[, VirtualService rules <names>]`
+ * (the `tls` and `tcp` rules bound to mesh that apply there), sorted. A connection made to the
+ * listener itself (no capture) takes the HTTP/1.1 path, routed by Host.
+ */
+export function outboundListenerProtocol(services: Services, routes: Routes = {}): ListenerProtocol {
+  const lines = Object.entries(services).flatMap(([key, s]) =>
+    s.ports.map((p) =>
+      `${key} port ${p.number} (${p.protocol || "UNKNOWN"}) → ${outboundCarried(p.protocol)}${
+        meshRules(routes, p.number, key)
+      }`
+    )
+  ).sort();
+  return { selected: "PER PORT", services: lines, carried: "per service port, by original destination" };
 }

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { httpListenerProtocol, inboundListenerProtocol, inboundRoute } from "./listener_protocol.ts";
+import {
+  gatewayListenerProtocol,
+  inboundListenerProtocol,
+  inboundRoute,
+  outboundListenerProtocol,
+} from "./listener_protocol.ts";
 
 const ME = { name: "tcp-echo-1", namespace: "foo" };
 const SERVICES = {
@@ -74,7 +79,50 @@ Deno.test("inboundListenerProtocol: auto-detect before meshd sent the workload",
   assert.deepEqual(inboundListenerProtocol(undefined, SERVICES, 9000).selected, "UNKNOWN");
 });
 
-Deno.test("httpListenerProtocol: HTTP, or HTTPS for a gateway that terminates TLS", () => {
-  assert.equal(httpListenerProtocol().selected, "HTTP");
-  assert.equal(httpListenerProtocol(true).selected, "HTTPS");
+const GATEWAY_PORTS: [(string | undefined)[], string, string][] = [
+  [[undefined], "HTTP", "HTTP/1.1"],
+  [["SIMPLE"], "HTTPS", "HTTP/1.1"],
+  [["PASSTHROUGH", "PASSTHROUGH"], "TLS", "TLS, by SNI"],
+  [["PASSTHROUGH", "SIMPLE"], "HTTPS", "HTTP/1.1, or TLS by SNI"],
+];
+
+for (const [modes, selected, carried] of GATEWAY_PORTS) {
+  Deno.test(`gatewayListenerProtocol: ${JSON.stringify(modes)} is ${selected}, carried ${carried}`, () => {
+    assert.deepEqual(gatewayListenerProtocol(modes), { selected, services: [], carried });
+  });
+}
+
+Deno.test("outboundListenerProtocol: each service port's decision, as the outbound dispatch carries it", () => {
+  const services = {
+    "foo/db": { ports: [{ number: 5432, targetPort: 5432, protocol: "TCP" }], endpoints: [] },
+    "foo/web": {
+      ports: [
+        { number: 80, targetPort: 8080, protocol: "HTTP" },
+        { number: 9090, targetPort: 9090, protocol: "GRPC" },
+        { number: 443, targetPort: 443, protocol: "TLS" },
+        { number: 7000, targetPort: 7000, protocol: "" },
+      ],
+      endpoints: [],
+    },
+  };
+  assert.deepEqual(outboundListenerProtocol(services), {
+    selected: "PER PORT",
+    services: [
+      "foo/db port 5432 (TCP) → TCP",
+      "foo/web port 443 (TLS) → TLS by SNI",
+      "foo/web port 7000 (UNKNOWN) → detected",
+      "foo/web port 80 (HTTP) → HTTP/1.1 by Host",
+      "foo/web port 9090 (GRPC) → HTTP/2 or HTTP/1.1",
+    ],
+    carried: "per service port, by original destination",
+  });
+  // VirtualService tls and tcp rules bound to mesh (meshd's mesh.tls/mesh.tcp route configurations).
+  const routes = {
+    "mesh.tls.443.foo/web": { tlsRoutes: [{ name: "foo/vs.tls.0" }, { name: "foo/vs.tls.1" }] },
+    "mesh.tcp.5432.foo/db": { tlsRoutes: [{ name: "foo/db.tcp.0" }] },
+  };
+  assert.deepEqual(outboundListenerProtocol(services, routes).services.slice(0, 2), [
+    "foo/db port 5432 (TCP) → TCP, VirtualService rules foo/db.tcp.0",
+    "foo/web port 443 (TLS) → TLS by SNI, VirtualService rules foo/vs.tls.0, foo/vs.tls.1",
+  ]);
 });

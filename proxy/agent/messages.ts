@@ -97,6 +97,8 @@ export type RouteMessage = {
   name: string;
   matches: UriMatchMessage[];
   destinations: RouteDestinationMessage[];
+  /** 0: no route timeout. */
+  timeoutMs: number;
 };
 
 /** mesh.v1.VirtualHost. */

@@ -85,6 +85,7 @@ const SAMPLES: MessageOf = {
         name: "r",
         matches: [{ exact: "", prefix: "/", regex: "", ignoreCase: true }],
         destinations: [{ host: "s.foo.svc.cluster.local", port: 80, weight: 100 }],
+        timeoutMs: 1500,
       }],
       httpsRedirect: true,
     }],

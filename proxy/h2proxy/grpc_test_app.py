@@ -7,7 +7,9 @@ No generated code: the methods take and return raw bytes (generic handlers, no s
                          calls test.Echo at TARGET with :authority AUTHORITY and prints one JSON
                          object: scenario -> {"code": "OK" | grpc status name, "details": ..., ...}
 
-Scenarios: unary, server_stream, client_stream, bidi, deadline, large, metadata, trailers, concurrent.
+Scenarios: unary, server_stream, client_stream, bidi, deadline, large, metadata, trailers, concurrent,
+slow_client_stream (a client stream that pauses 5 s between messages, 30 s deadline), route_timeout (Sleep
+of 20 s with a 30 s deadline), cancelled (how many Sleep calls the server saw cancelled).
 Run it with a clean environment: grpcio reads http_proxy, grpc_proxy and GRPC_* variables.
 """
 
@@ -48,12 +50,29 @@ def bidi(request_iterator, context):
         yield b"echo:" + message
 
 
-def sleep(request, context):
-    # Sleeps the asked milliseconds, or until the caller's deadline passes (the app enforces it).
-    end = time.monotonic() + int(request.decode()) / 1000
+CANCELLED = [0]
+CANCELLED_LOCK = threading.Lock()
+
+
+def wait(milliseconds, context):
+    # Until the time passes or the call is cancelled (its deadline, or a reset); counts cancellations.
+    end = time.monotonic() + milliseconds / 1000
     while time.monotonic() < end and context.is_active():
         time.sleep(0.01)
+    if not context.is_active():
+        with CANCELLED_LOCK:
+            CANCELLED[0] += 1
+
+
+def sleep(request, context):
+    # Sleeps the asked milliseconds, or until the caller's deadline passes (the app enforces it).
+    wait(int(request.decode()), context)
     return b"slept"
+
+
+def cancelled(request, context):
+    with CANCELLED_LOCK:
+        return b"%d" % CANCELLED[0]
 
 
 def metadata(request, context):
@@ -68,6 +87,7 @@ def serve(port):
         "Bidi": grpc.stream_stream_rpc_method_handler(bidi),
         "Sleep": grpc.unary_unary_rpc_method_handler(sleep),
         "Metadata": grpc.unary_unary_rpc_method_handler(metadata),
+        "Cancelled": grpc.unary_unary_rpc_method_handler(cancelled),
     }
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=32), options=OPTIONS)
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
@@ -144,6 +164,25 @@ def run_client(target, authority, scenarios, token):
         calls = [pool.submit(method("unary_unary", "Sleep"), b"200", timeout=10, metadata=meta) for _ in range(50)]
         return {"replies": sum(1 for c in calls if c.result() == b"slept")}
 
+    def do_slow_client_stream():
+        def requests():
+            for _ in range(3):
+                yield b"x"
+                time.sleep(5)
+
+        return json.loads(method("stream_unary", "ClientStream")(requests(), timeout=30, metadata=meta))
+
+    def do_route_timeout():
+        start = time.monotonic()
+        try:
+            reply = method("unary_unary", "Sleep")(b"20000", timeout=30, metadata=meta)
+            return {"reply": reply.decode(), "seconds": time.monotonic() - start}
+        except grpc.RpcError as e:
+            return {"code": e.code().name, "details": e.details(), "seconds": time.monotonic() - start}
+
+    def do_cancelled():
+        return {"count": int(method("unary_unary", "Cancelled")(b"", timeout=10, metadata=meta))}
+
     table = {
         "unary": do_unary,
         "server_stream": do_server_stream,
@@ -154,6 +193,9 @@ def run_client(target, authority, scenarios, token):
         "metadata": do_metadata,
         "trailers": do_trailers,
         "concurrent": do_concurrent,
+        "slow_client_stream": do_slow_client_stream,
+        "route_timeout": do_route_timeout,
+        "cancelled": do_cancelled,
     }
     print(json.dumps({s: outcome(table[s]) for s in scenarios}), flush=True)
     channel.close()

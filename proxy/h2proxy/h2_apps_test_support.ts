@@ -122,6 +122,66 @@ export async function grpcClient(
   return JSON.parse(stdout);
 }
 
+/** A gRPC message frame (uncompressed) of `text`. */
+export function grpcFrame(text: string): Uint8Array {
+  const body = new TextEncoder().encode(text);
+  const out = new Uint8Array(5 + body.length);
+  new DataView(out.buffer).setUint32(1, body.length);
+  out.set(body, 5);
+  return out;
+}
+
+/**
+ * A gRPC call by curl (`--http2-prior-knowledge`, `grpc-timeout` sent but not enforced by curl) to
+ * `http://<target><path>` with `:authority` `authority` and the request body in `frameFile`: exit
+ * code, `:status`, response headers and trailers (lower-case names), body size.
+ */
+export async function curlGrpc(
+  target: string,
+  authority: string,
+  path: string,
+  frameFile: string,
+  grpcTimeout: string,
+) {
+  const r = await run("curl", [
+    "-sS",
+    "--http2-prior-knowledge",
+    "--max-time",
+    "15",
+    "-D",
+    "-",
+    "-o",
+    "/dev/null",
+    "-w",
+    "bytes=%{size_download}",
+    "-H",
+    "content-type: application/grpc",
+    "-H",
+    "te: trailers",
+    "-H",
+    `grpc-timeout: ${grpcTimeout}`,
+    "-H",
+    `Host: ${authority}`,
+    "--data-binary",
+    `@${frameFile}`,
+    `http://${target}${path}`,
+  ]);
+  const headers: Record<string, string> = {};
+  for (const line of r.stdout.split("\r\n")) {
+    const i = line.indexOf(":");
+    if (i > 0 && !line.startsWith("HTTP/")) {
+      headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
+    }
+  }
+  return {
+    code: r.code,
+    stderr: r.stderr,
+    status: /^HTTP\/2 (\d+)/.exec(r.stdout)?.[1],
+    headers,
+    bytes: Number(/bytes=(\d+)$/.exec(r.stdout)?.[1]),
+  };
+}
+
 /** What the hostile-peer tests need (Debian's python3-h2), or undefined. */
 export function pythonH2Missing(): Missing {
   return pythonModulesMissing(["h2"], "python3-h2");
@@ -177,6 +237,29 @@ export async function startHypercorn(dir: string): Promise<ServerProcess> {
     "hypercorn",
     dir,
   );
+}
+
+/**
+ * nghttp (`-n -s`) sending `count` concurrent requests for `path` on one connection to `address`
+ * with `:authority` `authority`; its stdout (one statistics line per stream).
+ */
+export async function nghttpStreams(
+  address: string,
+  authority: string,
+  path: string,
+  count: number,
+): Promise<string> {
+  const r = await run("nghttp", [
+    "-n",
+    "-s",
+    "-m",
+    String(count),
+    "-H",
+    `:authority: ${authority}`,
+    `http://${address}${path}`,
+  ]);
+  if (r.code !== 0) throw new Error(`nghttp failed: ${r.stderr}`);
+  return r.stdout;
 }
 
 /** A command's exit code and output, run with a 30 s deadline. */

@@ -5,6 +5,9 @@
                   /rst     RST_STREAM INTERNAL_ERROR on the stream, before a response
                   /midrst  a response head and some body, then RST_STREAM INTERNAL_ERROR
                   /refuse-once  the first time: GOAWAY that refuses the stream (not processed), and close
+                  /stall   no response at all (until the stream is reset); also any gRPC method Sleep
+                  /stall-body  a gRPC response head and one message (10 bytes), then nothing
+                  /resets  200 with the RST_STREAM codes received so far, as a JSON list
                   anything else: 200 "ok"
                   prints "listening" when ready
   rapid-reset HOST:PORT AUTHORITY N
@@ -53,6 +56,8 @@ class ConnectionClosed(Exception):
 
 # Stream ids refused by /refuse-once (it refuses only once per process).
 REFUSED = []
+# The error codes of the RST_STREAM frames received, over every connection.
+RESETS = []
 
 
 def handle(conn, sock, event):
@@ -69,6 +74,17 @@ def handle(conn, sock, event):
             conn.close_connection(error_code=h2.errors.ErrorCodes.NO_ERROR, last_stream_id=max(0, sid - 2))
             sock.sendall(conn.data_to_send())
             raise ConnectionClosed()
+        if path == b"/stall" or path.endswith(b"/Sleep"):
+            return
+        if path == b"/stall-body":
+            conn.send_headers(sid, [(":status", "200"), ("content-type", "application/grpc")])
+            conn.send_data(sid, b"\x00\x00\x00\x00\x05first")
+            return
+        if path == b"/resets":
+            body = json.dumps(RESETS).encode()
+            conn.send_headers(sid, [(":status", "200"), ("content-length", str(len(body)))])
+            conn.send_data(sid, body, end_stream=True)
+            return
         if path == b"/rst":
             conn.reset_stream(sid, error_code=h2.errors.ErrorCodes.INTERNAL_ERROR)
         elif path == b"/midrst":
@@ -78,6 +94,8 @@ def handle(conn, sock, event):
         else:
             conn.send_headers(sid, [(":status", "200"), ("content-length", "2")])
             conn.send_data(sid, b"ok", end_stream=True)
+    elif isinstance(event, h2.events.StreamReset):
+        RESETS.append(int(event.error_code))
     elif isinstance(event, h2.events.DataReceived):
         conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
 

@@ -17,6 +17,7 @@ import type { OutboundStats } from "../outbound/outbound_stats.ts";
 import type { CertificateInfo, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { certificateInfo, makeCa, makeLeaf, RecordingLog, snapshotOf } from "../inbound/test_support.ts";
 import { ISTIO_LABELS, IstioMetrics } from "../http/istio_metrics.ts";
+import type { ListenerLimits } from "../http/conn_limits.ts";
 
 export const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/echo";
 export const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -39,7 +40,16 @@ export async function pairCerts(): Promise<PairCerts> {
   };
 }
 
-function echoService(protocol: string, endpointPort: number, workload: string): ServiceInfo {
+/**
+ * The echo service with one endpoint on 127.0.0.1:`endpointPort`; `proxied` false makes the client
+ * proxy connect to it in plain text (an application without a sidecar).
+ */
+export function echoService(
+  protocol: string,
+  endpointPort: number,
+  workload: string,
+  proxied = true,
+): ServiceInfo {
   return {
     name: "echo",
     namespace: "foo",
@@ -55,7 +65,7 @@ function echoService(protocol: string, endpointPort: number, workload: string): 
       workload,
       address: "127.0.0.1",
       ports: { [String(ECHO_PORT)]: endpointPort },
-      proxied: true,
+      proxied,
       identity: SERVER_ID,
       labels: { app: "echo" },
     }],
@@ -113,8 +123,14 @@ export interface MeshPair {
  * Starts the pair in front of the application on `appPort`.
  *
  * @param protocol the protocol of the echo service's port (`GRPC`, `HTTP2`, `HTTP`, `""` for auto-detect)
+ * @param clientLimits the client proxy's listener limits (`--requestTimeout`...); the defaults when absent
  */
-export async function startPair(certs: PairCerts, appPort: number, protocol: string): Promise<MeshPair> {
+export async function startPair(
+  certs: PairCerts,
+  appPort: number,
+  protocol: string,
+  clientLimits?: Partial<ListenerLimits>,
+): Promise<MeshPair> {
   const serverLog = new RecordingLog(), clientLog = new RecordingLog();
   const clientMetrics = new IstioMetrics(), serverMetrics = new IstioMetrics();
   let revision = 1;
@@ -147,6 +163,7 @@ export async function startPair(certs: PairCerts, appPort: number, protocol: str
     snapshot: () => client,
     log: clientLog,
     requestMetrics: clientMetrics,
+    connectionLimits: clientLimits,
   });
   await outbound.start();
   return {

@@ -7,7 +7,8 @@
  * response (gRPC's errors) stays one HEADERS frame with END_STREAM. A reset on one side resets the
  * other. The proxy's own answers ({@link localReply}) are gRPC-aware: a request whose content-type is
  * `application/grpc*` gets a trailers-only response with `grpc-status` (../grpc/local_reply.ts), any
- * other a short text body.
+ * other a short text body. The stream's timeouts (./stream_timeouts.ts: `--requestTimeout`, the route
+ * timeout, `grpc-timeout`) are Envoy's: see {@link relayStream}.
  *
  * @module
  */
@@ -15,6 +16,8 @@ import { CANCEL, INTERNAL_ERROR, NO_ERROR, REFUSED_STREAM } from "../http2/frame
 import { Http2Error } from "../http2/limits.ts";
 import type { Http2Stream } from "../http2/stream.ts";
 import { grpcLocalReply, isGrpcContentType } from "../grpc/local_reply.ts";
+import { formatGrpcTimeout, upstreamTimeoutMs } from "../grpc/grpc_timeout.ts";
+import { type StreamTimeoutKind, type StreamTimeouts, StreamTimers } from "./stream_timeouts.ts";
 import { type HeaderList, headerValue } from "./request_head.ts";
 import type { Log, UpstreamErrorKind } from "../http/session_types.ts";
 
@@ -130,13 +133,38 @@ export interface RelayContext {
   target: string;
   /** The request's content-type (gRPC replies depend on it). */
   contentType: string | undefined;
+  /** The stream's timeouts; none when absent. */
+  timeouts?: StreamTimeouts;
 }
+
+/**
+ * Envoy's answers on expiry. The upstream timeout: the router's `onUpstreamTimeoutAbort`, 504
+ * `upstream request timeout` (source/common/router/router.cc), a gRPC request getting it as a local
+ * reply without an explicit gRPC status, so 14 UNAVAILABLE (`Grpc::Utility::httpToGrpcStatus(504)`),
+ * trailers-only. The request timeout: the connection manager's `onRequestTimeout`, 408
+ * `request timeout` (gRPC: 2 UNKNOWN, 408 being outside Envoy's table).
+ */
+const TIMEOUT_REPLIES: Record<StreamTimeoutKind, LocalReply> = {
+  upstream: { status: 504, body: "upstream request timeout" },
+  request: { status: 408, body: "request timeout" },
+};
 
 /**
  * Forwards the downstream stream: opens the upstream stream with `headers` (END_STREAM when the
  * request has no body), copies the request body and trailers up and the response down. A failure to
  * open, or a reset before the response head, is answered with 503 (gRPC: UNAVAILABLE), as Envoy's
  * `upstream connect error or disconnect/reset before headers`. Never rejects.
+ *
+ * Timeouts (`ctx.timeouts`, ./stream_timeouts.ts), as Envoy's router under Istio's routes: the
+ * upstream timeout is the route timeout, or for a gRPC request its `grpc-timeout` capped by the route
+ * timeout (../grpc/grpc_timeout.ts; the header forwarded is rewritten to that value, as Envoy's
+ * `toGrpcTimeout`). On expiry the upstream stream is reset (RST_STREAM CANCEL, what a gRPC client
+ * sends at its deadline; Envoy's codec sends NO_ERROR for any local reset, which this mesh's server
+ * proxy would read as a normal end) and, before the response head, the client gets
+ * {@link TIMEOUT_REPLIES} (gRPC: trailers-only); after it, its stream is reset (RST_STREAM NO_ERROR,
+ * as Envoy's `sendLocalReply` on a started response resets the stream, and gRPC clients report such a
+ * reset as DEADLINE_EXCEEDED once their deadline passed). Counted as `upstream_rq_timeout` and the
+ * listener's `downstream_rq_timeout`.
  */
 export async function relayStream(
   down: Http2Stream,
@@ -144,12 +172,37 @@ export async function relayStream(
   open: OpenUpstream,
   ctx: RelayContext,
 ): Promise<void> {
-  let up: Http2Stream;
+  const grpc = isGrpcContentType(ctx.contentType);
+  const upstreamMs = upstreamTimeoutMs(
+    grpc,
+    headerValue(headers, "grpc-timeout"),
+    ctx.timeouts?.routeTimeoutMs ?? 0,
+  );
+  if (grpc && upstreamMs > 0) headers = withGrpcTimeout(headers, upstreamMs);
+  let up: Http2Stream | undefined;
+  let expired = false;
+  const timers = new StreamTimers(down, ctx.timeouts?.requestTimeoutMs ?? 0, upstreamMs, (kind) => {
+    expired = true;
+    if (kind === "upstream") ctx.observer.upstreamError("timeout");
+    else ctx.timeouts?.onRequestTimeout?.();
+    ctx.log.debug("stream timeout", { peer: ctx.peer, target: ctx.target, timeout: kind });
+    if (up === undefined) {
+      // Still connecting: the open below resets the stream it gets; the request is dropped here.
+      localReply(down, ctx.contentType, TIMEOUT_REPLIES[kind], ctx.observer);
+      void discardRequest(down);
+      return;
+    }
+    const opened = up;
+    safely(() => opened.reset(CANCEL));
+    if (down.headersSent) safely(() => down.reset(NO_ERROR));
+    else localReply(down, ctx.contentType, TIMEOUT_REPLIES[kind], ctx.observer);
+  });
   try {
-    up = await openRetrying(down, headers, open);
+    up = await openRetrying(down, headers, open, (s) => up = s);
   } catch (e) {
-    // The client reset its stream while it waited for a connection: nothing to answer.
-    if (down.isClosed) return;
+    timers.done();
+    // The client reset its stream while it waited for a connection, or a timeout answered it.
+    if (down.isClosed || expired) return;
     ctx.observer.upstreamError("connect_failure");
     ctx.log.warn("upstream connection failed", { peer: ctx.peer, target: ctx.target, reason: String(e) });
     localReply(down, ctx.contentType, {
@@ -160,23 +213,31 @@ export async function relayStream(
     await discardRequest(down);
     return;
   }
+  const upstream = up;
+  if (expired) {
+    safely(() => upstream.reset(CANCEL));
+    return;
+  }
+  if (timers.active) upstream.trailers.then(() => timers.done(), () => timers.done());
   // A reset on either side ends the other; a normal end leaves the other to finish.
   down.closed.then((c) => {
-    if (c.code !== NO_ERROR) safely(() => up.reset(CANCEL));
+    if (c.code !== NO_ERROR) safely(() => upstream.reset(CANCEL));
   });
   // After the upstream response head was forwarded (not after the proxy's own answer to a failure).
   let forwarded = false;
-  up.closed.then((c) => {
+  upstream.closed.then((c) => {
     if (c.code !== NO_ERROR && forwarded) {
       safely(() => down.reset(c.code === CANCEL ? CANCEL : INTERNAL_ERROR));
     }
   });
   // The request body: when the upstream stream fails, what is left is dropped (see discardRequest).
-  if (!up.localEnded) pump(down, up, false).catch(() => safely(() => up.reset(CANCEL)));
+  if (!upstream.localEnded) pump(down, upstream, false).catch(() => safely(() => upstream.reset(CANCEL)));
   let head: HeaderList;
   try {
-    head = await up.response;
+    head = await upstream.response;
   } catch (e) {
+    timers.done();
+    if (expired) return;
     ctx.observer.upstreamError("reset_before_response");
     ctx.log.debug("upstream reset before the response", {
       peer: ctx.peer,
@@ -189,43 +250,59 @@ export async function relayStream(
     }, ctx.observer);
     return;
   }
-  if (down.isClosed) {
-    safely(() => up.reset(CANCEL));
+  if (down.isClosed || expired) {
+    timers.done();
+    safely(() => upstream.reset(CANCEL));
     return;
   }
   // Trailers-only (gRPC errors) or a response without a body: one HEADERS frame with END_STREAM.
-  const headersOnly = up.remoteEnded && up.bufferedBytes === 0 && (await up.trailers) === undefined;
+  const headersOnly = upstream.remoteEnded && upstream.bufferedBytes === 0 &&
+    (await upstream.trailers) === undefined;
+  if (expired) return;
   try {
     down.respond(head, { endStream: headersOnly });
     forwarded = true;
+    timers.responseStarted();
   } catch {
-    safely(() => up.reset(CANCEL));
+    timers.done();
+    safely(() => upstream.reset(CANCEL));
     return;
   }
   ctx.observer.response(Number(headerValue(head, ":status")) || 0, false);
-  if (!headersOnly) pump(up, down, true).catch(() => safely(() => down.reset(CANCEL)));
+  if (!headersOnly) pump(upstream, down, true).catch(() => safely(() => down.reset(CANCEL)));
+}
+
+/** `headers` with `grpc-timeout` set to `ms` (Envoy's `toGrpcTimeout`), in place of the client's. */
+function withGrpcTimeout(headers: HeaderList, ms: number): HeaderList {
+  const out: HeaderList = headers.filter(([n]) => n !== "grpc-timeout");
+  out.push(["grpc-timeout", formatGrpcTimeout(ms)]);
+  return out;
 }
 
 /**
  * Opens the upstream stream; a stream the peer refused before processing it (RST_STREAM or GOAWAY
  * with REFUSED_STREAM: its connection was closing or full) is opened once more, on another
  * connection, when the request has no body (so nothing was consumed), as Istio's default retry
- * policy (`refused-stream`) does.
+ * policy (`refused-stream`) does. `opened` is told each stream as soon as it is open.
  */
 async function openRetrying(
   down: Http2Stream,
   headers: HeaderList,
   open: OpenUpstream,
+  opened: (up: Http2Stream) => void,
 ): Promise<Http2Stream> {
   const noBody = down.remoteEnded && down.bufferedBytes === 0;
   const up = await open(headers, noBody, () => down.isClosed);
+  opened(up);
   if (!noBody) return up;
   try {
     await up.response;
     return up;
   } catch (e) {
     if (!(e instanceof Http2Error) || e.code !== REFUSED_STREAM || down.isClosed) return up;
-    return open(headers, true, () => down.isClosed);
+    const again = await open(headers, true, () => down.isClosed);
+    opened(again);
+    return again;
   }
 }
 

@@ -20,6 +20,7 @@ export const SESSION_COUNTERS = [
   "upstream_rq_reset_before_response",
   "upstream_rq_reset_during_response",
   "upstream_rq_protocol_error",
+  "upstream_rq_timeout",
   "upstream_rq_retry",
   "downstream_cx_upgrades_total",
   ...Object.values(LIMIT_COUNTERS),
@@ -33,6 +34,7 @@ const UPSTREAM_ERROR_COUNTERS: Record<UpstreamErrorKind, SessionCounter> = {
   reset_before_response: "upstream_rq_reset_before_response",
   reset_during_response: "upstream_rq_reset_during_response",
   protocol_error: "upstream_rq_protocol_error",
+  timeout: "upstream_rq_timeout",
 };
 
 /** Session counters, plus the listener's own `N` (plain numbers; read them any time). */

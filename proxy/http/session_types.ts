@@ -31,7 +31,8 @@ export type UpstreamErrorKind =
   | "connect_failure"
   | "reset_before_response"
   | "reset_during_response"
-  | "protocol_error";
+  | "protocol_error"
+  | "timeout";
 
 /** What a session reports, for counters. Calls are synchronous and must be cheap. */
 export interface SessionObserver {

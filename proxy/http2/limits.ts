@@ -32,9 +32,9 @@ export interface Http2Limits {
   maxInboundPriorityFramesPerStream: number;
   /** WINDOW_UPDATEs allowed: 5 + 2 × (streams opened + this × DATA frames sent) (`max_inbound_window_update_frames_per_data_frame_sent`: 10). */
   maxInboundWindowUpdateFramesPerDataFrameSent: number;
-  /** CONTINUATION frames after one HEADERS (nghttp2's CVE-2024-28182 limit: 8). More: GOAWAY ENHANCE_YOUR_CALM. */
   /** Entries in one SETTINGS frame (nghttp2's `max_settings`, CVE-2020-11080: 32). More: GOAWAY ENHANCE_YOUR_CALM. */
   maxSettingsEntries: number;
+  /** CONTINUATION frames after one HEADERS (nghttp2's CVE-2024-28182 limit: 8). More: GOAWAY ENHANCE_YOUR_CALM. */
   maxContinuationFrames: number;
   /** Rapid reset (CVE-2023-44487): streams closed before the check (`overload.premature_reset_total_stream_count`: 500). */
   prematureResetTotalStreamCount: number;

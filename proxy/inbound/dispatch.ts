@@ -5,17 +5,16 @@
  *
  * - `http1` (HTTP, HTTP_PROXY, GRPC-WEB): the HTTP/1.1 path;
  * - `tcp` (TCP, TLS, HTTPS, MONGO, MYSQL, REDIS, ...): opaque bytes under the L4 rules (./tcp_inbound.ts);
- * - `http2` (HTTP2, GRPC): the {@link InboundHttp2Handler} when the listener has one; until the HTTP/2
- *   path exists (issue 16, item 4) such a connection is carried as TCP under the L4 rules, so that
- *   an ALLOW rule with HTTP-only fields allows nothing and a DENY rule's HTTP-only parts are ignored
- *   (fail closed);
+ * - `http2` (HTTP2, GRPC): the {@link InboundHttp2Handler}; a listener built without one (unit tests of
+ *   the TCP path) carries such a connection as TCP under the L4 rules, so that an ALLOW rule with
+ *   HTTP-only fields allows nothing and a DENY rule's HTTP-only parts are ignored (fail closed);
  * - `detect` (UNKNOWN): the first bytes (after mutual TLS, the decrypted ones) decide with
  *   shared/protocol/detect.ts: an HTTP/1.x request line goes to the HTTP/1.1 path, the HTTP/2
  *   preface to the HTTP/2 path (or TCP, as above), anything else to TCP.
  *
  * Detection waits for the client's first bytes with no detection timeout of its own, as Istio's
- * default (MeshConfig `protocolDetectionTimeout: 0s`): a server-first protocol (MySQL, SMTP) must be
- * declared on its service port. The listener's first-byte deadline (`handshakeTimeoutMs`, 10 s)
+ * default (MeshConfig `protocolDetectionTimeout: 0s`): a server-first protocol must be declared on its
+ * service port (Kubernetes ports 25, 53, 3306 and 27017 are TCP by default, shared/protocol). The listener's first-byte deadline (`handshakeTimeoutMs`, 10 s)
  * still closes a connection that sends nothing, or too little to decide, in time; a client that
  * half-closes before the bytes decide is carried as TCP with what it sent.
  *

@@ -49,6 +49,10 @@ export interface InboundHttp2Options {
   downstreamIdleTimeoutMs?: number;
   /** Counts downstream connections closed for being idle (the listener's `downstream_cx_idle_timeout`). */
   onIdleClose?: () => void;
+  /** The listener's `--requestTimeout` for each stream (ms; 0 or absent: off). */
+  requestTimeoutMs?: number;
+  /** Counts a stream's request timeout (the listener's `downstream_rq_timeout`). */
+  onRequestTimeout?: () => void;
 }
 
 /** Serves the HTTP/2 connections of one inbound listener; owns its h2c pool to the application. */
@@ -140,6 +144,11 @@ export class InboundHttp2 {
       peer,
       target: `${this.#o.appAddress}:${this.#o.appPort}`,
       contentType: adapted.contentType,
+      timeouts: {
+        requestTimeoutMs: this.#o.requestTimeoutMs ?? 0,
+        routeTimeoutMs: 0,
+        onRequestTimeout: this.#o.onRequestTimeout,
+      },
     });
   }
 

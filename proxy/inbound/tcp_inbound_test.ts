@@ -1,7 +1,8 @@
 /**
  * Inbound TCP with real sockets: every PeerAuthentication mode, the L4 AuthorizationPolicy rules
  * (each defence checked with raw bytes: the application must see nothing), half-close and a large
- * transfer through mutual TLS, protocol dispatch (declared, detected, HTTP/2 carried as TCP).
+ * transfer through mutual TLS, protocol dispatch (declared, detected, and HTTP/2 carried as TCP by a
+ * listener built without an HTTP/2 handler).
  */
 import assert from "node:assert/strict";
 import type { PortMtls, RuntimeSnapshot } from "../runtime/snapshot.ts";

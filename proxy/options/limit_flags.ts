@@ -31,7 +31,8 @@ export const LIMIT_FLAGS: readonly ProxyFlag[] = [
     value: "<duration>",
     description: "time for a whole request on every listener, from the first byte of its head until " +
       "the last byte of its body was received or the response began; then 408 `request timeout`, the " +
-      "upstream request reset, and downstream_rq_timeout (Envoy's request_timeout). Bounds slow request " +
+      "upstream request reset, and downstream_rq_timeout (Envoy's request_timeout; each HTTP/2 stream " +
+      "likewise, gRPC getting UNKNOWN). Bounds slow request " +
       "bodies (R-U-Dead-Yet), but also every upload: an upload must fit in it. 0s (the default, as in " +
       "Envoy and Istio) disables it; see proxy/README.md, Limits",
     default: goDuration(DEFAULT_LISTENER_LIMITS.requestTimeoutMs),

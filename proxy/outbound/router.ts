@@ -39,7 +39,8 @@ export type LocalRoute = { local: true; status: number; body: string; location?:
 /**
  * An endpoint route. `target` is `<service key> <address:port>` for logs; `protocol` the service
  * port's (`HTTP`, `GRPC`, `""`...); `labels` the Istio standard-metric label set of the request, when
- * the listener counts them.
+ * the listener counts them; `timeoutMs` the gateway route's timeout (VirtualService
+ * `http[].timeout`), applied by the HTTP/2 path (../h2proxy/relay.ts).
  */
 export type EndpointRoute = {
   local: false;
@@ -47,6 +48,7 @@ export type EndpointRoute = {
   target: string;
   protocol?: string;
   labels?: LabelSet;
+  timeoutMs?: number;
 };
 
 /** Where the current request of a connection goes. */
@@ -157,6 +159,7 @@ export class OutboundRouter {
     }
     const namespace = snapshot.workload?.namespace;
     let r: Resolution;
+    let timeoutMs = 0;
     if (this.#o.routeNames !== undefined) {
       const picked = this.#gatewayDestination(snapshot, routeName, t.authority, t.path);
       if ("reason" in picked) return this.#local("no_route", 404, picked.reason, peer);
@@ -171,6 +174,7 @@ export class OutboundRouter {
         };
       }
       r = resolveService(picked, namespace, snapshot);
+      timeoutMs = picked.timeoutMs;
     } else {
       r = resolveHost(t.authority, namespace, snapshot);
     }
@@ -209,7 +213,16 @@ export class OutboundRouter {
       target: `${r.key} ${target}`,
       protocol: r.port.protocol,
       labels: this.#labelsOf(up.key, r, endpoint, snapshot),
+      ...(timeoutMs > 0 ? { timeoutMs } : {}),
     };
+  }
+
+  /**
+   * The HTTP/1.1 keep-alive pool of an endpoint that {@link routeEndpoint} chose: for an HTTP/2
+   * stream to an HTTP/1.1 port (../h2proxy/h1_upstream.ts).
+   */
+  http1Pool(up: UpstreamEndpoint): EndpointPool {
+    return this.#poolOf(up);
   }
 
   /** The HTTP/1.1 keep-alive pool of an endpoint, made on first use. */
@@ -268,19 +281,22 @@ export class OutboundRouter {
     return set;
   }
 
-  /** The `host:port` a gateway route sends the request to, a redirect to https, or why there is none. */
+  /**
+   * The `host:port` a gateway route sends the request to (with the route's timeout, 0 for none), a
+   * redirect to https, or why there is none.
+   */
   #gatewayDestination(
     snapshot: RuntimeSnapshot,
     routeName: string | undefined,
     authority: string,
     path: string,
-  ): { host: string; port: number } | { reason: string } | { redirect: true } {
+  ): { host: string; port: number; timeoutMs: number } | { reason: string } | { redirect: true } {
     const rc = routeName === undefined ? undefined : snapshot.routes[routeName];
     if (rc === undefined) return { reason: `no route configuration ${routeName}` };
     const s = selectRoute(rc, authority, path);
     if (!s.ok) return { reason: s.reason };
     if (s.virtualHost.httpsRedirect) return { redirect: true };
-    return this.#weighted.pick(s.route.name, s.route.destinations);
+    return { ...this.#weighted.pick(s.route.name, s.route.destinations), timeoutMs: s.route.timeoutMs ?? 0 };
   }
 
   #local(kind: LocalReplyKind, status: number, body: string, peer: string): Route {

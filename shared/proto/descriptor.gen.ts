@@ -169,6 +169,7 @@ export const MESH_PROTO_DESCRIPTOR: Record<string, unknown> = {
                 "name": { "type": "string", "id": 1 },
                 "matches": { "rule": "repeated", "type": "UriMatch", "id": 2 },
                 "destinations": { "rule": "repeated", "type": "RouteDestination", "id": 3 },
+                "timeoutMs": { "type": "uint32", "id": 4 },
               },
             },
             "UriMatch": {

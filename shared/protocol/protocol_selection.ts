@@ -3,8 +3,10 @@
  * (istio.io/latest/docs/ops/configuration/traffic-management/protocol-selection/): a Kubernetes
  * Service port's `appProtocol` when set (it takes precedence over the name), else the prefix of its
  * name (`<protocol>[-<suffix>]`); a ServiceEntry port's `protocol` field. A port that names no known
- * protocol is {@link AUTO_DETECT}: Istio sniffs the first bytes there. This mesh decides the protocol
- * here; its data path carries HTTP/1.1 only until issue 16's data path lands.
+ * protocol is {@link AUTO_DETECT}: the proxies detect HTTP/1.1, the HTTP/2 preface or a TLS ClientHello
+ * from the first bytes there, as Istio does; a Kubernetes port of a server-first protocol Istio knows
+ * (SMTP 25, DNS 53, MySQL 3306, MongoDB 27017) is TCP instead, since detection would wait for a client
+ * that waits for the server.
  *
  * @module
  */
@@ -52,6 +54,12 @@ const KUBERNETES_APP_PROTOCOLS: Readonly<Record<string, SelectedProtocol>> = {
   "kubernetes.io/wss": "HTTPS",
 };
 
+/**
+ * Istio's `wellKnownPorts` (pkg/config/kube/conversion.go; the table in "Protocol Selection"): a Kubernetes
+ * port that names no protocol is TCP on these, not auto-detect, because their servers speak first.
+ */
+const SERVER_FIRST_PORTS: ReadonlySet<number> = new Set([25, 53, 3306, 27017]);
+
 /** `<protocol>[-<suffix>]` to its protocol; `grpc-web` is a protocol of its own, not `grpc` with a suffix. */
 function fromName(text: string): SelectedProtocol {
   const name = text.toLowerCase();
@@ -62,18 +70,21 @@ function fromName(text: string): SelectedProtocol {
 /**
  * The protocol of a Kubernetes Service port (Istio's kube ConvertProtocol).
  *
- * @param port the port's `name`, `appProtocol` and `protocol` (TCP, UDP or SCTP)
- * @returns upper case, e.g. `HTTP`, `GRPC`, `TCP`; {@link AUTO_DETECT} when neither names one. A set
- *   `appProtocol` decides alone: an unknown one is auto-detect even when the name is `http-…`.
+ * @param port the port's `name`, `appProtocol`, `protocol` (TCP, UDP or SCTP) and number (`port`)
+ * @returns upper case, e.g. `HTTP`, `GRPC`, `TCP`; {@link AUTO_DETECT} when neither names one, except on
+ *   Istio's server-first ports (25, 53, 3306, 27017), which are `TCP`. A set `appProtocol` decides
+ *   alone: an unknown one is auto-detect (or TCP on those ports) even when the name is `http-…`.
  */
 export function servicePortProtocol(
-  port: { name?: string; appProtocol?: string; protocol?: string },
+  port: { name?: string; appProtocol?: string; protocol?: string; port?: number },
 ): SelectedProtocol {
   if (port.protocol === "UDP") return "UDP";
-  if (port.appProtocol !== undefined && port.appProtocol !== "") {
-    return KUBERNETES_APP_PROTOCOLS[port.appProtocol.toLowerCase()] ?? fromName(port.appProtocol);
-  }
-  return fromName(port.name ?? "");
+  const named = port.appProtocol !== undefined && port.appProtocol !== ""
+    ? KUBERNETES_APP_PROTOCOLS[port.appProtocol.toLowerCase()] ?? fromName(port.appProtocol)
+    : fromName(port.name ?? "");
+  return named === AUTO_DETECT && port.port !== undefined && SERVER_FIRST_PORTS.has(port.port)
+    ? "TCP"
+    : named;
 }
 
 /**

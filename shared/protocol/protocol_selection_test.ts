@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { authorizationLayer, serviceEntryPortProtocol, servicePortProtocol } from "./protocol_selection.ts";
 
-const SERVICE_PORTS: [{ name?: string; appProtocol?: string; protocol?: string }, string][] = [
+const SERVICE_PORTS: [{ name?: string; appProtocol?: string; protocol?: string; port?: number }, string][] = [
   [{ name: "http" }, "HTTP"],
   [{ name: "http-web" }, "HTTP"],
   [{ name: "HTTP2-x" }, "HTTP2"],
@@ -30,6 +30,16 @@ const SERVICE_PORTS: [{ name?: string; appProtocol?: string; protocol?: string }
   [{ name: "http", appProtocol: "" }, "HTTP"],
   [{ name: "http", protocol: "UDP" }, "UDP"],
   [{ name: "http", protocol: "SCTP" }, "HTTP"],
+  // Istio's server-first ports: TCP unless a protocol is named.
+  [{ port: 25 }, "TCP"],
+  [{ name: "dns", port: 53 }, "TCP"],
+  [{ name: "db", port: 3306 }, "TCP"],
+  [{ name: "web", port: 27017 }, "TCP"],
+  [{ name: "x", appProtocol: "unknown.example/p", port: 3306 }, "TCP"],
+  [{ name: "http", port: 3306 }, "HTTP"],
+  [{ name: "mysql", port: 3306 }, "MYSQL"],
+  [{ name: "dns", port: 53, protocol: "UDP" }, "UDP"],
+  [{ name: "db", port: 3307 }, "UNKNOWN"],
 ];
 
 for (const [port, protocol] of SERVICE_PORTS) {
@@ -48,6 +58,8 @@ const ENTRY_PORTS: [{ protocol?: string; name?: string }, string][] = [
   [{ name: "http" }, "UNKNOWN"],
   [{ protocol: "HTTP_PROXY" }, "HTTP_PROXY"],
   [{ protocol: "SMTP" }, "UNKNOWN"],
+  // A ServiceEntry port is not a Kubernetes port: no server-first default (Istio's convertPort).
+  [{ protocol: "", port: 3306 } as { protocol?: string }, "UNKNOWN"],
   [{}, "UNKNOWN"],
 ];
 

@@ -27,6 +27,7 @@
  */
 import type { GatewaySpec, VirtualServiceSpec } from "../api/types.gen.ts";
 import { labelsMatch } from "../policy/workload_selection.ts";
+import { parseDuration } from "../api/schemas/duration.ts";
 import type {
   GatewayRoute,
   GatewayRouteOptions,
@@ -235,6 +236,7 @@ function routesOf(
       });
     }
     if (written.length > 0 && matches.length === 0) continue;
+    const timeoutMs = timeoutMsOf(rule.timeout);
     out.push({
       name: `${vs.namespace}/${vs.name}.${i}`,
       matches,
@@ -246,9 +248,22 @@ function routesOf(
           weight: d.weight ?? (rule.route!.length === 1 ? 100 : 0),
         };
       }),
+      ...(timeoutMs > 0 ? { timeoutMs } : {}),
     });
   }
   return out;
+}
+
+/**
+ * A VirtualService `http[].timeout` in whole milliseconds (Istio's validation requires at least 1ms,
+ * in whole milliseconds); 0 when absent or not a duration (validation reports those), or beyond
+ * the wire's uint32.
+ */
+function timeoutMsOf(timeout: string | undefined): number {
+  const ns = timeout === undefined ? undefined : parseDuration(timeout);
+  if (ns === undefined || ns <= 0n) return 0;
+  const ms = Number(ns / 1_000_000n);
+  return ms <= 0xffff_ffff ? ms : 0;
 }
 
 function compareKeys(a: NamedSpec<unknown>, b: NamedSpec<unknown>): number {

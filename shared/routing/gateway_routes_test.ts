@@ -143,3 +143,21 @@ Deno.test("gatewayRouteConfigurations: binding, host intersection and what is sk
     assert.deepEqual(got, c.want, c.name);
   }
 });
+
+Deno.test("gatewayRouteConfigurations: http[].timeout becomes the route's timeoutMs (absent: none)", () => {
+  const cases: [string, number | undefined][] = [
+    ["timeout: 1.5s", 1500],
+    ["timeout: 500ms", 500],
+    ["timeout: 1m30s", 90_000],
+    ["", undefined],
+  ];
+  for (const [field, want] of cases) {
+    const spec = `{hosts: ["httpbin.example.com"], gateways: [httpbin-gateway], http: [
+      {${field}${field ? ", " : ""}route: [{destination: {port: {number: 8000}, host: httpbin}}]}]}`;
+    const [rc] = gatewayRouteConfigurations(INGRESS, {
+      gateways: [HTTPBIN_GW],
+      virtualServices: [vs("foo", "httpbin", spec)],
+    });
+    assert.equal(rc.virtualHosts[0].routes[0].timeoutMs, want, field || "no timeout");
+  }
+});

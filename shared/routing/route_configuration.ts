@@ -54,6 +54,11 @@ export interface GatewayRoute {
   matches: UriMatch[];
   /** Where matching requests go. */
   destinations: GatewayRouteDestination[];
+  /**
+   * The route timeout (VirtualService `http[].timeout`), ms; 0 or absent: none (Istio's default). The
+   * proxy applies it to HTTP/2 streams (and, with `max_grpc_timeout` the same, caps `grpc-timeout`).
+   */
+  timeoutMs?: number;
 }
 
 /** A virtual host (mesh.v1.VirtualHost). */
@@ -129,7 +134,9 @@ export interface CredentialContents {
 export interface RouteConfiguration {
   /**
    * `http.<port>`, `https.<port>.<port name>.<gateway>.<namespace>` (terminated), or
-   * `tls.<port>.<port name>.<gateway>.<namespace>` (PASSTHROUGH).
+   * `tls.<port>.<port name>.<gateway>.<namespace>` (PASSTHROUGH); at a sidecar,
+   * `mesh.tls.<port>.<service key>` and `mesh.tcp.<port>.<service key>` (VirtualService `tls` and
+   * `tcp` rules bound to mesh, mesh_tls_routes.ts and mesh_tcp_routes.ts).
    */
   name: string;
   /** The Gateway server port. */

@@ -255,6 +255,13 @@ Deno.test(requires(unavailable, {
         const msgs = await analyzeMesh0002(env);
         assert.ok(msgs.length >= 1, "MESH0002 for the DENY rule");
         assert.ok(msgs.every((m) => m.startsWith("AuthorizationPolicy foo/tcp-policy: ")), msgs.join("\n"));
+        assert.ok(
+          msgs.some((m) =>
+            /port 9000 .*: the HTTP-only fields are ignored on TCP, so this DENY rule matches every connection/
+              .test(m)
+          ),
+          msgs.join("\n"),
+        );
       });
 
       await t.step("clean up (policy deleted): 9000 answers again", async () => {

@@ -150,6 +150,8 @@ Deno.test(requires(unavailable, {
           assert.deepEqual(got.unary, { reply: "hello", code: "OK" }, from);
           assert.deepEqual(got.server_stream, { count: 100, last: "message-99", code: "OK" }, from);
           assert.deepEqual(got.bidi, { count: 20, last: "echo:19", code: "OK" }, from);
+          assert.deepEqual(got.client_stream, { count: 50, bytes: 50000, code: "OK" }, from);
+          assert.deepEqual(got.large, { bytes: 4194560, same: true, code: "OK" }, from);
         }
         const body = await inWorkload(
           env,
