@@ -38,10 +38,13 @@ import {
   type RouteConfiguration,
 } from "../../shared/routing/mod.ts";
 
-/** What a sidecar's route configurations depend on (shared's meshL4RouteScope): none, its namespace, or its labels too. */
-function sidecarRouteKey(ctx: PushContext, workload: WorkloadView): string {
+/**
+ * What a sidecar's route configurations depend on (shared's meshL4RouteScope): none, its namespace, or its
+ * labels too (`selection`: the workload's namespace and label set, as its memo keys have it).
+ */
+function sidecarRouteKey(ctx: PushContext, workload: WorkloadView, selection: string): string {
   const scope = meshL4RouteScope(ctx.virtualServices);
-  return scope === "none" ? "" : scope === "namespace" ? workload.namespace : selectionKey(workload);
+  return scope === "none" ? "" : scope === "namespace" ? workload.namespace : selection;
 }
 
 /** A sidecar's route configurations: the VirtualService `tls` and `tcp` rules bound to mesh (shared/routing). */
@@ -264,7 +267,9 @@ export class PushContextGenerator implements ResourceGenerator {
             (node.id.startsWith("router~") ? [] : undefined);
           // A gateway's per workload (bind ports come from the services that select it); a sidecar's
           // (the VirtualService `tls` and `tcp` rules bound to mesh) per what their matches select.
-          const key = gateway ? workload.key : `mesh\u0000${sidecarRouteKey(ctx, workload)}`;
+          const key = gateway
+            ? workload.key
+            : `mesh\u0000${sidecarRouteKey(ctx, workload, this.#keysOf(workload).authorization)}`;
           // A gateway's key is kept per workload view (#keysOf); a sidecar's depends on this context's rules.
           return this.#memo(
             gateway ? this.#keysOf(workload).routes : `r\u0000${key}`,
