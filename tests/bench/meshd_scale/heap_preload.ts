@@ -27,7 +27,7 @@ if (dir) {
     if (Deno.env.get("BENCH_MALLOC_TRIM") === "1") {
       const before = rssKiB();
       const libc = Deno.dlopen("libc.so.6", { malloc_trim: { parameters: ["usize"], result: "i32" } });
-      libc.symbols.malloc_trim(0);
+      libc.symbols.malloc_trim(0n);
       libc.close();
       Deno.writeTextFileSync(`${dir}/${label}.trim.json`, JSON.stringify({ before, after: rssKiB() }));
     }
