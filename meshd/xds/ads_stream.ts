@@ -61,8 +61,6 @@ export class Stream {
   #pushAt: number | undefined;
   /** Responses written and not yet sent. */
   #outstanding = 0;
-  /** Responses given a nonce and not yet handed to grpc-js; the first is being written. */
-  readonly #unsent: (() => Message | Uint8Array)[] = [];
   /** Bytes written by the current flushPending. */
   #flushedBytes = 0;
   #nonce = 0;
@@ -355,8 +353,9 @@ export class Stream {
     st.lastSentVersion = version;
     this.#outstanding++;
     this.#flushedBytes += sizes.bytes;
-    this.#unsent.push(() => typeof response === "function" ? response(nonce) : { ...response, nonce });
-    if (this.#unsent.length === 1) this.#writeNext();
+    this.call.write(typeof response === "function" ? response(nonce) : { ...response, nonce }, () => {
+      if (--this.#outstanding === 0) this.registry.settled(this);
+    });
     this.hooks.onSend?.(
       this.status(),
       st.typeUrl,
@@ -364,21 +363,6 @@ export class Stream {
       sizes.bytes,
       performance.now() - sizes.started,
     );
-  }
-
-  /**
-   * Writes the first unsent response, and the next when it is sent: one response in the runtime's
-   * HTTP/2 stream at a time, because its buffer keeps the size of the most it ever held (a first sync
-   * written at once kept ~240 KB per stream for as long as the stream lives).
-   */
-  #writeNext(): void {
-    const next = this.#unsent[0];
-    if (this.#closed) return void (this.#unsent.length = 0);
-    this.call.write(next(), () => {
-      this.#unsent.shift();
-      if (this.#unsent.length > 0) this.#writeNext();
-      if (--this.#outstanding === 0) this.registry.settled(this);
-    });
   }
 
   #unknownType(st: TypeState): void {

@@ -5,7 +5,8 @@
  * BENCH_HEAP_SNAPSHOT=0, `<label>.heapsnapshot` (node:v8 writeHeapSnapshot; about the size of the
  * JS heap, so leave it off at 10k), then `<label>.done`. The label is read from `<dir>/label`. With
  * BENCH_MALLOC_TRIM=1 it then calls glibc's malloc_trim(0) and records VmRSS before and after in
- * `<label>.trim.json`: what falls is memory glibc held free, not memory meshd uses.
+ * `<label>.trim.json` (and /proc/self/smaps as `<label>.smaps`): what falls is memory glibc held
+ * free, not memory meshd uses.
  *
  * @module
  */
@@ -30,6 +31,7 @@ if (dir) {
       libc.symbols.malloc_trim(0n);
       libc.close();
       Deno.writeTextFileSync(`${dir}/${label}.trim.json`, JSON.stringify({ before, after: rssKiB() }));
+      Deno.copyFileSync("/proc/self/smaps", `${dir}/${label}.smaps`);
     }
     Deno.writeTextFileSync(`${dir}/${label}.done`, "");
   });
