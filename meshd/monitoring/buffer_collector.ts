@@ -4,7 +4,9 @@
  * frames) whose memory is outside V8's heap; V8 frees it only when it collects the buffer objects,
  * and during a cold sync of 10,000 proxies it let about 577 MiB of them wait (meshd README "Memory",
  * tests/bench/meshd_scale). This checks V8's external memory every {@link CHECK_MS} and runs a full
- * collection when it is above {@link THRESHOLD_BYTES}.
+ * collection when it is above {@link THRESHOLD_BYTES}, at most {@link MAX_SHARE} of the time: after a
+ * collection that took d ms, the next waits at least d / MAX_SHARE ms (a full collection of a 10,000
+ * proxy heap takes a few hundred ms).
  *
  * The collector is reached through node:v8's `--expose-gc` and a node:vm context, as in Node; when the
  * runtime does not give it, {@link startBufferCollector} returns undefined and nothing runs.
@@ -18,6 +20,8 @@ import vm from "node:vm";
 export const THRESHOLD_BYTES = 96 * 1024 * 1024;
 /** How often the external memory is read, ms. */
 export const CHECK_MS = 500;
+/** The largest share of meshd's time the collections may take. */
+export const MAX_SHARE = 0.1;
 
 /** A running collector. */
 export interface BufferCollector {
@@ -50,10 +54,13 @@ export function startBufferCollector(
   if (gc === undefined) return undefined;
   const threshold = options.thresholdBytes ?? THRESHOLD_BYTES;
   let collections = 0;
+  let notBefore = 0;
   const timer = setInterval(() => {
-    if (v8.getHeapStatistics().external_memory <= threshold) return;
+    const started = performance.now();
+    if (started < notBefore || v8.getHeapStatistics().external_memory <= threshold) return;
     gc();
     collections++;
+    notBefore = started + (performance.now() - started) / MAX_SHARE;
   }, options.checkMs ?? CHECK_MS);
   Deno.unrefTimer(timer);
   return {
