@@ -336,7 +336,7 @@ export async function startDiscovery(
   const ctrlz = serveCtrlz(logger, { address: options.ctrlzAddress, port: options.ctrlzPort });
   stops.push(() => ctrlz.shutdown());
 
-  const collector = startBufferCollector();
+  const collector = startBufferCollector({ busy: () => discovery.ads.queued > 0 });
   if (collector) stops.push(() => Promise.resolve(collector.stop()));
   else log.warn("no garbage collection function in this runtime: written buffers wait for V8's own pace");
   ready = true;

@@ -27,6 +27,8 @@ export const THRESHOLD_BYTES = 192 * 1024 * 1024;
 export const CHECK_MS = 500;
 /** The largest share of meshd's time the collections may take. */
 export const MAX_SHARE = 0.1;
+/** While meshd is busy (a push fanning out), the threshold is this many times higher. */
+export const BUSY_FACTOR = 4;
 
 /** A running collector. */
 export interface BufferCollector {
@@ -49,13 +51,14 @@ export function exposedGc(): (() => void) | undefined {
 }
 
 /**
- * Starts checking V8's external memory every `checkMs`; above `thresholdBytes` it runs a full
+ * Starts checking V8's external memory every `checkMs`; above `thresholdBytes` (times
+ * {@link BUSY_FACTOR} while `busy()`: a collection then delays the push's proxies) it runs a full
  * collection. The timer does not keep the process alive.
  *
  * @returns the collector, or undefined when no garbage collection function is available
  */
 export function startBufferCollector(
-  options: { thresholdBytes?: number; checkMs?: number } = {},
+  options: { thresholdBytes?: number; checkMs?: number; busy?: () => boolean } = {},
 ): BufferCollector | undefined {
   const gc = exposedGc();
   if (gc === undefined) return undefined;
@@ -65,7 +68,9 @@ export function startBufferCollector(
   let notBefore = 0;
   const timer = setInterval(() => {
     const started = performance.now();
-    if (started < notBefore || v8.getHeapStatistics().external_memory <= threshold) return;
+    if (started < notBefore) return;
+    const limit = options.busy?.() ? threshold * BUSY_FACTOR : threshold;
+    if (v8.getHeapStatistics().external_memory <= limit) return;
     gc();
     trim?.();
     collections++;

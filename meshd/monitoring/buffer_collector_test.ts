@@ -55,3 +55,19 @@ Deno.test("startBufferCollector: below the threshold it never collects", async (
     collector.stop();
   }
 });
+
+Deno.test("startBufferCollector: while busy the threshold is BUSY_FACTOR times higher", async () => {
+  exposedGc()!();
+  const collector = startBufferCollector({
+    thresholdBytes: external() + 32 * MiB,
+    checkMs: 10,
+    busy: () => true,
+  })!;
+  try {
+    garbage(64 * MiB);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(collector.collections, 0, "collected above the idle threshold while busy");
+  } finally {
+    collector.stop();
+  }
+});
