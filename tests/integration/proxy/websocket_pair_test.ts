@@ -185,10 +185,7 @@ Deno.test(requires(commandMissing("python3"), {
       for (const port of [9000, 9001]) {
         await within(
           (async () => {
-            let status = "";
-            while (
-              !(status = await echoThrough(outboundPort, `${HOST}:${port}`).catch(String)).includes(" 101 ")
-            ) {
+            while (!(await echoThrough(outboundPort, `${HOST}:${port}`).catch(String)).includes(" 101 ")) {
               await new Promise((r) => setTimeout(r, 200));
             }
           })(),
