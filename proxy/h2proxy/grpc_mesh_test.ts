@@ -15,10 +15,10 @@ import {
   CLIENT_ID,
   ECHO_HOST,
   ECHO_PORT,
-  grpcCounts,
   ISSUER,
   jwtPolicy,
   pairCerts,
+  requestCounts,
   SERVER_ID,
   startPair,
 } from "./mesh_pair_test_support.ts";
@@ -55,8 +55,8 @@ Deno.test(requires(grpcioMissing(), {
         );
         // Istio's stats plugin: gRPC requests are `grpc`, with the status of their trailers.
         const echo = { destination_service: ECHO_HOST };
-        assert.deepEqual(grpcCounts(pair.clientMetrics, echo), { "source grpc 200 0": 6 });
-        assert.deepEqual(grpcCounts(pair.serverMetrics, echo), { "destination grpc 200 0": 6 });
+        assert.deepEqual(requestCounts(pair.clientMetrics, echo, true), { "source grpc 200 0": 6 });
+        assert.deepEqual(requestCounts(pair.serverMetrics, echo, true), { "destination grpc 200 0": 6 });
       });
 
       await t.step("the application sees the client's identity in X-Forwarded-Client-Cert", async () => {
@@ -94,8 +94,8 @@ Deno.test(requires(grpcioMissing(), {
         assert.deepEqual(r.unary, { code: "PERMISSION_DENIED", details: "RBAC: access denied" });
         assert.equal(r.server_stream.code, "OK", "other methods are allowed");
         // The server proxy's denial (a trailers-only reply; its HTTP status stays RBAC's 403).
-        assert.equal(grpcCounts(pair.serverMetrics)["destination grpc 403 7"], 1);
-        assert.equal(grpcCounts(pair.clientMetrics)["source grpc 200 7"], 1);
+        assert.equal(requestCounts(pair.serverMetrics, {}, true)["destination grpc 403 7"], 1);
+        assert.equal(requestCounts(pair.clientMetrics, {}, true)["source grpc 200 7"], 1);
         pair.setPolicies([]);
       });
 
@@ -121,7 +121,7 @@ Deno.test(requires(grpcioMissing(), {
           await app.stop();
           const down = await call(["unary"]);
           assert.equal(down.unary.code, "UNAVAILABLE");
-          const client = grpcCounts(pair.clientMetrics);
+          const client = requestCounts(pair.clientMetrics, {}, true);
           assert.equal(client["source grpc 404 12"], 1, JSON.stringify(client));
           assert.equal(client["source grpc 200 14"], 1, JSON.stringify(client));
         },
