@@ -3,8 +3,8 @@
  * under STRICT mutual TLS: the client's upgrade request goes to the client proxy's outbound listener,
  * which routes it by Host, mutual TLS to the server proxy, plain text to a standard-library RFC 6455
  * echo server (./ws_echo_app.py, which answers 400 to a request without `Upgrade: websocket`). On a
- * port named `http` and on a port whose protocol is auto-detected (no protocol, a name without a
- * known prefix): 101 with the right `Sec-WebSocket-Accept`, then a text and a 300-byte binary message
+ * port whose protocol is `HTTP` and on a port whose protocol is auto-detected (no `protocol`: a ServiceEntry
+ * port's name is not read): 101 with the right `Sec-WebSocket-Accept`, then a text and a 300-byte binary message
  * echoed back and a close handshake, in raw bytes.
  */
 import assert from "node:assert/strict";
