@@ -31,6 +31,7 @@ import { DiscoveryServer } from "./server/discovery_server.ts";
 import { xdsAuthorizer } from "./server/xds_auth.ts";
 import { meshdDnsNames, type RunningWebhooks, startWebhooks } from "./webhooks/mod.ts";
 import { parseJwksFetchMode } from "../shared/mod.ts";
+import { meshL4RuleWarnings } from "../shared/routing/mod.ts";
 import { keptAfterFailure } from "../shared/internal/jwks/refresher.ts";
 import { kubeConfigSource, startKubeControl } from "./kube_control.ts";
 import { caSource } from "./ca_source.ts";
@@ -201,11 +202,15 @@ export async function startDiscovery(
   // (istio#25832, #44348), is warned once, when it first appears (Istio logs them per push).
   const gatewayLog = logger.scope("gateway");
   const authzLog = logger.scope("authorization");
+  const routingLog = logger.scope("model");
   const gatewayWarnings = new FreshWarnings();
   const authzWarnings = new FreshWarnings();
+  // And each part of a VirtualService tls/tcp rule bound to mesh that sidecars leave out.
+  const meshRoutingWarnings = new FreshWarnings();
   const warnGateways = (ctx: PushContext): void => {
     for (const w of gatewayWarnings.fresh(ctx.gatewayWarnings)) gatewayLog.warn(w);
     for (const w of authzWarnings.fresh(ctx.authorizationWarnings)) authzLog.warn(w);
+    for (const w of meshRoutingWarnings.fresh(meshL4RuleWarnings(ctx.virtualServices))) routingLog.warn(w);
   };
   const discovery = new DiscoveryServer({
     configDir: options.configDir,
@@ -236,10 +241,13 @@ export async function startDiscovery(
     onChildDeath: () => metrics.servingChildDeaths.inc(),
     logger: logger.scope(feed ? "kube" : "file"),
     onRejected: observers.onRejected,
-    onPushContext: (ctx, ms, reasons) => {
-      observers.onPushContext(ctx, ms, reasons);
+    onPushContext: (ctx, ms, reasons, full) => {
+      observers.onPushContext(ctx, ms, reasons, full);
       warnGateways(ctx);
-      adsLog.debug(`push context ${ctx.version} built in ${ms.toFixed(0)} ms`, Object.fromEntries(reasons));
+      adsLog.debug(
+        `push context ${ctx.version} ${full ? "built" : "derived"} in ${ms.toFixed(0)} ms`,
+        Object.fromEntries(reasons),
+      );
     },
     adsHooks: {
       ...observers.adsHooks,

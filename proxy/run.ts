@@ -27,6 +27,8 @@ import { listenerKey, type WorkerListener } from "./workers/protocol.ts";
 function gatewayListeners(s: RuntimeSnapshot, address: string): WorkerListener[] {
   const byPort = new Map<number, string[]>();
   for (const rc of Object.values(s.routes)) {
+    // A sidecar's routes (VirtualService rules bound to mesh) are never a gateway's listeners.
+    if (rc.gateways.includes("mesh")) continue;
     byPort.set(rc.bindPort, [...byPort.get(rc.bindPort) ?? [], rc.name]);
   }
   return [...byPort.entries()].sort(([a], [b]) => a - b).map(([port, names]) => ({

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type client from "prom-client";
 import type { ValidationIssue } from "../../shared/mod.ts";
 import type { PushContext } from "../push_context/push_context.ts";
 import type { AdsHooks } from "../xds/ads_types.ts";
@@ -17,8 +18,28 @@ function short(typeUrl: string): string {
 export function discoveryObservers(m: MeshdMetrics): {
   adsHooks: AdsHooks;
   onRejected(issue: ValidationIssue): void;
-  onPushContext(ctx: PushContext, buildMs: number, reasons: Map<string, number>): void;
+  onPushContext(ctx: PushContext, buildMs: number, reasons: Map<string, number>, full: boolean): void;
 } {
+  // onSend runs for every stream of every push: the labelled children are looked up once per type,
+  // not by hashing a label object three times per response.
+  const children = new Map<string, {
+    pushes: client.Counter.Internal;
+    size: client.Histogram.Internal<"type">;
+    time: client.Histogram.Internal<"type">;
+  }>();
+  const sendMetrics = (typeUrl: string) => {
+    let c = children.get(typeUrl);
+    if (c === undefined) {
+      const labels = { type: short(typeUrl) };
+      c = {
+        pushes: m.discoXdsPushes.labels(labels),
+        size: m.discoXdsConfigSizeBytes.labels(labels),
+        time: m.discoXdsPushTime.labels(labels),
+      };
+      children.set(typeUrl, c);
+    }
+    return c;
+  };
   return {
     adsHooks: {
       onConnect: () => m.discoXds.inc(),
@@ -26,17 +47,20 @@ export function discoveryObservers(m: MeshdMetrics): {
       onNack: (_s, typeUrl) => m.discoTotalXdsRejects.inc({ type: short(typeUrl) }),
       onAck: (_s, _typeUrl, pushedAt) => m.discoProxyConvergenceTime.observe((Date.now() - pushedAt) / 1000),
       onSend: (_s, typeUrl, _count, bytes, ms) => {
-        m.discoXdsPushes.inc({ type: short(typeUrl) });
-        m.discoXdsConfigSizeBytes.observe({ type: short(typeUrl) }, bytes);
-        m.discoXdsPushTime.observe({ type: short(typeUrl) }, ms / 1000);
+        const c = sendMetrics(typeUrl);
+        c.pushes.inc();
+        c.size.observe(bytes);
+        c.time.observe(ms / 1000);
       },
       onExpiredNonce: (_s, typeUrl) => m.discoXdsExpiredNonce.inc({ type: short(typeUrl) }),
       onProxyQueued: (ms) => m.discoProxyQueueTime.observe(ms / 1000),
       onPushFanout: (ms) => m.discoPushFanoutTime.observe(ms / 1000),
     },
     onRejected: (issue) => m.discoTotalRejectedConfigs.inc({ type: issue.resource?.split(" ")[0] ?? "file" }),
-    onPushContext: (ctx, buildMs, reasons) => {
-      m.discoPushcontextInitSeconds.observe(buildMs / 1000);
+    onPushContext: (ctx, buildMs, reasons, full) => {
+      // As Istio's pilot_pushcontext_init_seconds: whole builds only, not the derived contexts of
+      // connects and disconnects (an incremental push reuses istiod's push context).
+      if (full) m.discoPushcontextInitSeconds.observe(buildMs / 1000);
       m.discoServices.set(ctx.services.length);
       for (const [reason, n] of reasons) m.discoPushTriggers.inc({ type: reason }, n);
     },

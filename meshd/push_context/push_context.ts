@@ -1,8 +1,10 @@
 /**
  * The push context: an immutable snapshot of everything proxies are told, built from the validated
- * config and the set of connected proxies, as istiod's PushContext. Built whole on every debounced
- * change; generators only read it. Sources: the policies seed ("What the service does", "Scope and
- * precedence rules"), the meshd issue ("Service registry", "Push context and xDS").
+ * config and the set of connected proxies, as istiod's PushContext. Built whole when the config, the
+ * registry or the key sets change; a connect or disconnect alone derives the next one from the last
+ * (incremental.ts). Generators only read it. Its shapes are views.ts. Sources: the policies seed
+ * ("What the service does", "Scope and precedence rules"), the meshd issue ("Service registry", "Push
+ * context and xDS").
  *
  * @module
  */
@@ -10,207 +12,64 @@ import {
   DEFAULT_PROXY_SETTINGS,
   type ProxyConfigOverrides,
   proxyConfigOverrides,
-  type ProxySettings,
 } from "../../shared/proxy_settings/mod.ts";
 import {
-  type AuthorizationPolicySpec,
   effectivePeerAuthentication,
   endpointPort,
   formatSpiffeId,
-  gatewayRouteConfigurations,
-  type GatewaySpec,
   gatewaysSelecting,
-  type JwksFetchMode,
   type NamedSpec,
-  type ObjectMeta,
   parseTlsSecret,
   type PeerAuthenticationDecision,
-  type RequestAuthenticationSpec,
   type RouteConfiguration,
   type ServicePortSpec,
   serviceSelectsWorkload,
   type TlsCredential,
-  type VirtualServiceSpec,
   type WorkloadEntrySpec,
 } from "../../shared/mod.ts";
-import type { SecretResource, SpecByKind, SpecKind } from "../../shared/mod.ts";
 import { serviceEntryPortProtocol } from "../../shared/protocol/mod.ts";
 import { deepFreeze, FrozenMap } from "./frozen.ts";
 import { tcpAuthorizationWarnings } from "./authz_warnings.ts";
-import { registryBoundPorts, registryServiceViews, type RegistrySnapshot } from "./registry_services.ts";
+import { inlineMtls, withWorkloadMtls } from "./auto_mtls.ts";
+import { gatewayRoutesOf } from "./gateway_routes.ts";
+import { registryBoundPorts, registryServiceViews } from "./registry_services.ts";
+import type {
+  ConfigResource,
+  EndpointView,
+  OfKind,
+  PortMtlsView,
+  PushContext,
+  PushContextOptions,
+  SelectingPolicyView,
+  ServiceView,
+  WorkloadView,
+} from "./views.ts";
 
-/**
- * A resource of the config snapshot, as the config store hands it over (or auto-registration makes
- * it): `kind` tells the type of `resource.spec`, as the config store's validation decoded it.
- */
-export type ConfigResource =
-  | {
-    [K in SpecKind]: {
-      kind: K;
-      namespace: string;
-      name: string;
-      resource: { metadata: ObjectMeta; spec: SpecByKind[K] };
-    };
-  }[SpecKind]
-  | { kind: "Secret"; namespace: string; name: string; resource: SecretResource };
-
-/** The resources of one kind, typed by it: `OfKind<"WorkloadGroup">["resource"]["spec"]` is a WorkloadGroupSpec. */
-export type OfKind<K extends ConfigResource["kind"]> = Extract<ConfigResource, { kind: K }>;
-
-/** The effective inbound mutual TLS of one port, and what decided it. */
-export interface PortMtlsView {
-  /** Container port; 0 for the default of unbound ports. */
-  readonly port: number;
-  readonly mode: "DISABLE" | "PERMISSIVE" | "STRICT";
-  /** `<namespace>/<name>` of the deciding PeerAuthentication, or empty. */
-  readonly policy: string;
-  readonly scope: string;
-}
-
-/** A workload as proxies and debug endpoints see it. */
-export interface WorkloadView {
-  /** `<namespace>/<name>`. */
-  readonly key: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly serviceAccount: string;
-  readonly trustDomain: string;
-  /** spiffe://<trust domain>/ns/<namespace>/sa/<service account>. */
-  readonly identity: string;
-  readonly addresses: readonly string[];
-  readonly labels: Readonly<Record<string, string>>;
-  readonly ports: Readonly<Record<string, number>>;
-  /** Connected proxy, or the label security.mesh.io/tlsMode: mesh (Istio's security.istio.io/tlsMode: istio). */
-  readonly proxied: boolean;
-  /** Ports bound to a service, with their effective mode. */
-  readonly inboundMtls: readonly PortMtlsView[];
-  /** Effective mode of every other port. */
-  readonly defaultMtls: PortMtlsView;
-  readonly network: string;
-  readonly locality: string;
-  readonly weight: number;
-  /**
-   * The workload's `proxy.istio.io/config` annotation (gatewayTopology.numTrustedProxies), over the
-   * mesh config's settings; absent or empty: none.
-   */
-  readonly proxyConfig?: Readonly<ProxyConfigOverrides>;
-}
-
-/** A service endpoint. */
-export interface EndpointView {
-  /** `<namespace>/<name>` of the workload, or empty for an inline endpoint. */
-  readonly workload: string;
-  /** Empty for an inline endpoint that names only its network (behind that network's gateway). */
-  readonly address: string;
-  /** Service port number to endpoint port. */
-  readonly ports: Readonly<Record<number, number>>;
-  readonly proxied: boolean;
-  /** SPIFFE ID to verify when proxied (secure naming), else empty. */
-  readonly identity: string;
-  readonly labels: Readonly<Record<string, string>>;
-}
-
-/** A port of a service. */
-export interface ServicePortView {
-  readonly name: string;
-  readonly number: number;
-  readonly targetPort: number;
-  /** Upper case (shared/protocol); UNKNOWN (auto-detect) when the ServiceEntry names none. */
-  readonly protocol: string;
-}
-
-/** A service from a ServiceEntry. */
-export interface ServiceView {
-  /** `<namespace>/<name>` of the ServiceEntry. */
-  readonly key: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly hosts: readonly string[];
-  readonly addresses: readonly string[];
-  readonly ports: readonly ServicePortView[];
-  readonly endpoints: readonly EndpointView[];
-  readonly location: string;
-  readonly resolution: string;
-}
-
-/**
- * A policy that selects workloads (AuthorizationPolicy or RequestAuthentication), as written. The
- * spec is the config store's frozen object: its type is the generated one, but it never changes.
- */
-export interface SelectingPolicyView<S> {
-  /** `<namespace>/<name>`. */
-  readonly key: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly metadata: { readonly namespace: string; readonly name: string };
-  readonly spec: S;
-}
-
-/** The immutable push context: every collection is frozen (FrozenMaps, frozen arrays and objects). */
-export interface PushContext {
-  /** Changes on every build: `<revision>` of the config plus a build counter. */
-  readonly version: string;
-  /** When it was built, ms since the epoch. */
-  readonly builtAt: number;
-  readonly rootNamespace: string;
-  readonly trustDomain: string;
-  readonly workloads: ReadonlyMap<string, WorkloadView>;
-  readonly services: readonly ServiceView[];
-  readonly authorizationPolicies: readonly SelectingPolicyView<AuthorizationPolicySpec>[];
-  readonly requestAuthentications: readonly SelectingPolicyView<RequestAuthenticationSpec>[];
-  /** Gateways and VirtualServices, for the route configurations of gateway proxies. */
-  readonly gateways: readonly NamedSpec<GatewaySpec>[];
-  readonly virtualServices: readonly NamedSpec<VirtualServiceSpec>[];
-  /** DISCO_SCOPE_GATEWAY_TO_NAMESPACE. */
-  readonly scopeGatewayToNamespace: boolean;
-  /** Fetched key sets by source (a jwksUri, or `oidc:<issuer>`): see meshd/jwks. */
-  readonly jwks: ReadonlyMap<string, string>;
-  /** DISCO_JWT_ENABLE_REMOTE_JWKS: who fetches each rule's keys (shared's jwksFetcherOf). */
-  readonly jwksFetchMode: JwksFetchMode;
-  /** DISCO_JWT_PUB_KEY_REFRESH_INTERVAL, ms: also the refresh interval of proxies that fetch. */
-  readonly jwksRefreshIntervalMs: number;
-  /** Gateway TLS credentials from the config's Secrets, by `<namespace>/<name>`. */
-  readonly credentials: ReadonlyMap<string, TlsCredential>;
-  /** The route configurations of each workload that a Gateway selects, by workload key. */
-  readonly gatewayRoutes: ReadonlyMap<string, readonly RouteConfiguration[]>;
-  /** Gateway servers that are not served, one sentence each (meshd logs them as warnings). */
-  readonly gatewayWarnings: readonly string[];
-  /** AuthorizationPolicy rules that act otherwise on TCP ports (authz_warnings.ts); logged as warnings. */
-  readonly authorizationWarnings: readonly string[];
-  /** The mesh config's data-path settings, sent to every proxy in its Workload. */
-  readonly proxySettings: Readonly<ProxySettings>;
-  /** The service registry's own view (debug pages); absent without a registry. */
-  readonly registry?: RegistrySnapshot["debug"];
-}
-
-/** Inputs beyond the config. */
-export interface PushContextOptions {
-  /** Version label for this build. */
-  version: string;
-  /** Root namespace; default mesh-system. */
-  rootNamespace?: string;
-  /** Trust domain; default cluster.local. */
-  trustDomain?: string;
-  /** DISCO_SCOPE_GATEWAY_TO_NAMESPACE; default false. */
-  scopeGatewayToNamespace?: boolean;
-  /** Keys (`<namespace>/<name>`) of workloads whose proxy is connected now. */
-  connected?: ReadonlySet<string>;
-  /** The JWKS resolver's last good key sets, by source; default none. */
-  jwks?: ReadonlyMap<string, string>;
-  /** DISCO_JWT_ENABLE_REMOTE_JWKS; default `meshd`. */
-  jwksFetchMode?: JwksFetchMode;
-  /** DISCO_JWT_PUB_KEY_REFRESH_INTERVAL, ms; default 20 minutes. */
-  jwksRefreshIntervalMs?: number;
-  /** The mesh config's data-path settings; default shared's DEFAULT_PROXY_SETTINGS. */
-  proxySettings?: ProxySettings;
-  /** A service registry's workloads and services (meshd/kube_registry), beside the config's. */
-  registry?: RegistrySnapshot;
-}
+export type {
+  ConfigResource,
+  EndpointView,
+  OfKind,
+  PortMtlsView,
+  PushContext,
+  PushContextOptions,
+  SelectingPolicyView,
+  ServicePortView,
+  ServiceView,
+  WorkloadView,
+} from "./views.ts";
 
 const TLS_MODE_LABELS: Record<string, string> = {
   "security.mesh.io/tlsMode": "mesh",
   "security.istio.io/tlsMode": "istio",
 };
+
+/**
+ * Whether labels make a workload proxied whether or not its proxy is connected: security.mesh.io/tlsMode:
+ * mesh (Istio's security.istio.io/tlsMode: istio).
+ */
+export function proxiedByLabels(labels: Readonly<Record<string, string>>): boolean {
+  return Object.entries(TLS_MODE_LABELS).some(([k, v]) => labels[k] === v);
+}
 
 const keyOf = (r: { namespace: string; name: string }): string => `${r.namespace}/${r.name}`;
 
@@ -291,7 +150,7 @@ export function buildPushContext(
       addresses: spec.address ? [spec.address] : [],
       labels,
       ports: { ...spec.ports },
-      proxied: connected.has(keyOf(we)) || Object.entries(TLS_MODE_LABELS).some(([k, v]) => labels[k] === v),
+      proxied: connected.has(keyOf(we)) || proxiedByLabels(labels),
       inboundMtls: bound.map((p) => mtlsOf(p, true)),
       // Port-level settings never apply to an unbound port, so any port number gives the default.
       defaultMtls: mtlsOf(1, false),
@@ -302,6 +161,7 @@ export function buildPushContext(
     });
   }
 
+  const inlineWithMtls = inlineMtls(peerAuthentications, rootNamespace);
   const services: ServiceView[] = serviceEntries.map((se): ServiceView => {
     const spec = se.resource.spec;
     const ports = (spec.ports ?? []).map((p) => ({
@@ -314,28 +174,28 @@ export function buildPushContext(
     for (const we of selectedEntries(se)) {
       const w = workloads.get(keyOf(we))!;
       for (const address of w.addresses) {
-        endpoints.push({
+        endpoints.push(withWorkloadMtls(w, {
           workload: w.key,
           address,
           ports: portMap(spec.ports, we.resource.spec),
           proxied: w.proxied,
           identity: w.proxied ? w.identity : "",
           labels: w.labels,
-        });
+        }));
       }
     }
     for (const inline of spec.endpoints ?? []) {
       const labels = inline.labels ?? {};
-      const proxied = Object.entries(TLS_MODE_LABELS).some(([k, v]) => labels[k] === v);
+      const proxied = proxiedByLabels(labels);
       const sa = inline.serviceAccount || "default";
-      endpoints.push({
+      endpoints.push(inlineWithMtls(se.namespace, {
         workload: "",
         address: inline.address ?? "",
         ports: portMap(spec.ports, inline),
         proxied,
         identity: proxied ? formatSpiffeId({ trustDomain, namespace: se.namespace, serviceAccount: sa }) : "",
         labels,
-      });
+      }));
     }
     return {
       key: keyOf(se),
@@ -414,50 +274,6 @@ export function buildPushContext(
     // A deep copy: shared's defaults are frozen only at the top, and deepFreeze stops at a frozen object.
     proxySettings: structuredClone(options.proxySettings ?? DEFAULT_PROXY_SETTINGS),
     ...(options.registry ? { registry: options.registry.debug } : {}),
-  });
-}
-
-/**
- * The route configurations of a gateway workload (shared's gatewayRouteConfigurations): bind ports
- * from the targetPorts of the services that select it, destination ports from single-port services,
- * credentials from the Secrets of the workload's own namespace (as Istio). Skipped servers go to `warn`.
- */
-function gatewayRoutesOf(
-  workload: WorkloadView,
-  config: {
-    gateways: readonly NamedSpec<GatewaySpec>[];
-    virtualServices: readonly NamedSpec<VirtualServiceSpec>[];
-    services: readonly ServiceView[];
-    credentials: ReadonlyMap<string, TlsCredential>;
-    scopeGatewayToNamespace: boolean;
-  },
-  warn: (message: string) => void,
-): RouteConfiguration[] {
-  return gatewayRouteConfigurations(workload, config, {
-    scopeToNamespace: config.scopeGatewayToNamespace,
-    targetPortOf: (port) => {
-      for (const s of config.services) {
-        for (const e of s.endpoints) {
-          if (e.workload === workload.key && e.ports[port] !== undefined) return e.ports[port];
-        }
-      }
-      return undefined;
-    },
-    defaultPortOf: (host) => {
-      const s = config.services.find((s) => s.hosts.includes(host));
-      return s?.ports.length === 1 ? s.ports[0].number : undefined;
-    },
-    credentialOf: (name) => {
-      const c = config.credentials.get(`${workload.namespace}/${name}`);
-      return c && { certificate: c.certChainPem !== "", ca: c.caPem !== "" };
-    },
-    onSkip: (s) =>
-      warn(
-        `Gateway ${s.gateway} spec.servers[${s.server}] (port ${s.port}) is not served on gateway ` +
-          `${workload.key}: ${s.reason}`,
-      ),
-    onSkipRoute: (s) =>
-      warn(`VirtualService ${s.virtualService} spec.tls[${s.rule}] on gateway ${workload.key}: ${s.reason}`),
   });
 }
 

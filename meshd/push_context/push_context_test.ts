@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { buildPushContext } from "./push_context.ts";
-import { configResource as res, secretResource } from "./test_support.ts";
+import { configResource as res, httpsGateway, secretResource } from "./test_support.ts";
 import { b64, makeTestCa } from "../../shared/credentials/_test_support.ts";
 
 const httpbinSe = res("ServiceEntry", "foo", "httpbin", {
@@ -181,21 +181,7 @@ Deno.test("no collection of the push context can be changed: maps, arrays and ob
     labels: { istio: "ingressgateway" },
     ports: { https: 8443 },
   }, { annotations: { "proxy.istio.io/config": "not: [valid" } });
-  const gateway = res("Gateway", "mesh-system", "public", {
-    selector: { istio: "ingressgateway" },
-    servers: [
-      {
-        port: { number: 443, name: "https", protocol: "HTTPS" },
-        hosts: ["*"],
-        tls: { mode: "SIMPLE", credentialName: "www" },
-      },
-      {
-        port: { number: 8443, name: "https-missing", protocol: "HTTPS" },
-        hosts: ["*"],
-        tls: { mode: "SIMPLE", credentialName: "none" },
-      },
-    ],
-  });
+  const gateway = httpsGateway([[443, "https", "www"], [8443, "https-missing", "none"]]);
   const vs = res("VirtualService", "mesh-system", "routes", {
     hosts: ["*"],
     gateways: ["public"],

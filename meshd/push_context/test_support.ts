@@ -39,3 +39,15 @@ export function secretResource(
     resource: { apiVersion: "v1", kind: "Secret", metadata: { name, namespace }, type, data },
   };
 }
+
+/** A Gateway `mesh-system/public` for the `istio: ingressgateway` workloads: one HTTPS server per [port, name, credential]. */
+export function httpsGateway(servers: [number, string, string][]): ConfigResource {
+  return configResource("Gateway", "mesh-system", "public", {
+    selector: { istio: "ingressgateway" },
+    servers: servers.map(([number, name, credentialName]) => ({
+      port: { number, name, protocol: "HTTPS" },
+      hosts: ["*"],
+      tls: { mode: "SIMPLE", credentialName },
+    })),
+  });
+}

@@ -2,7 +2,9 @@
  * The discovery server: istiod's data flow in one place. Config store (--configDir) → validated
  * resources → debounced, immutable push context → per-proxy generators → ADS push over gRPC.
  * Connecting and disconnecting proxies feed back into the push context, because a connected proxy
- * makes its workload "proxied" for automatic mutual TLS (meshd issue, "Service registry").
+ * makes its workload "proxied" for automatic mutual TLS (meshd issue, "Service registry"); such a
+ * change alone derives the next push context from the last and pushes only the proxies it concerns
+ * (push_context/incremental.ts), as Istio's incremental EDS pushes; anything else builds it whole.
  *
  * @module
  */
@@ -12,9 +14,11 @@ import { type ConfigFeed, ConfigStore } from "../config_store/mod.ts";
 import { jwksFetcherOf, type JwksFetchMode, type ValidationIssue } from "../../shared/mod.ts";
 import { Debouncer } from "../push_context/debounce.ts";
 import { buildPushContext, type PushContext } from "../push_context/push_context.ts";
+import { withConnected } from "../push_context/incremental.ts";
 import { AdsServer } from "../xds/ads_server.ts";
 import type { AdsHooks, AdsServerOptions, AdsStreamStatus } from "../xds/ads_types.ts";
 import { type GeneratorCacheOptions, PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
+import { isProxyless } from "../xds/grpcgen/grpcgen.ts";
 import { type AutoRegistrationHooks, AutoRegistry } from "../registry/auto_registration.ts";
 import { JwksResolver, type JwksResolverOptions } from "../jwks/resolver.ts";
 import type { OfKind } from "../push_context/push_context.ts";
@@ -68,8 +72,11 @@ export interface DiscoveryServerOptions {
   logger?: DiscoveryLogger;
   /** Each rejected config document (disco_total_rejected_configs). */
   onRejected?(issue: ValidationIssue): void;
-  /** A push context was built: how long it took, and why (disco_push_triggers, disco_pushcontext_init_seconds). */
-  onPushContext?(ctx: PushContext, buildMs: number, reasons: Map<string, number>): void;
+  /**
+   * A push context was made: how long it took, why (disco_push_triggers), and whether it was built
+   * whole (disco_pushcontext_init_seconds) or derived from the last for connects and disconnects.
+   */
+  onPushContext?(ctx: PushContext, buildMs: number, reasons: Map<string, number>, full: boolean): void;
   /** ADS observers (metrics); called besides the server's own bookkeeping. */
   adsHooks?: AdsHooks;
   /** DISCO_PUSH_THROTTLE; default 1000 (ads_types.ts). */
@@ -169,6 +176,8 @@ export class DiscoveryServer {
   /** The bound addresses with their real ports, for unbind. */
   readonly #bound = new Map<grpc.Server, string>();
   #builds = 0;
+  /** The config revision of the last whole build: derived contexts keep it in their version. */
+  #revision = "";
   #unsubscribe: (() => void) | undefined;
 
   /** @param options addresses, config directory, timings and observers */
@@ -426,6 +435,7 @@ export class DiscoveryServer {
 
   #build(): PushContext {
     const snapshot = this.#store.snapshot();
+    this.#revision = String(snapshot.revision);
     const resources = this.#auto ? [...snapshot.resources, ...this.#auto.entries()] : snapshot.resources;
     return buildPushContext(resources, {
       version: `${snapshot.revision}.${++this.#builds}`,
@@ -452,11 +462,36 @@ export class DiscoveryServer {
   }
 
   #push(reasons: Map<string, number>, changedAt: number): void {
+    if (reasons.size === 1 && reasons.has("proxy")) return this.#pushConnected(reasons, changedAt);
     const started = performance.now();
     const ctx = this.#build();
     this.#generator.update(ctx);
     this.#syncJwks(ctx);
-    this.#options.onPushContext?.(ctx, performance.now() - started, reasons);
+    this.#options.onPushContext?.(ctx, performance.now() - started, reasons, true);
     this.#ads.push(changedAt);
+  }
+
+  /**
+   * Only proxies connected or left (nothing else triggered since the last push context): the next
+   * context is derived from the last, and only the streams it changes anything for are pushed: those
+   * of the workloads whose proxied flag flipped (their Workload), every stream when a service changed
+   * (an endpoint of such a workload), and proxyless ones (their clusters read the flags of endpoints).
+   */
+  #pushConnected(reasons: Map<string, number>, changedAt: number): void {
+    const started = performance.now();
+    const prev = this.#generator.context;
+    const change = withConnected(
+      prev,
+      new Set(this.#connected.keys()),
+      `${this.#revision}.${this.#builds + 1}`,
+    );
+    if (change.context !== prev) {
+      this.#builds++;
+      this.#generator.update(change.context);
+    }
+    this.#options.onPushContext?.(change.context, performance.now() - started, reasons, false);
+    if (change.workloads.size === 0) return;
+    if (change.servicesChanged) return this.#ads.push(changedAt);
+    this.#ads.push(changedAt, (node) => isProxyless(node) || change.workloads.has(workloadKeyOf(node) ?? ""));
   }
 }

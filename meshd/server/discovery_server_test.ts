@@ -123,3 +123,35 @@ Deno.test("through serving children (real child processes): config, pushes and t
     assert.ok(server.ads.streams().every((s) => /^127\.0\.0\.1:\d+$/.test(s.peer)), "the clients' addresses");
   }, { servingChildren: 2 });
 });
+
+Deno.test("a connect alone derives the push context and pushes only the proxies it concerns", async () => {
+  const rounds: number[] = [];
+  const contexts: boolean[] = [];
+  await withDiscovery(async ({ dir, server, connect }) => {
+    await Deno.writeTextFile(
+      `${dir}/client.yaml`,
+      `apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: client-1, namespace: foo}
+spec: {address: 10.1.0.4, labels: {app: client}, serviceAccount: client}
+`,
+    );
+    const sleep = connect("foo", "sleep-1");
+    const proxied = (p: typeof sleep, name: string) => () =>
+      p.decoded(TYPE_URLS.workload, "workload", `foo/${name}`)?.proxied === true;
+    await sleep.until(proxied(sleep, "sleep-1"), 3000);
+    await sleep.until(() => server.pushContext.workloads.has("foo/client-1"), 3000);
+    const before = rounds.length;
+    // client-1 is no service's endpoint: its connect changes its own Workload and nothing of sleep's.
+    const client = connect("foo", "client-1");
+    await client.until(proxied(client, "client-1"), 3000);
+    await new Promise((r) => setTimeout(r, 300));
+    // One push since, to client-1's stream alone: sleep's was not swept.
+    assert.deepEqual(rounds.slice(before), [1]);
+    assert.equal(contexts.at(-1), false, "the last push context was derived, not built whole");
+    assert.equal(server.pushContext.workloads.get("foo/sleep-1")?.proxied, true);
+  }, {
+    adsHooks: { onPushFanout: (_ms, streams) => rounds.push(streams) },
+    onPushContext: (_ctx, _ms, _reasons, full) => contexts.push(full),
+  });
+});

@@ -21,6 +21,7 @@ import type {
   AdsStreamStatus,
   DebugResponder,
   Message,
+  ProxyNode,
   ResourceGenerator,
   XdsTransport,
 } from "./ads_types.ts";
@@ -32,7 +33,12 @@ export class AdsServer {
   readonly #authorize: AdsServerOptions["authorize"];
   readonly #debug: DebugResponder | undefined;
   readonly #streams = new Map<string, Stream>();
-  readonly #queue: Stream[] = [];
+  /** Streams waiting for a slot, from #head on (an index, not shift(): a push queues every stream). */
+  #queue: (Stream | undefined)[] = [];
+  #head = 0;
+  /** Streams holding a slot, oldest first: one sweep timer frees those held too long. */
+  readonly #held = new Set<Stream>();
+  #sweep: ReturnType<typeof setInterval> | undefined;
   readonly #limit: number;
   readonly #sendTimeoutMs: number;
   readonly #maxBytes: number;
@@ -58,7 +64,7 @@ export class AdsServer {
 
   /** Streams waiting for a push slot (the push queue's depth). */
   get queued(): number {
-    return this.#queue.length;
+    return this.#queue.length - this.#head;
   }
 
   /** Streams holding a push slot now (a response written and not yet sent). */
@@ -82,10 +88,14 @@ export class AdsServer {
    *
    * @param changedAt when the change that caused the push happened (ms since the epoch), so that
    *   ACKs measure convergence from the change, not from the push
+   * @param only the streams to push, by node, when the change concerns only some (an incremental
+   *   push); default every stream
    */
-  push(changedAt: number = Date.now()): void {
-    const round: PushRound = { started: performance.now(), streams: this.#streams.size, remaining: 0 };
+  push(changedAt: number = Date.now(), only?: (node: ProxyNode) => boolean): void {
+    const round: PushRound = { started: performance.now(), streams: 0, remaining: 0 };
     for (const s of this.#streams.values()) {
+      if (only !== undefined && !only(s.node)) continue;
+      round.streams++;
       s.requestPush(changedAt);
       s.rounds.push(round);
       round.remaining++;
@@ -102,7 +112,7 @@ export class AdsServer {
     for (const round of s.rounds) {
       if (--round.remaining === 0) this.#hooks.onPushFanout?.(now - round.started, round.streams);
     }
-    s.rounds = [];
+    s.rounds.length = 0;
   }
 
   #schedule(s: Stream): void {
@@ -112,8 +122,12 @@ export class AdsServer {
   }
 
   #drain(): void {
-    while (this.#inFlight < this.#limit && this.#inFlightBytes < this.#maxBytes && this.#queue.length > 0) {
-      const s = this.#queue.shift()!;
+    const queue = this.#queue;
+    while (
+      this.#inFlight < this.#limit && this.#inFlightBytes < this.#maxBytes && this.#head < queue.length
+    ) {
+      const s = queue[this.#head]!;
+      queue[this.#head++] = undefined;
       s.queued = false;
       if (s.closed) continue;
       const bytes = s.flushPending();
@@ -121,23 +135,56 @@ export class AdsServer {
       if (bytes < 0) continue;
       s.holding = true;
       s.heldBytes = bytes;
+      s.heldSince = performance.now();
       this.#inFlight++;
       this.#inFlightBytes += bytes;
-      s.slotTimer = setTimeout(() => this.#release(s), this.#sendTimeoutMs);
+      this.#held.add(s);
+    }
+    if (this.#head === queue.length) {
+      queue.length = 0;
+      this.#head = 0;
+    }
+    if (this.#held.size > 0) {
+      this.#sweep ??= setInterval(() => this.#expire(), Math.max(10, this.#sendTimeoutMs / 4));
     }
   }
 
-  /** A stream's writes all completed, it timed out, or it closed: its slot is free. */
-  #release(s: Stream): void {
-    if (s.holding) {
-      s.holding = false;
-      this.#inFlight--;
-      this.#inFlightBytes -= s.heldBytes;
-      s.heldBytes = 0;
-      clearTimeout(s.slotTimer);
+  /**
+   * Frees the slots of streams whose writes did not complete within sendTimeoutMs (give or take a
+   * quarter of it): one timer for all of them, not one per stream and push.
+   */
+  #expire(): void {
+    const oldest = performance.now() - this.#sendTimeoutMs;
+    for (const s of this.#held) {
+      if (s.heldSince > oldest) break;
+      this.#unhold(s);
+      this.#schedule(s);
     }
+    this.#drain();
+    this.#stopSweepWhenIdle();
+  }
+
+  #unhold(s: Stream): void {
+    if (!s.holding) return;
+    s.holding = false;
+    this.#inFlight--;
+    this.#inFlightBytes -= s.heldBytes;
+    s.heldBytes = 0;
+    this.#held.delete(s);
+  }
+
+  #stopSweepWhenIdle(): void {
+    if (this.#held.size > 0 || this.#sweep === undefined) return;
+    clearInterval(this.#sweep);
+    this.#sweep = undefined;
+  }
+
+  /** A stream's writes all completed, or it closed: its slot is free. */
+  #release(s: Stream): void {
+    this.#unhold(s);
     this.#schedule(s);
     this.#drain();
+    this.#stopSweepWhenIdle();
   }
 
   /** The streams, for debug endpoints. */

@@ -50,13 +50,16 @@ export class Stream {
   holding = false;
   /** Bytes of the responses this stream is sending while it holds a slot. */
   heldBytes = 0;
-  slotTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When it took its slot (performance.now()): the server's sweep frees slots held too long. */
+  heldSince = 0;
   /** The pushes this stream has yet to be served for (the server's fan-out bookkeeping). */
   rounds: PushRound[] = [];
   readonly #types = new Map<string, TypeState>();
   readonly #connectedAt = Date.now();
   /** Types whose request must be answered, even with nothing new. */
-  readonly #answer = new Set<TypeState>();
+  #answer = new Set<TypeState>();
+  /** The other of the two answer sets: flushPending swaps them instead of copying one per push. */
+  #answering = new Set<TypeState>();
   /** Set by a push: when the change happened. */
   #pushAt: number | undefined;
   /** Responses written and not yet sent. */
@@ -233,7 +236,7 @@ export class Stream {
       st.acked = st.sent;
       st.lastAckedNonce = nonce;
       st.lastAckedVersion = st.lastSentVersion;
-      this.hooks.onAck?.(this.status(), st.typeUrl, st.pushStartedAt);
+      this.hooks.onAck?.(this, st.typeUrl, st.pushStartedAt);
     }
     return false;
   }
@@ -295,8 +298,9 @@ export class Stream {
     const now = Date.now();
     const pushAt = this.#pushAt;
     this.#pushAt = undefined;
-    const answer = new Set(this.#answer);
-    this.#answer.clear();
+    const answer = this.#answer;
+    this.#answer = this.#answering;
+    this.#answering = answer;
     for (const st of this.#types.values()) {
       if (this.#closed) break;
       const isAnswer = answer.has(st);
@@ -305,6 +309,7 @@ export class Stream {
       if (this.protocol === "delta") this.#pushDelta(st, at, isAnswer);
       else this.#pushSotw(st, at, isAnswer);
     }
+    answer.clear();
     return this.#outstanding > before ? this.#flushedBytes : -1;
   }
 
@@ -324,7 +329,7 @@ export class Stream {
     st.pushStartedAt = at;
     for (const r of responses) {
       if (!r.last) st.chunkNonces.add(String(this.#nonce + 1));
-      this.#write(st, version, r.encode, { count: r.count, bytes: r.bytes, started });
+      this.#write(st, version, r.encode, r.count, r.bytes, started);
     }
   }
 
@@ -337,33 +342,35 @@ export class Stream {
     st.lastListVersion = list.version;
     const r = sotwResponse(st, list, version);
     st.pushStartedAt = at;
-    this.#write(st, version, r.encode, { count: r.count, bytes: r.bytes, started });
+    this.#write(st, version, r.encode, r.count, r.bytes, started);
   }
 
-  /** Writes a response: a message for grpc-js to encode, or the bytes of one, given the nonce. */
+  /**
+   * Writes a response, its bytes given the nonce (the encoding is shared by every stream that sends
+   * it); `count`, `bytes` and `started` are what onSend reports.
+   */
   #write(
     st: TypeState,
     version: string,
-    response: Message | ((nonce: string) => Uint8Array),
-    sizes: { count: number; bytes: number; started: number },
+    encode: (nonce: string) => Uint8Array,
+    count: number,
+    bytes: number,
+    started: number,
   ): void {
     if (this.#closed) return;
     const nonce = String(++this.#nonce);
     st.lastSentNonce = nonce;
     st.lastSentVersion = version;
     this.#outstanding++;
-    this.#flushedBytes += sizes.bytes;
-    this.call.write(typeof response === "function" ? response(nonce) : { ...response, nonce }, () => {
-      if (--this.#outstanding === 0) this.registry.settled(this);
-    });
-    this.hooks.onSend?.(
-      this.status(),
-      st.typeUrl,
-      sizes.count,
-      sizes.bytes,
-      performance.now() - sizes.started,
-    );
+    this.#flushedBytes += bytes;
+    this.call.write(encode(nonce), this.#written);
+    this.hooks.onSend?.(this, st.typeUrl, count, bytes, performance.now() - started);
   }
+
+  /** A write completed: one closure per stream, not one per write. */
+  readonly #written = (): void => {
+    if (--this.#outstanding === 0) this.registry.settled(this);
+  };
 
   #unknownType(st: TypeState): void {
     this.#types.delete(st.typeUrl);

@@ -73,10 +73,16 @@ export interface AdsHooks {
   onDisconnect?(stream: AdsStreamStatus): void;
   /** A proxy rejected a response; its last good config stays in force on its side. */
   onNack?(stream: AdsStreamStatus, typeUrl: string, message: string): void;
-  /** A proxy acknowledged a response; `pushedAt` is when the push that produced it began (ms). */
-  onAck?(stream: AdsStreamStatus, typeUrl: string, pushedAt: number): void;
-  /** A response was written; `ms` is how long generating and writing it took (disco_xds_push_time). */
-  onSend?(stream: AdsStreamStatus, typeUrl: string, resources: number, bytes: number, ms: number): void;
+  /**
+   * A proxy acknowledged a response; `pushedAt` is when the push that produced it began (ms). The
+   * stream's status is built only when asked for: this runs for every stream of every push.
+   */
+  onAck?(stream: AdsStreamRef, typeUrl: string, pushedAt: number): void;
+  /**
+   * A response was written; `ms` is how long generating and writing it took (disco_xds_push_time).
+   * The stream's status is built only when asked for, as for onAck.
+   */
+  onSend?(stream: AdsStreamRef, typeUrl: string, resources: number, bytes: number, ms: number): void;
   /** A request carried a nonce that is not the latest sent (disco_xds_expired_nonce). */
   onExpiredNonce?(stream: AdsStreamStatus, typeUrl: string): void;
   /**
@@ -160,6 +166,14 @@ export type DebugResponder = (
   call: grpc.ServerDuplexStream<Message, Message>,
   request: DebugRequest,
 ) => Promise<DebugAnswer>;
+
+/** A stream whose status an observer may ask for (building it allocates: hot hooks get this). */
+export interface AdsStreamRef {
+  /** Connection id, as {@link AdsStreamStatus.id}. */
+  readonly id: string;
+  /** The stream as /debug/syncz shows it, built now. */
+  status(): AdsStreamStatus;
+}
 
 /** A stream as /debug/syncz and /debug/connections show it. */
 export interface AdsStreamStatus {

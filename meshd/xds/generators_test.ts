@@ -122,6 +122,32 @@ Deno.test("proxies with the same namespace and labels share one policy list per 
   );
 });
 
+Deno.test("a workload's labels changed between push contexts: its proxy gets the policies of its new labels", () => {
+  // sleep-2 keeps app: sleep and is asked first: a key kept from sleep-1's old labels would hand
+  // sleep-1 the list of sleep-2.
+  const relabel = (labels: Record<string, string>) => [
+    ...config.map((r) =>
+      r.kind === "WorkloadEntry" && r.name === "sleep-1"
+        ? res("WorkloadEntry", "foo", "sleep-1", { address: "10.1.0.3", labels })
+        : r
+    ),
+    res("WorkloadEntry", "foo", "sleep-2", { address: "10.1.0.4", labels: { app: "sleep" } }),
+  ];
+  const gen = new PushContextGenerator(buildPushContext(relabel({ app: "sleep" }), { version: "1" }));
+  const names = () => {
+    gen.generate(node("foo", "sleep-2"), TYPE_URLS.authorization);
+    return gen.generate(node("foo", "sleep-1"), TYPE_URLS.authorization)!.resources.map((r) => r.name).sort();
+  };
+  assert.deepEqual(names(), ["foo/allow-nothing"]);
+  gen.update(buildPushContext(relabel({ app: "httpbin" }), { version: "2" }));
+  assert.deepEqual(names(), ["foo/allow-nothing", "foo/httpbin-only"]);
+  // Same labels in another order, then one label more: the keys follow the set, not its order.
+  gen.update(buildPushContext(relabel({ tier: "x", app: "httpbin" }), { version: "3" }));
+  assert.deepEqual(names(), ["foo/allow-nothing", "foo/httpbin-only"]);
+  gen.update(buildPushContext(relabel({ app: "sleep" }), { version: "4" }));
+  assert.deepEqual(names(), ["foo/allow-nothing"]);
+});
+
 Deno.test("route configurations: only the gateway workload gets them, bound to its service's targetPort", () => {
   const withGateway = [
     ...config,

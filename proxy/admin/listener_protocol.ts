@@ -150,17 +150,31 @@ function outboundCarried(protocol: string): string {
   }
 }
 
+/** The sidecar's route configurations by name (VirtualService rules bound to mesh: `mesh.<tls|tcp>.<port>.<key>`). */
+type Routes = Readonly<Record<string, { tlsRoutes?: readonly { name: string }[] }>>;
+
+/** `, VirtualService rules <names>` for the mesh tls/tcp rules of a service port, or empty. */
+function meshRules(routes: Routes, port: number, key: string): string {
+  const names = ["tls", "tcp"].flatMap((kind) =>
+    (routes[`mesh.${kind}.${port}.${key}`]?.tlsRoutes ?? []).map((r) => r.name)
+  );
+  return names.length === 0 ? "" : `, VirtualService rules ${names.join(", ")}`;
+}
+
 /**
  * The sidecar's outbound listener: one listener for every captured destination (Istio builds one per
  * service port; here proxy/outbound/dispatch.ts decides per connection from the original destination).
  * `selected` is `PER PORT`; `services` lists each service port as
- * `<namespace>/<name> port <n> (<protocol>) → <how it is carried>`, sorted. A connection made to the
+ * `<namespace>/<name> port <n> (<protocol>) → <how it is carried>[, VirtualService rules <names>]`
+ * (the `tls` and `tcp` rules bound to mesh that apply there), sorted. A connection made to the
  * listener itself (no capture) takes the HTTP/1.1 path, routed by Host.
  */
-export function outboundListenerProtocol(services: Services): ListenerProtocol {
+export function outboundListenerProtocol(services: Services, routes: Routes = {}): ListenerProtocol {
   const lines = Object.entries(services).flatMap(([key, s]) =>
     s.ports.map((p) =>
-      `${key} port ${p.number} (${p.protocol || "UNKNOWN"}) → ${outboundCarried(p.protocol)}`
+      `${key} port ${p.number} (${p.protocol || "UNKNOWN"}) → ${outboundCarried(p.protocol)}${
+        meshRules(routes, p.number, key)
+      }`
     )
   ).sort();
   return { selected: "PER PORT", services: lines, carried: "per service port, by original destination" };

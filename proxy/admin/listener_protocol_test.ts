@@ -116,4 +116,13 @@ Deno.test("outboundListenerProtocol: each service port's decision, as the outbou
     ],
     carried: "per service port, by original destination",
   });
+  // VirtualService tls and tcp rules bound to mesh (meshd's mesh.tls/mesh.tcp route configurations).
+  const routes = {
+    "mesh.tls.443.foo/web": { tlsRoutes: [{ name: "foo/vs.tls.0" }, { name: "foo/vs.tls.1" }] },
+    "mesh.tcp.5432.foo/db": { tlsRoutes: [{ name: "foo/db.tcp.0" }] },
+  };
+  assert.deepEqual(outboundListenerProtocol(services, routes).services.slice(0, 2), [
+    "foo/db port 5432 (TCP) → TCP, VirtualService rules foo/db.tcp.0",
+    "foo/web port 443 (TLS) → TLS by SNI, VirtualService rules foo/vs.tls.0, foo/vs.tls.1",
+  ]);
 });

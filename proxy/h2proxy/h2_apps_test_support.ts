@@ -239,6 +239,29 @@ export async function startHypercorn(dir: string): Promise<ServerProcess> {
   );
 }
 
+/**
+ * nghttp (`-n -s`) sending `count` concurrent requests for `path` on one connection to `address`
+ * with `:authority` `authority`; its stdout (one statistics line per stream).
+ */
+export async function nghttpStreams(
+  address: string,
+  authority: string,
+  path: string,
+  count: number,
+): Promise<string> {
+  const r = await run("nghttp", [
+    "-n",
+    "-s",
+    "-m",
+    String(count),
+    "-H",
+    `:authority: ${authority}`,
+    `http://${address}${path}`,
+  ]);
+  if (r.code !== 0) throw new Error(`nghttp failed: ${r.stderr}`);
+  return r.stdout;
+}
+
 /** A command's exit code and output, run with a 30 s deadline. */
 export async function run(
   cmd: string,

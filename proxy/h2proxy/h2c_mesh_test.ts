@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { requires } from "../../shared/internal/testing/prerequisites.ts";
-import { h2cToolsMissing, run, startHypercorn, startNghttpd } from "./h2_apps_test_support.ts";
+import { h2cToolsMissing, nghttpStreams, run, startHypercorn, startNghttpd } from "./h2_apps_test_support.ts";
 import {
   CLIENT_ID,
   ECHO_HOST,
@@ -157,17 +157,8 @@ Deno.test(requires(h2cToolsMissing(), {
       const nghttpd = await startNghttpd(dir);
       const auto = await startPair(certs, nghttpd.port, "");
       try {
-        const r = await run("nghttp", [
-          "-n",
-          "-s",
-          "-m",
-          "100",
-          "-H",
-          `:authority: ${AUTHORITY}`,
-          `http://${auto.outboundAddress}/index.html`,
-        ]);
-        assert.equal(r.code, 0, r.stderr);
-        assert.equal(r.stdout.split("\n").filter((l) => / 200 +19 /.test(l)).length, 100, r.stdout);
+        const out = await nghttpStreams(auto.outboundAddress, AUTHORITY, "/index.html", 100);
+        assert.equal(out.split("\n").filter((l) => / 200 +19 /.test(l)).length, 100, out);
         assert.ok(
           auto.serverLog.entries.some((e) => e.msg === "HTTP/2 connection" && e.fields?.via === "preface"),
         );

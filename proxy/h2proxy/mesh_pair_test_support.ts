@@ -40,7 +40,16 @@ export async function pairCerts(): Promise<PairCerts> {
   };
 }
 
-function echoService(protocol: string, endpointPort: number, workload: string): ServiceInfo {
+/**
+ * The echo service with one endpoint on 127.0.0.1:`endpointPort`; `proxied` false makes the client
+ * proxy connect to it in plain text (an application without a sidecar).
+ */
+export function echoService(
+  protocol: string,
+  endpointPort: number,
+  workload: string,
+  proxied = true,
+): ServiceInfo {
   return {
     name: "echo",
     namespace: "foo",
@@ -56,7 +65,7 @@ function echoService(protocol: string, endpointPort: number, workload: string): 
       workload,
       address: "127.0.0.1",
       ports: { [String(ECHO_PORT)]: endpointPort },
-      proxied: true,
+      proxied,
       identity: SERVER_ID,
       labels: { app: "echo" },
     }],

@@ -18,22 +18,25 @@ const FALSE = Promise.resolve(false);
  * Body bytes up to this size are copied behind the response head and written with it: a copy of a
  * few KiB costs less than a corked two-buffer write through node's streams (measured in README.md).
  */
-const JOIN_LIMIT = 16 * 1024;
+export const JOIN_LIMIT = 16 * 1024;
 
 /**
  * Writes a head in one write. A head in two buffers (the received bytes and the additions) is joined
  * into one: a copy of at most the head limit costs less than a corked writev through node's streams.
+ * `body` (at most JOIN_LIMIT bytes) is copied behind the head into the same write.
  */
-export function writeHead(io: SocketIo, head: HeadBytes): void {
+export function writeHead(io: SocketIo, head: HeadBytes, body?: Uint8Array): void {
+  const first = head.first;
   const second = head.second;
-  if (second === null) {
-    io.write(head.first);
+  if (second === null && body === undefined) {
+    io.write(first);
     return;
   }
-  const first = head.first;
-  const out = outBuffer(first.length + second.length);
+  const headSize = first.length + (second === null ? 0 : second.length);
+  const out = outBuffer(headSize + (body === undefined ? 0 : body.length));
   out.set(first);
-  out.set(second, first.length);
+  if (second !== null) out.set(second, first.length);
+  if (body !== undefined) out.set(body, headSize);
   io.write(out);
 }
 

@@ -240,11 +240,8 @@ export class Http1Session {
         if (bodyKind === B_EMPTY) writeHead(up, head);
         else {
           // The head and the body bytes already here in one write.
-          up.cork();
-          writeHead(up, head);
           this.#body.state = PUMP_RUNNING;
-          pumpDone = this.#body.run(up, bodyKind, length);
-          up.uncork();
+          pumpDone = this.#body.start(up, head, bodyKind, length);
         }
       } catch {
         // The pooled connection closed under us; treated as a reset below.

@@ -3,6 +3,7 @@ import { within } from "../../shared/internal/testing/deadline.ts";
 import * as net from "node:net";
 import { Http2Connection } from "./connection.ts";
 import { bodyText, connectClient, get, withEchoClient } from "./connection_test_support.ts";
+import { startEchoServer } from "./echo_test_support.ts";
 import { CANCEL, NO_ERROR, REFUSED_STREAM } from "./frame.ts";
 import { headerValue } from "./headers.ts";
 import type { Http2Error } from "./limits.ts";
@@ -176,3 +177,31 @@ Deno.test(
     await new Promise((r) => setTimeout(r, 50)); // let any unhandled rejection surface
   }),
 );
+
+Deno.test("connection: one write larger than the socket's high-water mark, with no WINDOW_UPDATE to come", async () => {
+  // The peer's windows (32 MiB, as curl's) cover the whole body: only the socket's drain can restart
+  // the stream after the first 64 KiB filled the writer.
+  const size = 1024 * 1024;
+  const server = await startEchoServer(0, false, undefined, (stream) => {
+    stream.respond([[":status", "200"]]);
+    stream.write(new Uint8Array(size).fill(7)).then(() => stream.end(), () => {});
+  });
+  const window = 32 * 1024 * 1024;
+  const { conn } = await connectClient(server.port, {
+    limits: { initialStreamWindowSize: window, initialConnectionWindowSize: window },
+  });
+  const s = conn.request(get("/one-write"), { endStream: true });
+  try {
+    const read = (async () => {
+      let n = 0;
+      for await (const c of s) n += c.length;
+      return n;
+    })();
+    assert.equal(await within(read, 5000, "the 1 MiB body"), size);
+  } finally {
+    s.reset();
+    conn.close();
+    await conn.closed;
+    await server.close();
+  }
+});

@@ -267,6 +267,8 @@ export class Http2Session implements StreamHost {
       else if (stream.endPending && stream.localEnded) this.#sendable.delete(stream);
       if (this.connSendWindow <= 0) return;
     }
+    // The last stream filled the socket: nothing else would pump again (a lone stream's write stalled).
+    if (this.#sendable.size > 0 && !this.writer.writable) this.#waitDrain();
   }
 
   #pumpStream(stream: Http2Stream): void {

@@ -48,8 +48,9 @@ import {
 } from "./dispatch.ts";
 import { InboundTcp } from "./tcp_inbound.ts";
 import type { IstioTcpMetrics } from "../tcp/tcp_metrics.ts";
-import { resumeReading } from "../tcp/relay.ts";
-import { InboundHttp2 } from "./http2.ts";
+import { pauseReading, resumeReading } from "../tcp/relay.ts";
+import type { InboundHttp2 } from "./http2.ts";
+import { LazyCodec } from "../http/lazy_codec.ts";
 import { sniffPreface } from "../h2proxy/preface.ts";
 
 /** Settings of an {@link InboundListener}. */
@@ -105,7 +106,8 @@ export class InboundListener {
   readonly #pool: UpstreamPool;
   readonly #front: PeerAuthFront;
   readonly #tcp: InboundTcp;
-  readonly #h2: InboundHttp2;
+  /** Loaded with the first HTTP/2 connection (../http/lazy_codec.ts). */
+  readonly #h2: LazyCodec<InboundHttp2>;
   readonly #conns = new Set<Conn>();
   readonly #accepted = new AcceptedSockets();
   readonly #byRaw = new WeakMap<net.Socket, Conn>();
@@ -151,20 +153,22 @@ export class InboundListener {
         return route === "tcp" || route === "detect";
       },
     });
-    this.#h2 = new InboundHttp2({
-      requestMetrics: options.requestMetrics,
-      appAddress: options.appAddress,
-      appPort: options.appPort,
-      snapshot: options.snapshot,
-      log: options.log,
-      observer,
-      connectTimeoutMs: options.upstream?.connectTimeoutMs,
-      idleTimeoutMs: options.upstream?.idleTimeoutMs,
-      downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
-      onIdleClose: () => this.observer.limitHit("idle_timeout"),
-      requestTimeoutMs: this.#connLimits.requestTimeoutMs,
-      onRequestTimeout: () => this.observer.limitHit("request_timeout"),
-    });
+    this.#h2 = new LazyCodec(async () =>
+      new (await import("./http2.ts")).InboundHttp2({
+        requestMetrics: options.requestMetrics,
+        appAddress: options.appAddress,
+        appPort: options.appPort,
+        snapshot: options.snapshot,
+        log: options.log,
+        observer,
+        connectTimeoutMs: options.upstream?.connectTimeoutMs,
+        idleTimeoutMs: options.upstream?.idleTimeoutMs,
+        downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
+        onIdleClose: () => this.observer.limitHit("idle_timeout"),
+        requestTimeoutMs: this.#connLimits.requestTimeoutMs,
+        onRequestTimeout: () => this.observer.limitHit("request_timeout"),
+      })
+    );
     const metrics = options.tcpMetrics;
     this.#tcp = new InboundTcp({
       appAddress: options.appAddress,
@@ -351,15 +355,28 @@ export class InboundListener {
     const serve = (via: string) => {
       conn.state = RELAYING;
       this.#log.debug("HTTP/2 connection", { peer: conn.peer, via, mtls: peer !== null });
-      this.#h2.serve(socket, {
-        principal: peer?.principal,
-        peerIp: conn.raw.remoteAddress ?? "",
-        localIp: conn.raw.localAddress ?? "",
-        port: this.#mtlsPort,
-        sni: peer?.sni,
-        peer: conn.peer,
-      }, peer === null ? null : latin1(peer.xfcc, 0, peer.xfcc.length));
-      resumeReading(socket);
+      // The first HTTP/2 connection waits for the codec's import: its bytes stay in the socket meanwhile.
+      if (this.#h2.loaded === undefined) pauseReading(socket);
+      this.#h2.use(
+        (h2) =>
+          this.#guard(conn, "http2", () => {
+            if (socket.destroyed) return;
+            h2.serve(socket, {
+              principal: peer?.principal,
+              peerIp: conn.raw.remoteAddress ?? "",
+              localIp: conn.raw.localAddress ?? "",
+              port: this.#mtlsPort,
+              sni: peer?.sni,
+              peer: conn.peer,
+            }, peer === null ? null : latin1(peer.xfcc, 0, peer.xfcc.length));
+            resumeReading(socket);
+          }, socket),
+        (e) => {
+          this.#log.error("HTTP/2 codec not loaded", { peer: conn.peer, error: String(e) });
+          socket.destroy();
+          conn.raw.destroy();
+        },
+      );
     };
     if ((socket as tls.TLSSocket).alpnProtocol === "h2") return serve("alpn");
     sniffPreface(

@@ -65,9 +65,9 @@ async function withProxy(
   return await errText;
 }
 
-async function curl(exec: string[], url: string): Promise<string> {
+async function curl(exec: string[], url: string, ...flags: string[]): Promise<string> {
   const r = await new Deno.Command(exec[0], {
-    args: [...exec.slice(1), "curl", "-s", "--max-time", "5", "-w", " %{http_code}", url],
+    args: [...exec.slice(1), "curl", "-s", "--max-time", "5", ...flags, "-w", " %{http_code}", url],
     stdout: "piped",
     stderr: "null",
   }).output();
@@ -156,6 +156,24 @@ Deno.test(requires(netnsMissing(), {
       log,
       /upstream identity mismatch at 10\.221\.7\.1:9444: expected spiffe:\/\/cluster\.local\/ns\/a\/sa\/secure/,
     );
+  },
+}));
+
+Deno.test(requires(netnsMissing(), {
+  name:
+    "capture: automatic mTLS dials plain text to a proxied endpoint whose server is DISABLE (TCP, HTTP/1.1, h2c)",
+  async fn() {
+    await withProxy(8, [ALLOW_FFI_FLAG], "ALLOW_ANY", async (exec, proxy) => {
+      const a = await roundTrip(exec, "10.221.8.15", 9000, MiB);
+      assert.deepEqual(a, { sent: MiB, got: MiB, same: true, error: null });
+      assert.equal(await curl(exec, "http://10.221.8.16/d"), "web GET /d 200");
+      assert.equal(await curl(exec, "http://10.221.8.17/d", "--http2-prior-knowledge"), "hello /d\n 200");
+      const s = await proxy.stats();
+      assert.equal(s.echo, 1);
+      assert.equal(s.counters.upstream_cx_plaintext_total, 3);
+      assert.equal(s.counters.upstream_cx_mtls_total ?? 0, 0);
+      assert.deepEqual(s.peers, [], "no mutual TLS server was dialled");
+    });
   },
 }));
 

@@ -13,6 +13,10 @@
  *   `.../sa/secure`): a mutual TLS echo standing in for its sidecar, presenting that identity and
  *   recording the client's; `impostor.a` VIP .13 → 10.221.<n>.1:9444, whose certificate names
  *   `.../sa/other` while the registry says `.../sa/secure` (secure naming must refuse it).
+ * - `disabled.a` (TCP 9000 → the echo on 9001), `disabled-web.a` (HTTP 80 → 8080) and `disabled-h2.a`
+ *   (HTTP2 80 → the h2c echo) at VIPs .15, .16, .17: proxied endpoints (`.../sa/secure`) whose server's
+ *   PeerAuthentication is DISABLE at that port (`mtlsDisabledPorts`), plain-text servers: automatic
+ *   mTLS must dial them in plain text.
  * Prints `ready`; then, for every line on stdin, the listener's counters and the echo servers'
  * connection counts as one JSON line. Log lines go to stderr.
  *
@@ -74,6 +78,7 @@ function service(
   target: string,
   tport: number,
   identity = "",
+  mtlsDisabledPorts: number[] = [],
 ): ServiceInfo {
   return {
     name,
@@ -88,6 +93,7 @@ function service(
       proxied: identity !== "",
       identity,
       labels: {},
+      mtlsDisabledPorts,
     }],
     location: "MESH_INTERNAL",
     resolution: "STATIC",
@@ -120,6 +126,11 @@ if (import.meta.main) {
       "a/secure": service("secure", `10.221.${n}.12`, 9000, "TCP", self, 9443, secureId),
       "a/impostor": service("impostor", `10.221.${n}.13`, 9000, "TCP", self, 9444, secureId),
       "a/h2": service("h2", `10.221.${n}.14`, 80, "HTTP2", "127.0.0.1", h2.port),
+      "a/disabled": service("disabled", `10.221.${n}.15`, 9000, "TCP", self, 9001, secureId, [9000]),
+      "a/disabled-web": service("disabled-web", `10.221.${n}.16`, 80, "HTTP", self, 8080, secureId, [80]),
+      "a/disabled-h2": service("disabled-h2", `10.221.${n}.17`, 80, "HTTP2", "127.0.0.1", h2.port, secureId, [
+        80,
+      ]),
     },
     certificate: certificateInfo(clientLeaf, ca, clientId),
     workload: {

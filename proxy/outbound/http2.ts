@@ -5,7 +5,8 @@
  * robin; a gateway's route configuration in gateway mode), then forwarded on a multiplexed HTTP/2
  * connection to that endpoint: mutual TLS with ALPN `istio-h2`, `istio`, `h2` and secure naming to a proxied endpoint,
  * h2c to an unproxied one. Streams to one endpoint share its connections (../h2proxy/mux_pool.ts);
- * another is opened only when the peer's concurrent-stream limit is reached. The proxy's own answers
+ * another is opened only when the peer's concurrent-stream limit is reached. A stream to a port whose
+ * protocol is `HTTP` goes as HTTP/1.1 on the router's HTTP/1.1 pools (../h2proxy/h1_upstream.ts). The proxy's own answers
  * (404 unknown host, 503 no endpoint or no connection) are gRPC-aware (../h2proxy/relay.ts).
  *
  * @module
@@ -27,6 +28,7 @@ import {
   withXfcc,
 } from "../h2proxy/request_head.ts";
 import { answerLocally, guardStream, relayStream } from "../h2proxy/relay.ts";
+import { relayToHttp1 } from "../h2proxy/h1_upstream.ts";
 import { meteredStream } from "../h2proxy/stream_metrics.ts";
 import { http2Pool, openStream, type UpstreamConnection } from "../h2proxy/upstream.ts";
 import type { MuxPool } from "../h2proxy/mux_pool.ts";
@@ -127,12 +129,6 @@ export class OutboundHttp2 {
         observer,
       );
     }
-    if (route.protocol === "HTTP" || route.protocol === "HTTP_PROXY") {
-      // Its application speaks HTTP/1.1, and the proxy does not translate HTTP/2 to HTTP/1.1.
-      const body = `${route.target}: the service port's protocol is ${route.protocol} (HTTP/1.1); ` +
-        `HTTP/2 to it is not supported: name the port http2 or grpc, or send HTTP/1.1`;
-      return answerLocally(stream, adapted.contentType, { status: 503, body }, observer);
-    }
     let forward = routed.head === null ? stream.headers : rewritten(stream.headers, routed.head);
     if (filter !== undefined) {
       const seen = routed.head === null ? adapted : adaptRequestHead(forward);
@@ -159,13 +155,14 @@ export class OutboundHttp2 {
     }
     // As for HTTP/1.1 (no client certificate on this side): an X-Forwarded-Client-Cert the app sent is removed.
     forward = withXfcc(forward, null);
+    const ctx = { observer, log: this.#o.log, peer, target: route.target, contentType: adapted.contentType };
+    if (route.protocol === "HTTP" || route.protocol === "HTTP_PROXY") {
+      // Its application speaks HTTP/1.1: the stream goes as HTTP/1.1 on the HTTP/1.1 pools, as Istio's cluster does.
+      return relayToHttp1(stream, forward, router.http1Pool(route.endpoint), ctx);
+    }
     const pool = this.#poolOf(route.endpoint);
     await relayStream(stream, forward, (h, end, cancelled) => openStream(pool, h, end, cancelled), {
-      observer,
-      log: this.#o.log,
-      peer,
-      target: route.target,
-      contentType: adapted.contentType,
+      ...ctx,
       timeouts: {
         requestTimeoutMs: this.#o.requestTimeoutMs ?? 0,
         routeTimeoutMs: route.timeoutMs ?? 0,

@@ -2,7 +2,7 @@
  * HTTP/2 (h2c with prior knowledge) on a gateway's plain-text HTTP server: routed by the gateway's
  * route configuration, and every stream passes the gateway's policies exactly as an HTTP/1.1
  * request does (the same filter: a DENY answered 403, X-Forwarded-For appended), with real curl and
- * python3-hypercorn behind it; HTTP/2 to a service port whose protocol is HTTP is refused clearly.
+ * python3-hypercorn behind it; HTTP/2 to a service port whose protocol is HTTP reaches it as HTTP/1.1.
  */
 import assert from "node:assert/strict";
 import type { RouteConfiguration } from "../../shared/routing/mod.ts";
@@ -121,15 +121,16 @@ Deno.test(requires(h2cToolsMissing(), {
         ]);
         assert.equal(unknown.stdout, "404", version);
       }
-      // HTTP/2 to a service port that speaks HTTP/1.1: a clear refusal (no HTTP/2 to HTTP/1.1 translation).
+      // HTTP/2 to a service port that speaks HTTP/1.1: the stream goes as HTTP/1.1 (../h2proxy/h1_upstream.ts).
       const old = await run("curl", [
         "-sS",
         "--http2-prior-knowledge",
         "-H",
         `Host: ${OLD}`,
-        `http://127.0.0.1:${gw.port}/`,
+        `http://127.0.0.1:${gw.port}/h2`,
       ]);
-      assert.match(old.stdout, /protocol is HTTP \(HTTP\/1.1\); HTTP\/2 to it is not supported/);
+      const oldSeen = JSON.parse(old.stdout);
+      assert.deepEqual([oldSeen.path, oldSeen.http_version], ["/h2", "1.1"], old.stdout);
       const oldH1 = await run("curl", [
         "-sS",
         "--http1.1",

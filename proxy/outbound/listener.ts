@@ -52,7 +52,8 @@ import { certificateFields, certificateHash, formatXfccElement } from "../inboun
 import { OutboundRouter } from "./router.ts";
 import { RouteUpstream, RoutingDownstream } from "./downstream.ts";
 import { type OutboundObserver, OutboundStats } from "./outbound_stats.ts";
-import { OutboundHttp2 } from "./http2.ts";
+import type { OutboundHttp2 } from "./http2.ts";
+import { LazyCodec } from "../http/lazy_codec.ts";
 import { sniffPreface } from "../h2proxy/preface.ts";
 import { resumeReading } from "../tcp/relay.ts";
 import { OutboundTcp, type OutboundTcpOptions } from "./tcp_forward.ts";
@@ -105,7 +106,8 @@ export class OutboundListener {
   readonly #connLimits: ListenerLimits;
   readonly #slots: ConnectionSlots;
   readonly #router: OutboundRouter;
-  readonly #h2: OutboundHttp2;
+  /** Loaded with the first HTTP/2 connection (../http/lazy_codec.ts). */
+  readonly #h2: LazyCodec<OutboundHttp2>;
   readonly #conns = new Set<RoutingDownstream>();
   readonly #accepted = new AcceptedSockets();
   /** Gateway HTTPS connections between accept and handshake. */
@@ -126,18 +128,20 @@ export class OutboundListener {
     this.#connLimits = { ...DEFAULT_LISTENER_LIMITS, ...options.connectionLimits };
     this.#slots = new ConnectionSlots(this.#connLimits.maxConnections, options.connectionCounter);
     this.#router = new OutboundRouter(options, this.observer);
-    this.#h2 = new OutboundHttp2({
-      router: this.#router,
-      snapshot: options.snapshot,
-      log: options.log,
-      observer: this.observer,
-      connectTimeoutMs: options.upstream?.connectTimeoutMs,
-      idleTimeoutMs: options.upstream?.idleTimeoutMs,
-      downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
-      onIdleClose: () => this.observer.limitHit("idle_timeout"),
-      requestTimeoutMs: this.#connLimits.requestTimeoutMs,
-      onRequestTimeout: () => this.observer.limitHit("request_timeout"),
-    });
+    this.#h2 = new LazyCodec(async () =>
+      new (await import("./http2.ts")).OutboundHttp2({
+        router: this.#router,
+        snapshot: options.snapshot,
+        log: options.log,
+        observer: this.observer,
+        connectTimeoutMs: options.upstream?.connectTimeoutMs,
+        idleTimeoutMs: options.upstream?.idleTimeoutMs,
+        downstreamIdleTimeoutMs: this.#connLimits.idleTimeoutMs,
+        onIdleClose: () => this.observer.limitHit("idle_timeout"),
+        requestTimeoutMs: this.#connLimits.requestTimeoutMs,
+        onRequestTimeout: () => this.observer.limitHit("request_timeout"),
+      })
+    );
     this.#passthrough = new TlsPassthrough({
       ...options,
       observer: this.observer,
@@ -271,8 +275,18 @@ export class OutboundListener {
       this.#guarded(raw, () => {
         if (!h2) return this.#serveHttp(raw, raw, clock, gateway);
         const peer = `${raw.remoteAddress}:${raw.remotePort}`;
-        this.#h2.serve(raw, peer, gateway.routeName, this.#filter(raw, raw, gateway));
-        resumeReading(raw);
+        this.#h2.use(
+          (codec) =>
+            this.#guarded(raw, () => {
+              if (raw.destroyed) return;
+              codec.serve(raw, peer, gateway.routeName, this.#filter(raw, raw, gateway));
+              resumeReading(raw);
+            }),
+          (e) => {
+            this.#log.error("HTTP/2 codec not loaded", { peer, error: String(e) });
+            raw.destroy();
+          },
+        );
       }));
   }
 

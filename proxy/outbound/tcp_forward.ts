@@ -23,7 +23,10 @@ import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
 import { type OriginalDestination, originalDestination } from "../capture/original_destination.ts";
 import { pauseReading, relay, type RelayResult } from "../tcp/relay.ts";
 import { type DetectedProtocol, detectProtocol } from "../../shared/protocol/detect.ts";
-import { RoundRobin } from "./balancer.ts";
+import { dialsMtls } from "../../shared/policy/auto_mtls.ts";
+import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
+import { resolveService } from "./resolve.ts";
+import { meshTcpRouteName } from "../../shared/routing/mesh_tcp_routes.ts";
 import { DialError, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
 import { MESH_TCP_ALPN } from "../tls/mesh_alpn.ts";
 import {
@@ -77,6 +80,7 @@ export interface OutboundTcpOptions {
 export class OutboundTcp {
   readonly #o: OutboundTcpOptions;
   readonly #rr = new RoundRobin();
+  readonly #weighted = new WeightedRoundRobin();
   readonly #live = new Set<net.Socket>();
 
   constructor(options: OutboundTcpOptions) {
@@ -220,9 +224,14 @@ export class OutboundTcp {
     });
   }
 
-  /** TCP to an endpoint of the service (the dialled one for a pod IP). */
-  toService(raw: net.Socket, t: ServiceTarget): void {
+  /**
+   * TCP to an endpoint of the service (the dialled one for a pod IP), or of the destination that the
+   * VirtualService `tcp` rule bound to mesh for the service port names.
+   */
+  toService(raw: net.Socket, dispatched: ServiceTarget): void {
     const snapshot = this.#o.snapshot();
+    const t = this.#tcpRoute(raw, dispatched, snapshot);
+    if (t === undefined) return;
     const choice = t.endpoint !== undefined
       ? { endpoint: t.endpoint, port: t.endpoint.ports[String(t.port.number)] }
       : this.#rr.pickEndpoint(t.key, t.service.endpoints, t.port.number);
@@ -235,7 +244,8 @@ export class OutboundTcp {
     const { endpoint, port } = choice;
     const target = `${endpoint.address}:${port}`;
     const cert = snapshot.certificate;
-    if (endpoint.proxied && cert === undefined) {
+    const mtls = dialsMtls(endpoint, t.port.number);
+    if (mtls && cert === undefined) {
       this.#o.observer.tcp(t.cluster, "downstream_cx_total", 1);
       this.refuse(
         raw,
@@ -244,12 +254,35 @@ export class OutboundTcp {
       return;
     }
     this.#connect(raw, t.cluster, `${t.key} ${target}`, () => {
-      this.#o.observer.upstreamConnection(endpoint.proxied);
-      if (!endpoint.proxied) return plainDialer(endpoint.address, port, this.#timeout())();
+      this.#o.observer.upstreamConnection(mtls);
+      if (!mtls) return plainDialer(endpoint.address, port, this.#timeout())();
       // The current certificate per connection, so that rotation reaches new connections.
       const c = this.#o.snapshot().certificate ?? cert!;
       return mtlsDialer(endpoint.address, port, c, endpoint.identity, this.#timeout(), MESH_TCP_ALPN, true)();
     });
+  }
+
+  /**
+   * The target after the VirtualService `tcp` rule bound to mesh for a service address and port
+   * (`mesh.tcp.<port>.<service key>`, shared/routing/mesh_tcp_routes.ts: one route of SNI `*`, weighted
+   * destinations), else `t`; undefined when the rule's destination is no service here (refused).
+   */
+  #tcpRoute(raw: net.Socket, t: ServiceTarget, snapshot: RuntimeSnapshot): ServiceTarget | undefined {
+    if (t.endpoint !== undefined) return t;
+    const route = snapshot.routes[meshTcpRouteName(t.port.number, t.key)]?.tlsRoutes?.[0];
+    if (route === undefined) return t;
+    const r = resolveService(
+      this.#weighted.pick(route.name, route.destinations),
+      snapshot.workload?.namespace,
+      snapshot,
+    );
+    if (!r.ok) {
+      this.#o.observer.tcp(t.cluster, "downstream_cx_total", 1);
+      this.#o.observer.tcp(t.cluster, "downstream_cx_no_route", 1);
+      this.refuse(raw, `VirtualService tcp route ${route.name}: ${r.reason}`);
+      return undefined;
+    }
+    return { key: r.key, service: r.service, port: r.port, cluster: `outbound|${r.port.number}||${r.host}` };
   }
 
   #timeout(): number {

@@ -31,10 +31,12 @@ import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { type Dialer, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
 import { MESH_TCP_ALPN } from "../tls/mesh_alpn.ts";
 import type { OutboundObserver } from "./outbound_stats.ts";
-import type { Resolution } from "./resolve.ts";
-import { gatewayTlsTarget, hasSniRoutedPort, sidecarTlsTarget } from "./tls_targets.ts";
+import { type Resolution, resolveService } from "./resolve.ts";
+import { gatewayTlsTarget, hasSniRoutedPort, meshTlsRouteBySni, sidecarTlsTarget } from "./tls_targets.ts";
+import { meshTlsRouteName } from "../../shared/routing/mesh_tls_routes.ts";
 import { readClientHello } from "../tls/client_hello.ts";
 import type { ServiceTarget } from "./dispatch.ts";
+import { dialsMtls } from "../../shared/policy/auto_mtls.ts";
 
 /** Settings of a {@link TlsPassthrough}. */
 export interface TlsPassthroughOptions {
@@ -100,6 +102,17 @@ export class TlsPassthrough {
    * opaque TCP, as Envoy's tcp_proxy on a `<VIP>:<port>` listener does without looking at the SNI.
    */
   service(raw: net.Socket, target: ServiceTarget): boolean {
+    const mesh = this.#o.snapshot().routes[meshTlsRouteName(target.port.number, target.key)];
+    if (mesh !== undefined) {
+      // VirtualService tls rules bound to mesh hold for this service port: its listener has only their
+      // filter chains (Istio's tls.go adds the default chain only without a match), so an SNI that no
+      // rule names is refused.
+      this.#sniffed(raw, (hello, snapshot) => {
+        const r = gatewayTlsTarget(mesh, hello?.sni, snapshot.workload?.namespace, snapshot, this.#weighted);
+        this.#forward(raw, r, hello?.sni, undefined, snapshot);
+      });
+      return true;
+    }
     const { service } = target;
     if (service.endpoints.length > 0 || service.resolution !== "DNS") return false;
     const host = service.hosts.find((h) => !h.startsWith("*"));
@@ -128,19 +141,42 @@ export class TlsPassthrough {
    */
   bySni(raw: net.Socket, destination: OriginalDestination | undefined, fallback: () => void): boolean {
     if (destination !== undefined && !hasSniRoutedPort(this.#o.snapshot(), destination.port)) return false;
-    readClientHello(raw).then((hello) => {
-      if (hello.status === "closed") return;
-      const snapshot = this.#o.snapshot();
-      if (hello.status === "done") {
-        const r = sidecarTlsTarget(hello.sni, snapshot.workload?.namespace, snapshot, destination?.port);
-        if (r.ok || destination === undefined) {
+    this.#sniffed(raw, (hello, snapshot) => {
+      if (hello !== undefined) {
+        const ns = snapshot.workload?.namespace;
+        const routed = destination && meshTlsRouteBySni(snapshot, destination.port, hello.sni);
+        let r = routed
+          ? resolveService(this.#weighted.pick(routed.name, routed.destinations), ns, snapshot)
+          : sidecarTlsTarget(hello.sni, ns, snapshot, destination?.port);
+        // The SNI's service port has tls rules bound to mesh: Istio's listener has only their filter
+        // chains there. With a destination they were matched above and missed; without one (no
+        // capture), they are matched now.
+        const rules = !routed && r.ok ? snapshot.routes[meshTlsRouteName(r.port.number, r.key)] : undefined;
+        if (rules !== undefined && destination === undefined) {
+          r = gatewayTlsTarget(rules, hello.sni, ns, snapshot, this.#weighted);
+        }
+        if ((r.ok && rules === undefined) || destination === undefined) {
           this.#forward(raw, r, hello.sni, destination, snapshot);
           return;
         }
       }
       fallback();
-    }).catch((e: unknown) => this.#refuse(raw, "TLS passthrough failed", String(e)));
+    });
     return true;
+  }
+
+  /**
+   * Reads the ClientHello without consuming it, then `then` with it (undefined when the bytes are not
+   * one whole ClientHello in time); nothing when the client closed first.
+   */
+  #sniffed(
+    raw: net.Socket,
+    then: (hello: { sni: string | undefined } | undefined, snapshot: RuntimeSnapshot) => void,
+  ): void {
+    readClientHello(raw).then((hello) => {
+      if (hello.status === "closed") return;
+      then(hello.status === "done" ? hello : undefined, this.#o.snapshot());
+    }).catch((e: unknown) => this.#refuse(raw, "TLS passthrough failed", String(e)));
   }
 
   /** Ends every relay (both sides closed) and refuses what is still connecting. */
@@ -255,7 +291,7 @@ export class TlsPassthrough {
     }
     const { endpoint } = choice;
     const target = `${r.key} ${endpoint.address}:${choice.port}`;
-    if (!endpoint.proxied) {
+    if (!dialsMtls(endpoint, port.number)) {
       return { dial: plainDialer(endpoint.address, choice.port, timeout), mtls: false, target };
     }
     const cert = snapshot.certificate;

@@ -8,7 +8,8 @@
  *
  * @module
  */
-import { domainMatches, selectTlsRoute } from "../../shared/routing/mod.ts";
+import { domainMatches, selectTlsRoute, type TlsRoute } from "../../shared/routing/mod.ts";
+import { meshTlsRouteName } from "../../shared/routing/mesh_tls_routes.ts";
 import type { RouteConfiguration, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import type { WeightedRoundRobin } from "./balancer.ts";
 import { findService, type Resolution, resolveService, type ServicePort } from "./resolve.ts";
@@ -100,9 +101,19 @@ export function sidecarTlsTarget(
 
 /**
  * Whether a connection to an unknown address at `port` may be routed by SNI: some service without
- * addresses (a ServiceEntry of hosts only) has a TLS or HTTPS port of that number.
+ * addresses (a ServiceEntry of hosts only) has a TLS or HTTPS port of that number, or VirtualService
+ * `tls` rules bound to mesh for that port (an auto-detected one too).
  */
-export function hasSniRoutedPort(snapshot: Pick<RuntimeSnapshot, "services">, port: number): boolean {
+export function hasSniRoutedPort(
+  snapshot: Pick<RuntimeSnapshot, "services" | "routes">,
+  port: number,
+): boolean {
+  const prefix = meshTlsRouteName(port, "");
+  for (const name in snapshot.routes) {
+    if (name.startsWith(prefix) && snapshot.services[name.slice(prefix.length)]?.addresses.length === 0) {
+      return true;
+    }
+  }
   let ports = SNI_PORTS.get(snapshot.services);
   if (ports === undefined) {
     ports = new Set();
@@ -119,3 +130,22 @@ export function hasSniRoutedPort(snapshot: Pick<RuntimeSnapshot, "services">, po
 
 /** The SNI-routed ports of each snapshot's services (built once per config push, read per connection). */
 const SNI_PORTS = new WeakMap<object, Set<number>>();
+
+/**
+ * The VirtualService `tls` route (bound to mesh) an SNI selects on Istio's `0.0.0.0:<port>` listener:
+ * among the sidecar TLS routes of every service without addresses at `port` (their filter chains
+ * share that listener), the most specific SNI match ({@link selectTlsRoute}); undefined when none.
+ */
+export function meshTlsRouteBySni(
+  snapshot: Pick<RuntimeSnapshot, "services" | "routes">,
+  port: number,
+  sni: string | undefined,
+): TlsRoute | undefined {
+  const tlsRoutes: TlsRoute[] = [];
+  for (const [key, s] of Object.entries(snapshot.services)) {
+    if (s.addresses.length > 0) continue;
+    tlsRoutes.push(...snapshot.routes[meshTlsRouteName(port, key)]?.tlsRoutes ?? []);
+  }
+  if (tlsRoutes.length === 0) return undefined;
+  return selectTlsRoute({ name: "", port, bindPort: port, gateways: [], virtualHosts: [], tlsRoutes }, sni);
+}

@@ -45,6 +45,11 @@ export interface EndpointInfo {
   /** SPIFFE ID the server must present when proxied (secure naming). */
   identity: string;
   labels: Record<string, string>;
+  /**
+   * Service ports at which the server's PeerAuthentication is DISABLE: plain text there even when
+   * proxied (shared/policy/auto_mtls.ts `dialsMtls`); missing means none.
+   */
+  mtlsDisabledPorts?: readonly number[];
 }
 
 /** A service (mesh.v1.Service, decoded). */
@@ -111,7 +116,11 @@ export interface RuntimeSnapshot {
    * set. Absent or missing a source: no good set yet.
    */
   jwks?: Record<string, string>;
-  /** Gateway mode: route configurations by name (`http.<port>`); empty for a sidecar. */
+  /**
+   * Route configurations by name: a gateway's (`http.<port>`, ...); a sidecar's VirtualService `tls`
+   * and `tcp` rules bound to mesh (`mesh.tls.<port>.<service key>`, ../outbound/tls_passthrough.ts;
+   * `mesh.tcp.<port>.<service key>`, ../outbound/tcp_forward.ts).
+   */
   routes: Record<string, RouteConfiguration>;
   /** Gateway mode: TLS credentials by name (`kubernetes://<secret>`); empty for a sidecar. */
   credentials: Record<string, TlsCredentialInfo>;

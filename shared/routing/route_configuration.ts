@@ -134,7 +134,9 @@ export interface CredentialContents {
 export interface RouteConfiguration {
   /**
    * `http.<port>`, `https.<port>.<port name>.<gateway>.<namespace>` (terminated), or
-   * `tls.<port>.<port name>.<gateway>.<namespace>` (PASSTHROUGH).
+   * `tls.<port>.<port name>.<gateway>.<namespace>` (PASSTHROUGH); at a sidecar,
+   * `mesh.tls.<port>.<service key>` and `mesh.tcp.<port>.<service key>` (VirtualService `tls` and
+   * `tcp` rules bound to mesh, mesh_tls_routes.ts and mesh_tcp_routes.ts).
    */
   name: string;
   /** The Gateway server port. */

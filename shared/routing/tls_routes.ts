@@ -17,6 +17,7 @@ import type { VirtualServiceSpec } from "../api/types.gen.ts";
 import { labelsMatch } from "../policy/workload_selection.ts";
 import { bindsTo, intersect, namesGateway, parseServerHost, qualify } from "./hosts.ts";
 import type {
+  GatewayRouteDestination,
   GatewayRouteOptions,
   GatewayWorkload,
   NamedSpec,
@@ -46,6 +47,74 @@ export function passthroughTls(sniHosts: string[]): ServerTls {
   };
 }
 
+/** A VirtualService `tls` rule and one of its matches. */
+type TlsRule = NonNullable<VirtualServiceSpec["tls"]>[number];
+/** The static conditions of a `tls` or `tcp` match (Istio's TLSMatchAttributes, L4MatchAttributes). */
+type StaticL4Match = Pick<TlsRule["match"][number], "gateways" | "port" | "sourceLabels" | "sourceNamespace">;
+
+/**
+ * Whether a `tls` (or `tcp`) match's static conditions hold for a proxy (Istio's
+ * pilot/pkg/networking/core/tls.go `matchTLS`, `matchTCP`): `gateways` (none: any) names `gateway` (`<namespace>/<name>` of a Gateway, or `mesh` for
+ * the sidecars), `port` (0 or absent: any) is `port`, `sourceLabels` are among the proxy's labels and
+ * `sourceNamespace` is its namespace. `sniHosts` and `destinationSubnets` are checked per connection.
+ */
+export function tlsMatchHolds(
+  m: StaticL4Match,
+  vsNamespace: string,
+  gateway: string,
+  port: number,
+  workload: GatewayWorkload,
+): boolean {
+  const names = (g: string) => gateway === MESH ? g === MESH : namesGateway(g, vsNamespace, gateway);
+  if (m.gateways && m.gateways.length > 0 && !m.gateways.some(names)) return false;
+  if (m.port !== undefined && m.port !== 0 && m.port !== port) return false;
+  if (m.sourceLabels && !labelsMatch(m.sourceLabels, workload.labels)) return false;
+  return m.sourceNamespace === undefined || m.sourceNamespace === workload.namespace;
+}
+
+/** The reserved gateway name of the sidecars (VirtualService `gateways: [mesh]`). */
+export const MESH = "mesh";
+
+/**
+ * The destinations of a `tls` rule (hosts qualified in the VirtualService's namespace, a missing port
+ * from `defaultPortOf`, weights), or undefined after `skip` says why the rule is not used: no route, a
+ * `subset` (DestinationRules are not supported), or a destination without a port.
+ */
+export function tlsRouteDestinations(
+  rule: Pick<TlsRule, "route">,
+  vsNamespace: string,
+  options: Pick<GatewayRouteOptions, "defaultPortOf"> & { domainSuffix: string },
+  skip: (reason: string) => void,
+): GatewayRouteDestination[] | undefined {
+  const route = rule.route ?? [];
+  if (route.length === 0) {
+    skip("has no route");
+    return undefined;
+  }
+  const subset = route.find((d) => d.destination.subset !== undefined);
+  if (subset !== undefined) {
+    skip(
+      `destination ${subset.destination.host} subset ${subset.destination.subset} needs a DestinationRule, ` +
+        "which is not supported; the rule is not used",
+    );
+    return undefined;
+  }
+  const destinations = route.map((d) => {
+    const host = qualify(d.destination.host.toLowerCase(), vsNamespace, options.domainSuffix);
+    return {
+      host,
+      port: d.destination.port?.number ?? options.defaultPortOf?.(host) ?? 0,
+      weight: d.weight ?? (route.length === 1 ? 100 : 0),
+    };
+  });
+  const portless = destinations.find((d) => d.port === 0);
+  if (portless !== undefined) {
+    skip(`destination ${portless.host} names no port and is not a service with exactly one port`);
+    return undefined;
+  }
+  return destinations;
+}
+
 /**
  * The route configuration of a PASSTHROUGH server, or why it is not served (no bound VirtualService
  * has a `tls` rule that holds there).
@@ -71,10 +140,7 @@ export function passthroughConfiguration(
         options.onSkipRoute?.({ virtualService: `${vs.namespace}/${vs.name}`, rule: i, reason });
       const sni = new Set<string>();
       for (const m of rule.match) {
-        if (m.gateways && !m.gateways.some((g) => namesGateway(g, vs.namespace, gwKey))) continue;
-        if (m.port !== undefined && m.port !== 0 && m.port !== port) continue;
-        if (m.sourceLabels && !labelsMatch(m.sourceLabels, workload.labels)) continue;
-        if (m.sourceNamespace !== undefined && m.sourceNamespace !== workload.namespace) continue;
+        if (!tlsMatchHolds(m, vs.namespace, gwKey, port, workload)) continue;
         const names: string[] = [];
         for (const h of m.sniHosts) {
           for (const sh of serverHosts) {
@@ -90,32 +156,8 @@ export function passthroughConfiguration(
         for (const name of names) sni.add(name);
       }
       if (sni.size === 0) continue;
-      const route = rule.route ?? [];
-      if (route.length === 0) {
-        skip("has no route");
-        continue;
-      }
-      const subset = route.find((d) => d.destination.subset !== undefined);
-      if (subset !== undefined) {
-        skip(
-          `destination ${subset.destination.host} subset ${subset.destination.subset} needs a DestinationRule, ` +
-            "which is not supported; the rule is not used",
-        );
-        continue;
-      }
-      const destinations = route.map((d) => {
-        const host = qualify(d.destination.host.toLowerCase(), vs.namespace, options.domainSuffix);
-        return {
-          host,
-          port: d.destination.port?.number ?? options.defaultPortOf?.(host) ?? 0,
-          weight: d.weight ?? (route.length === 1 ? 100 : 0),
-        };
-      });
-      const portless = destinations.find((d) => d.port === 0);
-      if (portless !== undefined) {
-        skip(`destination ${portless.host} names no port and is not a service with exactly one port`);
-        continue;
-      }
+      const destinations = tlsRouteDestinations(rule, vs.namespace, options, skip);
+      if (destinations === undefined) continue;
       routes.push({ name: `${vs.namespace}/${vs.name}.tls.${i}`, sniHosts: [...sni].sort(), destinations });
     }
   }

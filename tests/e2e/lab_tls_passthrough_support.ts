@@ -7,7 +7,18 @@
  */
 import { X509Certificate } from "node:crypto";
 import { join } from "node:path";
-import { execArgv, labApply, type LabState, run, type RunResult, workloadOf } from "../../deploy/lab/mod.ts";
+import {
+  execArgv,
+  labApply,
+  labDown,
+  type LabState,
+  labUp,
+  run,
+  type RunResult,
+  workloadOf,
+} from "../../deploy/lab/mod.ts";
+import { figure } from "../../shared/internal/testing/figures.ts";
+import { runMeshctl } from "./e2e_support.ts";
 
 export const SUBNET = "10.225.0.0/24";
 /** Where the TLS application runs, with its sidecar (which carries its `https` port as opaque bytes). */
@@ -16,6 +27,26 @@ export const APP_NS = "foo";
 export const EXTERNAL_HOST = "api.external.test";
 /** A domain of external hosts that a wildcard ServiceEntry (`*.wild.test`, resolution NONE) declares. */
 export const WILDCARD_DOMAIN = "wild.test";
+/** The ServiceEntry of {@link EXTERNAL_HOST}: TLS on 443, resolution DNS. */
+export const EXTERNAL_SERVICE_ENTRY = `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: external-api, namespace: foo}
+spec:
+  hosts: [${EXTERNAL_HOST}]
+  ports: [{number: 443, name: tls, protocol: TLS}]
+  resolution: DNS
+  location: MESH_EXTERNAL
+`;
+/** The ServiceEntry of `*.{@link WILDCARD_DOMAIN}`: HTTPS on 443, resolution NONE. */
+export const WILDCARD_SERVICE_ENTRY = `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: wild, namespace: foo}
+spec:
+  hosts: ["*.${WILDCARD_DOMAIN}"]
+  ports: [{number: 443, name: https, protocol: HTTPS}]
+  resolution: NONE
+  location: MESH_EXTERNAL
+`;
 
 /** Runs openssl; throws with its output when it fails. */
 async function openssl(dir: string, args: string[]): Promise<void> {
@@ -165,4 +196,66 @@ export async function eventually(
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`${what}: not within ${timeoutMs} ms: ${last}`);
+}
+
+/** What a test gets from {@link withTlsLab}. */
+export interface TlsLab {
+  lab: string;
+  dir: string;
+  certs: Certs;
+  state: LabState;
+  /** Lines printed as figures when the lab goes down. */
+  timings: string[];
+  /** Makes {@link EXTERNAL_HOST} resolve to the `ext/api` workload in workload `from`'s namespace (the proxy resolves it there too). */
+  resolveExternal(from: string): Promise<void>;
+}
+
+/**
+ * Brings up lab `lab` of {@link topology} on `subnet` (certificates in a temporary folder), runs `fn`,
+ * then prints the timings as figures (prefixed with `label`) and takes the lab down.
+ */
+export async function withTlsLab(
+  lab: string,
+  subnet: string,
+  label: string,
+  fn: (l: TlsLab) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: `${label}-` });
+  const certs = await makeCerts(dir);
+  await Deno.writeTextFile(join(dir, "topology.yaml"), topology(certs));
+  const timings: string[] = [];
+  try {
+    const started = Date.now();
+    const state = await labUp(join(dir, "topology.yaml"), { name: lab, subnet });
+    timings.push(`lab up: ${Date.now() - started} ms`);
+    const resolveExternal = async (from: string) => {
+      const external = workloadOf(state, "ext/api").address;
+      await Deno.writeTextFile(
+        `/etc/netns/${workloadOf(state, from).netns}/hosts`,
+        `${external}\t${EXTERNAL_HOST}\n`,
+        { append: true },
+      );
+    };
+    await fn({ lab, dir, certs, state, timings, resolveExternal });
+  } finally {
+    figure(timings.map((l) => `${label}: ${l}`).join("\n"));
+    await labDown(lab);
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/**
+ * `meshctl proxy-config listener -f <dump> [...extra]` on workload `from`'s config dump (its admin
+ * port, fetched inside its namespace and saved in `dir`): the proxy's own view of its listeners.
+ */
+export async function listenersOf(
+  state: LabState,
+  dir: string,
+  from: string,
+  extra: string[] = [],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const dump = await inWorkload(state, from, ["curl", "-sS", "http://127.0.0.1:15000/config_dump"]);
+  const file = join(dir, `${from.replace("/", "_")}-dump.json`);
+  await Deno.writeTextFile(file, dump.stdout);
+  return await runMeshctl(["proxy-config", "listener", "-f", file, ...extra]);
 }

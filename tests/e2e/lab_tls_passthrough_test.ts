@@ -27,21 +27,21 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { labDelete, labDown, labUnavailable, labUp, workloadOf } from "../../deploy/lab/mod.ts";
+import { labDelete, labUnavailable, workloadOf } from "../../deploy/lab/mod.ts";
 import { requires } from "../../shared/internal/testing/prerequisites.ts";
-import { figure } from "../../shared/internal/testing/figures.ts";
-import { runMeshctl } from "./e2e_support.ts";
 import {
   APP_NS,
   apply,
   eventually,
   EXTERNAL_HOST,
+  EXTERNAL_SERVICE_ENTRY,
   inWorkload,
-  makeCerts,
+  listenersOf,
   sClient,
   SUBNET,
-  topology,
   WILDCARD_DOMAIN,
+  WILDCARD_SERVICE_ENTRY,
+  withTlsLab,
 } from "./lab_tls_passthrough_support.ts";
 
 const TASK = new URL("../fixtures/istio/ingress-sni-passthrough/", import.meta.url).pathname;
@@ -52,85 +52,72 @@ const SUBJECT = "CN = nginx.example.com, O = some organization";
 Deno.test(requires(labUnavailable(), {
   name:
     "e2e: TLS passthrough through the lab (gateway PASSTHROUGH task, gateway policies, sidecar SNI, ServiceEntry)",
-  async fn(t) {
-    const dir = await Deno.makeTempDir({ prefix: "lab-tls-e2e-" });
-    const certs = await makeCerts(dir);
-    await Deno.writeTextFile(join(dir, "topology.yaml"), topology(certs));
-    const lab = `ts${Deno.pid}`;
-    const timings: string[] = [];
-    try {
-      const started = Date.now();
-      const state = await labUp(join(dir, "topology.yaml"), { name: lab, subnet: SUBNET });
-      timings.push(`lab up: ${Date.now() - started} ms`);
-      const ca = join(dir, "example.com.crt");
-      const gatewayVip = state.plan!.services.find((s) => s.name === "istio-ingressgateway")!.vip;
-      const viaGateway = (sni: string) => sClient(state, "legacy/sleep", `${gatewayVip}:443`, sni, ca);
-      // An address with no service where nothing listens on 443 (connections to it are refused at once).
-      const nowhere = workloadOf(state, "legacy/sleep").address;
+  fn: (t) =>
+    withTlsLab(
+      `ts${Deno.pid}`,
+      SUBNET,
+      "lab_tls_passthrough",
+      async ({ lab, dir, certs, state, timings, resolveExternal }) => {
+        const ca = join(dir, "example.com.crt");
+        const gatewayVip = state.plan!.services.find((s) => s.name === "istio-ingressgateway")!.vip;
+        const viaGateway = (sni: string) => sClient(state, "legacy/sleep", `${gatewayVip}:443`, sni, ca);
+        // An address with no service where nothing listens on 443 (connections to it are refused at once).
+        const nowhere = workloadOf(state, "legacy/sleep").address;
 
-      await t.step(
-        "Istio's ingress-sni-passthrough task: the app's own certificate through the gateway",
-        async () => {
-          const before = await viaGateway("nginx.example.com");
-          assert.equal(before.subject, undefined, "no Gateway yet: nothing answers on 443");
-          await apply(lab, dir, "gateway.yaml", task("01_gateway_mygateway_passthrough.yaml"));
-          await apply(lab, dir, "virtual-service.yaml", task("02_virtual_service_nginx_tls.yaml"));
-          const ms = await eventually("s_client through the gateway", async () => {
+        await t.step(
+          "Istio's ingress-sni-passthrough task: the app's own certificate through the gateway",
+          async () => {
+            const before = await viaGateway("nginx.example.com");
+            assert.equal(before.subject, undefined, "no Gateway yet: nothing answers on 443");
+            await apply(lab, dir, "gateway.yaml", task("01_gateway_mygateway_passthrough.yaml"));
+            await apply(lab, dir, "virtual-service.yaml", task("02_virtual_service_nginx_tls.yaml"));
+            const ms = await eventually("s_client through the gateway", async () => {
+              const h = await viaGateway("nginx.example.com");
+              return h.subject === SUBJECT ? undefined : h.output.slice(-400);
+            });
+            timings.push(`Gateway and VirtualService applied → passthrough works: ${ms} ms`);
             const h = await viaGateway("nginx.example.com");
-            return h.subject === SUBJECT ? undefined : h.output.slice(-400);
-          });
-          timings.push(`Gateway and VirtualService applied → passthrough works: ${ms} ms`);
-          const h = await viaGateway("nginx.example.com");
-          assert.equal(h.code, 0, h.output);
-          assert.equal(
-            h.fingerprint,
-            certs.nginxFingerprint,
-            "the application's own certificate, end to end",
-          );
-          assert.ok(h.verified, "verified with the task's example.com CA");
-          const page = await inWorkload(state, "legacy/sleep", [
-            "curl",
-            "-sS",
-            "--resolve",
-            `nginx.example.com:443:${gatewayVip}`,
-            "--cacert",
-            ca,
-            "https://nginx.example.com/",
-          ]);
-          assert.equal(page.code, 0, page.stderr);
-          assert.match(page.stdout, /s_server/, "openssl s_server's status page");
-          // The gateway's own view: meshctl proxy-config listener on its config dump.
-          const dump = await inWorkload(state, "istio-system/istio-ingressgateway", [
-            "curl",
-            "-sS",
-            "http://127.0.0.1:15000/config_dump",
-          ]);
-          await Deno.writeTextFile(join(dir, "gateway-dump.json"), dump.stdout);
-          const listeners = await runMeshctl([
-            "proxy-config",
-            "listener",
-            "-f",
-            join(dir, "gateway-dump.json"),
-          ]);
-          assert.match(
-            listeners.stdout,
-            new RegExp(
-              `8443 .*SNI nginx\\.example\\.com → outbound\\|443\\|\\|my-nginx\\.${APP_NS}\\.svc\\.cluster\\.local`,
-            ),
-            listeners.stdout + listeners.stderr,
-          );
-          for (const sni of ["other.example.com", "example.com"]) {
-            const other = await viaGateway(sni);
-            assert.notEqual(other.code, 0, `SNI ${sni}: closed`);
-            assert.equal(other.subject, undefined, `SNI ${sni}: no certificate`);
-          }
-        },
-      );
+            assert.equal(h.code, 0, h.output);
+            assert.equal(
+              h.fingerprint,
+              certs.nginxFingerprint,
+              "the application's own certificate, end to end",
+            );
+            assert.ok(h.verified, "verified with the task's example.com CA");
+            const page = await inWorkload(state, "legacy/sleep", [
+              "curl",
+              "-sS",
+              "--resolve",
+              `nginx.example.com:443:${gatewayVip}`,
+              "--cacert",
+              ca,
+              "https://nginx.example.com/",
+            ]);
+            assert.equal(page.code, 0, page.stderr);
+            assert.match(page.stdout, /s_server/, "openssl s_server's status page");
+            // The gateway's own view: meshctl proxy-config listener on its config dump.
+            const listeners = await listenersOf(state, dir, "istio-system/istio-ingressgateway");
+            assert.match(
+              listeners.stdout,
+              new RegExp(
+                `8443 .*SNI nginx\\.example\\.com → outbound\\|443\\|\\|my-nginx\\.${APP_NS}\\.svc\\.cluster\\.local`,
+              ),
+              listeners.stdout + listeners.stderr,
+            );
+            for (const sni of ["other.example.com", "example.com"]) {
+              const other = await viaGateway(sni);
+              assert.notEqual(other.code, 0, `SNI ${sni}: closed`);
+              assert.equal(other.subject, undefined, `SNI ${sni}: no certificate`);
+            }
+          },
+        );
 
-      await t.step("the gateway's AuthorizationPolicies on the passed-through port (TCP rules)", async () => {
-        const client = workloadOf(state, "legacy/sleep").address;
-        const policy = (action: string, rule: string) =>
-          `apiVersion: security.istio.io/v1
+        await t.step(
+          "the gateway's AuthorizationPolicies on the passed-through port (TCP rules)",
+          async () => {
+            const client = workloadOf(state, "legacy/sleep").address;
+            const policy = (action: string, rule: string) =>
+              `apiVersion: security.istio.io/v1
 kind: AuthorizationPolicy
 metadata: {name: passthrough, namespace: istio-system}
 spec:
@@ -138,51 +125,57 @@ spec:
   action: ${action}
   rules: [${rule}]
 `;
-        const cases: [string, string, string, boolean][] = [
-          ["DENY on the gateway's port", "DENY", `{to: [{operation: {ports: ["8443"]}}]}`, false],
-          ["ALLOW the client's address", "ALLOW", `{from: [{source: {ipBlocks: ["${client}/32"]}}]}`, true],
-          ["ALLOW another address", "ALLOW", `{from: [{source: {ipBlocks: ["192.0.2.0/24"]}}]}`, false],
-        ];
-        for (const [name, action, rule, admitted] of cases) {
-          await apply(lab, dir, "policy.yaml", policy(action, rule));
-          const ms = await eventually(name, async () => {
-            const h = await viaGateway("nginx.example.com");
-            return (h.subject === SUBJECT) === admitted
-              ? undefined
-              : `handshake ${h.subject ? "done" : "closed"}`;
-          });
-          timings.push(`${name}: in force after ${ms} ms`);
-        }
-        await labDelete(lab, ["policy.yaml"]);
-        await eventually(
-          "no policy",
-          async () => (await viaGateway("nginx.example.com")).subject === SUBJECT ? undefined : "closed",
+            const cases: [string, string, string, boolean][] = [
+              ["DENY on the gateway's port", "DENY", `{to: [{operation: {ports: ["8443"]}}]}`, false],
+              [
+                "ALLOW the client's address",
+                "ALLOW",
+                `{from: [{source: {ipBlocks: ["${client}/32"]}}]}`,
+                true,
+              ],
+              ["ALLOW another address", "ALLOW", `{from: [{source: {ipBlocks: ["192.0.2.0/24"]}}]}`, false],
+            ];
+            for (const [name, action, rule, admitted] of cases) {
+              await apply(lab, dir, "policy.yaml", policy(action, rule));
+              const ms = await eventually(name, async () => {
+                const h = await viaGateway("nginx.example.com");
+                return (h.subject === SUBJECT) === admitted
+                  ? undefined
+                  : `handshake ${h.subject ? "done" : "closed"}`;
+              });
+              timings.push(`${name}: in force after ${ms} ms`);
+            }
+            await labDelete(lab, ["policy.yaml"]);
+            await eventually(
+              "no policy",
+              async () => (await viaGateway("nginx.example.com")).subject === SUBJECT ? undefined : "closed",
+            );
+          },
         );
-      });
 
-      await t.step(
-        "STRICT at the app's sidecar, and its L4 policies on the https port (principals)",
-        async () => {
-          const gatewayId = "cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account";
-          const sleepId = "cluster.local/ns/foo/sa/sleep";
-          const host = `my-nginx.${APP_NS}`;
-          const fromSleep = async () =>
-            (await sClient(state, "foo/sleep", `${host}:443`, host, ca)).subject === SUBJECT;
-          const fromGateway = async () => (await viaGateway("nginx.example.com")).subject === SUBJECT;
-          const fromLegacy = async () =>
-            (await sClient(state, "legacy/sleep", `${host}:443`, host, ca)).subject === SUBJECT;
-          await apply(
-            lab,
-            dir,
-            "strict.yaml",
-            `apiVersion: security.istio.io/v1
+        await t.step(
+          "STRICT at the app's sidecar, and its L4 policies on the https port (principals)",
+          async () => {
+            const gatewayId = "cluster.local/ns/istio-system/sa/istio-ingressgateway-service-account";
+            const sleepId = "cluster.local/ns/foo/sa/sleep";
+            const host = `my-nginx.${APP_NS}`;
+            const fromSleep = async () =>
+              (await sClient(state, "foo/sleep", `${host}:443`, host, ca)).subject === SUBJECT;
+            const fromGateway = async () => (await viaGateway("nginx.example.com")).subject === SUBJECT;
+            const fromLegacy = async () =>
+              (await sClient(state, "legacy/sleep", `${host}:443`, host, ca)).subject === SUBJECT;
+            await apply(
+              lab,
+              dir,
+              "strict.yaml",
+              `apiVersion: security.istio.io/v1
 kind: PeerAuthentication
 metadata: {name: default, namespace: ${APP_NS}}
 spec: {mtls: {mode: STRICT}}
 `,
-          );
-          const policy = (action: string, principal: string) =>
-            `apiVersion: security.istio.io/v1
+            );
+            const policy = (action: string, principal: string) =>
+              `apiVersion: security.istio.io/v1
 kind: AuthorizationPolicy
 metadata: {name: nginx, namespace: ${APP_NS}}
 spec:
@@ -190,158 +183,139 @@ spec:
   action: ${action}
   rules: [{from: [{source: {principals: ["${principal}"]}}], to: [{operation: {ports: ["443"]}}]}]
 `;
-          const cases: [string, string | undefined, [boolean, boolean, boolean]][] = [
-            ["STRICT, no policy: both proxied clients, not the unproxied one", undefined, [
-              true,
-              true,
-              false,
-            ]],
-            ["ALLOW the gateway's principal on 443", policy("ALLOW", gatewayId), [false, true, false]],
-            ["DENY sleep's principal on 443", policy("DENY", sleepId), [false, true, false]],
-            ["DENY the gateway's principal on 443", policy("DENY", gatewayId), [true, false, false]],
-          ];
-          for (const [name, text, want] of cases) {
-            if (text !== undefined) await apply(lab, dir, "nginx-policy.yaml", text);
-            const ms = await eventually(name, async () => {
+            const cases: [string, string | undefined, [boolean, boolean, boolean]][] = [
+              ["STRICT, no policy: both proxied clients, not the unproxied one", undefined, [
+                true,
+                true,
+                false,
+              ]],
+              ["ALLOW the gateway's principal on 443", policy("ALLOW", gatewayId), [false, true, false]],
+              ["DENY sleep's principal on 443", policy("DENY", sleepId), [false, true, false]],
+              ["DENY the gateway's principal on 443", policy("DENY", gatewayId), [true, false, false]],
+            ];
+            for (const [name, text, want] of cases) {
+              if (text !== undefined) await apply(lab, dir, "nginx-policy.yaml", text);
+              const ms = await eventually(name, async () => {
+                const got = [await fromSleep(), await fromGateway(), await fromLegacy()];
+                return JSON.stringify(got) === JSON.stringify(want)
+                  ? undefined
+                  : `sleep, gateway, legacy: ${JSON.stringify(got)}, want ${JSON.stringify(want)}`;
+              });
+              timings.push(`${name}: in force after ${ms} ms`);
+            }
+            await labDelete(lab, ["nginx-policy.yaml", "strict.yaml"]);
+            await eventually(
+              "no policy",
+              async () => (await fromGateway()) ? undefined : "the gateway still refused",
+            );
+            // PERMISSIVE (the default): the unproxied client's ClientHello offers no Istio ALPN, so the
+            // sidecar passes it to the app, whose own certificate it gets (proxy/inbound/README.md).
+            const ms = await eventually(
+              "PERMISSIVE: the unproxied client reaches the app",
+              async () => (await fromLegacy()) ? undefined : "legacy still refused",
+            );
+            timings.push(`PERMISSIVE, legacy's own TLS to the app: after ${ms} ms`);
+            const legacy = await sClient(state, "legacy/sleep", `${host}:443`, host, ca);
+            assert.equal(legacy.fingerprint, certs.nginxFingerprint, legacy.output);
+            assert.equal(legacy.verified, true, legacy.output);
+            // The gateway and sleep still come over mutual TLS with their identities: a DENY of the
+            // gateway's principal refuses it and leaves the other two (the unproxied one has no principal).
+            await apply(lab, dir, "nginx-policy.yaml", policy("DENY", gatewayId));
+            await eventually("PERMISSIVE, DENY the gateway's principal", async () => {
               const got = [await fromSleep(), await fromGateway(), await fromLegacy()];
-              return JSON.stringify(got) === JSON.stringify(want)
+              return JSON.stringify(got) === JSON.stringify([true, false, true])
                 ? undefined
-                : `sleep, gateway, legacy: ${JSON.stringify(got)}, want ${JSON.stringify(want)}`;
+                : `sleep, gateway, legacy: ${JSON.stringify(got)}, want [true,false,true]`;
             });
-            timings.push(`${name}: in force after ${ms} ms`);
-          }
-          await labDelete(lab, ["nginx-policy.yaml", "strict.yaml"]);
-          await eventually(
-            "no policy",
-            async () => (await fromGateway()) ? undefined : "the gateway still refused",
-          );
-          // PERMISSIVE (the default): the unproxied client's ClientHello offers no Istio ALPN, so the
-          // sidecar passes it to the app, whose own certificate it gets (proxy/inbound/README.md).
-          const ms = await eventually(
-            "PERMISSIVE: the unproxied client reaches the app",
-            async () => (await fromLegacy()) ? undefined : "legacy still refused",
-          );
-          timings.push(`PERMISSIVE, legacy's own TLS to the app: after ${ms} ms`);
-          const legacy = await sClient(state, "legacy/sleep", `${host}:443`, host, ca);
-          assert.equal(legacy.fingerprint, certs.nginxFingerprint, legacy.output);
-          assert.equal(legacy.verified, true, legacy.output);
-          // The gateway and sleep still come over mutual TLS with their identities: a DENY of the
-          // gateway's principal refuses it and leaves the other two (the unproxied one has no principal).
-          await apply(lab, dir, "nginx-policy.yaml", policy("DENY", gatewayId));
-          await eventually("PERMISSIVE, DENY the gateway's principal", async () => {
-            const got = [await fromSleep(), await fromGateway(), await fromLegacy()];
-            return JSON.stringify(got) === JSON.stringify([true, false, true])
-              ? undefined
-              : `sleep, gateway, legacy: ${JSON.stringify(got)}, want [true,false,true]`;
-          });
-          await labDelete(lab, ["nginx-policy.yaml"]);
-          await eventually(
-            "no policy",
-            async () => (await fromGateway()) ? undefined : "the gateway still refused",
-          );
-        },
-      );
+            await labDelete(lab, ["nginx-policy.yaml"]);
+            await eventually(
+              "no policy",
+              async () => (await fromGateway()) ? undefined : "the gateway still refused",
+            );
+          },
+        );
 
-      await t.step("a sidecar carries the app's own TLS to the service's https port", async () => {
-        const host = `my-nginx.${APP_NS}`;
-        const r = await inWorkload(state, "foo/sleep", [
-          "curl",
-          "-sS",
-          "-v",
-          "--cacert",
-          ca,
-          `https://${host}/`,
-        ]);
-        assert.equal(r.code, 0, r.stderr);
-        assert.match(r.stdout, /s_server/);
-        assert.match(r.stderr, /subject: CN=nginx\.example\.com; O=some organization/);
-        const h = await sClient(state, "foo/sleep", `${host}:443`, host, ca);
-        assert.equal(h.fingerprint, certs.nginxFingerprint);
-        // Captured towards an address without a service, with a service's SNI: not routed to the service
-        // (BlackHoleCluster under REGISTRY_ONLY).
-        const unknown = await sClient(state, "foo/sleep", `${nowhere}:443`, `my-nginx.${APP_NS}`, ca);
-        assert.equal(unknown.subject, undefined, unknown.output);
-      });
+        await t.step("a sidecar carries the app's own TLS to the service's https port", async () => {
+          const host = `my-nginx.${APP_NS}`;
+          const r = await inWorkload(state, "foo/sleep", [
+            "curl",
+            "-sS",
+            "-v",
+            "--cacert",
+            ca,
+            `https://${host}/`,
+          ]);
+          assert.equal(r.code, 0, r.stderr);
+          assert.match(r.stdout, /s_server/);
+          assert.match(r.stderr, /subject: CN=nginx\.example\.com; O=some organization/);
+          const h = await sClient(state, "foo/sleep", `${host}:443`, host, ca);
+          assert.equal(h.fingerprint, certs.nginxFingerprint);
+          // Captured towards an address without a service, with a service's SNI: not routed to the service
+          // (BlackHoleCluster under REGISTRY_ONLY).
+          const unknown = await sClient(state, "foo/sleep", `${nowhere}:443`, `my-nginx.${APP_NS}`, ca);
+          assert.equal(unknown.subject, undefined, unknown.output);
+        });
 
-      await t.step(
-        "external hosts declared by ServiceEntries (DNS; a wildcard with NONE), routed by SNI",
-        async () => {
-          const sleep = workloadOf(state, "foo/sleep");
-          const external = workloadOf(state, "ext/api").address;
-          // The proxy resolves the host as the application would: the namespace's hosts file.
-          await Deno.writeTextFile(`/etc/netns/${sleep.netns}/hosts`, `${external}\t${EXTERNAL_HOST}\n`, {
-            append: true,
-          });
-          const get = () =>
-            inWorkload(state, "foo/sleep", [
-              "curl",
-              "-sS",
-              "--cacert",
-              join(dir, "external-ca.crt"),
-              `https://${EXTERNAL_HOST}/`,
-            ]);
-          const before = await get();
-          assert.notEqual(
-            before.code,
-            0,
-            `REGISTRY_ONLY, no ServiceEntry: BlackHoleCluster; ${before.stderr}`,
-          );
-          await apply(
-            lab,
-            dir,
-            "service-entry.yaml",
-            `apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: external-api, namespace: foo}
-spec:
-  hosts: [${EXTERNAL_HOST}]
-  ports: [{number: 443, name: tls, protocol: TLS}]
-  resolution: DNS
-  location: MESH_EXTERNAL
-`,
-          );
-          const ms = await eventually("the external host through the sidecar", async () => {
-            const r = await get();
-            return r.code === 0 && /s_server/.test(r.stdout) ? undefined : `curl exit ${r.code}: ${r.stderr}`;
-          });
-          timings.push(`ServiceEntry applied → external host reached: ${ms} ms`);
-          // A wildcard host with resolution NONE: the original destination, once the SNI matched.
-          const wild = () =>
-            inWorkload(state, "foo/sleep", [
-              "curl",
-              "-sS",
-              "--resolve",
-              `www.${WILDCARD_DOMAIN}:443:${external}`,
-              "--cacert",
-              join(dir, "external-ca.crt"),
-              `https://www.${WILDCARD_DOMAIN}/`,
-            ]);
-          const blackholed = await wild();
-          assert.notEqual(blackholed.code, 0, `no wildcard ServiceEntry yet: ${blackholed.stdout}`);
-          await apply(
-            lab,
-            dir,
-            "service-entry-wildcard.yaml",
-            `apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: wild, namespace: foo}
-spec:
-  hosts: ["*.${WILDCARD_DOMAIN}"]
-  ports: [{number: 443, name: https, protocol: HTTPS}]
-  resolution: NONE
-  location: MESH_EXTERNAL
-`,
-          );
-          await eventually("a wildcard ServiceEntry host through the sidecar", async () => {
-            const r = await wild();
-            return r.code === 0 && /s_server/.test(r.stdout) ? undefined : `curl exit ${r.code}: ${r.stderr}`;
-          });
-        },
-      );
-    } finally {
-      figure(timings.map((l) => `lab_tls_passthrough: ${l}`).join("\n"));
-      await labDown(lab);
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
+        await t.step(
+          "external hosts declared by ServiceEntries (DNS; a wildcard with NONE), routed by SNI",
+          async () => {
+            const external = workloadOf(state, "ext/api").address;
+            // The proxy resolves the host as the application would: the namespace's hosts file.
+            await resolveExternal("foo/sleep");
+            const get = () =>
+              inWorkload(state, "foo/sleep", [
+                "curl",
+                "-sS",
+                "--cacert",
+                join(dir, "external-ca.crt"),
+                `https://${EXTERNAL_HOST}/`,
+              ]);
+            const before = await get();
+            assert.notEqual(
+              before.code,
+              0,
+              `REGISTRY_ONLY, no ServiceEntry: BlackHoleCluster; ${before.stderr}`,
+            );
+            await apply(
+              lab,
+              dir,
+              "service-entry.yaml",
+              EXTERNAL_SERVICE_ENTRY,
+            );
+            const ms = await eventually("the external host through the sidecar", async () => {
+              const r = await get();
+              return r.code === 0 && /s_server/.test(r.stdout)
+                ? undefined
+                : `curl exit ${r.code}: ${r.stderr}`;
+            });
+            timings.push(`ServiceEntry applied → external host reached: ${ms} ms`);
+            // A wildcard host with resolution NONE: the original destination, once the SNI matched.
+            const wild = () =>
+              inWorkload(state, "foo/sleep", [
+                "curl",
+                "-sS",
+                "--resolve",
+                `www.${WILDCARD_DOMAIN}:443:${external}`,
+                "--cacert",
+                join(dir, "external-ca.crt"),
+                `https://www.${WILDCARD_DOMAIN}/`,
+              ]);
+            const blackholed = await wild();
+            assert.notEqual(blackholed.code, 0, `no wildcard ServiceEntry yet: ${blackholed.stdout}`);
+            await apply(
+              lab,
+              dir,
+              "service-entry-wildcard.yaml",
+              WILDCARD_SERVICE_ENTRY,
+            );
+            await eventually("a wildcard ServiceEntry host through the sidecar", async () => {
+              const r = await wild();
+              return r.code === 0 && /s_server/.test(r.stdout)
+                ? undefined
+                : `curl exit ${r.code}: ${r.stderr}`;
+            });
+          },
+        );
+      },
+    ),
 }));

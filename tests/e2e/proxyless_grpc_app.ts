@@ -4,7 +4,8 @@
  * Both read GRPC_XDS_BOOTSTRAP (written by `proxy --proxyless`) and use xDS credentials (the
  * certificates of the bootstrap's `default` provider when meshd's config asks for mutual TLS).
  * `client-foreign <host:port> <ca> [<cert> <key>]` calls without xDS, over TLS with the given files
- * (no client certificate when cert and key are absent).
+ * (no client certificate when cert and key are absent). `client-plain <host:port>` calls without xDS in
+ * plain text.
  *
  * @module
  */
@@ -71,6 +72,8 @@ if (mode === "server") {
     checkServerIdentity: () => undefined,
   });
   call(new Client(arg, creds, { "grpc.ssl_target_name_override": "echo.echo.svc" }));
+} else if (mode === "client-plain") {
+  call(new Client(arg, grpc.credentials.createInsecure()));
 } else {
   console.log(`ERR usage ${mode}`);
   Deno.exit(2);

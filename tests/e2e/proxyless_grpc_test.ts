@@ -7,7 +7,9 @@
  * config. A DENY AuthorizationPolicy for the client's principal makes the call PERMISSION_DENIED, an
  * ALLOW for it lets the call through, an ALLOW for another principal denies it, and a client with a
  * certificate from another CA, or with none, fails the handshake (the same client with the agent's
- * certificate passes it and is denied by the policy).
+ * certificate passes it and is denied by the policy). Then DISABLE serves plain text, and PERMISSIVE
+ * (the server's workload carries the tlsMode label) requires mutual TLS again, as istiod's
+ * pilot/pkg/networking/grpcgen/lds.go: a plain-text client fails, the xDS client still gets through.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -34,11 +36,14 @@ apiVersion: networking.istio.io/v1
 kind: WorkloadEntry
 metadata: {name: echo-1, namespace: echo}
 spec: {address: 127.0.0.1, labels: {app: echo, security.mesh.io/tlsMode: mesh}, serviceAccount: echo-server}
----
-apiVersion: security.istio.io/v1
+`;
+}
+
+function peerAuthentication(mode: "STRICT" | "PERMISSIVE" | "DISABLE"): string {
+  return `apiVersion: security.istio.io/v1
 kind: PeerAuthentication
-metadata: {name: strict, namespace: echo}
-spec: {mtls: {mode: STRICT}}
+metadata: {name: mode, namespace: echo}
+spec: {mtls: {mode: ${mode}}}
 `;
 }
 
@@ -125,6 +130,8 @@ Deno.test("proxyless gRPC: mutual TLS and AuthorizationPolicy from meshd's xDS",
   const port = freePort();
   await Deno.mkdir(join(dir, "config"));
   await Deno.writeTextFile(join(dir, "config", "echo.yaml"), config(port));
+  const peerAuthFile = join(dir, "config", "peer_authentication.yaml");
+  await Deno.writeTextFile(peerAuthFile, peerAuthentication("STRICT"));
   const grpcPort = freePort(), securePort = freePort(), httpPort = freePort();
   const meshd = await startMeshdProcess(dir, grpcPort, [], {
     ports: { secure: securePort, http: httpPort },
@@ -190,14 +197,16 @@ Deno.test("proxyless gRPC: mutual TLS and AuthorizationPolicy from meshd's xDS",
 
     const clientEnv = grpcEnv({ GRPC_XDS_BOOTSTRAP: clientBootstrap });
     const call = () => callOnce(["client", `xds:///echo.echo.svc:${port}`], clientEnv);
-    const expect = async (prefix: string, what: string) => {
+    /** Calls (a fresh process each time) until the answer starts with `prefix`. */
+    const expectFrom = async (caller: () => Promise<string>, prefix: string, what: string) => {
       let last = "";
       await until(
-        async () => (last = await call()).startsWith(prefix),
+        async () => (last = await caller()).startsWith(prefix),
         30_000,
         () => `${what}: last ${last}`,
       );
     };
+    const expect = (prefix: string, what: string) => expectFrom(call, prefix, what);
     await expect("OK echo hello", "no policy: the call goes through");
 
     const policyFile = join(dir, "config", "policy.yaml");
@@ -238,6 +247,21 @@ Deno.test("proxyless gRPC: mutual TLS and AuthorizationPolicy from meshd's xDS",
     assert.match(bad, /^ERR UNAVAILABLE/, bad);
     const none = await direct();
     assert.match(none, /^ERR UNAVAILABLE/, `without a client certificate: ${none}`);
+
+    // DISABLE: the server takes plain text (no principal: denied by the ALLOW for someone else).
+    const plain = () => callOnce(["client-plain", `127.0.0.1:${port}`], grpcEnv({}));
+    const expectPlain = (prefix: string, what: string) => expectFrom(plain, prefix, what);
+    await Deno.writeTextFile(peerAuthFile, peerAuthentication("DISABLE"));
+    await expectPlain("ERR PERMISSION_DENIED", "DISABLE: a plain-text client reaches the server's RBAC");
+
+    // PERMISSIVE on a workload with the tlsMode label: mutual TLS only (istiod's grpcgen lds.go), so the
+    // plain-text client fails the connection and the xDS client gets through with the caller's principal.
+    await Deno.writeTextFile(policyFile, policy("ALLOW", "cluster.local/ns/client/sa/caller"));
+    await Deno.writeTextFile(peerAuthFile, peerAuthentication("PERMISSIVE"));
+    await expectPlain("ERR UNAVAILABLE", "PERMISSIVE: plain text refused");
+    await expect("OK echo hello", "PERMISSIVE: the xDS client over mutual TLS, ALLOW for the caller");
+    const noCert = await direct();
+    assert.match(noCert, /^ERR UNAVAILABLE/, `PERMISSIVE, without a client certificate: ${noCert}`);
   } finally {
     for (const r of running.reverse()) await r.stop();
     await meshd.stop();

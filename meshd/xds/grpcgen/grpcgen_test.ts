@@ -84,11 +84,12 @@ const CDS_CASES = [
     tls: true,
   },
   {
-    name: "PERMISSIVE: plain text (the server serves plain text)",
+    name: "PERMISSIVE, proxied: mutual TLS (the server requires it, as istiod's grpcgen lds.go)",
     mode: "PERMISSIVE",
     proxied: true,
-    tls: false,
+    tls: true,
   },
+  { name: "PERMISSIVE, not proxied: plain text", mode: "PERMISSIVE", proxied: false, tls: false },
   { name: "DISABLE: plain text", mode: "DISABLE", proxied: true, tls: false },
   { name: "STRICT but not proxied: plain text", mode: "STRICT", proxied: false, tls: false },
 ] as const;
@@ -132,15 +133,20 @@ Deno.test("grpcgen: EDS endpoints by locality with weights, at the target port",
   });
 });
 
+// istiod's grpcgen lds.go buildInboundFilterChains: PERMISSIVE is STRICT for a workload whose clients
+// use mutual TLS (the tlsMode label), plain text otherwise; gRPC cannot serve both on one port.
 const INBOUND_CASES = [
-  { mode: "STRICT", chain: "inbound-mtls", tls: true },
-  { mode: "PERMISSIVE", chain: "inbound-plaintext", tls: false },
-  { mode: "DISABLE", chain: "inbound-plaintext", tls: false },
+  { mode: "STRICT", proxied: true, chain: "inbound-mtls", tls: true },
+  { mode: "STRICT", proxied: false, chain: "inbound-mtls", tls: true },
+  { mode: "PERMISSIVE", proxied: true, chain: "inbound-mtls", tls: true },
+  { mode: "PERMISSIVE", proxied: false, chain: "inbound-plaintext", tls: false },
+  { mode: "DISABLE", proxied: true, chain: "inbound-plaintext", tls: false },
 ] as const;
 
 for (const c of INBOUND_CASES) {
-  Deno.test(`grpcgen: inbound listener, ${c.mode}`, () => {
-    const lds = generate(config(c.mode), GRPC_TYPE_URLS.listener, ENVOY_TYPES.listener, {
+  Deno.test(`grpcgen: inbound listener, ${c.mode}, ${c.proxied ? "" : "not "}proxied`, () => {
+    const cfg = config(c.mode, c.proxied);
+    const lds = generate(cfg, GRPC_TYPE_URLS.listener, ENVOY_TYPES.listener, {
       NAMESPACE: "echo",
       WORKLOAD_NAME: "echo-1",
     });

@@ -2,17 +2,17 @@
  * The server listeners of a proxyless gRPC server (gRFC A36), named as istiod names them:
  * `xds.istio.io/grpc/lds/inbound/<ip>:<port>`, for 0.0.0.0, [::] and each of the workload's addresses
  * (grpc-js-xds asks for the address it binds and checks the listener's socket_address against it).
- * The filter chain follows the port's PeerAuthentication mode: STRICT requires mutual TLS; DISABLE
- * and PERMISSIVE are plain text (PARTIAL: gRPC's filter chain match cannot tell TLS from plain text,
- * so PERMISSIVE cannot accept both; meshd chooses plain text, which a mesh client that sends mutual
- * TLS then fails against). Authorization is the RBAC filters of rbac.ts, then the router.
+ * The filter chain follows the port's PeerAuthentication mode as istiod's grpcgen/lds.go maps it
+ * ({@link grpcServerMode}): STRICT, and PERMISSIVE on a workload whose clients use mutual TLS, require
+ * mutual TLS; DISABLE, and PERMISSIVE otherwise, are plain text. Authorization is the RBAC filters of
+ * rbac.ts, then the router.
  *
  * @module
  */
 import type { AuthorizationPolicySpec } from "../../../shared/mod.ts";
 import type { PushContext, SelectingPolicyView, WorkloadView } from "../../push_context/push_context.ts";
 import { ENVOY_TYPES, envoyAny } from "../../../shared/internal/xds/envoy_types.ts";
-import { type EnvoyResource, modeOf, ROUTER_FILTER } from "./outbound.ts";
+import { type EnvoyResource, grpcServerMode, ROUTER_FILTER } from "./outbound.ts";
 import { rbacFilters } from "./rbac.ts";
 import { downstreamTlsSocket } from "./tls.ts";
 
@@ -39,7 +39,7 @@ export function inboundListeners(
   const filters = [...rbacFilters(policies), ROUTER_FILTER];
   const out: EnvoyResource[] = [];
   for (const port of inboundPorts(ctx, w)) {
-    const mtls = modeOf(w, port) === "STRICT";
+    const mtls = grpcServerMode(w, port) === "STRICT";
     const suffix = mtls ? "mtls" : "plaintext";
     const chain = {
       name: `inbound-${suffix}`,

@@ -3,8 +3,8 @@
  * pilot/pkg/networking/grpcgen names them: a Listener `<host>:<port>` with an api_listener
  * (HttpConnectionManager, RDS over ADS, the router filter), a RouteConfiguration `<host>:<port>` with
  * one virtual host for the host and host:port, a Cluster `outbound|<port>||<host>` of type EDS (mutual
- * TLS when every endpoint is a mesh workload in STRICT mode), and its ClusterLoadAssignment with each
- * endpoint's locality and weight.
+ * TLS when every endpoint is a mesh workload whose proxyless server mode, {@link grpcServerMode}, is
+ * STRICT), and its ClusterLoadAssignment with each endpoint's locality and weight.
  *
  * @module
  */
@@ -84,8 +84,21 @@ export function outboundRoutes(ctx: PushContext): EnvoyResource[] {
 }
 
 /** The effective inbound mode of a workload's port (its own, else the workload's default). */
-export function modeOf(w: WorkloadView, port: number): string {
+function modeOf(w: WorkloadView, port: number): string {
   return (w.inboundMtls.find((m) => m.port === port) ?? w.defaultMtls).mode;
+}
+
+/**
+ * What a proxyless gRPC server on `port` of `w` accepts: `STRICT` (mutual TLS only) or `DISABLE`
+ * (plain text only); gRPC's filter chain match cannot tell TLS from plain text (gRFC A36), so there is
+ * no PERMISSIVE. As istiod's pilot/pkg/networking/grpcgen/lds.go `buildInboundFilterChains`: PERMISSIVE
+ * becomes STRICT when the workload's clients use mutual TLS ("auto-mtls label is set": Istio checks
+ * `security.istio.io/tlsMode: istio`; the mesh's automatic mTLS keys on `proxied`, which is that label
+ * or `security.mesh.io/tlsMode: mesh` or a connected proxy), and DISABLE otherwise.
+ */
+export function grpcServerMode(w: WorkloadView, port: number): "STRICT" | "DISABLE" {
+  const mode = modeOf(w, port);
+  return mode === "STRICT" || (mode === "PERMISSIVE" && w.proxied) ? "STRICT" : "DISABLE";
 }
 
 /** The SPIFFE IDs to require of a service port's endpoints, or undefined when it is not all mutual TLS. */
@@ -94,7 +107,7 @@ function mtlsIdentities(ctx: PushContext, service: ServiceView, port: ServicePor
   for (const ep of service.endpoints) {
     if (ep.address === "" || ep.ports[port.number] === undefined) continue;
     const w = ctx.workloads.get(ep.workload);
-    if (!ep.proxied || ep.identity === "" || !w || modeOf(w, ep.ports[port.number]) !== "STRICT") {
+    if (!ep.proxied || ep.identity === "" || !w || grpcServerMode(w, ep.ports[port.number]) !== "STRICT") {
       return undefined;
     }
     ids.add(ep.identity);

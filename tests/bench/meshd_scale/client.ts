@@ -145,7 +145,12 @@ function run(spec: ClientSpec): void {
     for await (const chunk of lines) {
       for (const line of chunk.split("\n")) {
         if (line === "arm") {
-          for (const p of proxies) p.baseline = p.policyVersion;
+          // Re-armed for another change (BENCH_POLICY_CHANGES): each change is timed on its own.
+          for (const p of proxies) {
+            p.baseline = p.policyVersion;
+            p.convergedAt = 0;
+          }
+          convergeReported = false;
           armed = true;
           emit({ event: "armed" });
         } else if (line === "report") {

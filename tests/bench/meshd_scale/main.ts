@@ -12,11 +12,12 @@
  * (default 0: one process), BENCH_CLIENT_PROCS (default one per 6,250 proxies),
  * BENCH_STREAMS_PER_CONNECTION (default 1000), BENCH_TIMEOUT_S (each phase; default 300),
  * BENCH_PROFILE (a directory for meshd's V8 CPU profile), BENCH_SERVER_ENV ("A=1 B=2" for meshd),
- * BENCH_MESHD_ARGS (more meshd flags, e.g. "--keepaliveTimeout 2m" on a starved machine).
+ * BENCH_MESHD_ARGS (more meshd flags, e.g. "--keepaliveTimeout 2m" on a starved machine),
+ * BENCH_POLICY_CHANGES (policy changes timed one after another; default 1).
  *
  * @module
  */
-import type { ClientSpec } from "./client.ts";
+import { all, type ClientProcess, percentiles, spawnClient } from "./client_process.ts";
 import { policy, PROBE_NODE_ID, writeConfig } from "./config.ts";
 import { cpuOf, histogram, memoryOf, type Meshd, startMeshd } from "./meshd_process.ts";
 
@@ -30,80 +31,6 @@ const phaseMs = env("BENCH_TIMEOUT_S", 300) * 1000;
 const root = Deno.env.get("BENCH_MESHD_ROOT") ?? new URL("../../../", import.meta.url).pathname;
 if (!Number.isInteger(clients) || clients < 1) {
   throw new Error(`clients: ${Deno.args[0]} is not 1k, 10k, 25k or a count`);
-}
-
-/** A client process: its events as they arrive, and its stdin. */
-interface ClientProcess {
-  pid: number;
-  next(event: string, ms: number): Promise<Record<string, unknown>>;
-  send(line: string): Promise<void>;
-  kill(): void;
-}
-
-function spawnClient(spec: ClientSpec): ClientProcess {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("./client.ts", import.meta.url).pathname, JSON.stringify(spec)],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const events: Record<string, unknown>[] = [];
-  (async () => {
-    let buf = "";
-    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-      buf += chunk;
-      const lines = buf.split("\n");
-      buf = lines.pop()!;
-      for (const l of lines) if (l.startsWith("{")) events.push(JSON.parse(l));
-    }
-  })();
-  const writer = child.stdin.getWriter();
-  return {
-    pid: child.pid,
-    async next(event, ms) {
-      const deadline = Date.now() + ms;
-      while (true) {
-        const i = events.findIndex((e) => e.event === event);
-        if (i >= 0) return events.splice(i, 1)[0];
-        if (Date.now() > deadline) throw new Error(`client ${child.pid}: no ${event} within ${ms} ms`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    },
-    send: (line) => writer.write(new TextEncoder().encode(`${line}\n`)),
-    kill: () => child.kill("SIGKILL"),
-  };
-}
-
-/** Waits for `event` from every client, asking for a report when the phase times out. */
-async function all(
-  cs: ClientProcess[],
-  event: string,
-): Promise<{ times: number[]; errors: number; closed: number }> {
-  const deadline = Date.now() + phaseMs;
-  const results = await Promise.all(cs.map(async (c) => {
-    try {
-      return await c.next(event, Math.max(0, deadline - Date.now()));
-    } catch {
-      await c.send("report");
-      return await c.next(event, 30_000);
-    }
-  }));
-  return {
-    times: results.flatMap((r) => r.times as number[]),
-    errors: results.reduce((n, r) => n + (r.errors as number), 0),
-    closed: results.reduce((n, r) => n + (r.closedStreams as number), 0),
-  };
-}
-
-function percentiles(values: number[]): { p50: number; p99: number; max: number; missing: number } {
-  const done = values.filter((v) => v >= 0).sort((a, b) => a - b);
-  const at = (p: number) => done[Math.min(done.length - 1, Math.floor((p / 100) * done.length))] ?? -1;
-  return {
-    p50: Math.round(at(50)),
-    p99: Math.round(at(99)),
-    max: Math.round(done.at(-1) ?? -1),
-    missing: values.length - done.length,
-  };
 }
 
 /** Progress on stderr, so that a slow phase on a busy machine is visible. */
@@ -129,6 +56,36 @@ async function meshdSide(meshd: Meshd, before: string): Promise<Record<string, n
     pushContextMsTotal: Math.round(b.sum * 1000),
     ackConvergenceMsMean: c.count > 0 ? Math.round((c.sum / c.count) * 1000) : -1,
   };
+}
+
+/**
+ * BENCH_POLICY_CHANGES=K (default 1): K - 1 more policy changes after the first, each timed alone,
+ * so that an A/B of the push's CPU has more than one sample of a 0.1 s figure.
+ */
+async function repeatChanges(
+  cs: ClientProcess[],
+  meshd: Meshd,
+  dir: string,
+): Promise<Record<string, number[]> | undefined> {
+  const k = env("BENCH_POLICY_CHANGES", 1);
+  if (k <= 1) return undefined;
+  const out: Record<string, number[]> = { meshdCpuSeconds: [], fanoutMs: [], buildMs: [], clientP99: [] };
+  for (let i = 2; i <= k; i++) {
+    for (const c of cs) await c.send("arm");
+    await Promise.all(cs.map((c) => c.next("armed", 30_000)));
+    const before = await meshd.metrics();
+    const cpu = meshd.cpuSeconds();
+    const changedAt = Date.now();
+    await Deno.writeTextFile(`${dir}/policy.yaml`, policy(i));
+    const conv = await all(cs, "converged", phaseMs);
+    out.meshdCpuSeconds.push(round(meshd.cpuSeconds() - cpu));
+    const side = await meshdSide(meshd, before);
+    out.fanoutMs.push(side.fanoutMs);
+    out.buildMs.push(side.pushContextMsTotal);
+    out.clientP99.push(percentiles(conv.times.map((t) => (t === 0 ? -1 : t - changedAt))).p99);
+    await delay(500);
+  }
+  return out;
 }
 
 const dir = await Deno.makeTempDir({ prefix: "meshd-scale-" });
@@ -170,7 +127,7 @@ try {
     );
   }
   spawned.push(...cs);
-  const sync = await all(cs, "synced");
+  const sync = await all(cs, "synced", phaseMs);
   const coldSync = percentiles(sync.times.map((t) => (t === 0 ? -1 : t - t0)));
   const coldCpu = meshd.cpuSeconds() - cpu0;
   const clientColdCpu = cs.map((c) => cpuOf(c.pid)).reduce((a, b) => a + b, 0);
@@ -187,11 +144,12 @@ try {
   const cpu1 = meshd.cpuSeconds();
   const changedAt = Date.now();
   await Deno.writeTextFile(`${dir}/policy.yaml`, policy(1));
-  const conv = await all(cs, "converged");
+  const conv = await all(cs, "converged", phaseMs);
   const pushCpu = meshd.cpuSeconds() - cpu1;
   const clientPushCpu = cs.map((c) => cpuOf(c.pid)).reduce((a, b) => a + b, 0) - clientCpu0;
   await delay(500);
   const after = meshd.memory();
+  const repeats = await repeatChanges(cs, meshd, dir);
   console.log(JSON.stringify({
     clients,
     services,
@@ -216,6 +174,7 @@ try {
       meshdCpuSeconds: round(pushCpu),
       clientCpuSeconds: round(clientPushCpu),
     },
+    ...(repeats ? { repeatedChanges: repeats } : {}),
     meshdMiB: {
       idleRss: Math.round(idle.rssMiB),
       syncedRss: Math.round(synced.rssMiB),

@@ -71,6 +71,10 @@ export async function startMeshd(
       "run",
       "-A",
       ...(options.profileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : []),
+      // Finer sampling than V8's 1 ms for a push of a few tens of ms (BENCH_PROFILE_INTERVAL_US).
+      ...(options.profileDir && Deno.env.get("BENCH_PROFILE_INTERVAL_US")
+        ? [`--cpu-prof-interval=${Deno.env.get("BENCH_PROFILE_INTERVAL_US")}`]
+        : []),
       `${root}/meshd/main.ts`,
       "discovery",
       ...["--configDir", configDir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0"],

@@ -7,7 +7,8 @@
  * reported: on a shared machine they are noise.
  *
  * Run: ./dev deno run -A tests/bench/proxy_ab/main.ts <base checkout> [rounds=8] [seconds=3] [rate=3000]
- * Env: AB_BASE_V8 / AB_NEW_V8 replace each pair's --v8-flags (default: the `proxy` task's).
+ * Env: AB_BASE_V8 / AB_NEW_V8 replace each pair's --v8-flags (default: the `proxy` task's);
+ * AB_POST_BYTES=<n> makes the load POST a body of n bytes (Content-Length) instead of GET.
  *
  * @module
  */
@@ -21,6 +22,7 @@ const rounds = Number(Deno.args[1] ?? 8);
 const seconds = Number(Deno.args[2] ?? 3);
 const rate = Number(Deno.args[3] ?? 3000);
 const HOST = "app.foo.svc.cluster.local:8000";
+const postBytes = Number(Deno.env.get("AB_POST_BYTES") ?? 0);
 
 interface Pair {
   tag: "base" | "new";
@@ -52,9 +54,21 @@ async function startPair(tag: Pair["tag"], appPort: number): Promise<Pair> {
   };
 }
 
-/** A fixed-rate GET load (hey, 20 connections); the 200 answers counted. */
-async function load(url: string, secs: number): Promise<number> {
-  const out = await run("hey", ["-z", `${secs}s`, "-c", "20", "-q", String(rate / 20), "-host", HOST, url]);
+/** A fixed-rate load (hey, 20 connections; GET, or POST with AB_POST_BYTES); the 200 answers counted. */
+async function load(url: string, secs: number, bodyFile: string | null): Promise<number> {
+  const post = bodyFile === null ? [] : ["-m", "POST", "-D", bodyFile];
+  const out = await run("hey", [
+    "-z",
+    `${secs}s`,
+    "-c",
+    "20",
+    "-q",
+    String(rate / 20),
+    ...post,
+    "-host",
+    HOST,
+    url,
+  ]);
   const codes = [...out.matchAll(/\[(\d+)\]\s+(\d+) responses/g)];
   const other = codes.filter((c) => c[1] !== "200");
   if (other.length > 0) throw new Error(`answers other than 200: ${other.map((c) => c[0]).join(", ")}`);
@@ -70,7 +84,12 @@ try {
     `Deno.serve({hostname: "127.0.0.1", port: ${appPort}, onListen() {}}, () => new Response("hello from the app\\n"));`,
   ], { NO_COLOR: "1" });
   pairs.push(await startPair("base", appPort), await startPair("new", appPort));
-  for (const p of pairs) await load(p.url, 1);
+  let bodyFile: string | null = null;
+  if (postBytes > 0) {
+    bodyFile = join(bench.dir, "body");
+    await Deno.writeFile(bodyFile, new Uint8Array(postBytes).fill(0x61));
+  }
+  for (const p of pairs) await load(p.url, 1, bodyFile);
   const totals = {
     base: { cpu: 0, n: 0, each: [] as number[] },
     new: { cpu: 0, n: 0, each: [] as number[] },
@@ -78,7 +97,7 @@ try {
   for (let r = 0; r < rounds; r++) {
     for (const p of r % 2 === 0 ? pairs : [...pairs].reverse()) {
       const before = p.pids.map(cpuSeconds);
-      const n = await load(p.url, seconds);
+      const n = await load(p.url, seconds, bodyFile);
       const cpu = p.pids.map(cpuSeconds).reduce((a, c, i) => a + c - before[i], 0);
       const t = totals[p.tag];
       t.cpu += cpu;

@@ -1,0 +1,82 @@
+/**
+ * The scale bench's client processes (client.ts) as the runners (main.ts, floor.ts) drive them: spawn,
+ * wait for an event from all of them, percentiles of their times.
+ *
+ * @module
+ */
+import type { ClientSpec } from "./client.ts";
+
+/** A client process: its events as they arrive, and its stdin. */
+export interface ClientProcess {
+  pid: number;
+  next(event: string, ms: number): Promise<Record<string, unknown>>;
+  send(line: string): Promise<void>;
+  kill(): void;
+}
+
+export function spawnClient(spec: ClientSpec): ClientProcess {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("./client.ts", import.meta.url).pathname, JSON.stringify(spec)],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const events: Record<string, unknown>[] = [];
+  (async () => {
+    let buf = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      buf += chunk;
+      const lines = buf.split("\n");
+      buf = lines.pop()!;
+      for (const l of lines) if (l.startsWith("{")) events.push(JSON.parse(l));
+    }
+  })();
+  const writer = child.stdin.getWriter();
+  return {
+    pid: child.pid,
+    async next(event, ms) {
+      const deadline = Date.now() + ms;
+      while (true) {
+        const i = events.findIndex((e) => e.event === event);
+        if (i >= 0) return events.splice(i, 1)[0];
+        if (Date.now() > deadline) throw new Error(`client ${child.pid}: no ${event} within ${ms} ms`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    send: (line) => writer.write(new TextEncoder().encode(`${line}\n`)),
+    kill: () => child.kill("SIGKILL"),
+  };
+}
+
+/** Waits for `event` from every client, asking for a report when the phase times out. */
+export async function all(
+  cs: ClientProcess[],
+  event: string,
+  phaseMs: number,
+): Promise<{ times: number[]; errors: number; closed: number }> {
+  const deadline = Date.now() + phaseMs;
+  const results = await Promise.all(cs.map(async (c) => {
+    try {
+      return await c.next(event, Math.max(0, deadline - Date.now()));
+    } catch {
+      await c.send("report");
+      return await c.next(event, 30_000);
+    }
+  }));
+  return {
+    times: results.flatMap((r) => r.times as number[]),
+    errors: results.reduce((n, r) => n + (r.errors as number), 0),
+    closed: results.reduce((n, r) => n + (r.closedStreams as number), 0),
+  };
+}
+
+export function percentiles(values: number[]): { p50: number; p99: number; max: number; missing: number } {
+  const done = values.filter((v) => v >= 0).sort((a, b) => a - b);
+  const at = (p: number) => done[Math.min(done.length - 1, Math.floor((p / 100) * done.length))] ?? -1;
+  return {
+    p50: Math.round(at(50)),
+    p99: Math.round(at(99)),
+    max: Math.round(done.at(-1) ?? -1),
+    missing: values.length - done.length,
+  };
+}
