@@ -9,7 +9,7 @@
  * @module
  */
 import { mustRun } from "./host.ts";
-import { hostsFile, iptablesRules, type LabPlan } from "../../shared/internal/lab/plan.ts";
+import { hostsFile, ip6tablesRules, iptablesRules, type LabPlan } from "../../shared/internal/lab/plan.ts";
 
 /** Records a namespace or /etc/netns folder before it is made. */
 export interface NetworkRecorder {
@@ -82,6 +82,9 @@ export async function createNetwork(plan: LabPlan, record: NetworkRecorder): Pro
     await Deno.writeTextFile(`${etc}/resolv.conf`, RESOLV_CONF);
     for (const rule of iptablesRules(plan, h.sidecar)) {
       await mustRun("ip", ["netns", "exec", h.netns, "iptables", ...rule]);
+    }
+    for (const rule of ip6tablesRules(h.sidecar)) {
+      await mustRun("ip", ["netns", "exec", h.netns, "ip6tables", ...rule]);
     }
   }));
 }
