@@ -202,7 +202,7 @@ export class OutboundListener {
       (err: Error) => this.#log.error("outbound listener error", { error: err.message }),
     );
     if (this.#tcp !== undefined && this.#o.address === "127.0.0.1") {
-      this.#server6 = await listenIpv6Loopback(this.#port, this.#o.reusePort, this.#accept, this.#log);
+      this.#server6 = await listenIpv6Loopback(this.#port, this.#o, this.#accept, this.#log);
     }
     const timer = setInterval(() => {
       try {

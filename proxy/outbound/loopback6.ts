@@ -16,15 +16,19 @@ const NO_IPV6 = new Set(["EADDRNOTAVAIL", "EAFNOSUPPORT"]);
 /**
  * Listens on `[::1]:port` with `onConnection` (the IPv4 listener's handler).
  *
- * @returns the server, or undefined when the host has no IPv6 loopback (logged)
- * @throws the bind error otherwise (EADDRINUSE, ...)
+ * @param port the IPv4 listener's bound port
+ * @param asked what the IPv4 listener was asked for: with port 0 the kernel picked `port`, which may be
+ *   taken on [::1] by someone else, so a bind error is then logged instead of thrown
+ * @returns the server, or undefined when the host has no IPv6 loopback or a picked port failed (logged)
+ * @throws the bind error otherwise (EADDRINUSE on a configured port, ...)
  */
 export async function listenIpv6Loopback(
   port: number,
-  reusePort: boolean | undefined,
+  asked: { port: number; reusePort?: boolean },
   onConnection: (raw: net.Socket) => void,
   log: Log,
 ): Promise<net.Server | undefined> {
+  const { reusePort } = asked;
   const server = net.createServer({ allowHalfOpen: true }, onConnection);
   try {
     await listen(
@@ -34,8 +38,8 @@ export async function listenIpv6Loopback(
     );
   } catch (e) {
     const code = (e as { code?: string }).code ?? "";
-    if (!NO_IPV6.has(code)) throw e;
-    log.info("outbound listener: no IPv6 loopback, IPv6 connections are not captured", { error: code });
+    if (!NO_IPV6.has(code) && asked.port !== 0) throw e;
+    log.warn("outbound listener: not on [::1], IPv6 connections are not captured", { port, error: code });
     return undefined;
   }
   return server;
