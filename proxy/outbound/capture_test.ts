@@ -5,73 +5,17 @@
  */
 import assert from "node:assert/strict";
 import { requires } from "../../shared/internal/testing/prerequisites.ts";
-import { processDeadline } from "../../shared/internal/testing/deadline.ts";
 import { captureNetns, mustRun, netnsMissing, roundTrip } from "../capture/netns_test_support.ts";
 import { ALLOW_FFI_FLAG } from "../capture/libc.ts";
-
-const SUPPORT = new URL("./capture_test_support.ts", import.meta.url).pathname;
-const GID = 1337;
-
-interface Proxy {
-  stats(): Promise<{ counters: Record<string, number>; echo: number; passthrough: number; peers: string[] }>;
-}
+import { type CaptureProxy, curl, withCaptureProxy } from "./capture_proxy_test_support.ts";
 
 async function withProxy(
   n: number,
   flags: string[],
   policy: string,
-  fn: (exec: string[], p: Proxy) => Promise<void>,
-) {
-  const ns = await captureNetns(n, 15001, GID);
-  const deadline = processDeadline(60_000, "capture test proxy");
-  const child = new Deno.Command("ip", {
-    args: [
-      ...ns.exec.slice(1),
-      "setpriv",
-      `--regid=${GID}`,
-      "--clear-groups",
-      Deno.execPath(),
-      "run",
-      "--allow-net",
-      ...flags,
-      SUPPORT,
-      String(n),
-      policy,
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    signal: deadline.signal,
-  }).spawn();
-  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const stdin = child.stdin.getWriter();
-  const errText = new Response(child.stderr).text();
-  try {
-    assert.equal((await lines.read()).value?.trim(), "ready");
-    await fn(ns.exec, {
-      async stats() {
-        await stdin.write(new TextEncoder().encode("\n"));
-        return JSON.parse((await lines.read()).value!);
-      },
-    });
-  } finally {
-    await stdin.close().catch(() => {});
-    child.kill("SIGKILL");
-    await child.status;
-    await lines.cancel().catch(() => {});
-    deadline.end();
-    await ns.remove();
-  }
-  return await errText;
-}
-
-async function curl(exec: string[], url: string, ...flags: string[]): Promise<string> {
-  const r = await new Deno.Command(exec[0], {
-    args: [...exec.slice(1), "curl", "-s", "--max-time", "5", ...flags, "-w", " %{http_code}", url],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return new TextDecoder().decode(r.stdout);
+  fn: (exec: string[], p: CaptureProxy) => Promise<void>,
+): Promise<string> {
+  return await withCaptureProxy(await captureNetns(n, 15001, 1337), flags, [String(n), policy], fn);
 }
 
 /** Raw bytes to an address; what came back before the close. */
