@@ -203,6 +203,20 @@ export async function rapidReset(
   return JSON.parse(r.stdout);
 }
 
+/**
+ * ./hostile_h2_app.py's stalled-body client: a POST to `path` whose body stops after 4 bytes; the
+ * response it got (`status`, `body`), or the stream's reset code.
+ */
+export async function stalledBody(
+  target: string,
+  authority: string,
+  path: string,
+): Promise<{ status: number | null; body: string; reset?: number }> {
+  const r = await run("/usr/bin/python3", [HOSTILE_APP, "stalled-body", target, authority, path]);
+  if (r.code !== 0) throw new Error(`stalled-body client failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
 /** nghttpd serving `dir` over h2c (`--no-tls`). */
 export function startNghttpd(dir: string): Promise<ServerProcess> {
   return spawnServer("nghttpd", ["--no-tls", "-d", dir, "{port}"], "nghttpd");

@@ -13,6 +13,9 @@
   rapid-reset HOST:PORT AUTHORITY N
                   a client that opens N streams and resets each at once (CVE-2023-44487), then prints
                   one JSON object: how the connection ended
+  stalled-body HOST:PORT AUTHORITY PATH
+                  a client that sends a POST's head and 4 body bytes, never the rest, then prints
+                  the response as one JSON object ({"status", "body"}, or {"reset": code})
 """
 
 import json
@@ -140,8 +143,42 @@ def rapid_reset(target, authority, count):
     print(json.dumps(outcome), flush=True)
 
 
+def stalled_body(target, authority, path):
+    host, port = target.rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=20)
+    conn = h2.connection.H2Connection()
+    conn.initiate_connection()
+    conn.send_headers(1, [(":method", "POST"), (":scheme", "http"), (":authority", authority), (":path", path)])
+    conn.send_data(1, b"part")
+    sock.sendall(conn.data_to_send())
+    outcome = {"status": None, "body": ""}
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            outcome["closed"] = True
+            break
+        done = False
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.ResponseReceived):
+                outcome["status"] = int(dict(event.headers)[b":status"])
+            elif isinstance(event, h2.events.DataReceived):
+                outcome["body"] += event.data.decode()
+                conn.acknowledge_received_data(event.flow_controlled_length, 1)
+            elif isinstance(event, h2.events.StreamEnded):
+                done = True
+            elif isinstance(event, h2.events.StreamReset):
+                outcome["reset"] = int(event.error_code)
+                done = True
+        sock.sendall(conn.data_to_send())
+        if done:
+            break
+    print(json.dumps(outcome), flush=True)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "server":
         server(int(sys.argv[2]))
+    elif sys.argv[1] == "stalled-body":
+        stalled_body(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
         rapid_reset(sys.argv[2], sys.argv[3], int(sys.argv[4]))

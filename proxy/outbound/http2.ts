@@ -153,20 +153,24 @@ export class OutboundHttp2 {
     }
     // As for HTTP/1.1 (no client certificate on this side): an X-Forwarded-Client-Cert the app sent is removed.
     forward = withXfcc(forward, null);
-    const ctx = { observer, log: this.#o.log, peer, target: route.target, contentType: adapted.contentType };
-    if (route.protocol === "HTTP" || route.protocol === "HTTP_PROXY") {
-      // Its application speaks HTTP/1.1: the stream goes as HTTP/1.1 on the HTTP/1.1 pools, as Istio's cluster does.
-      return relayToHttp1(stream, forward, router.http1Pool(route.endpoint), ctx);
-    }
-    const pool = this.#poolOf(route.endpoint);
-    await relayStream(stream, forward, (h, end, cancelled) => openStream(pool, h, end, cancelled), {
-      ...ctx,
+    const ctx = {
+      observer,
+      log: this.#o.log,
+      peer,
+      target: route.target,
+      contentType: adapted.contentType,
       timeouts: {
         requestTimeoutMs: this.#o.requestTimeoutMs ?? 0,
         routeTimeoutMs: route.timeoutMs ?? 0,
         onRequestTimeout: this.#o.onRequestTimeout,
       },
-    });
+    };
+    if (route.protocol === "HTTP" || route.protocol === "HTTP_PROXY") {
+      // Its application speaks HTTP/1.1: the stream goes as HTTP/1.1 on the HTTP/1.1 pools, as Istio's cluster does.
+      return relayToHttp1(stream, forward, router.http1Pool(route.endpoint), ctx);
+    }
+    const pool = this.#poolOf(route.endpoint);
+    await relayStream(stream, forward, (h, end, cancelled) => openStream(pool, h, end, cancelled), ctx);
   }
 
   #poolOf(up: UpstreamEndpoint): MuxPool<UpstreamConnection> {
