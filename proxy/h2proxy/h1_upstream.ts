@@ -69,7 +69,7 @@ interface Exchange {
 
 /**
  * Forwards the stream `down` with the request `headers` (after routing and policies) to `upstream`
- * as HTTP/1.1 and its response back as HTTP/2 (see the module documentation). Failures before the
+ * as HTTP/1.1 (`xfccElement`: as ./h1_head.ts's `http1RequestHead` takes it) and its response back as HTTP/2 (see the module documentation). Failures before the
  * response head are answered by the proxy: 503 (connection failure, connection termination) or 502
  * (protocol error), gRPC-aware through ./relay.ts's {@link localReply}. Never rejects.
  *
@@ -86,6 +86,7 @@ export async function relayToHttp1(
   headers: HeaderList,
   upstream: Upstream,
   ctx: RelayContext,
+  xfccElement: Uint8Array | null = null,
 ): Promise<void> {
   const timed = upstreamTimeout(headers, ctx);
   const adapted = adaptRequestHead(timed.headers);
@@ -93,7 +94,7 @@ export async function relayToHttp1(
     localReply(down, ctx.contentType, { status: adapted.status, body: adapted.reason }, ctx.observer);
     return discardRequest(down);
   }
-  const req = http1RequestHead(adapted, down.remoteEnded && down.bufferedBytes === 0);
+  const req = http1RequestHead(adapted, down.remoteEnded && down.bufferedBytes === 0, xfccElement);
   if (adapted.head.expect === EXPECT_CONTINUE && req.framing !== "none") {
     down.informational([[":status", "100"]]);
   }

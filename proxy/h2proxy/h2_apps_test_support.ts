@@ -207,13 +207,33 @@ export async function rapidReset(
  * ./hostile_h2_app.py's stalled-body client: a POST to `path` whose body stops after 4 bytes; the
  * response it got (`status`, `body`), or the stream's reset code.
  */
-export async function stalledBody(
+export function stalledBody(target: string, authority: string, path: string): Promise<H2Outcome> {
+  return h2Client(["stalled-body", target, authority, path]);
+}
+
+/** What ./hostile_h2_app.py's clients print: the response of their stream, or its reset code. */
+export interface H2Outcome {
+  status: number | null;
+  body: string;
+  reset?: number;
+}
+
+/**
+ * ./hostile_h2_app.py's get client: one GET with prior knowledge, in mutual TLS without ALPN when
+ * `tls` names the client certificate, key and CA files.
+ */
+export function h2Get(
   target: string,
   authority: string,
   path: string,
-): Promise<{ status: number | null; body: string; reset?: number }> {
-  const r = await run("/usr/bin/python3", [HOSTILE_APP, "stalled-body", target, authority, path]);
-  if (r.code !== 0) throw new Error(`stalled-body client failed: ${r.stderr}`);
+  tls: string[] = [],
+): Promise<H2Outcome> {
+  return h2Client(["get", target, authority, path, ...tls]);
+}
+
+async function h2Client(args: string[]): Promise<H2Outcome> {
+  const r = await run("/usr/bin/python3", [HOSTILE_APP, ...args]);
+  if (r.code !== 0) throw new Error(`${args[0]} client failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
 

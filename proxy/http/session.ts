@@ -157,6 +157,7 @@ export class Http1Session {
         off = p.feed(chunk);
       } catch (e) {
         if (!(e instanceof HttpError)) throw e;
+        if (e.status === 505 && this.heads === 0 && o.http2Preface?.(down, chunk)) return false;
         this.#reject(e);
         return false;
       }

@@ -91,4 +91,9 @@ export interface SessionOptions {
   limits?: HeadLimits;
   /** Decides requests before they are forwarded; null or absent: forward all. */
   filter?: RequestFilter | null;
+  /**
+   * Called when the connection's first head fails as HTTP/2.0 (505), with the chunk that failed: true
+   * when it took the connection over (an h2c client: the HTTP/2 preface), false for the 505.
+   */
+  http2Preface?: (down: SocketIo, chunk: Uint8Array) => boolean;
 }
