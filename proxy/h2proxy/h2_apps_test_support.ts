@@ -100,16 +100,26 @@ export interface GrpcOutcome {
  * Runs ./grpc_test_app.py's client against `target` (host:port) with `:authority` `authority`.
  *
  * @param token a bearer token sent as `authorization` metadata on every call
+ * @param caFile over TLS (SNI: `authority`'s host) trusting this PEM file; absent: h2c
  */
 export async function grpcClient(
   target: string,
   authority: string,
   scenarios: string[],
   token?: string,
+  caFile?: string,
 ): Promise<Record<string, GrpcOutcome>> {
   const deadline = processDeadline(60_000, `grpc client ${scenarios.join(" ")}`);
   const out = await new Deno.Command("/usr/bin/python3", {
-    args: [GRPC_APP, "client", target, authority, ...(token ? [`--token=${token}`] : []), ...scenarios],
+    args: [
+      GRPC_APP,
+      "client",
+      target,
+      authority,
+      ...(token ? [`--token=${token}`] : []),
+      ...(caFile ? [`--ca=${caFile}`] : []),
+      ...scenarios,
+    ],
     clearEnv: true,
     env: CLEAN_ENV,
     stdout: "piped",

@@ -383,7 +383,13 @@ export class OutboundListener {
       }));
     }
     this.observer.downstreamTls("handshake");
-    this.#serveHttp(socket, raw, clock, { routeName: ctx.routeName, principal, sni, xfcc });
+    const gateway = { routeName: ctx.routeName, principal, sni, xfcc };
+    if (socket.alpnProtocol === "h2") {
+      // The filter chain and XFCC of the HTTP/1.1 path, per stream (./http2.ts).
+      this.#h2.serve(socket, peer, ctx.routeName, this.#filter(socket, raw, gateway), xfcc);
+      return;
+    }
+    this.#serveHttp(socket, raw, clock, gateway);
   }
 
   #onTlsError(err: Error, socket: tls.TLSSocket): void {
