@@ -24,6 +24,8 @@ export interface Upstream {
   connect(): Promise<SocketIo>;
   /** Gives a connection back: kept for reuse when `reusable`, else closed. */
   release(io: SocketIo, reusable: boolean): void;
+  /** The current request's route timeout (ms; 0 or absent: none), read once its head was routed. */
+  readonly routeTimeoutMs?: number;
 }
 
 /** Why an upstream exchange failed (Envoy's reset reasons). */

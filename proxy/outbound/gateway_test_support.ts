@@ -1,7 +1,8 @@
 /**
  * A gateway's runtime snapshot for the tests of one route: a plain-text `http.8080` server whose
  * one virtual host `host` sends everything to the service `app.foo` (port 80, protocol `protocol`)
- * at 127.0.0.1:`appPort`, with an optional route timeout. Not used by the proxy itself.
+ * at 127.0.0.1:`appPort`, with an optional route timeout, and a started listener serving it. Not used
+ * by the proxy itself.
  *
  * @module
  */
@@ -9,6 +10,9 @@ import type { RouteConfiguration } from "../../shared/routing/mod.ts";
 import { snapshotOf } from "../inbound/test_support.ts";
 import { appService } from "../http/limits_test_support.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import type { ListenerLimits } from "../http/conn_limits.ts";
+import { RecordingLog } from "../inbound/test_support.ts";
+import { OutboundListener } from "./listener.ts";
 
 /** The snapshot of a gateway with one route from `host` to `app.foo` (see the module documentation). */
 export function oneRouteGateway(
@@ -41,4 +45,21 @@ export function oneRouteGateway(
     services: { "foo/app": { ...app, ports: app.ports.map((p) => ({ ...p, protocol })) } },
     routes: { [rc.name]: rc },
   };
+}
+
+/** A started gateway listener serving {@link oneRouteGateway}'s `http.8080`, and its counters. */
+export async function startOneRouteGateway(
+  snapshot: RuntimeSnapshot,
+  connectionLimits: Partial<ListenerLimits> = {},
+): Promise<{ gw: OutboundListener; stats: () => Record<string, number> }> {
+  const gw = new OutboundListener({
+    address: "127.0.0.1",
+    port: 0,
+    snapshot: () => snapshot,
+    log: new RecordingLog(),
+    routeNames: ["http.8080"],
+    connectionLimits,
+  });
+  await gw.start();
+  return { gw, stats: () => (gw.observer as unknown as { counters: Record<string, number> }).counters };
 }

@@ -8,11 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { commandMissing, httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
-import { Httpbin, RecordingLog } from "../inbound/test_support.ts";
+import { Httpbin } from "../inbound/test_support.ts";
 import { assertH2, h2curl } from "../h2proxy/h1_test_support.ts";
 import { pythonH2Missing, stalledBody } from "../h2proxy/h2_apps_test_support.ts";
-import { oneRouteGateway } from "./gateway_test_support.ts";
-import { OutboundListener } from "./listener.ts";
+import { oneRouteGateway, startOneRouteGateway } from "./gateway_test_support.ts";
 
 const HOST = "httpbin.example.com";
 
@@ -21,17 +20,8 @@ Deno.test(requires(httpbinMissing() ?? pythonH2Missing() ?? commandMissing("curl
   async fn(t) {
     const httpbin = await Httpbin.start();
     const snapshot = oneRouteGateway(HOST, httpbin.port, "HTTP", 1000);
-    const gw = new OutboundListener({
-      address: "127.0.0.1",
-      port: 0,
-      snapshot: () => snapshot,
-      log: new RecordingLog(),
-      routeNames: ["http.8080"],
-      connectionLimits: { requestTimeoutMs: 2000 },
-    });
-    await gw.start();
+    const { gw, stats } = await startOneRouteGateway(snapshot, { requestTimeoutMs: 2000 });
     const dir = await Deno.makeTempDir({ prefix: "h2gw-timeout-" });
-    const stats = () => (gw.observer as unknown as { counters: Record<string, number> }).counters;
     const address = `127.0.0.1:${gw.port}`;
     try {
       await t.step("/delay/5 with a 1 s route timeout: 504 upstream request timeout", async () => {
