@@ -3,9 +3,10 @@
 No generated code: the methods take and return raw bytes (generic handlers, no serializers).
 
   server PORT            serves test.Echo on 127.0.0.1:PORT (h2c), prints "listening" when ready
-  client TARGET AUTHORITY SCENARIO...
+  client TARGET AUTHORITY [--token=T] [--ca=FILE] SCENARIO...
                          calls test.Echo at TARGET with :authority AUTHORITY and prints one JSON
-                         object: scenario -> {"code": "OK" | grpc status name, "details": ..., ...}
+                         object: scenario -> {"code": "OK" | grpc status name, "details": ..., ...};
+                         with --ca, over TLS (SNI: AUTHORITY's host) trusting FILE's certificates
 
 Scenarios: unary, server_stream, client_stream, bidi, deadline, large, metadata, trailers, concurrent,
 slow_client_stream (a client stream that pauses 5 s between messages, 30 s deadline), route_timeout (Sleep
@@ -106,8 +107,15 @@ def outcome(fn):
         return {"code": e.code().name, "details": e.details()}
 
 
-def run_client(target, authority, scenarios, token):
-    channel = grpc.insecure_channel(target, options=OPTIONS + [("grpc.default_authority", authority)])
+def run_client(target, authority, scenarios, token, ca):
+    options = OPTIONS + [("grpc.default_authority", authority)]
+    if ca:
+        with open(ca, "rb") as f:
+            credentials = grpc.ssl_channel_credentials(root_certificates=f.read())
+        options.append(("grpc.ssl_target_name_override", authority.split(":")[0]))
+        channel = grpc.secure_channel(target, credentials, options=options)
+    else:
+        channel = grpc.insecure_channel(target, options=options)
     meta = (("authorization", "Bearer " + token),) if token else None
 
     def method(kind, name):
@@ -206,8 +214,9 @@ if __name__ == "__main__":
         serve(int(sys.argv[2]))
     else:
         args = sys.argv[4:]
-        token = ""
-        if args and args[0].startswith("--token="):
-            token = args[0][len("--token="):]
+        flags = {"--token": "", "--ca": ""}
+        while args and args[0].split("=")[0] in flags:
+            name, value = args[0].split("=", 1)
+            flags[name] = value
             args = args[1:]
-        run_client(sys.argv[2], sys.argv[3], args, token)
+        run_client(sys.argv[2], sys.argv[3], args, flags["--token"], flags["--ca"])

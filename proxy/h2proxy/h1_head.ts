@@ -41,9 +41,15 @@ const ZERO_LENGTH = ascii("content-length: 0\r\n");
  * The request head for the HTTP/1.1 upstream. `endStream`: the request has no body (END_STREAM on
  * its HEADERS). The body is framed by its `content-length` when it has one (the HTTP/2 codec holds
  * the DATA to it), else chunked; a request without a body and without `content-length` gets
- * `content-length: 0` unless it is a GET or HEAD, as Envoy's codec does.
+ * `content-length: 0` unless it is a GET or HEAD, as Envoy's codec does. `xfccElement`: this hop's
+ * X-Forwarded-Client-Cert element, appended to the received ones (APPEND_FORWARD); null: the field
+ * is removed (../http/encode.ts).
  */
-export function http1RequestHead(adapted: AdaptedHead, endStream: boolean): Http1Request {
+export function http1RequestHead(
+  adapted: AdaptedHead,
+  endStream: boolean,
+  xfccElement: Uint8Array | null = null,
+): Http1Request {
   const h = adapted.head;
   let framing: RequestFraming;
   let extra: Uint8Array | null = null;
@@ -56,7 +62,7 @@ export function http1RequestHead(adapted: AdaptedHead, endStream: boolean): Http
     extra = CHUNKED;
   }
   const head = encodeRequestHead(h, {
-    xfccElement: null,
+    xfccElement,
     upgrade: false,
     defaultHost: ascii(adapted.authority ?? ""),
     extraFields: extra,

@@ -33,7 +33,16 @@ import { EXPECT_CONTINUE, HttpError, RESPONSE } from "../http/http_head.ts";
 import type { Upstream } from "../http/session_types.ts";
 import type { SocketIo } from "../http/socket_io.ts";
 import { type Http1Request, http1RequestHead, http2ResponseHeaders } from "./h1_head.ts";
-import { discardRequest, localReply, type RelayContext } from "./relay.ts";
+import {
+  countTimeout,
+  discardRequest,
+  localReply,
+  type RelayContext,
+  safely,
+  TIMEOUT_REPLIES,
+  upstreamTimeout,
+} from "./relay.ts";
+import { StreamTimers } from "./stream_timeouts.ts";
 import { adaptRequestHead, type HeaderList } from "./request_head.ts";
 
 const RESET_BEFORE_HEADERS = "upstream connect error or disconnect/reset before headers. reset reason: ";
@@ -48,28 +57,74 @@ const BODY_UNTIL_CLOSE = 3;
 /** How one exchange on a connection ended: the connection's fate, or a retry on a new one. */
 type Outcome = "reusable" | "closed" | "retry";
 
+/** One stream's state shared with its timers. */
+interface Exchange {
+  /** The upstream connection in use; null while there is none. */
+  io: SocketIo | null;
+  /** A timer expired: the proxy answered (or reset the stream) and the connection is closed. */
+  expired: boolean;
+  /** Set before the first attempt. */
+  timers: StreamTimers | null;
+}
+
 /**
  * Forwards the stream `down` with the request `headers` (after routing and policies) to `upstream`
- * as HTTP/1.1 and its response back as HTTP/2 (see the module documentation). Failures before the
+ * as HTTP/1.1 (`xfccElement`: as ./h1_head.ts's `http1RequestHead` takes it) and its response back as HTTP/2 (see the module documentation). Failures before the
  * response head are answered by the proxy: 503 (connection failure, connection termination) or 502
  * (protocol error), gRPC-aware through ./relay.ts's {@link localReply}. Never rejects.
+ *
+ * Timeouts (`ctx.timeouts`) as on a stream relayed as HTTP/2 (./relay.ts's `relayStream`, Envoy's
+ * router whatever the upstream codec): `--requestTimeout` until the whole request was received or
+ * the response head was sent (408 `request timeout`), the route timeout (a gRPC request's
+ * `grpc-timeout`, capped by it) from the whole request until the response ended (504 `upstream
+ * request timeout`); after the response head the stream is reset (RST_STREAM NO_ERROR). On expiry
+ * the HTTP/1.1 connection is closed, never given back to the pool: it may be mid-message, as
+ * Envoy's upstream request reset closes an HTTP/1.1 connection.
  */
 export async function relayToHttp1(
   down: Http2Stream,
   headers: HeaderList,
   upstream: Upstream,
   ctx: RelayContext,
+  xfccElement: Uint8Array | null = null,
 ): Promise<void> {
-  const adapted = adaptRequestHead(headers);
+  const timed = upstreamTimeout(headers, ctx);
+  const adapted = adaptRequestHead(timed.headers);
   if (!adapted.ok) {
     localReply(down, ctx.contentType, { status: adapted.status, body: adapted.reason }, ctx.observer);
     return discardRequest(down);
   }
-  const req = http1RequestHead(adapted, down.remoteEnded && down.bufferedBytes === 0);
+  const req = http1RequestHead(adapted, down.remoteEnded && down.bufferedBytes === 0, xfccElement);
   if (adapted.head.expect === EXPECT_CONTINUE && req.framing !== "none") {
     down.informational([[":status", "100"]]);
   }
   const isHead = adapted.method === "HEAD";
+  const x: Exchange = { io: null, expired: false, timers: null };
+  x.timers = new StreamTimers(down, ctx.timeouts?.requestTimeoutMs ?? 0, timed.upstreamMs, (kind) => {
+    x.expired = true;
+    countTimeout(kind, ctx);
+    x.io?.destroy();
+    if (down.headersSent) return safely(() => down.reset(NO_ERROR));
+    localReply(down, ctx.contentType, TIMEOUT_REPLIES[kind], ctx.observer);
+    // With a connection, its request pump drops the rest of the body (the writes fail).
+    if (x.io === null) void discardRequest(down);
+  });
+  try {
+    await relayOn(down, req, isHead, upstream, ctx, x);
+  } finally {
+    x.timers?.done();
+  }
+}
+
+/** The attempts of {@link relayToHttp1}: an idle connection, or a new one (once more for a retry). */
+async function relayOn(
+  down: Http2Stream,
+  req: Http1Request,
+  isHead: boolean,
+  upstream: Upstream,
+  ctx: RelayContext,
+  x: Exchange,
+): Promise<void> {
   for (let attempt = 0;; attempt++) {
     let io = attempt === 0 ? upstream.idle() : null;
     const reused = io !== null;
@@ -77,7 +132,7 @@ export async function relayToHttp1(
       try {
         io = await upstream.connect();
       } catch (e) {
-        if (down.isClosed) return;
+        if (down.isClosed || x.expired) return;
         const reason = e instanceof Error ? e.message : String(e);
         ctx.observer.upstreamError("connect_failure");
         ctx.log.warn("upstream connection failed", { peer: ctx.peer, target: ctx.target, reason });
@@ -88,11 +143,13 @@ export async function relayToHttp1(
         return discardRequest(down);
       }
     }
-    if (down.isClosed) {
-      upstream.release(io, true);
+    if (down.isClosed || x.expired) {
+      upstream.release(io, !x.expired);
       return;
     }
-    const outcome = await exchange(down, io, req, isHead, reused, ctx);
+    x.io = io;
+    const outcome = await exchange(down, io, req, isHead, reused, ctx, x);
+    x.io = null;
     if (outcome === "retry") {
       upstream.release(io, false);
       continue;
@@ -110,6 +167,7 @@ async function exchange(
   isHead: boolean,
   reused: boolean,
   ctx: RelayContext,
+  x: Exchange,
 ): Promise<Outcome> {
   // Until the connection is given back: a reset stream closes it (it may be mid-message).
   let active = true;
@@ -130,7 +188,7 @@ async function exchange(
   if (failure !== null) {
     active = false;
     io.destroy();
-    if (down.isClosed) return "closed";
+    if (down.isClosed || x.expired) return "closed";
     if (failure !== "") {
       ctx.observer.upstreamError("protocol_error");
       ctx.log.debug("malformed upstream response", { peer: ctx.peer, target: ctx.target, error: failure });
@@ -162,15 +220,18 @@ async function exchange(
   const length = h.contentLength;
   const keepAlive = h.keepAlive && mode !== BODY_UNTIL_CLOSE;
   const endStream = mode === BODY_NONE || (mode === BODY_LENGTH && length === 0);
-  if (down.isClosed) {
+  if (down.isClosed || x.expired) {
     active = false;
     io.destroy();
     return "closed";
   }
   down.respond(http2ResponseHeaders(h), { endStream });
+  x.timers?.responseStarted();
   ctx.observer.response(status, false);
   const copied = endStream ? "done" : await copyResponseBody(io, down, mode, length);
   active = false;
+  if (x.expired) return "closed";
+  x.timers?.done();
   if (copied === "done") {
     down.end();
     // A request body still on its way (the upstream answered early) leaves the connection unusable.

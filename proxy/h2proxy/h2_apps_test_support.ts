@@ -100,16 +100,26 @@ export interface GrpcOutcome {
  * Runs ./grpc_test_app.py's client against `target` (host:port) with `:authority` `authority`.
  *
  * @param token a bearer token sent as `authorization` metadata on every call
+ * @param caFile over TLS (SNI: `authority`'s host) trusting this PEM file; absent: h2c
  */
 export async function grpcClient(
   target: string,
   authority: string,
   scenarios: string[],
   token?: string,
+  caFile?: string,
 ): Promise<Record<string, GrpcOutcome>> {
   const deadline = processDeadline(60_000, `grpc client ${scenarios.join(" ")}`);
   const out = await new Deno.Command("/usr/bin/python3", {
-    args: [GRPC_APP, "client", target, authority, ...(token ? [`--token=${token}`] : []), ...scenarios],
+    args: [
+      GRPC_APP,
+      "client",
+      target,
+      authority,
+      ...(token ? [`--token=${token}`] : []),
+      ...(caFile ? [`--ca=${caFile}`] : []),
+      ...scenarios,
+    ],
     clearEnv: true,
     env: CLEAN_ENV,
     stdout: "piped",
@@ -200,6 +210,40 @@ export async function rapidReset(
 ): Promise<{ sent: number; goaway: number | null; closed: boolean }> {
   const r = await run("/usr/bin/python3", [HOSTILE_APP, "rapid-reset", target, authority, String(count)]);
   if (r.code !== 0) throw new Error(`rapid-reset client failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+/**
+ * ./hostile_h2_app.py's stalled-body client: a POST to `path` whose body stops after 4 bytes; the
+ * response it got (`status`, `body`), or the stream's reset code.
+ */
+export function stalledBody(target: string, authority: string, path: string): Promise<H2Outcome> {
+  return h2Client(["stalled-body", target, authority, path]);
+}
+
+/** What ./hostile_h2_app.py's clients print: the response of their stream, or its reset code. */
+export interface H2Outcome {
+  status: number | null;
+  body: string;
+  reset?: number;
+}
+
+/**
+ * ./hostile_h2_app.py's get client: one GET with prior knowledge, in mutual TLS without ALPN when
+ * `tls` names the client certificate, key and CA files.
+ */
+export function h2Get(
+  target: string,
+  authority: string,
+  path: string,
+  tls: string[] = [],
+): Promise<H2Outcome> {
+  return h2Client(["get", target, authority, path, ...tls]);
+}
+
+async function h2Client(args: string[]): Promise<H2Outcome> {
+  const r = await run("/usr/bin/python3", [HOSTILE_APP, ...args]);
+  if (r.code !== 0) throw new Error(`${args[0]} client failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
 

@@ -13,10 +13,17 @@
   rapid-reset HOST:PORT AUTHORITY N
                   a client that opens N streams and resets each at once (CVE-2023-44487), then prints
                   one JSON object: how the connection ended
+  stalled-body HOST:PORT AUTHORITY PATH
+                  a client that sends a POST's head and 4 body bytes, never the rest, then prints
+                  the response as one JSON object ({"status", "body"}, or {"reset": code})
+  get HOST:PORT AUTHORITY PATH [CERT KEY CA]
+                  one GET with prior knowledge, in mutual TLS without ALPN when given a client
+                  certificate, key and CA (files); prints the response as stalled-body does
 """
 
 import json
 import socket
+import ssl
 import sys
 import threading
 
@@ -140,8 +147,67 @@ def rapid_reset(target, authority, count):
     print(json.dumps(outcome), flush=True)
 
 
+def stalled_body(target, authority, path):
+    host, port = target.rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=20)
+    conn = h2.connection.H2Connection()
+    conn.initiate_connection()
+    conn.send_headers(1, [(":method", "POST"), (":scheme", "http"), (":authority", authority), (":path", path)])
+    conn.send_data(1, b"part")
+    sock.sendall(conn.data_to_send())
+    print_response(sock, conn)
+
+
+def get(target, authority, path, tls_files):
+    host, port = target.rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=20)
+    if tls_files:
+        cert, key, ca = tls_files
+        context = ssl.create_default_context(cafile=ca)
+        context.check_hostname = False
+        context.load_cert_chain(cert, key)
+        sock = context.wrap_socket(sock)
+    conn = h2.connection.H2Connection()
+    conn.initiate_connection()
+    scheme = "https" if tls_files else "http"
+    conn.send_headers(1, [(":method", "GET"), (":scheme", scheme), (":authority", authority), (":path", path)],
+                      end_stream=True)
+    sock.sendall(conn.data_to_send())
+    print_response(sock, conn)
+
+
+def print_response(sock, conn):
+    """Reads stream 1's response and prints it as one JSON object."""
+    outcome = {"status": None, "body": ""}
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            outcome["closed"] = True
+            break
+        done = False
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.ResponseReceived):
+                outcome["status"] = int(dict(event.headers)[b":status"])
+            elif isinstance(event, h2.events.DataReceived):
+                outcome["body"] += event.data.decode()
+                conn.acknowledge_received_data(event.flow_controlled_length, 1)
+            elif isinstance(event, h2.events.StreamEnded):
+                done = True
+            elif isinstance(event, h2.events.StreamReset):
+                outcome["reset"] = int(event.error_code)
+                done = True
+        sock.sendall(conn.data_to_send())
+        if done:
+            break
+    print(json.dumps(outcome), flush=True)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "server":
         server(int(sys.argv[2]))
+    elif sys.argv[1] == "stalled-body":
+        stalled_body(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif sys.argv[1] == "get":
+        get(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:8])
     else:
         rapid_reset(sys.argv[2], sys.argv[3], int(sys.argv[4]))

@@ -148,7 +148,7 @@ export interface RelayContext {
  * trailers-only. The request timeout: the connection manager's `onRequestTimeout`, 408
  * `request timeout` (gRPC: 2 UNKNOWN, 408 being outside Envoy's table).
  */
-const TIMEOUT_REPLIES: Record<StreamTimeoutKind, LocalReply> = {
+export const TIMEOUT_REPLIES: Record<StreamTimeoutKind, LocalReply> = {
   upstream: { status: 504, body: "upstream request timeout" },
   request: { status: 408, body: "request timeout" },
 };
@@ -177,19 +177,13 @@ export async function relayStream(
   ctx: RelayContext,
 ): Promise<void> {
   const grpc = isGrpcContentType(ctx.contentType);
-  const upstreamMs = upstreamTimeoutMs(
-    grpc,
-    headerValue(headers, "grpc-timeout"),
-    ctx.timeouts?.routeTimeoutMs ?? 0,
-  );
-  if (grpc && upstreamMs > 0) headers = withGrpcTimeout(headers, upstreamMs);
+  const timed = upstreamTimeout(headers, ctx);
+  headers = timed.headers;
   let up: Http2Stream | undefined;
   let expired = false;
-  const timers = new StreamTimers(down, ctx.timeouts?.requestTimeoutMs ?? 0, upstreamMs, (kind) => {
+  const timers = new StreamTimers(down, ctx.timeouts?.requestTimeoutMs ?? 0, timed.upstreamMs, (kind) => {
     expired = true;
-    if (kind === "upstream") ctx.observer.upstreamError("timeout");
-    else ctx.timeouts?.onRequestTimeout?.();
-    ctx.log.debug("stream timeout", { peer: ctx.peer, target: ctx.target, timeout: kind });
+    countTimeout(kind, ctx);
     if (up === undefined) {
       // Still connecting: the open below resets the stream it gets; the request is dropped here.
       localReply(down, ctx.contentType, TIMEOUT_REPLIES[kind], ctx.observer);
@@ -277,6 +271,31 @@ export async function relayStream(
   if (!headersOnly) pump(upstream, down, true, ended).catch(() => safely(() => down.reset(CANCEL)));
 }
 
+/**
+ * The upstream timeout of a stream (ms; 0 none): the route timeout, or for a gRPC request its
+ * `grpc-timeout` capped by the route timeout (../grpc/grpc_timeout.ts), with the headers to forward
+ * (a gRPC request's `grpc-timeout` rewritten to that value, as Envoy's `toGrpcTimeout`).
+ */
+export function upstreamTimeout(
+  headers: HeaderList,
+  ctx: RelayContext,
+): { headers: HeaderList; upstreamMs: number } {
+  const grpc = isGrpcContentType(ctx.contentType);
+  const upstreamMs = upstreamTimeoutMs(
+    grpc,
+    headerValue(headers, "grpc-timeout"),
+    ctx.timeouts?.routeTimeoutMs ?? 0,
+  );
+  return { headers: grpc && upstreamMs > 0 ? withGrpcTimeout(headers, upstreamMs) : headers, upstreamMs };
+}
+
+/** Counts and logs an expired timer of a stream (`upstream_rq_timeout` or `downstream_rq_timeout`). */
+export function countTimeout(kind: StreamTimeoutKind, ctx: RelayContext): void {
+  if (kind === "upstream") ctx.observer.upstreamError("timeout");
+  else ctx.timeouts?.onRequestTimeout?.();
+  ctx.log.debug("stream timeout", { peer: ctx.peer, target: ctx.target, timeout: kind });
+}
+
 /** `headers` with `grpc-timeout` set to `ms` (Envoy's `toGrpcTimeout`), in place of the client's. */
 function withGrpcTimeout(headers: HeaderList, ms: number): HeaderList {
   const out: HeaderList = headers.filter(([n]) => n !== "grpc-timeout");
@@ -347,7 +366,7 @@ async function pump(
 }
 
 /** Runs `fn`, ignoring what it throws (a reset of a stream its connection already dropped). */
-function safely(fn: () => void): void {
+export function safely(fn: () => void): void {
   try {
     fn();
   } catch {

@@ -18,6 +18,7 @@
  * @module
  */
 import { ChunkedDecoder } from "./chunked.ts";
+import { RouteTimer } from "./route_timer.ts";
 import { ascii } from "./chars.ts";
 import {
   BODY_AS_IS,
@@ -78,6 +79,8 @@ export class Http1Session {
   readonly #res: HeadParser;
   readonly #resBody = new ChunkedDecoder(false, 502);
   #dechunk: ChunkedDecoder | null = null;
+  /** Made on the first request whose route has a timeout (a gateway's). */
+  #routeTimer: RouteTimer | null = null;
   /** The request body's copy to the upstream connection, concurrent with the response. */
   readonly #body: RequestBodyPump;
   /** The listener's request timeout cut the request ({@link abortRequest}): stop without a reply. */
@@ -108,6 +111,7 @@ export class Http1Session {
       let more = true;
       while (more) {
         more = await this.#exchange();
+        this.#routeTimer?.stop();
         // A request that ended with a local reply (or a close) is not the request timeout's any more.
         this.requestSince = 0;
       }
@@ -157,6 +161,7 @@ export class Http1Session {
         off = p.feed(chunk);
       } catch (e) {
         if (!(e instanceof HttpError)) throw e;
+        if (e.status === 505 && this.heads === 0 && o.http2Preface?.(down, chunk)) return false;
         this.#reject(e);
         return false;
       }
@@ -246,6 +251,11 @@ export class Http1Session {
       } catch {
         // The pooled connection closed under us; treated as a reset below.
       }
+      const routeMs = o.upstream.routeTimeoutMs;
+      if (routeMs) {
+        const sent = () => this.#body.state === PUMP_OK && down.peer === up;
+        (this.#routeTimer ??= new RouteTimer()).startWhenSent(routeMs, up, pumpDone, sent);
+      }
 
       // The response head, after any interim (1xx) responses.
       const r = this.#res;
@@ -299,6 +309,10 @@ export class Http1Session {
           down.destroy();
           return false;
         }
+        if (this.#routeTimer?.expired) {
+          o.observer.upstreamError("timeout");
+          return this.#failBeforeResponse(504, "upstream request timeout", bodyKind, keepDown);
+        }
         if (failure !== "") {
           o.observer.upstreamError("protocol_error");
           o.log.debug("malformed upstream response", { peer: o.peer, error: failure });
@@ -334,6 +348,7 @@ export class Http1Session {
         );
         o.observer.response(101, false);
         o.observer.upgrade();
+        this.#routeTimer?.stop(); // Envoy: no route timeout for an upgraded (WebSocket) connection.
         await tunnel(down, up);
         return false;
       }
@@ -393,7 +408,7 @@ export class Http1Session {
         }
       }
       if (!complete) {
-        o.observer.upstreamError("reset_during_response");
+        o.observer.upstreamError(this.#routeTimer?.expired ? "timeout" : "reset_during_response");
         down.peer = null;
         up.destroy();
         await this.#body.stop(pumpDone);
@@ -413,6 +428,7 @@ export class Http1Session {
         }
       }
       if (up.pending > 0) upReusable = false;
+      this.#routeTimer?.stop();
       o.upstream.release(up, upReusable && !up.ended);
       if (!keepDown) {
         down.lingerClose(null);

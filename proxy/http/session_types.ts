@@ -24,6 +24,8 @@ export interface Upstream {
   connect(): Promise<SocketIo>;
   /** Gives a connection back: kept for reuse when `reusable`, else closed. */
   release(io: SocketIo, reusable: boolean): void;
+  /** The current request's route timeout (ms; 0 or absent: none), read once its head was routed. */
+  readonly routeTimeoutMs?: number;
 }
 
 /** Why an upstream exchange failed (Envoy's reset reasons). */
@@ -91,4 +93,9 @@ export interface SessionOptions {
   limits?: HeadLimits;
   /** Decides requests before they are forwarded; null or absent: forward all. */
   filter?: RequestFilter | null;
+  /**
+   * Called when the connection's first head fails as HTTP/2.0 (505), with the chunk that failed: true
+   * when it took the connection over (an h2c client: the HTTP/2 preface), false for the 505.
+   */
+  http2Preface?: (down: SocketIo, chunk: Uint8Array) => boolean;
 }

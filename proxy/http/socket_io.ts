@@ -276,6 +276,20 @@ export class NodeSocketIo extends QueuedIo {
     resumeReading(socket);
   }
 
+  /**
+   * Gives the socket up (to another codec): its listeners are removed and reading paused; what was
+   * received and not read stays here ({@link read} it first).
+   */
+  detach(): void {
+    const s = this.socket;
+    s.off("data", this.#onData);
+    s.off("end", this.#onEnd);
+    s.off("error", this.#onError);
+    s.off("close", this.#onClose);
+    s.off("drain", this.#onDrain);
+    pauseReading(s);
+  }
+
   #onData = (chunk: Uint8Array): void => {
     this.received(chunk);
     if (this.queued > this.highWater && !this.#paused) {

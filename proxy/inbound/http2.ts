@@ -7,8 +7,10 @@
  * the connection's peer identity); a denial or a bad token is answered as Envoy does, gRPC-aware
  * (PERMISSION_DENIED, UNAUTHENTICATED for `application/grpc` requests). X-Forwarded-Client-Cert is
  * set as for HTTP/1.1 (APPEND_FORWARD with mutual TLS, removed without), then the stream goes to the
- * application over h2c, on a multiplexed connection pool to `appAddress:appPort`. There is no
- * HTTP/2 to HTTP/1.1 translation: the application of an HTTP/2 port speaks h2c.
+ * application over h2c, on a multiplexed connection pool to `appAddress:appPort`. An h2c client on
+ * an `HTTP` port (taken over from the HTTP/1.1 codec at its 505, ./listener.ts) has its streams sent
+ * to the application as HTTP/1.1 instead (../h2proxy/h1_upstream.ts), as Envoy's AUTO codec and
+ * Istio's HTTP/1.1 inbound cluster do.
  *
  * @module
  */
@@ -17,7 +19,9 @@ import { Http2Connection } from "../http2/connection.ts";
 import { DownstreamSet } from "../h2proxy/downstream_set.ts";
 import type { Http2Stream } from "../http2/stream.ts";
 import type { Http2Limits } from "../http2/limits.ts";
-import type { Log } from "../http/session_types.ts";
+import type { Log, Upstream } from "../http/session_types.ts";
+import { relayToHttp1 } from "../h2proxy/h1_upstream.ts";
+import { ascii } from "../http/chars.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { type ConnectionAttributes, InboundPolicyFilter } from "../filters/mod.ts";
 import { adaptRequestHead, applyVerdict, headerLinesToList, withXfcc } from "../h2proxy/request_head.ts";
@@ -92,8 +96,10 @@ export class InboundHttp2 {
    *
    * @param attributes what the filters know of the connection
    * @param xfcc this hop's X-Forwarded-Client-Cert element (mutual TLS), or null (plain text)
+   * @param http1 the application's HTTP/1.1 pool when it speaks HTTP/1.1 (an `HTTP` port): each
+   *   stream goes to it translated (../h2proxy/h1_upstream.ts); absent: h2c to the application
    */
-  serve(socket: net.Socket, attributes: ConnectionAttributes, xfcc: string | null): void {
+  serve(socket: net.Socket, attributes: ConnectionAttributes, xfcc: string | null, http1?: Upstream): void {
     const log = this.#o.log;
     const filter = new InboundPolicyFilter(this.#o.snapshot, attributes, log);
     const metrics = this.#o.requestMetrics;
@@ -109,7 +115,7 @@ export class InboundHttp2 {
           stream,
           log,
           attributes.peer,
-          () => this.#onStream(stream, filter, attributes.peer, xfcc, observer),
+          () => this.#onStream(stream, filter, attributes.peer, xfcc, observer, http1),
         );
       },
     });
@@ -123,6 +129,7 @@ export class InboundHttp2 {
     peer: string,
     xfcc: string | null,
     observer: StreamObserver,
+    http1: Upstream | undefined,
   ): Promise<void> {
     const adapted = adaptRequestHead(stream.headers, `${this.#o.appAddress}:${this.#o.appPort}`);
     if (!adapted.ok) {
@@ -137,8 +144,8 @@ export class InboundHttp2 {
         headers: headerLinesToList(r.headers),
       }, observer);
     }
-    const forward = withXfcc(applyVerdict(stream.headers, adapted, verdict), xfcc);
-    await relayStream(stream, forward, (h, end, cancelled) => openStream(this.#pool, h, end, cancelled), {
+    const verdicted = applyVerdict(stream.headers, adapted, verdict);
+    const ctx = {
       observer,
       log: this.#o.log,
       peer,
@@ -149,7 +156,13 @@ export class InboundHttp2 {
         routeTimeoutMs: 0,
         onRequestTimeout: this.#o.onRequestTimeout,
       },
-    });
+    };
+    // HTTP/1.1's encoder sets X-Forwarded-Client-Cert itself, as for HTTP/1.1 clients.
+    if (http1 !== undefined) {
+      return relayToHttp1(stream, verdicted, http1, ctx, xfcc === null ? null : ascii(xfcc));
+    }
+    const forward = withXfcc(verdicted, xfcc);
+    await relayStream(stream, forward, (h, end, cancelled) => openStream(this.#pool, h, end, cancelled), ctx);
   }
 
   /** Closes idle application connections. */

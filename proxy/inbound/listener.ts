@@ -51,7 +51,8 @@ import type { IstioTcpMetrics } from "../tcp/tcp_metrics.ts";
 import { pauseReading, resumeReading } from "../tcp/relay.ts";
 import type { InboundHttp2 } from "./http2.ts";
 import { LazyCodec } from "../http/lazy_codec.ts";
-import { sniffPreface } from "../h2proxy/preface.ts";
+import { prefaceState, sniffPreface } from "../h2proxy/preface.ts";
+import { concat } from "../tls/client_hello.ts";
 
 /** Settings of an {@link InboundListener}. */
 export interface InboundListenerOptions {
@@ -352,39 +353,78 @@ export class InboundListener {
     conn.state = HANDSHAKE;
     // After first-bytes detection over mutual TLS the TLS transport is held (../tcp/relay.ts).
     resumeReading(socket);
-    const serve = (via: string) => {
-      conn.state = RELAYING;
-      this.#log.debug("HTTP/2 connection", { peer: conn.peer, via, mtls: peer !== null });
-      // The first HTTP/2 connection waits for the codec's import: its bytes stay in the socket meanwhile.
-      if (this.#h2.loaded === undefined) pauseReading(socket);
-      this.#h2.use(
-        (h2) =>
-          this.#guard(conn, "http2", () => {
-            if (socket.destroyed) return;
-            h2.serve(socket, {
+    if ((socket as tls.TLSSocket).alpnProtocol === "h2") return this.#serveH2(conn, socket, peer, "alpn");
+    sniffPreface(
+      socket,
+      this.#handshakeTimeoutMs,
+      (h2) =>
+        this.#guard(
+          conn,
+          "sniff",
+          () => h2 ? this.#serveH2(conn, socket, peer, "preface") : this.#serveHttp(conn, socket, peer),
+          socket,
+        ),
+    );
+  }
+
+  /** Hands the connection to ./http2.ts; `h1c`: its streams go to the application as HTTP/1.1. */
+  #serveH2(conn: Conn, socket: net.Socket, peer: PeerIdentity | null, via: string, h1c = false): void {
+    conn.state = RELAYING;
+    this.#log.debug("HTTP/2 connection", { peer: conn.peer, via, mtls: peer !== null });
+    // The first HTTP/2 connection waits for the codec's import: its bytes stay in the socket meanwhile.
+    if (this.#h2.loaded === undefined) pauseReading(socket);
+    this.#h2.use(
+      (h2) =>
+        this.#guard(conn, "http2", () => {
+          if (socket.destroyed) return;
+          h2.serve(
+            socket,
+            {
               principal: peer?.principal,
               peerIp: conn.raw.remoteAddress ?? "",
               localIp: conn.raw.localAddress ?? "",
               port: this.#mtlsPort,
               sni: peer?.sni,
               peer: conn.peer,
-            }, peer === null ? null : latin1(peer.xfcc, 0, peer.xfcc.length));
-            resumeReading(socket);
-          }, socket),
-        (e) => {
-          this.#log.error("HTTP/2 codec not loaded", { peer: conn.peer, error: String(e) });
-          socket.destroy();
-          conn.raw.destroy();
-        },
-      );
-    };
-    if ((socket as tls.TLSSocket).alpnProtocol === "h2") return serve("alpn");
-    sniffPreface(
-      socket,
-      this.#handshakeTimeoutMs,
-      (h2) =>
-        this.#guard(conn, "sniff", () => h2 ? serve("preface") : this.#serveHttp(conn, socket, peer), socket),
+            },
+            peer === null ? null : latin1(peer.xfcc, 0, peer.xfcc.length),
+            h1c ? this.#pool : undefined,
+          );
+          resumeReading(socket);
+        }, socket),
+      (e) => {
+        this.#log.error("HTTP/2 codec not loaded", { peer: conn.peer, error: String(e) });
+        socket.destroy();
+        conn.raw.destroy();
+      },
     );
+  }
+
+  /**
+   * An h2c client on an HTTP/1.1 port (Envoy's connection manager, codec AUTO, takes it; the
+   * application still gets HTTP/1.1): only on the HTTP/1.1 parser's 505 for the first head, so
+   * HTTP/1.1 requests pay nothing. False (the 505) unless `chunk` starts with the whole preface.
+   */
+  #takeOverH2c(
+    conn: Conn,
+    socket: net.Socket,
+    peer: PeerIdentity | null,
+    io: NodeSocketIo,
+    chunk: Uint8Array,
+  ): boolean {
+    if (prefaceState(chunk) !== 1) return false;
+    const parts = [chunk];
+    try {
+      for (let c = io.read(); c !== undefined && c !== null; c = io.read()) parts.push(c);
+    } catch {
+      return false;
+    }
+    io.detach();
+    conn.io = null;
+    conn.session = null;
+    socket.unshift(concat(parts, parts.reduce((n, p) => n + p.length, 0)));
+    this.#serveH2(conn, socket, peer, "h2c on an HTTP/1.1 port", true);
+    return true;
   }
 
   /** Serves HTTP/1.1 on the connection; `peer` is what mutual TLS established, null for plain text. */
@@ -417,6 +457,7 @@ export class InboundListener {
       filter,
       defaultHost: this.#defaultHost,
       limits: this.#limits,
+      http2Preface: (_down, chunk) => this.#takeOverH2c(conn, socket, peer, io, chunk),
     });
     conn.session = session;
     session.run();

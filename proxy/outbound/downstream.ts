@@ -107,6 +107,12 @@ export class RouteUpstream implements Upstream {
     this.#onFailure = onFailure;
   }
 
+  /** The routed request's route timeout (a gateway route's VirtualService `http[].timeout`). */
+  get routeTimeoutMs(): number {
+    const r = this.route;
+    return r.local ? 0 : r.timeoutMs ?? 0;
+  }
+
   idle(): SocketIo | null {
     const r = this.route;
     if (r.local) return null;

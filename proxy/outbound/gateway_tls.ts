@@ -152,7 +152,8 @@ export class GatewayTls {
       // Envoy's server defaults: TLS 1.2 to 1.3.
       minVersion: VERSIONS[t.minProtocolVersion] ?? "TLSv1.2",
       maxVersion: VERSIONS[t.maxProtocolVersion] ?? "TLSv1.3",
-      ALPNProtocols: ["http/1.1"],
+      // As Envoy's HTTPS gateway listeners (Istio sets h2 and http/1.1 there): h2 goes to ./http2.ts.
+      ALPNProtocols: ["h2", "http/1.1"],
     });
     const context: GatewayTlsContext = {
       routeName: rc.name,

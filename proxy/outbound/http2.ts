@@ -17,6 +17,7 @@ import { DownstreamSet } from "../h2proxy/downstream_set.ts";
 import type { Http2Stream } from "../http2/stream.ts";
 import type { Http2Limits } from "../http2/limits.ts";
 import { HeadParser } from "../http/head.ts";
+import { latin1 } from "../http/chars.ts";
 import { REQUEST } from "../http/http_head.ts";
 import type { Log, RequestFilter } from "../http/session_types.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
@@ -87,8 +88,16 @@ export class OutboundHttp2 {
    * @param routeName the gateway route configuration of the connection (gateway mode)
    * @param filter a gateway's policies (gateway mode), run on each stream after routing, on the
    *   routed (normalized) path, as for HTTP/1.1
+   * @param xfcc a MUTUAL HTTPS gateway server's X-Forwarded-Client-Cert element (the client
+   *   certificate), appended as for HTTP/1.1; absent: a client's X-Forwarded-Client-Cert is removed
    */
-  serve(socket: net.Socket, peer: string, routeName?: string, filter?: RequestFilter): void {
+  serve(
+    socket: net.Socket,
+    peer: string,
+    routeName?: string,
+    filter?: RequestFilter,
+    xfcc: Uint8Array | null = null,
+  ): void {
     const log = this.#o.log;
     const connection = new Http2Connection(socket, {
       role: "server",
@@ -96,7 +105,7 @@ export class OutboundHttp2 {
       log: (message: string) => log.debug("downstream HTTP/2", { peer, message }),
       onStream: (stream: Http2Stream) => {
         this.#o.observer.request();
-        guardStream(stream, log, peer, () => this.#onStream(stream, peer, routeName, filter));
+        guardStream(stream, log, peer, () => this.#onStream(stream, peer, routeName, filter, xfcc));
       },
     });
     this.#downstream.add(connection);
@@ -108,6 +117,7 @@ export class OutboundHttp2 {
     peer: string,
     routeName: string | undefined,
     filter: RequestFilter | undefined,
+    xfcc: Uint8Array | null,
   ): Promise<void> {
     const router = this.#o.router;
     let observer = meteredStream(this.#o.observer, router.localLabels(), stream);
@@ -153,22 +163,27 @@ export class OutboundHttp2 {
       }
       forward = applyVerdict(forward, seen, verdict);
     }
-    // As for HTTP/1.1 (no client certificate on this side): an X-Forwarded-Client-Cert the app sent is removed.
-    forward = withXfcc(forward, null);
-    const ctx = { observer, log: this.#o.log, peer, target: route.target, contentType: adapted.contentType };
-    if (route.protocol === "HTTP" || route.protocol === "HTTP_PROXY") {
-      // Its application speaks HTTP/1.1: the stream goes as HTTP/1.1 on the HTTP/1.1 pools, as Istio's cluster does.
-      return relayToHttp1(stream, forward, router.http1Pool(route.endpoint), ctx);
-    }
-    const pool = this.#poolOf(route.endpoint);
-    await relayStream(stream, forward, (h, end, cancelled) => openStream(pool, h, end, cancelled), {
-      ...ctx,
+    const ctx = {
+      observer,
+      log: this.#o.log,
+      peer,
+      target: route.target,
+      contentType: adapted.contentType,
       timeouts: {
         requestTimeoutMs: this.#o.requestTimeoutMs ?? 0,
         routeTimeoutMs: route.timeoutMs ?? 0,
         onRequestTimeout: this.#o.onRequestTimeout,
       },
-    });
+    };
+    if (route.protocol === "HTTP" || route.protocol === "HTTP_PROXY") {
+      // Its application speaks HTTP/1.1: the stream goes as HTTP/1.1 on the HTTP/1.1 pools, as Istio's cluster does.
+      // HTTP/1.1's encoder sets X-Forwarded-Client-Cert itself, as for HTTP/1.1 clients.
+      return relayToHttp1(stream, forward, router.http1Pool(route.endpoint), ctx, xfcc);
+    }
+    // As for HTTP/1.1: this hop's element appended (a MUTUAL gateway), else a received one removed.
+    forward = withXfcc(forward, xfcc === null ? null : latin1(xfcc, 0, xfcc.length));
+    const pool = this.#poolOf(route.endpoint);
+    await relayStream(stream, forward, (h, end, cancelled) => openStream(pool, h, end, cancelled), ctx);
   }
 
   #poolOf(up: UpstreamEndpoint): MuxPool<UpstreamConnection> {

@@ -9,7 +9,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { commandMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
-import { RecordingLog } from "../inbound/test_support.ts";
 import {
   curlGrpc,
   grpcClient,
@@ -20,8 +19,7 @@ import {
   startHostileApp,
 } from "../h2proxy/h2_apps_test_support.ts";
 import { CANCEL } from "../http2/frame.ts";
-import { OutboundListener } from "./listener.ts";
-import { GATEWAY_ROUTE_NAME, grpcGatewaySnapshot } from "./gateway_h2_test_support.ts";
+import { oneRouteGateway, startOneRouteGateway } from "./gateway_test_support.ts";
 
 const HOST = "slow.example.com";
 
@@ -30,15 +28,8 @@ Deno.test(requires(pythonH2Missing() ?? grpcioMissing() ?? commandMissing("curl"
     "gateway: a VirtualService timeout on an HTTP/2 route: 504, or UNAVAILABLE for gRPC, capping grpc-timeout",
   async fn(t) {
     const app = await startHostileApp();
-    const snapshot = grpcGatewaySnapshot(HOST, app.port, { timeoutMs: 1000 });
-    const gw = new OutboundListener({
-      address: "127.0.0.1",
-      port: 0,
-      snapshot: () => snapshot,
-      log: new RecordingLog(),
-      routeNames: [GATEWAY_ROUTE_NAME],
-    });
-    await gw.start();
+    const snapshot = oneRouteGateway(HOST, app.port, "GRPC", 1000);
+    const { gw, stats } = await startOneRouteGateway(snapshot);
     const dir = await Deno.makeTempDir();
     const frame = join(dir, "request.bin");
     await Deno.writeFile(frame, grpcFrame("x"));
@@ -54,7 +45,6 @@ Deno.test(requires(pythonH2Missing() ?? grpcioMissing() ?? commandMissing("curl"
         `Host: ${HOST}`,
         ...args,
       ]);
-    const stats = () => (gw.observer as unknown as { counters: Record<string, number> }).counters;
     try {
       await t.step("curl, no answer within the route's 1 s: 504 upstream request timeout", async () => {
         const started = Date.now();

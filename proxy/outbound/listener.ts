@@ -47,15 +47,15 @@ import type { InboundPolicyFilter } from "../filters/mod.ts";
 import { type GatewayConnection, gatewayFilter } from "./gateway_filter.ts";
 import { readClientHello } from "../tls/client_hello.ts";
 import { TlsPassthrough } from "./tls_passthrough.ts";
-import { GatewayTls, type GatewayTlsContext, peerSans } from "./gateway_tls.ts";
-import { certificateFields, certificateHash, formatXfccElement } from "../inbound/xfcc.ts";
+import { GatewayTls, type GatewayTlsContext } from "./gateway_tls.ts";
+import { gatewayClient } from "./gateway_client.ts";
 import { OutboundRouter } from "./router.ts";
 import { RouteUpstream, RoutingDownstream } from "./downstream.ts";
 import { type OutboundObserver, OutboundStats } from "./outbound_stats.ts";
 import type { OutboundHttp2 } from "./http2.ts";
 import { LazyCodec } from "../http/lazy_codec.ts";
 import { sniffPreface } from "../h2proxy/preface.ts";
-import { resumeReading } from "../tcp/relay.ts";
+import { pauseReading, resumeReading } from "../tcp/relay.ts";
 import { OutboundTcp, type OutboundTcpOptions } from "./tcp_forward.ts";
 import { openLibc } from "../capture/libc.ts";
 import { listenIpv6Loopback } from "./loopback6.ts";
@@ -284,20 +284,35 @@ export class OutboundListener {
     sniffPreface(raw, this.#connLimits.requestHeadersTimeoutMs || 10_000, (h2) =>
       this.#guarded(raw, () => {
         if (!h2) return this.#serveHttp(raw, raw, clock, gateway);
-        const peer = `${raw.remoteAddress}:${raw.remotePort}`;
-        this.#h2.use(
-          (codec) =>
-            this.#guarded(raw, () => {
-              if (raw.destroyed) return;
-              codec.serve(raw, peer, gateway.routeName, this.#filter(raw, raw, gateway));
-              resumeReading(raw);
-            }),
-          (e) => {
-            this.#log.error("HTTP/2 codec not loaded", { peer, error: String(e) });
-            raw.destroy();
-          },
-        );
+        this.#serveH2(raw, `${raw.remoteAddress}:${raw.remotePort}`, gateway.routeName, raw, gateway, null);
       }));
+  }
+
+  /**
+   * Hands an HTTP/2 connection to ./http2.ts with the filter chain and XFCC of the HTTP/1.1 path, per
+   * stream. The first one waits for the codec's import with its bytes held in the socket.
+   */
+  #serveH2(
+    socket: net.Socket,
+    peer: string,
+    routeName: string | undefined,
+    raw: net.Socket,
+    gateway: GatewayConnection,
+    xfcc: Uint8Array | null,
+  ): void {
+    if (this.#h2.loaded === undefined) pauseReading(socket);
+    this.#h2.use(
+      (codec) =>
+        this.#guarded(socket, () => {
+          if (socket.destroyed) return;
+          codec.serve(socket, peer, routeName, this.#filter(socket, raw, gateway), xfcc);
+          resumeReading(socket);
+        }),
+      (e) => {
+        this.#log.error("HTTP/2 codec not loaded", { peer, error: String(e) });
+        socket.destroy();
+      },
+    );
   }
 
   /** Runs a TLS event handler so that nothing it throws ends the process. */
@@ -375,39 +390,19 @@ export class OutboundListener {
     let principal: string | undefined;
     let xfcc: Uint8Array | null = null;
     if (ctx.mutual) {
-      const cert = socket.getPeerCertificate(true);
-      if (!socket.authorized || cert?.raw === undefined) {
+      const client = gatewayClient(socket, ctx.subjectAltNames);
+      if ("reason" in client) {
         this.observer.downstreamTls("handshake_error");
-        this.#log.warn("gateway TLS handshake failed", {
-          peer,
-          reason: String(socket.authorizationError ?? "no client certificate"),
-        });
+        this.#log.warn(client.message, { peer, reason: client.reason });
         socket.destroy();
         return;
       }
-      const sans = peerSans(cert.subjectaltname);
-      if (ctx.subjectAltNames.length > 0 && !sans.all.some((s) => ctx.subjectAltNames.includes(s))) {
-        this.observer.downstreamTls("handshake_error");
-        this.#log.warn("gateway TLS connection refused", {
-          peer,
-          reason: `client certificate has none of the SANs ${ctx.subjectAltNames.join(", ")}`,
-        });
-        socket.destroy();
-        return;
-      }
-      principal = sans.uris.find((u) => u.startsWith("spiffe://"));
-      const der = new Uint8Array(cert.raw);
-      const fields = certificateFields(der);
-      xfcc = ascii(formatXfccElement({
-        by: [],
-        hash: certificateHash(der),
-        subject: fields.subject,
-        uris: fields.uris,
-        dnsNames: fields.dnsNames,
-      }));
+      ({ principal, xfcc } = client);
     }
     this.observer.downstreamTls("handshake");
-    this.#serveHttp(socket, raw, clock, { routeName: ctx.routeName, principal, sni, xfcc });
+    const gateway = { routeName: ctx.routeName, principal, sni, xfcc };
+    if (socket.alpnProtocol === "h2") return this.#serveH2(socket, peer, ctx.routeName, raw, gateway, xfcc);
+    this.#serveHttp(socket, raw, clock, gateway);
   }
 
   #onTlsError(err: Error, socket: tls.TLSSocket): void {
