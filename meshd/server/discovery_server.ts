@@ -26,9 +26,9 @@ import { BridgeServer, type ServiceRegistrar } from "./serving/bridge.ts";
 import { type ChildStatus, ServingPool } from "./serving/pool.ts";
 import { type ChildServerOptions, grpcServerOptions } from "./serving/wire.ts";
 import { bind, listenAddress, withPort } from "./grpc_listen.ts";
-import { PushScheduler } from "./push_scheduler.ts";
+import { type PushContextHow, PushScheduler } from "./push_scheduler.ts";
 
-export { PROXIED_GRACE_MS } from "./push_scheduler.ts";
+export { PROXIED_GRACE_MS, type PushContextHow } from "./push_scheduler.ts";
 
 /** Where the server logs; matches meshd/logging's scope loggers. */
 export interface DiscoveryLogger {
@@ -73,10 +73,10 @@ export interface DiscoveryServerOptions {
   /** Each rejected config document (disco_total_rejected_configs). */
   onRejected?(issue: ValidationIssue): void;
   /**
-   * A push context was made: how long it took, why (disco_push_triggers), and whether it was built
-   * whole (disco_pushcontext_init_seconds) or derived from the last for connects and disconnects.
+   * A push context was made: how long it took, why (disco_push_triggers), and how
+   * ({@link PushContextHow}).
    */
-  onPushContext?(ctx: PushContext, buildMs: number, reasons: Map<string, number>, full: boolean): void;
+  onPushContext?(ctx: PushContext, buildMs: number, reasons: Map<string, number>, how: PushContextHow): void;
   /** ADS observers (metrics); called besides the server's own bookkeeping. */
   adsHooks?: AdsHooks;
   /** DISCO_PUSH_THROTTLE; default 1000 (ads_types.ts). */

@@ -25,6 +25,14 @@ import { isProxyless } from "../xds/grpcgen/grpcgen.ts";
 /** Default of {@link PushSchedulerOptions.proxiedGraceMs}: 5 s, several reconnect backoffs of a proxy. */
 export const PROXIED_GRACE_MS = 5_000;
 
+/**
+ * How a push context was made: `built` whole; `updated`, derived from the last for a change of policy
+ * kinds only (still a full push in Istio's terms, whose `updateContext` is timed by
+ * pilot_pushcontext_init_seconds as a whole build is, so disco_pushcontext_init_seconds counts both);
+ * `connected`, derived for connects and disconnects only (Istio's incremental EDS push, not timed).
+ */
+export type PushContextHow = "built" | "updated" | "connected";
+
 /** The discovery server's options that decide pushes (discovery_server.ts documents each). */
 export interface PushSchedulerOptions {
   rootNamespace?: string;
@@ -38,7 +46,7 @@ export interface PushSchedulerOptions {
   proxiedGraceMs?: number;
   jwksFetchMode?: JwksFetchMode;
   jwks?: { refreshIntervalMs?: number };
-  onPushContext?(ctx: PushContext, buildMs: number, reasons: Map<string, number>, full: boolean): void;
+  onPushContext?(ctx: PushContext, buildMs: number, reasons: Map<string, number>, how: PushContextHow): void;
 }
 
 /** What the scheduler pushes through and reads from. */
@@ -177,7 +185,7 @@ export class PushScheduler {
     const ctx = this.#build();
     this.generator.update(ctx);
     this.#syncJwks(ctx);
-    this.#options.onPushContext?.(ctx, performance.now() - started, reasons, true);
+    this.#options.onPushContext?.(ctx, performance.now() - started, reasons, "built");
     this.#targets.push(changedAt);
   }
 
@@ -206,7 +214,8 @@ export class PushScheduler {
       this.generator.update(change.context);
       if (policies) this.#syncJwks(change.context);
     }
-    this.#options.onPushContext?.(change.context, performance.now() - started, reasons, false);
+    const how = policies ? "updated" : "connected";
+    this.#options.onPushContext?.(change.context, performance.now() - started, reasons, how);
     if (policies || change.servicesChanged) return this.#targets.push(changedAt);
     if (change.workloads.size === 0) return;
     this.#targets.push(
