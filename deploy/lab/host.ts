@@ -58,10 +58,10 @@ export async function mustRun(cmd: string, args: string[]): Promise<string> {
   return r.stdout;
 }
 
-/** Why the lab cannot run here (not root, `ip` or `iptables` missing), or undefined when it can. */
+/** Why the lab cannot run here (not root, `ip`, `iptables` or `ip6tables` missing), or undefined when it can. */
 export function labUnavailable(): string | undefined {
   if (Deno.uid() !== 0) return "the lab needs root (network namespaces, veth pairs, iptables)";
-  for (const tool of ["ip", "iptables", "curl"]) {
+  for (const tool of ["ip", "iptables", "ip6tables", "curl"]) {
     const found = ["/usr/sbin", "/usr/bin", "/sbin", "/bin"].some((d) => {
       try {
         return Deno.statSync(`${d}/${tool}`).isFile;

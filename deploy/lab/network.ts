@@ -9,7 +9,7 @@
  * @module
  */
 import { mustRun } from "./host.ts";
-import { hostsFile, iptablesRules, type LabPlan } from "../../shared/internal/lab/plan.ts";
+import { hostsFile, ip6tablesRules, iptablesRules, type LabPlan } from "../../shared/internal/lab/plan.ts";
 
 /** Records a namespace or /etc/netns folder before it is made. */
 export interface NetworkRecorder {
@@ -83,5 +83,17 @@ export async function createNetwork(plan: LabPlan, record: NetworkRecorder): Pro
     for (const rule of iptablesRules(plan, h.sidecar)) {
       await mustRun("ip", ["netns", "exec", h.netns, "iptables", ...rule]);
     }
+    // A kernel without IPv6 (no /proc/net/if_inet6) has no ip6tables nat table and no IPv6 to capture.
+    for (const rule of hasIpv6() ? ip6tablesRules(h.sidecar) : []) {
+      await mustRun("ip", ["netns", "exec", h.netns, "ip6tables", ...rule]);
+    }
   }));
+}
+
+function hasIpv6(): boolean {
+  try {
+    return Deno.statSync("/proc/net/if_inet6").isFile;
+  } catch {
+    return false;
+  }
 }

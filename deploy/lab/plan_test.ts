@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { meshConfigYaml } from "./mesh_config.ts";
 import { labNames } from "../../shared/internal/lab/naming.ts";
-import { hostsFile, iptablesRules, planLab } from "../../shared/internal/lab/plan.ts";
+import { hostsFile, ip6tablesRules, iptablesRules, planLab } from "../../shared/internal/lab/plan.ts";
 import { parseTopology } from "../../shared/internal/lab/topology.ts";
 import { validateText } from "../../shared/mod.ts";
 
@@ -50,6 +50,15 @@ Deno.test("iptablesRules: every outbound TCP REDIRECTed with a sidecar but the p
     "-w -t nat -A OUTPUT -p tcp -d 127.0.0.0/8 -j RETURN",
     "-w -t nat -A OUTPUT -p tcp -j REDIRECT --to-ports 15001",
   ]);
+  // IPv6 mirrors it (istio-iptables' ip6tables rules), with ::1/128 for 127.0.0.0/8.
+  assert.deepEqual(ip6tablesRules(true).map((r) => r.join(" ")), [
+    "-w -t nat -A OUTPUT -p tcp -m owner --uid-owner 1337 -j RETURN",
+    "-w -t nat -A OUTPUT -p tcp -m owner --gid-owner 1337 -j RETURN",
+    "-w -t nat -A OUTPUT -p tcp -o lo -j RETURN",
+    "-w -t nat -A OUTPUT -p tcp -d ::1/128 -j RETURN",
+    "-w -t nat -A OUTPUT -p tcp -j REDIRECT --to-ports 15001",
+  ]);
+  assert.deepEqual(ip6tablesRules(false), []);
   const dnat = iptablesRules(plan, false);
   assert.equal(dnat.length, 3);
   assert.deepEqual(dnat[0].slice(7), [

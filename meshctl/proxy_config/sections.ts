@@ -154,7 +154,10 @@ export function endpoints(dump: ConfigDump, f: Filters): Json[] {
   return out;
 }
 
-/** istioctl's endpoint table, plus the identity checked for mutual TLS. */
+/**
+ * istioctl's endpoint table, plus the identity checked for mutual TLS: none where the client sends plain
+ * text (an unproxied endpoint, or `metadata.tls_mode` "disabled": the server's PeerAuthentication is DISABLE).
+ */
 export function endpointsTable(list: Json[]): string {
   return table(
     ["ENDPOINT", "STATUS", "OUTLIER CHECK", "CLUSTER", "IDENTITY"],
@@ -163,7 +166,7 @@ export function endpointsTable(list: Json[]): string {
       e.status,
       "OK",
       e.cluster,
-      e.metadata?.proxied ? e.metadata.identity : "- (plain text)",
+      e.metadata?.proxied && e.metadata.tls_mode !== "disabled" ? e.metadata.identity : "- (plain text)",
     ]),
   );
 }

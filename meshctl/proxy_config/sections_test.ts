@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { listenersTable } from "./sections.ts";
+import { endpointsTable, listenersTable } from "./sections.ts";
 
 Deno.test("listenersTable: a gateway listener's DESTINATION per filter chain (PASSTHROUGH tcp_proxy, HTTPS route)", () => {
   const socket = (port: number) => ({ socket_address: { address: "10.1.0.9", port_value: port } });
@@ -37,4 +37,25 @@ Deno.test("listenersTable: a gateway listener's DESTINATION per filter chain (PA
     "Route: http.80",
     "outbound clusters by original destination",
   ]);
+});
+
+Deno.test("endpointsTable: IDENTITY only where the client dials mutual TLS (proxied, tls_mode not disabled)", () => {
+  const id = "spiffe://cluster.local/ns/foo/sa/httpbin";
+  const row = (metadata: Record<string, unknown>) => ({
+    address: "10.1.0.2",
+    port: 8080,
+    status: "HEALTHY",
+    cluster: "outbound|8000||httpbin.foo.svc.cluster.local",
+    metadata,
+  });
+  const cases: [string, Record<string, unknown>, string][] = [
+    ["proxied, istio", { proxied: true, identity: id, tls_mode: "istio" }, id],
+    ["proxied, older proxy without tls_mode", { proxied: true, identity: id }, id],
+    ["proxied, server DISABLE", { proxied: true, identity: id, tls_mode: "disabled" }, "- (plain text)"],
+    ["not proxied", { proxied: false, identity: "", tls_mode: "disabled" }, "- (plain text)"],
+  ];
+  for (const [name, metadata, want] of cases) {
+    const last = endpointsTable([row(metadata)]).trim().split("\n").at(-1)!;
+    assert.ok(last.trimEnd().endsWith(want), `${name}: ${last}`);
+  }
 });

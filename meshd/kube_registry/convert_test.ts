@@ -82,6 +82,7 @@ Deno.test("registry: a ready endpoint of a sidecar pod carries the pod's identit
     proxied: true,
     identity: "spiffe://cluster.local/ns/foo/sa/httpbin",
     labels: undefined,
+    mtlsDisabledPorts: [],
   }]);
   const w = ctx.workloads.get("foo/httpbin-1")!;
   assert.equal(w.labels["topology.istio.io/cluster"], "east");

@@ -30,6 +30,7 @@ import {
 import { serviceEntryPortProtocol } from "../../shared/protocol/mod.ts";
 import { deepFreeze, FrozenMap } from "./frozen.ts";
 import { tcpAuthorizationWarnings } from "./authz_warnings.ts";
+import { inlineMtls, withWorkloadMtls } from "./auto_mtls.ts";
 import { gatewayRoutesOf } from "./gateway_routes.ts";
 import { registryBoundPorts, registryServiceViews } from "./registry_services.ts";
 import type {
@@ -151,6 +152,7 @@ export function buildPushContext(
     });
   }
 
+  const inlineWithMtls = inlineMtls(peerAuthentications, rootNamespace);
   const services: ServiceView[] = serviceEntries.map((se): ServiceView => {
     const spec = se.resource.spec;
     const ports = (spec.ports ?? []).map((p) => ({
@@ -163,28 +165,28 @@ export function buildPushContext(
     for (const we of selectedEntries(se)) {
       const w = workloads.get(keyOf(we))!;
       for (const address of w.addresses) {
-        endpoints.push({
+        endpoints.push(withWorkloadMtls(w, {
           workload: w.key,
           address,
           ports: portMap(spec.ports, we.resource.spec),
           proxied: w.proxied,
           identity: w.proxied ? w.identity : "",
           labels: w.labels,
-        });
+        }));
       }
     }
     for (const inline of spec.endpoints ?? []) {
       const labels = inline.labels ?? {};
       const proxied = proxiedByLabels(labels);
       const sa = inline.serviceAccount || "default";
-      endpoints.push({
+      endpoints.push(inlineWithMtls(se.namespace, {
         workload: "",
         address: inline.address ?? "",
         ports: portMap(spec.ports, inline),
         proxied,
         identity: proxied ? formatSpiffeId({ trustDomain, namespace: se.namespace, serviceAccount: sa }) : "",
         labels,
-      });
+      }));
     }
     return {
       key: keyOf(se),

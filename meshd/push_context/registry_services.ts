@@ -9,6 +9,7 @@
  * @module
  */
 import type { ObjectMeta, WorkloadEntrySpec } from "../../shared/mod.ts";
+import { type InboundModes, withWorkloadMtls } from "./auto_mtls.ts";
 
 /** The label naming the cluster of a registry's workloads (Istio's): set by meshd/kube_registry. */
 export const REGISTRY_CLUSTER_LABEL = "topology.istio.io/cluster";
@@ -33,7 +34,7 @@ export interface RegistryWorkload {
 }
 
 /** What the push context knows of a workload (its WorkloadView), for secure naming. */
-interface WorkloadIdentity {
+interface WorkloadIdentity extends InboundModes {
   readonly key: string;
   readonly proxied: boolean;
   readonly identity: string;
@@ -55,6 +56,7 @@ export interface RegistryServiceView {
     proxied: boolean;
     identity: string;
     labels: Readonly<Record<string, string>>;
+    mtlsDisabledPorts: number[];
   }[];
   location: string;
   resolution: string;
@@ -140,14 +142,14 @@ export function registryServiceViews(
     ports: s.ports.map((p) => ({ ...p })),
     endpoints: s.endpoints.map((e) => {
       const w = e.workload === "" ? undefined : workloads.get(e.workload);
-      return {
+      return withWorkloadMtls(w, {
         workload: w ? w.key : "",
         address: e.address,
         ports: { ...e.ports },
         proxied: w?.proxied ?? false,
         identity: w?.proxied ? w.identity : "",
         labels: w ? w.labels : { ...e.labels },
-      };
+      });
     }),
     location: "MESH_INTERNAL",
     resolution: "STATIC",

@@ -91,6 +91,8 @@ export interface EndpointView {
   /** SPIFFE ID to verify when proxied (secure naming), else empty. */
   readonly identity: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** Service ports whose endpoint port is DISABLE: automatic mTLS sends plain text (auto_mtls.ts). */
+  readonly mtlsDisabledPorts: readonly number[];
 }
 
 /** A port of a service. */

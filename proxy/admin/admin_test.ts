@@ -163,6 +163,11 @@ Deno.test("config_dump: Envoy's types with version_info; the certificate chain w
     endpoints.dynamic_endpoint_configs[0].endpoint_config.endpoints[0].lb_endpoints[0].endpoint.address,
     { socket_address: { address: "10.1.0.2", port_value: 8080 } },
   );
+  // Istio's EDS metadata: "istio" where automatic mTLS dials mutual TLS (proxied, server not DISABLE).
+  assert.equal(
+    endpoints.dynamic_endpoint_configs[0].endpoint_config.endpoints[0].lb_endpoints[0].metadata.tls_mode,
+    "istio",
+  );
   assert.equal(routes["@type"], "type.googleapis.com/envoy.admin.v3.RoutesConfigDump");
   assert.equal(
     secrets.dynamic_active_secrets[0].secret.tls_certificate.private_key.inline_string,

@@ -8,6 +8,7 @@
  */
 import { RESOURCE_TYPES, typeUrlOf } from "../../shared/proto/resources.ts";
 import { DUMP_TYPES } from "../../shared/internal/config_dump/types.ts";
+import { dialsMtls } from "../../shared/policy/auto_mtls.ts";
 import type { RouteConfiguration, RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { inboundModeOf, settingsInForce } from "../runtime/snapshot.ts";
 import {
@@ -359,7 +360,13 @@ export function buildConfigDump(
                   e.ports[String(port.number)] ?? e.ports[port.name] ?? port.targetPort,
                 ),
               },
-              metadata: { workload: e.workload, proxied: e.proxied, identity: e.identity },
+              // tls_mode as Istio's EDS metadata gives it: "istio" where automatic mTLS dials mutual TLS.
+              metadata: {
+                workload: e.workload,
+                proxied: e.proxied,
+                identity: e.identity,
+                tls_mode: dialsMtls(e, port.number) ? "istio" : "disabled",
+              },
             })),
           }],
         },

@@ -44,6 +44,7 @@ export type EndpointMessage = {
   proxied: boolean;
   identity: string;
   labels: Record<string, string>;
+  mtlsDisabledPorts: number[];
 };
 
 /** mesh.v1.Service. */

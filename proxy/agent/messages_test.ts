@@ -40,6 +40,7 @@ const SAMPLES: MessageOf = {
       proxied: true,
       identity: "spiffe://cluster.local/ns/foo/sa/sa",
       labels: { app: "w" },
+      mtlsDisabledPorts: [80],
     }],
     location: "MESH_INTERNAL",
     resolution: "STATIC",

@@ -304,6 +304,7 @@ function service(d: ServiceMessage, fail: (r: string) => never): ServiceInfo {
       proxied: e.proxied,
       identity: e.identity,
       labels: e.labels,
+      mtlsDisabledPorts: e.mtlsDisabledPorts.map((p, j) => port(p, `${at}.mtlsDisabledPorts[${j}]`, fail)),
     };
   });
   return {

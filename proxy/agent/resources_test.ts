@@ -44,6 +44,7 @@ const SERVICE = {
     proxied: true,
     identity: "spiffe://cluster.local/ns/foo/sa/httpbin",
     labels: { app: "httpbin" },
+    mtlsDisabledPorts: [8000],
   }],
   location: "MESH_INTERNAL",
   resolution: "STATIC",
@@ -102,6 +103,7 @@ Deno.test("service: decoded into ServiceInfo; endpoint ports keyed by the servic
   assert.deepEqual(s.ports, [{ name: "http", number: 8000, targetPort: 8080, protocol: "HTTP" }]);
   assert.deepEqual(s.addresses, ["240.240.0.1", "10.9.0.0/16"]);
   assert.equal(s.endpoints[0].identity, "spiffe://cluster.local/ns/foo/sa/httpbin");
+  assert.deepEqual(s.endpoints[0].mtlsDisabledPorts, [8000]);
 });
 
 Deno.test("authorization and jwtPolicy: decoded objects", () => {
@@ -172,6 +174,13 @@ const bad: {
     resource: "foo/httpbin",
     any: any("service", { ...SERVICE, endpoints: [{ ...SERVICE.endpoints[0], identity: "" }] }),
     error: /endpoints\[0\]\.identity: "" is not a SPIFFE ID/,
+  },
+  {
+    name: "mtlsDisabledPorts entry that is not a port",
+    kind: "service",
+    resource: "foo/httpbin",
+    any: any("service", { ...SERVICE, endpoints: [{ ...SERVICE.endpoints[0], mtlsDisabledPorts: [70000] }] }),
+    error: /endpoints\[0\]\.mtlsDisabledPorts\[0\]: 70000 is not a port number/,
   },
   {
     name: "unresolved mTLS mode",

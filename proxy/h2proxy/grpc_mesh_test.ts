@@ -4,7 +4,8 @@
  * HTTP/2 with ALPN h2 inside mutual TLS, the server proxy h2c to the application. Unary, server,
  * client and bidirectional streaming, trailers, a 4 MiB message, a deadline the application enforces,
  * many concurrent calls on few connections; then an AuthorizationPolicy DENY (PERMISSION_DENIED), a
- * RequestAuthentication with a bad token (UNAUTHENTICATED), no endpoint (UNAVAILABLE).
+ * RequestAuthentication with a bad token (UNAUTHENTICATED), no endpoint (UNAVAILABLE). Each call is
+ * counted in Istio's request metrics with `request_protocol="grpc"` and its `grpc_response_status`.
  */
 import assert from "node:assert/strict";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
@@ -17,6 +18,7 @@ import {
   ISSUER,
   jwtPolicy,
   pairCerts,
+  requestCounts,
   SERVER_ID,
   startPair,
 } from "./mesh_pair_test_support.ts";
@@ -51,6 +53,10 @@ Deno.test(requires(grpcioMissing(), {
         assert.ok(
           pair.serverLog.entries.some((e) => e.msg === "HTTP/2 connection" && e.fields?.via === "alpn"),
         );
+        // Istio's stats plugin: gRPC requests are `grpc`, with the status of their trailers.
+        const echo = { destination_service: ECHO_HOST };
+        assert.deepEqual(requestCounts(pair.clientMetrics, echo, true), { "source grpc 200 0": 6 });
+        assert.deepEqual(requestCounts(pair.serverMetrics, echo, true), { "destination grpc 200 0": 6 });
       });
 
       await t.step("the application sees the client's identity in X-Forwarded-Client-Cert", async () => {
@@ -87,6 +93,9 @@ Deno.test(requires(grpcioMissing(), {
         const r = await call(["unary", "server_stream"]);
         assert.deepEqual(r.unary, { code: "PERMISSION_DENIED", details: "RBAC: access denied" });
         assert.equal(r.server_stream.code, "OK", "other methods are allowed");
+        // The server proxy's denial (a trailers-only reply; its HTTP status stays RBAC's 403).
+        assert.equal(requestCounts(pair.serverMetrics, {}, true)["destination grpc 403 7"], 1);
+        assert.equal(requestCounts(pair.clientMetrics, {}, true)["source grpc 200 7"], 1);
         pair.setPolicies([]);
       });
 
@@ -112,6 +121,9 @@ Deno.test(requires(grpcioMissing(), {
           await app.stop();
           const down = await call(["unary"]);
           assert.equal(down.unary.code, "UNAVAILABLE");
+          const client = requestCounts(pair.clientMetrics, {}, true);
+          assert.equal(client["source grpc 404 12"], 1, JSON.stringify(client));
+          assert.equal(client["source grpc 200 14"], 1, JSON.stringify(client));
         },
       );
     } finally {

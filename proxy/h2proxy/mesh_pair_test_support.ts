@@ -190,16 +190,22 @@ export async function startPair(
   };
 }
 
-/** The request count of `metrics` per `<reporter> <code>`, for series whose labels include `labels`. */
+/**
+ * The request count of `metrics` per `<reporter> <code>` (`grpc`: per `<reporter> <request_protocol>
+ * <code> <grpc_response_status>`), for series whose labels include `labels`.
+ */
 export function requestCounts(
   metrics: IstioMetrics,
   labels: Record<string, string> = {},
+  grpc = false,
 ): Record<string, number> {
   const out: Record<string, number> = {};
   for (const s of metrics.snapshot()) {
     const named = Object.fromEntries(ISTIO_LABELS.map((k, i) => [k, s.labels[i]]));
     if (Object.entries(labels).some(([k, v]) => named[k] !== v)) continue;
-    const key = `${named.reporter} ${s.code}`;
+    const key = grpc
+      ? `${named.reporter} ${named.request_protocol} ${s.code} ${s.grpcStatus}`
+      : `${named.reporter} ${s.code}`;
     out[key] = (out[key] ?? 0) + s.count;
   }
   return out;

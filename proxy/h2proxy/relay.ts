@@ -23,8 +23,13 @@ import type { Log, UpstreamErrorKind } from "../http/session_types.ts";
 
 /** What a relay reports (the listener's counters). */
 export interface StreamObserver {
-  /** A response head was sent downstream; `local` for the proxy's own replies. */
-  response(status: number, local: boolean): void;
+  /**
+   * A response head was sent downstream; `local` for the proxy's own replies; `head` the headers
+   * sent, for a gRPC request (their `grpc-status` in a trailers-only response).
+   */
+  response(status: number, local: boolean, head?: HeaderList): void;
+  /** A gRPC request's response ended downstream with `trailers` (none: ended without trailers). */
+  trailers?(trailers: HeaderList | undefined): void;
   upstreamError(kind: UpstreamErrorKind): void;
 }
 
@@ -57,11 +62,10 @@ export function localReply(
 ): void {
   if (down.isClosed || down.headersSent) return;
   try {
+    let head: HeaderList | undefined;
     if (isGrpcContentType(requestContentType)) {
-      down.respond(
-        grpcLocalReply(reply.status, reply.body, { grpcStatus: reply.grpcStatus, requestContentType }),
-        { endStream: true },
-      );
+      head = grpcLocalReply(reply.status, reply.body, { grpcStatus: reply.grpcStatus, requestContentType });
+      down.respond(head, { endStream: true });
     } else {
       const body = new TextEncoder().encode(reply.body);
       down.respond([
@@ -75,7 +79,7 @@ export function localReply(
         down.end();
       }
     }
-    observer.response(reply.status, true);
+    observer.response(reply.status, true, head);
   } catch {
     down.reset(INTERNAL_ERROR);
   }
@@ -268,8 +272,9 @@ export async function relayStream(
     safely(() => upstream.reset(CANCEL));
     return;
   }
-  ctx.observer.response(Number(headerValue(head, ":status")) || 0, false);
-  if (!headersOnly) pump(upstream, down, true).catch(() => safely(() => down.reset(CANCEL)));
+  ctx.observer.response(Number(headerValue(head, ":status")) || 0, false, grpc ? head : undefined);
+  const ended = grpc ? (t: HeaderList | undefined) => ctx.observer.trailers?.(t) : undefined;
+  if (!headersOnly) pump(upstream, down, true, ended).catch(() => safely(() => down.reset(CANCEL)));
 }
 
 /** `headers` with `grpc-timeout` set to `ms` (Envoy's `toGrpcTimeout`), in place of the client's. */
@@ -307,11 +312,16 @@ async function openRetrying(
 }
 
 /**
- * Copies the body and trailers of `from`'s received side to `to`'s sending side. `from` failing (a
- * reset) resets `to`. `to` failing: for the response (`stopSource`) the upstream is reset, the client
+ * Copies the body and trailers of `from`'s received side to `to`'s sending side (`ended` is told the
+ * trailers forwarded). `from` failing (a reset) resets `to`. `to` failing: for the response (`stopSource`) the upstream is reset, the client
  * being gone; for the request the rest is dropped, the response path answering the client.
  */
-async function pump(from: Http2Stream, to: Http2Stream, stopSource: boolean): Promise<void> {
+async function pump(
+  from: Http2Stream,
+  to: Http2Stream,
+  stopSource: boolean,
+  ended?: (trailers: HeaderList | undefined) => void,
+): Promise<void> {
   for (;;) {
     let chunk: Uint8Array | null;
     try {
@@ -322,7 +332,9 @@ async function pump(from: Http2Stream, to: Http2Stream, stopSource: boolean): Pr
     }
     try {
       if (chunk === null) {
-        to.end(await from.trailers);
+        const trailers = await from.trailers;
+        to.end(trailers);
+        ended?.(trailers);
         return;
       }
       await to.write(chunk);

@@ -5,14 +5,17 @@
  * ({@link mergeIstioSeries}) and prints them ({@link formatIstioPrometheus}).
  *
  * The hot path allocates nothing: a listener interns a {@link LabelSet} per connection (per peer and
- * destination), and {@link LabelSet.record} finds the series of a response code in a Map keyed by the
- * number. Cardinality is bounded: codes are clamped to 100..599 (else 0), paths are never labels, and
+ * destination), and {@link LabelSet.record} finds the series of a response code (and gRPC status) in
+ * a Map keyed by a number. A gRPC request counts in the set's {@link LabelSet.grpc} twin
+ * (`request_protocol="grpc"`, made once per set) with its `grpc_response_status`
+ * (../grpc/grpc_status.ts); any other has `grpc_response_status=""`, as Istio's stats plugin. Cardinality is bounded: codes are clamped to 100..599 (else 0), paths are never labels, and
  * at most {@link MAX_LABEL_SETS} label sets are kept (further peers count under source labels
  * `unknown`).
  *
  * @module
  */
 import type { SessionObserver, UpstreamErrorKind } from "./session_types.ts";
+import { grpcStatusLabel, NO_GRPC_STATUS } from "../grpc/grpc_status.ts";
 
 /** Istio's default buckets of istio_request_duration_milliseconds, in ms (the last bucket is +Inf). */
 export const ISTIO_DURATION_BUCKETS_MS: readonly number[] = [
@@ -37,7 +40,10 @@ export const ISTIO_DURATION_BUCKETS_MS: readonly number[] = [
   3600000,
 ];
 
-/** The labels of a {@link LabelSet}, in order; `response_code` and `response_flags` are per series. */
+/**
+ * The labels of a {@link LabelSet}, in order; `response_code`, `response_flags` and
+ * `grpc_response_status` are per series.
+ */
 export const ISTIO_LABELS = [
   "reporter",
   "source_workload",
@@ -63,6 +69,8 @@ export interface IstioSeries {
   labels: string[];
   /** HTTP status, 0 when outside 100..599. */
   code: number;
+  /** `grpc_response_status`: the gRPC status, `-1` for an unusable one, `""` for none (not gRPC). */
+  grpcStatus: string;
   /** Envoy's response flags (`-`: none). */
   flags: string;
   count: number;
@@ -72,6 +80,7 @@ export interface IstioSeries {
 }
 
 class Series {
+  constructor(readonly code: number, readonly grpcStatus: number) {}
   count = 0;
   sumMs = 0;
   readonly buckets = new Float64Array(ISTIO_DURATION_BUCKETS_MS.length + 1);
@@ -80,16 +89,35 @@ class Series {
 /** The interned series of one label set. */
 export class LabelSet {
   readonly #byCode = new Map<number, Series>();
+  #grpc: LabelSet | undefined;
 
   constructor(readonly values: readonly string[]) {}
 
-  /** Counts one response with status `code` that took `ms` milliseconds. */
-  record(code: number, ms: number): void {
+  /**
+   * The twin of this set with `request_protocol="grpc"`, for gRPC requests (made on first use; its
+   * series are part of this set's {@link series}).
+   */
+  grpc(): LabelSet {
+    if (this.#grpc === undefined) {
+      const values = [...this.values];
+      values[PROTOCOL] = "grpc";
+      this.#grpc = new LabelSet(values);
+    }
+    return this.#grpc;
+  }
+
+  /**
+   * Counts one response with status `code` that took `ms` milliseconds; `grpcStatus` is the gRPC
+   * status of a gRPC response (-1: unusable; ../grpc/grpc_status.ts), absent for any other.
+   */
+  record(code: number, ms: number, grpcStatus: number = NO_GRPC_STATUS): void {
     const c = code >= 100 && code <= 599 ? code : 0;
-    let s = this.#byCode.get(c);
+    // 32 slots per code: NO_GRPC_STATUS (-2), -1 and 0..16.
+    const key = c * 32 + grpcStatus - NO_GRPC_STATUS;
+    let s = this.#byCode.get(key);
     if (s === undefined) {
-      s = new Series();
-      this.#byCode.set(c, s);
+      s = new Series(c, grpcStatus);
+      this.#byCode.set(key, s);
     }
     s.count++;
     s.sumMs += ms;
@@ -100,16 +128,20 @@ export class LabelSet {
 
   /** The series, for a snapshot. */
   series(): IstioSeries[] {
-    return [...this.#byCode].map(([code, s]) => ({
+    const own = [...this.#byCode.values()].map((s) => ({
       labels: [...this.values],
-      code,
+      code: s.code,
+      grpcStatus: grpcStatusLabel(s.grpcStatus),
       flags: "-",
       count: s.count,
       sumMs: s.sumMs,
       buckets: [...s.buckets],
     }));
+    return this.#grpc === undefined ? own : [...own, ...this.#grpc.series()];
   }
 }
+
+const PROTOCOL = ISTIO_LABELS.indexOf("request_protocol");
 
 /** The label sets of one worker. */
 export class IstioMetrics {
@@ -142,7 +174,7 @@ export class IstioMetrics {
 export function mergeIstioSeries(all: IstioSeries[]): IstioSeries[] {
   const merged = new Map<string, IstioSeries>();
   for (const s of all) {
-    const key = `${s.labels.join("\n")}\n${s.code}\n${s.flags}`;
+    const key = `${s.labels.join("\n")}\n${s.code}\n${s.grpcStatus}\n${s.flags}`;
     const m = merged.get(key);
     if (m === undefined) {
       merged.set(key, { ...s, labels: [...s.labels], buckets: [...s.buckets] });
@@ -156,7 +188,7 @@ export function mergeIstioSeries(all: IstioSeries[]): IstioSeries[] {
 }
 
 function key(s: IstioSeries): string {
-  return `${s.labels.join(",")},${s.code}`;
+  return `${s.labels.join(",")},${s.code},${s.grpcStatus}`;
 }
 
 /** A Prometheus label value, escaped (text exposition 0.0.4). */
@@ -172,6 +204,7 @@ export function formatIstioPrometheus(series: IstioSeries[]): string {
       ...ISTIO_LABELS.map((k, i) => [k, s.labels[i]]),
       ["response_code", String(s.code)],
       ["response_flags", s.flags],
+      ["grpc_response_status", s.grpcStatus],
     ].map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(",");
   let out = "# TYPE istio_requests_total counter\n";
   for (const s of series) out += `istio_requests_total{${labelsOf(s)}} ${s.count}\n`;

@@ -53,7 +53,7 @@ Deno.test("istio metrics: workers' series merge; Prometheus text with cumulative
   assert.deepEqual(merged.map((s) => [s.code, s.count]), [[200, 2], [403, 1]]);
   const text = formatIstioPrometheus(merged);
   const labels = ISTIO_LABELS.map((k) => `${k}="${k}-v"`).join(",");
-  const ok = `${labels},response_code="200",response_flags="-"`;
+  const ok = `${labels},response_code="200",response_flags="-",grpc_response_status=""`;
   assert.ok(text.includes(`# TYPE istio_requests_total counter\nistio_requests_total{${ok}} 2\n`), text);
   assert.ok(text.includes("# TYPE istio_request_duration_milliseconds histogram\n"));
   assert.ok(text.includes(`istio_request_duration_milliseconds_bucket{${ok},le="1"} 0\n`));
@@ -63,6 +63,30 @@ Deno.test("istio metrics: workers' series merge; Prometheus text with cumulative
   assert.ok(text.includes(`istio_request_duration_milliseconds_sum{${ok}} 33\n`));
   assert.ok(text.includes(`istio_request_duration_milliseconds_count{${ok}} 2\n`));
   assert.equal(formatIstioPrometheus([]), "");
+});
+
+Deno.test("istio metrics: gRPC responses count in the request_protocol grpc twin, per gRPC status", () => {
+  const m = new IstioMetrics();
+  const set = m.labels(LABELS);
+  assert.equal(set.grpc(), set.grpc(), "made once");
+  set.grpc().record(200, 1, 0);
+  set.grpc().record(200, 1, 0);
+  set.grpc().record(200, 1, 7);
+  set.grpc().record(200, 1, -1);
+  set.record(200, 1);
+  const protocol = ISTIO_LABELS.indexOf("request_protocol");
+  const rows = m.snapshot().map((s) => [s.labels[protocol], s.code, s.grpcStatus, s.count]);
+  assert.deepEqual(rows.sort(), [
+    ["grpc", 200, "-1", 1],
+    ["grpc", 200, "0", 2],
+    ["grpc", 200, "7", 1],
+    ["request_protocol-v", 200, "", 1],
+  ]);
+  const text = formatIstioPrometheus(mergeIstioSeries(m.snapshot()));
+  assert.match(
+    text,
+    /^istio_requests_total\{[^}]*request_protocol="grpc"[^}]*response_code="200"[^}]*grpc_response_status="7"\} 1$/m,
+  );
 });
 
 Deno.test("istio metrics: the metered observer forwards every event and counts responses", () => {

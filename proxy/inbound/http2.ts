@@ -104,7 +104,7 @@ export class InboundHttp2 {
       log: (message: string) => log.debug("downstream HTTP/2", { peer: attributes.peer, message }),
       onStream: (stream: Http2Stream) => {
         this.#o.observer.request();
-        const observer = meteredStream(this.#o.observer, labels);
+        const observer = meteredStream(this.#o.observer, labels, stream);
         guardStream(
           stream,
           log,

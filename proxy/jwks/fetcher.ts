@@ -19,6 +19,7 @@
  */
 import tls from "node:tls";
 import { httpGet } from "../../shared/internal/jwks/http_get.ts";
+import { dialsMtls } from "../../shared/policy/auto_mtls.ts";
 import {
   type KeySetFetchEvent,
   KeySetRefresher,
@@ -131,7 +132,7 @@ export class ProxyJwksFetcher {
     const e = endpoints[this.#turn++ % endpoints.length];
     const port = e.ports[String(r.port.number)];
     let dial: () => Promise<net.Socket>;
-    if (e.proxied && ctx.certificate) {
+    if (dialsMtls(e, r.port.number) && ctx.certificate) {
       dial = mtlsDialer(e.address, port, ctx.certificate, e.identity, s.timeoutMs, MESH_HTTP1_ALPN);
     } else if (https) dial = () => tlsDial(e.address, port, url.hostname);
     else dial = plainDialer(e.address, port, s.timeoutMs);

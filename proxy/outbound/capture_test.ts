@@ -5,73 +5,17 @@
  */
 import assert from "node:assert/strict";
 import { requires } from "../../shared/internal/testing/prerequisites.ts";
-import { processDeadline } from "../../shared/internal/testing/deadline.ts";
 import { captureNetns, mustRun, netnsMissing, roundTrip } from "../capture/netns_test_support.ts";
 import { ALLOW_FFI_FLAG } from "../capture/libc.ts";
-
-const SUPPORT = new URL("./capture_test_support.ts", import.meta.url).pathname;
-const GID = 1337;
-
-interface Proxy {
-  stats(): Promise<{ counters: Record<string, number>; echo: number; passthrough: number; peers: string[] }>;
-}
+import { type CaptureProxy, curl, withCaptureProxy } from "./capture_proxy_test_support.ts";
 
 async function withProxy(
   n: number,
   flags: string[],
   policy: string,
-  fn: (exec: string[], p: Proxy) => Promise<void>,
-) {
-  const ns = await captureNetns(n, 15001, GID);
-  const deadline = processDeadline(60_000, "capture test proxy");
-  const child = new Deno.Command("ip", {
-    args: [
-      ...ns.exec.slice(1),
-      "setpriv",
-      `--regid=${GID}`,
-      "--clear-groups",
-      Deno.execPath(),
-      "run",
-      "--allow-net",
-      ...flags,
-      SUPPORT,
-      String(n),
-      policy,
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    signal: deadline.signal,
-  }).spawn();
-  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const stdin = child.stdin.getWriter();
-  const errText = new Response(child.stderr).text();
-  try {
-    assert.equal((await lines.read()).value?.trim(), "ready");
-    await fn(ns.exec, {
-      async stats() {
-        await stdin.write(new TextEncoder().encode("\n"));
-        return JSON.parse((await lines.read()).value!);
-      },
-    });
-  } finally {
-    await stdin.close().catch(() => {});
-    child.kill("SIGKILL");
-    await child.status;
-    await lines.cancel().catch(() => {});
-    deadline.end();
-    await ns.remove();
-  }
-  return await errText;
-}
-
-async function curl(exec: string[], url: string): Promise<string> {
-  const r = await new Deno.Command(exec[0], {
-    args: [...exec.slice(1), "curl", "-s", "--max-time", "5", "-w", " %{http_code}", url],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return new TextDecoder().decode(r.stdout);
+  fn: (exec: string[], p: CaptureProxy) => Promise<void>,
+): Promise<string> {
+  return await withCaptureProxy(await captureNetns(n, 15001, 1337), flags, [String(n), policy], fn);
 }
 
 /** Raw bytes to an address; what came back before the close. */
@@ -156,6 +100,24 @@ Deno.test(requires(netnsMissing(), {
       log,
       /upstream identity mismatch at 10\.221\.7\.1:9444: expected spiffe:\/\/cluster\.local\/ns\/a\/sa\/secure/,
     );
+  },
+}));
+
+Deno.test(requires(netnsMissing(), {
+  name:
+    "capture: automatic mTLS dials plain text to a proxied endpoint whose server is DISABLE (TCP, HTTP/1.1, h2c)",
+  async fn() {
+    await withProxy(8, [ALLOW_FFI_FLAG], "ALLOW_ANY", async (exec, proxy) => {
+      const a = await roundTrip(exec, "10.221.8.15", 9000, MiB);
+      assert.deepEqual(a, { sent: MiB, got: MiB, same: true, error: null });
+      assert.equal(await curl(exec, "http://10.221.8.16/d"), "web GET /d 200");
+      assert.equal(await curl(exec, "http://10.221.8.17/d", "--http2-prior-knowledge"), "hello /d\n 200");
+      const s = await proxy.stats();
+      assert.equal(s.echo, 1);
+      assert.equal(s.counters.upstream_cx_plaintext_total, 3);
+      assert.equal(s.counters.upstream_cx_mtls_total ?? 0, 0);
+      assert.deepEqual(s.peers, [], "no mutual TLS server was dialled");
+    });
   },
 }));
 

@@ -13,10 +13,18 @@
  *   `.../sa/secure`): a mutual TLS echo standing in for its sidecar, presenting that identity and
  *   recording the client's; `impostor.a` VIP .13 → 10.221.<n>.1:9444, whose certificate names
  *   `.../sa/other` while the registry says `.../sa/secure` (secure naming must refuse it).
+ * - `disabled.a` (TCP 9000 → the echo on 9001), `disabled-web.a` (HTTP 80 → 8080) and `disabled-h2.a`
+ *   (HTTP2 80 → the h2c echo) at VIPs .15, .16, .17: proxied endpoints (`.../sa/secure`) whose server's
+ *   PeerAuthentication is DISABLE at that port (`mtlsDisabledPorts`), plain-text servers: automatic
+ *   mTLS must dial them in plain text.
+ * - `remote.a` VIP 10.221.<n>.18 port 9000 (TCP) → 10.221.<n>.2:9001, served by the test when it
+ *   needs an endpoint that is not a local address (a local one goes out through `lo`, uncaptured).
  * Prints `ready`; then, for every line on stdin, the listener's counters and the echo servers'
- * connection counts as one JSON line. Log lines go to stderr.
+ * connection counts as one JSON line. Log lines go to stderr. With `6` as third argument every
+ * address above is IPv6 instead, `fd00:213:<n>::<host in hex>` (./capture_ipv6_test.ts), e.g. the
+ * `echo.a` VIP `fd00:213:<n>::a`.
  *
- *   setpriv --regid 1337 deno run --allow-net [--allow-ffi=<libc>] capture_test_support.ts <n> [REGISTRY_ONLY]
+ *   setpriv --regid 1337 deno run --allow-net [--allow-ffi=<libc>] capture_test_support.ts <n> [REGISTRY_ONLY [6]]
  *
  * @module
  */
@@ -74,6 +82,7 @@ function service(
   target: string,
   tport: number,
   identity = "",
+  mtlsDisabledPorts: number[] = [],
 ): ServiceInfo {
   return {
     name,
@@ -88,6 +97,7 @@ function service(
       proxied: identity !== "",
       identity,
       labels: {},
+      mtlsDisabledPorts,
     }],
     location: "MESH_INTERNAL",
     resolution: "STATIC",
@@ -97,7 +107,10 @@ function service(
 if (import.meta.main) {
   const n = Number(Deno.args[0]);
   const policy = (Deno.args[1] ?? "ALLOW_ANY") as OutboundTrafficPolicy;
-  const self = `10.221.${n}.1`;
+  const at = Deno.args[2] === "6"
+    ? (host: number) => `fd00:213:${n}::${host.toString(16)}`
+    : (host: number) => `10.221.${n}.${host}`;
+  const self = at(1);
   const echo = { n: 0 }, passthrough = { n: 0 };
   await echoServer(self, 9001, echo);
   await echoServer(self, 7000, passthrough);
@@ -115,11 +128,16 @@ if (import.meta.main) {
     ...EMPTY_SNAPSHOT,
     revision: 1,
     services: {
-      "a/echo": service("echo", `10.221.${n}.10`, 9000, "TCP", self, 9001),
-      "a/web": service("web", `10.221.${n}.11`, 80, "HTTP", self, 8080),
-      "a/secure": service("secure", `10.221.${n}.12`, 9000, "TCP", self, 9443, secureId),
-      "a/impostor": service("impostor", `10.221.${n}.13`, 9000, "TCP", self, 9444, secureId),
-      "a/h2": service("h2", `10.221.${n}.14`, 80, "HTTP2", "127.0.0.1", h2.port),
+      "a/echo": service("echo", at(10), 9000, "TCP", self, 9001),
+      "a/web": service("web", at(11), 80, "HTTP", self, 8080),
+      "a/secure": service("secure", at(12), 9000, "TCP", self, 9443, secureId),
+      "a/impostor": service("impostor", at(13), 9000, "TCP", self, 9444, secureId),
+      "a/h2": service("h2", at(14), 80, "HTTP2", "127.0.0.1", h2.port),
+      "a/disabled": service("disabled", at(15), 9000, "TCP", self, 9001, secureId, [9000]),
+      "a/disabled-web": service("disabled-web", at(16), 80, "HTTP", self, 8080, secureId, [80]),
+      "a/disabled-h2": service("disabled-h2", at(17), 80, "HTTP2", "127.0.0.1", h2.port, secureId, [80]),
+      // An endpoint outside this namespace (a test's peer namespace serves at(2):9001, if any).
+      "a/remote": service("remote", at(18), 9000, "TCP", at(2), 9001),
     },
     certificate: certificateInfo(clientLeaf, ca, clientId),
     workload: {

@@ -78,10 +78,19 @@ export function pathOfProtocol(protocol: string): "http" | "http2" | "tls" | "sn
 type Index = Map<string, ServiceTarget>;
 const indexes = new WeakMap<Pick<RuntimeSnapshot, "services">, Index>();
 
-/** A canonical form of an address for matching (IPv4-mapped IPv6 as IPv4, lower case). */
+/**
+ * A canonical form of an address for matching: IPv4-mapped IPv6 as IPv4, lower case, IPv6 in its
+ * RFC 5952 text (`fd00:0:0::0a` and `fd00::a` are one address; the kernel reports the latter).
+ */
 function canonical(address: string): string {
   const a = address.toLowerCase();
-  return a.startsWith("::ffff:") && a.includes(".") ? a.slice(7) : a;
+  if (a.startsWith("::ffff:") && a.includes(".")) return a.slice(7);
+  if (!a.includes(":")) return a;
+  try {
+    return new URL(`http://[${a}]/`).hostname.slice(1, -1);
+  } catch {
+    return a;
+  }
 }
 
 function indexOf(snapshot: Pick<RuntimeSnapshot, "services">): Index {

@@ -33,6 +33,10 @@ const snapshot = {
       endpoint("10.1.0.6", { "80": 8080, "9090": 9090 }),
     ]),
     "a/auto": service("auto", "10.96.0.12", [["web", 7000, 7000, "UNKNOWN"], ["tls", 443, 8443, "TLS"]], []),
+    // IPv6, written the long way: the kernel reports fd00:10:96::14 and fd00:10:1::7.
+    "a/six": service("six", "FD00:10:96:0:0::14", [["tcp", 6379, 6379, "TCP"]], [
+      endpoint("fd00:10:1:0::0:7", { "6379": 6380 }),
+    ]),
     // A second service on the same VIP and port: the first by key wins, in every worker.
     "b/dup": service("dup", "10.96.0.10", [["tcp", 5432, 1, "TCP"]], []),
   },
@@ -57,6 +61,10 @@ Deno.test("dispatchOf: each destination's path", () => {
     ["127.0.0.7", 15001, "http"],
     ["10.1.0.9", 15001, "http"], // the workload's own address at the listener's port
     ["::ffff:127.0.0.1", 15001, "http"],
+    ["fd00:10:96::14", 6379, "tcp"], // an IPv6 VIP
+    ["fd00:10:1::7", 6380, "tcp"], // an IPv6 pod address and its target port
+    ["fd00:10:96::15", 6379, "passthrough"], // an IPv6 destination outside the registry
+    ["::1", 15001, "http"], // the IPv6 listener itself
   ];
   for (const [address, port, want] of table) assert.equal(pathOf(address, port), want, `${address}:${port}`);
 });
@@ -84,6 +92,8 @@ Deno.test("serviceAt: VIPs before endpoint addresses, the first service by key, 
   assert.equal(pod.key, "a/web");
   assert.equal(pod.port.number, 9090);
   assert.equal(pod.endpoint?.address, "10.1.0.6");
+  assert.equal(serviceAt(snapshot, "fd00:10:96::14", 6379)?.key, "a/six");
+  assert.equal(serviceAt(snapshot, "fd00:10:1::7", 6380)?.endpoint?.address, "fd00:10:1:0::0:7");
 });
 
 Deno.test("pathOfProtocol: Istio's protocols", () => {

@@ -110,14 +110,16 @@ export class OutboundHttp2 {
     filter: RequestFilter | undefined,
   ): Promise<void> {
     const router = this.#o.router;
-    let observer = meteredStream(this.#o.observer, router.localLabels());
+    let observer = meteredStream(this.#o.observer, router.localLabels(), stream);
     const adapted = adaptRequestHead(stream.headers);
     if (!adapted.ok) {
       return answerLocally(stream, undefined, { status: adapted.status, body: adapted.reason }, observer);
     }
     const routed = router.routeEndpoint(adapted.head, peer, routeName);
     const route = routed.route;
-    if (!route.local && route.labels !== undefined) observer = meteredStream(this.#o.observer, route.labels);
+    if (!route.local && route.labels !== undefined) {
+      observer = meteredStream(this.#o.observer, route.labels, stream);
+    }
     if (route.local) {
       const headers: HeaderList = route.location === undefined ? [] : [["location", route.location]];
       return answerLocally(

@@ -8,11 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { RouteConfiguration } from "../../shared/routing/mod.ts";
 import { commandMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
-import { RecordingLog, snapshotOf } from "../inbound/test_support.ts";
-import { appService } from "../http/limits_test_support.ts";
-import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { RecordingLog } from "../inbound/test_support.ts";
 import {
   curlGrpc,
   grpcClient,
@@ -24,48 +21,22 @@ import {
 } from "../h2proxy/h2_apps_test_support.ts";
 import { CANCEL } from "../http2/frame.ts";
 import { OutboundListener } from "./listener.ts";
+import { GATEWAY_ROUTE_NAME, grpcGatewaySnapshot } from "./gateway_h2_test_support.ts";
 
 const HOST = "slow.example.com";
-
-function gatewaySnapshot(appPort: number): RuntimeSnapshot {
-  const rc: RouteConfiguration = {
-    name: "http.8080",
-    port: 80,
-    bindPort: 8080,
-    gateways: ["foo/gw"],
-    virtualHosts: [{
-      name: `${HOST}:80`,
-      domains: [HOST],
-      routes: [{
-        name: "foo/slow.0",
-        matches: [],
-        destinations: [{ host: "app.foo.svc.cluster.local", port: 80, weight: 100 }],
-        timeoutMs: 1000,
-      }],
-    }],
-  };
-  const base = snapshotOf("PERMISSIVE", undefined);
-  const app = appService(appPort)["foo/app"];
-  return {
-    ...base,
-    workload: base.workload && { ...base.workload, namespace: "foo" },
-    services: { "foo/app": { ...app, ports: app.ports.map((p) => ({ ...p, protocol: "GRPC" })) } },
-    routes: { [rc.name]: rc },
-  };
-}
 
 Deno.test(requires(pythonH2Missing() ?? grpcioMissing() ?? commandMissing("curl"), {
   name:
     "gateway: a VirtualService timeout on an HTTP/2 route: 504, or UNAVAILABLE for gRPC, capping grpc-timeout",
   async fn(t) {
     const app = await startHostileApp();
-    const snapshot = gatewaySnapshot(app.port);
+    const snapshot = grpcGatewaySnapshot(HOST, app.port, { timeoutMs: 1000 });
     const gw = new OutboundListener({
       address: "127.0.0.1",
       port: 0,
       snapshot: () => snapshot,
       log: new RecordingLog(),
-      routeNames: ["http.8080"],
+      routeNames: [GATEWAY_ROUTE_NAME],
     });
     await gw.start();
     const dir = await Deno.makeTempDir();

@@ -58,6 +58,7 @@ import { sniffPreface } from "../h2proxy/preface.ts";
 import { resumeReading } from "../tcp/relay.ts";
 import { OutboundTcp, type OutboundTcpOptions } from "./tcp_forward.ts";
 import { openLibc } from "../capture/libc.ts";
+import { listenIpv6Loopback } from "./loopback6.ts";
 
 /** Settings of an {@link OutboundListener}. */
 export interface OutboundListenerOptions {
@@ -102,6 +103,8 @@ export class OutboundListener {
   readonly #o: OutboundListenerOptions;
   readonly #log: Log;
   readonly #server: net.Server;
+  /** Sidecar mode on 127.0.0.1: the [::1] twin that IPv6 REDIRECTs reach (./loopback6.ts). */
+  #server6: net.Server | undefined;
   readonly #limits: HeadLimits;
   readonly #connLimits: ListenerLimits;
   readonly #slots: ConnectionSlots;
@@ -167,15 +170,17 @@ export class OutboundListener {
       connectTimeoutMs: options.tcp?.connectTimeoutMs ?? options.upstream?.connectTimeoutMs,
       listenerPort: () => this.#port,
     });
-    this.#server = net.createServer({ allowHalfOpen: true }, (raw) => {
-      try {
-        this.#onConnection(raw);
-      } catch (e) {
-        this.#log.error("outbound listener error", { error: String(e) });
-        raw.destroy();
-      }
-    });
+    this.#server = net.createServer({ allowHalfOpen: true }, this.#accept);
   }
+
+  readonly #accept = (raw: net.Socket): void => {
+    try {
+      this.#onConnection(raw);
+    } catch (e) {
+      this.#log.error("outbound listener error", { error: String(e) });
+      raw.destroy();
+    }
+  };
 
   get port(): number {
     return this.#port;
@@ -196,6 +201,9 @@ export class OutboundListener {
       this.#o,
       (err: Error) => this.#log.error("outbound listener error", { error: err.message }),
     );
+    if (this.#tcp !== undefined && this.#o.address === "127.0.0.1") {
+      this.#server6 = await listenIpv6Loopback(this.#port, this.#o, this.#accept, this.#log);
+    }
     const timer = setInterval(() => {
       try {
         this.#sweep();
@@ -221,7 +229,9 @@ export class OutboundListener {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
-    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    const closed = Promise.all(
+      [this.#server, this.#server6].map((s) => s && new Promise<void>((resolve) => s.close(() => resolve()))),
+    );
     for (const c of this.#conns) c.destroy();
     const released = this.#accepted.closeAll();
     this.#router.close();

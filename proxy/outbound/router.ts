@@ -13,6 +13,7 @@ import { type EndpointInfo, type RuntimeSnapshot, settingsInForce } from "../run
 import type { IstioMetrics, LabelSet } from "../http/istio_metrics.ts";
 import { outboundIstioLabels } from "../http/istio_labels.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
+import { dialsMtls } from "../../shared/policy/auto_mtls.ts";
 import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
 import { MESH_HTTP1_ALPN } from "../tls/mesh_alpn.ts";
@@ -190,7 +191,8 @@ export class OutboundRouter {
     const { endpoint, port } = choice;
     const target = `${endpoint.address}:${port}`;
     const cert = snapshot.certificate;
-    if (endpoint.proxied && cert === undefined) {
+    const mtls = dialsMtls(endpoint, r.port.number);
+    if (mtls && cert === undefined) {
       return this.#local(
         "no_certificate",
         503,
@@ -199,10 +201,10 @@ export class OutboundRouter {
       );
     }
     const up: UpstreamEndpoint = {
-      key: endpoint.proxied ? `mtls|${target}|${endpoint.identity}` : `plain|${target}`,
+      key: mtls ? `mtls|${target}|${endpoint.identity}` : `plain|${target}`,
       address: endpoint.address,
       port,
-      mtls: endpoint.proxied,
+      mtls,
       identity: endpoint.identity,
     };
     return {

@@ -23,6 +23,7 @@ import { type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
 import { type OriginalDestination, originalDestination } from "../capture/original_destination.ts";
 import { pauseReading, relay, type RelayResult } from "../tcp/relay.ts";
 import { type DetectedProtocol, detectProtocol } from "../../shared/protocol/detect.ts";
+import { dialsMtls } from "../../shared/policy/auto_mtls.ts";
 import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { resolveService } from "./resolve.ts";
 import { meshTcpRouteName } from "../../shared/routing/mesh_tcp_routes.ts";
@@ -243,7 +244,8 @@ export class OutboundTcp {
     const { endpoint, port } = choice;
     const target = `${endpoint.address}:${port}`;
     const cert = snapshot.certificate;
-    if (endpoint.proxied && cert === undefined) {
+    const mtls = dialsMtls(endpoint, t.port.number);
+    if (mtls && cert === undefined) {
       this.#o.observer.tcp(t.cluster, "downstream_cx_total", 1);
       this.refuse(
         raw,
@@ -252,8 +254,8 @@ export class OutboundTcp {
       return;
     }
     this.#connect(raw, t.cluster, `${t.key} ${target}`, () => {
-      this.#o.observer.upstreamConnection(endpoint.proxied);
-      if (!endpoint.proxied) return plainDialer(endpoint.address, port, this.#timeout())();
+      this.#o.observer.upstreamConnection(mtls);
+      if (!mtls) return plainDialer(endpoint.address, port, this.#timeout())();
       // The current certificate per connection, so that rotation reaches new connections.
       const c = this.#o.snapshot().certificate ?? cert!;
       return mtlsDialer(endpoint.address, port, c, endpoint.identity, this.#timeout(), MESH_TCP_ALPN, true)();

@@ -36,6 +36,7 @@ import { gatewayTlsTarget, hasSniRoutedPort, meshTlsRouteBySni, sidecarTlsTarget
 import { meshTlsRouteName } from "../../shared/routing/mesh_tls_routes.ts";
 import { readClientHello } from "../tls/client_hello.ts";
 import type { ServiceTarget } from "./dispatch.ts";
+import { dialsMtls } from "../../shared/policy/auto_mtls.ts";
 
 /** Settings of a {@link TlsPassthrough}. */
 export interface TlsPassthroughOptions {
@@ -290,7 +291,7 @@ export class TlsPassthrough {
     }
     const { endpoint } = choice;
     const target = `${r.key} ${endpoint.address}:${choice.port}`;
-    if (!endpoint.proxied) {
+    if (!dialsMtls(endpoint, port.number)) {
       return { dial: plainDialer(endpoint.address, choice.port, timeout), mtls: false, target };
     }
     const cert = snapshot.certificate;

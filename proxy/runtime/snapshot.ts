@@ -45,6 +45,11 @@ export interface EndpointInfo {
   /** SPIFFE ID the server must present when proxied (secure naming). */
   identity: string;
   labels: Record<string, string>;
+  /**
+   * Service ports at which the server's PeerAuthentication is DISABLE: plain text there even when
+   * proxied (shared/policy/auto_mtls.ts `dialsMtls`); missing means none.
+   */
+  mtlsDisabledPorts?: readonly number[];
 }
 
 /** A service (mesh.v1.Service, decoded). */

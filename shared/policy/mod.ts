@@ -22,6 +22,7 @@ export {
   type SelectableWorkload,
   type SelectingPolicy,
 } from "./workload_selection.ts";
+export { type AutoMtlsEndpoint, dialsMtls, mtlsDisabledPorts } from "./auto_mtls.ts";
 export * from "./authorization/mod.ts";
 export * from "./jwt/mod.ts";
 export {

@@ -215,6 +215,7 @@ export const MESH_PROTO_DESCRIPTOR: Record<string, unknown> = {
                 "proxied": { "type": "bool", "id": 4 },
                 "identity": { "type": "string", "id": 5 },
                 "labels": { "keyType": "string", "type": "string", "id": 6 },
+                "mtlsDisabledPorts": { "rule": "repeated", "type": "uint32", "id": 7 },
               },
             },
             "Workload": {

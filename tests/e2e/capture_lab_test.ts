@@ -6,6 +6,7 @@
  * address; (b) a destination in no service by passthrough; (c) httpbin by Host, on an `http` port and
  * on an auto-detected one; (d) a TCP echo with its own sidecar under STRICT mutual TLS (the sidecar
  * pair), which a client without a sidecar cannot reach. The sidecar's `/stats` counts each route.
+ * (e) The same echo under a workload DISABLE: automatic mTLS sends it plain text (Istio's mtlsChecker).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -129,6 +130,48 @@ Deno.test(requires(unavailable, {
           5 * MiB,
         );
       });
+      await t.step(
+        "(e) the secure workload DISABLE over the namespace's STRICT: the client's sidecar dials it in plain text",
+        async () => {
+          await Deno.writeTextFile(
+            join(dir, "disable.yaml"),
+            "apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: secure, namespace: app}\n" +
+              "spec: {selector: {matchLabels: {app: secure}}, mtls: {mode: DISABLE}}\n",
+          );
+          const plaintext = async () => {
+            const [cmd, ...args] = execArgv(client, ["curl", "-s", "http://127.0.0.1:15000/stats"]);
+            const stats = (await run(cmd, args)).stdout;
+            return Number(
+              /^listener\.127\.0\.0\.1_15001\.upstream_cx_plaintext_total: (\d+)$/m.exec(stats)?.[1],
+            );
+          };
+          const before = await plaintext();
+          assert.ok(Number.isInteger(before), "upstream_cx_plaintext_total in the client's /stats");
+          await labApply(lab, [join(dir, "disable.yaml")]);
+          // A DISABLE TCP port gives the app whatever arrives, so mutual TLS to it cannot work: the echo
+          // returns the client's own ClientHello. Each try is a new connection (TCP is not pooled); until
+          // the policy arrives, mutual TLS to the still STRICT server passes, so the counter decides.
+          const deadline = Date.now() + 5000;
+          for (;;) {
+            const r = await roundTrip(exec, vip("secure"), 9000, MiB);
+            const plain = await plaintext();
+            if (r.same && plain > before) break;
+            assert.ok(
+              Date.now() < deadline,
+              `no plain-text round trip in 5 s: ${JSON.stringify(r)}, ${plain}`,
+            );
+            await new Promise((res) => setTimeout(res, 100));
+          }
+          // The server's side took DISABLE too: a client without a sidecar reaches it.
+          const legacy = execArgv(workloadOf(state, "ext/legacy"), []);
+          assert.deepEqual(await roundTrip(legacy, vip("secure"), 9000, 1000), {
+            sent: 1000,
+            got: 1000,
+            same: true,
+            error: null,
+          });
+        },
+      );
     } finally {
       await labDown(lab);
       await Deno.remove(dir, { recursive: true });

@@ -6,6 +6,8 @@
  * matrix with real curl and httpbin while PeerAuthentications are applied with kubectl. Also: an image
  * outside the node's table is refused with ErrImagePull in the pod's status; `kubectl scale` of a
  * Deployment adds and removes pods (and their network namespaces) and the Service's endpoints follow.
+ * The injected `mesh-init` script captures every outbound TCP connection of a pod: one to a
+ * destination in no Service (an echo in meshd's namespace) is passed through by the sidecar.
  * Lab name `kn<pid>`, subnet 10.254.0.0/24.
  */
 import assert from "node:assert/strict";
@@ -15,11 +17,12 @@ import { listNetns } from "../../deploy/lab/host.ts";
 import { expectStage, kubectl } from "./lab_kube_support.ts";
 import { adoptSamplePods, applySamples } from "../../deploy/quickstart/kube_samples.ts";
 import { findWorkload, probe, run, xfccOf } from "../../deploy/lab/mod.ts";
+import { roundTrip } from "../../proxy/capture/netns_test_support.ts";
 import { commandMissing, httpbinMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const unavailable = labUnavailable() ?? httpbinMissing() ?? commandMissing("kubectl") ??
-  commandMissing("nsenter");
+  commandMissing("nsenter") ?? commandMissing("socat");
 
 /** Whether a pod's Ready condition is True. */
 function isReady(pod: { status?: { conditions?: { type: string; status: string }[] } }): boolean {
@@ -98,6 +101,47 @@ Deno.test(requires(unavailable, {
       ]);
       assert.equal(fromMeshd.code, 0, fromMeshd.stderr);
       assert.match(fromMeshd.stdout, /"origin"/);
+      // Every outbound TCP connection is captured by the injected init container's rules, not only the
+      // Service range: a destination in no Service is passed through by sleep's sidecar (counted).
+      const echo = new Deno.Command("ip", {
+        args: [
+          "netns",
+          "exec",
+          `${name}_meshd`,
+          "socat",
+          "-t",
+          "5",
+          "TCP-LISTEN:17000,fork,reuseaddr",
+          "EXEC:cat",
+        ],
+        stdout: "null",
+        stderr: "null",
+      }).spawn();
+      try {
+        const sleepExec = ["ip", "netns", "exec", sleepPod.netns];
+        const passthrough = async () => {
+          const stats = await run("ip", [
+            ...sleepExec.slice(1),
+            "curl",
+            "-s",
+            "http://127.0.0.1:15000/stats",
+          ]);
+          return Number(
+            /^tcp\.PassthroughCluster\.downstream_cx_total: (\d+)$/m.exec(stats.stdout)?.[1] ?? 0,
+          );
+        };
+        const before = await passthrough();
+        let echoed = await roundTrip(sleepExec, state.plan!.meshd.address, 17000, 100_000);
+        for (let i = 0; i < 25 && echoed.got === 0; i++) {
+          await new Promise((r) => setTimeout(r, 200)); // socat's listen
+          echoed = await roundTrip(sleepExec, state.plan!.meshd.address, 17000, 100_000);
+        }
+        assert.deepEqual(echoed, { sent: 100_000, got: 100_000, same: true, error: null });
+        assert.ok((await passthrough()) > before, "the connection went through sleep's sidecar");
+      } finally {
+        echo.kill("SIGKILL");
+        await echo.status;
+      }
       // The sidecars' certificates come from their projected tokens (TokenReview): sleep's identity reaches httpbin.
       const headers = await probe(
         state.plan!.workloads.find((w) => w.namespace === "foo" && w.name === "sleep")!,

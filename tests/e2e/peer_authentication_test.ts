@@ -148,6 +148,58 @@ async function xfcc(env: Env, from: string, to: string): Promise<string | undefi
   return xfccOf(p);
 }
 
+/** The upstream connections sleep.foo's sidecar opened so far, by kind (its /stats counters). */
+async function upstreamCx(env: Env): Promise<{ mtls: number; plain: number }> {
+  const [cmd, ...args] = execArgv(workload(env, "foo/sleep"), ["curl", "-s", "http://127.0.0.1:15000/stats"]);
+  const stats = (await run(cmd, args)).stdout;
+  const value = (name: string) => {
+    const v = Number(
+      new RegExp(`^listener\\.127\\.0\\.0\\.1_15001\\.${name}: (\\d+)$`, "m").exec(stats)?.[1],
+    );
+    assert.ok(Number.isInteger(v), `${name} in sleep.foo's /stats:\n${stats}`);
+    return v;
+  };
+  return { mtls: value("upstream_cx_mtls_total"), plain: value("upstream_cx_plaintext_total") };
+}
+
+/**
+ * Polls (every 50 ms, at most `timeoutMs`) sleep.foo -> httpbin.foo, each answer 200, until its sidecar
+ * has opened a new plain-text upstream connection since `before`. A kept-alive mutual TLS connection
+ * from an earlier row cannot pass this: the automatic mTLS decision is made when a connection opens.
+ */
+async function expectNewPlainUpstream(env: Env, before: { plain: number }, timeoutMs = 3000): Promise<void> {
+  const start = Date.now();
+  for (;;) {
+    assert.equal(
+      await PROBES.sleepFoo(env),
+      "200",
+      `sleep.foo -> httpbin.foo after ${Date.now() - start} ms`,
+    );
+    const now = await upstreamCx(env);
+    if (now.plain > before.plain) return;
+    if (Date.now() - start > timeoutMs) {
+      throw new Error(`no new plain-text upstream connection within ${timeoutMs} ms: ${JSON.stringify(now)}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Polls (every 50 ms, at most `timeoutMs`) until httpbin.foo sees sleep.foo's request with an XFCC
+ * header (it came over mutual TLS) or without one (plain text), as `present` says.
+ */
+async function expectClientCertificate(env: Env, present: boolean, timeoutMs = 3000): Promise<void> {
+  const start = Date.now();
+  while ((await xfcc(env, "foo/sleep", "foo") !== undefined) !== present) {
+    if (Date.now() - start > timeoutMs) {
+      throw new Error(
+        `sleep.foo -> httpbin.foo ${present ? "not over" : "still over"} mutual TLS after ${timeoutMs} ms`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 const timings: string[] = [];
 const note = (row: string, ms: number) => timings.push(`${row}: ${ms} ms`);
 
@@ -252,26 +304,37 @@ Deno.test(requires(unavailable, {
       );
 
       await t.step(
-        "5. workload DISABLE over namespace STRICT: the unproxied client reaches it again",
+        "5. workload DISABLE over namespace STRICT: the unproxied client reaches it again, the proxied one in plain text",
         async () => {
           await setPolicies(env, "pa-foo.yaml");
-          await expectOutcomes(env, { legacyFoo: "reset", legacyFooUnbound: "reset" });
+          await expectOutcomes(env, { legacyFoo: "reset", legacyFooUnbound: "reset", sleepFoo: "200" });
+          const before = await upstreamCx(env);
           await setPolicies(env, "pa-foo.yaml", "pa-httpbin-disable.yaml");
           note(
             "row 5 apply",
             await expectOutcomes(env, { legacyFoo: "200", legacyFooUnbound: "200", sleepFoo: "200" }),
           );
+          // Automatic mTLS (Istio's EDS mtlsChecker): sleep.foo's sidecar now dials httpbin.foo in plain
+          // text, on a new connection (a kept-alive mTLS one from the rows before must not hide a failure).
+          await expectNewPlainUpstream(env, before);
+          await expectClientCertificate(env, false);
         },
       );
 
       await t.step(
         "6. STRICT + portLevelMtls DISABLE: plain text on the bound port only; ignored on an unbound port",
         async () => {
+          // From mutual TLS (workload STRICT), so that row 5's plain text cannot pass for the port's.
+          await setPolicies(env, "pa-httpbin-strict.yaml");
+          await expectOutcomes(env, { legacyFoo: "reset", sleepFoo: "200" });
+          await expectClientCertificate(env, true);
           await setPolicies(env, "pa-port-bound.yaml");
           note(
             "row 6 bound",
             await expectOutcomes(env, { legacyFoo: "200", legacyFooUnbound: "reset", sleepFoo: "200" }),
           );
+          // The port-level DISABLE reaches the client's decision too (per endpoint port).
+          await expectClientCertificate(env, false);
           // What httpbin's sidecar holds: per listener, the mode and the policy that decided it.
           const [cmd, ...args] = execArgv(workload(env, "foo/httpbin"), [
             "curl",
@@ -293,6 +356,8 @@ Deno.test(requires(unavailable, {
             "row 6 unbound",
             await expectOutcomes(env, { legacyFoo: "reset", legacyFooUnbound: "reset", sleepFoo: "200" }),
           );
+          // An unbound port's DISABLE is ignored: the bound port is STRICT again, so mutual TLS again.
+          await expectClientCertificate(env, true);
         },
       );
 

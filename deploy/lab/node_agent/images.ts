@@ -9,7 +9,14 @@
  * | `mccutchen/go-httpbin`, `kennethreitz/httpbin`        | `gunicorn -b <bind>:<first containerPort> httpbin:app` |
  * | `curlimages/curl`, `governmentpaas/curl-ssl`          | the container's command and args, as given (default `sleep infinity`) |
  * | the proxy image (meshd's template: `mesh/proxy`)      | `proxy/main.ts` with the container's args             |
- * | the proxy image as init container `mesh-init`         | the lab's traffic redirection (no process)           |
+ * | the proxy image with a `command` (injected `mesh-init`) | the command, as a `command` replaces an ENTRYPOINT    |
+ *
+ * `mesh-init`'s command is the injected `sh -c` script of iptables and ip6tables rules
+ * (shared/internal/inject/inject_patch.ts `redirectScript`), run as root in the pod's namespace: the
+ * pod gets exactly the capture an injected pod gets in a cluster. A container's
+ * `securityContext.runAsGroup` becomes its process's gid (`setpriv --regid`; the uid stays root, so
+ * the lab's files stay readable): the injected proxy runs with gid 1337, which those rules leave
+ * alone (`-m owner --gid-owner 1337`).
  *
  * @module
  */
@@ -18,8 +25,6 @@ import { PROXY_RUN_FLAGS } from "../../../shared/internal/proxy_permissions.ts";
 /** What the agent does for one container. */
 export type ContainerRun =
   | { kind: "process"; argv: string[] }
-  /** The init container that installs the sidecar's redirection: the agent installs the lab's rule. */
-  | { kind: "redirect" }
   | { kind: "refused"; reason: "ErrImagePull"; message: string };
 
 /** The fields of a container the table reads. */
@@ -29,6 +34,7 @@ export interface ContainerSpec {
   command?: string[];
   args?: string[];
   ports?: { containerPort?: number; protocol?: string }[];
+  securityContext?: { runAsGroup?: number };
 }
 
 /** How a container's program is run here. */
@@ -38,8 +44,6 @@ export interface RunContext {
   /** The Deno executable and the repository root, for the proxy. */
   deno: string;
   repoRoot: string;
-  /** Whether the container is an init container. */
-  init: boolean;
 }
 
 /** The repository part of an image reference: registry `docker.io/` and `library/`, tag and digest removed. */
@@ -62,9 +66,17 @@ function firstPort(c: ContainerSpec, fallback: number): number {
 /**
  * The program for container `c`.
  *
- * @returns a process argv, the redirection, or a refusal naming the image and the table
+ * @returns a process argv (under `setpriv` with the container's runAsGroup), or a refusal naming the
+ *   image and the table
  */
 export function containerRun(c: ContainerSpec, ctx: RunContext): ContainerRun {
+  const run = program(c, ctx);
+  const gid = c.securityContext?.runAsGroup;
+  if (run.kind !== "process" || !Number.isInteger(gid) || gid === 0) return run;
+  return { kind: "process", argv: ["/usr/bin/setpriv", `--regid=${gid}`, "--clear-groups", ...run.argv] };
+}
+
+function program(c: ContainerSpec, ctx: RunContext): ContainerRun {
   const image = c.image ?? "";
   const repo = imageRepository(image);
   if (HTTPBIN.has(repo)) {
@@ -79,7 +91,9 @@ export function containerRun(c: ContainerSpec, ctx: RunContext): ContainerRun {
     return { kind: "process", argv: argv.length > 0 ? argv : ["/bin/sleep", "infinity"] };
   }
   if (PROXY_IMAGES.has(repo)) {
-    if (ctx.init) return { kind: "redirect" };
+    if (c.command !== undefined && c.command.length > 0) {
+      return { kind: "process", argv: [...c.command, ...(c.args ?? [])] };
+    }
     return {
       kind: "process",
       argv: [

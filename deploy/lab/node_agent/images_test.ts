@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { containerRun, imageRepository } from "./images.ts";
 
-const ctx = { bindIp: "127.0.0.1", deno: "/deno", repoRoot: "/repo", init: false };
+const ctx = { bindIp: "127.0.0.1", deno: "/deno", repoRoot: "/repo" };
 
 Deno.test("imageRepository drops the registry, library/, the tag and the digest", () => {
   for (
@@ -43,14 +43,32 @@ Deno.test("the curl image runs the container's command as given, else sleeps", (
   });
 });
 
-Deno.test("the proxy image runs proxy/main.ts with the container's args; as init container it is the redirection", () => {
+Deno.test("the proxy image runs proxy/main.ts with the container's args; with a command (mesh-init) that command; runAsGroup as gid", () => {
   const r = containerRun({ name: "mesh-proxy", image: "mesh/proxy:latest", args: ["--type=sidecar"] }, ctx);
   assert.deepStrictEqual(r.kind === "process" && r.argv.slice(-2), ["/repo/proxy/main.ts", "--type=sidecar"]);
+  // The injected init container's own script (iptables and ip6tables), as given.
   assert.deepStrictEqual(
-    containerRun({ name: "mesh-init", image: "mesh/proxy:latest" }, { ...ctx, init: true }),
+    containerRun({
+      name: "mesh-init",
+      image: "mesh/proxy:latest",
+      command: ["sh", "-c", "set -e\niptables -w -t nat -A OUTPUT -p tcp -j REDIRECT --to-ports 15001"],
+      securityContext: { runAsGroup: 0 },
+    }, ctx),
     {
-      kind: "redirect",
+      kind: "process",
+      argv: ["sh", "-c", "set -e\niptables -w -t nat -A OUTPUT -p tcp -j REDIRECT --to-ports 15001"],
     },
+  );
+  // The injected proxy's gid 1337, which the capture rules leave alone.
+  const proxy = containerRun({
+    name: "mesh-proxy",
+    image: "mesh/proxy",
+    args: ["--type=sidecar"],
+    securityContext: { runAsGroup: 1337 },
+  }, ctx);
+  assert.deepStrictEqual(
+    proxy.kind === "process" && proxy.argv.slice(0, 4),
+    ["/usr/bin/setpriv", "--regid=1337", "--clear-groups", "/deno"],
   );
 });
 

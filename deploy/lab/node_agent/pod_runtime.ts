@@ -11,8 +11,6 @@ import { join } from "node:path";
 import { Buffer } from "node:buffer";
 import type { ApiClient } from "../../../shared/internal/kube/api_client.ts";
 import { expandCommand } from "../../../shared/internal/lab/container_env.ts";
-import { outboundRedirectRule } from "../../../shared/internal/lab/redirect.ts";
-import { SIDECAR_OUTBOUND_PORT } from "../../../shared/internal/lab/plan.ts";
 import { killNetnsProcesses, mustRun, run } from "../host.ts";
 import { addJoinedNetns } from "../network.ts";
 import { type ContainerRun, containerRun, type ContainerSpec } from "./images.ts";
@@ -79,12 +77,8 @@ export function hasSidecar(pod: Obj): boolean {
 /** Resolves every container's program first, so that an unknown image is refused before anything is made. */
 export function plannedRuns(pod: Obj, ctx: NodeContext): { init: ContainerRun[]; main: ContainerRun[] } {
   const bindIp = hasSidecar(pod) ? "127.0.0.1" : "0.0.0.0";
-  const at = (init: boolean) => (c: ContainerSpec) =>
-    containerRun(c, { bindIp, deno: ctx.deno, repoRoot: ctx.repoRoot, init });
-  return {
-    init: (pod.spec?.initContainers ?? []).map(at(true)),
-    main: (pod.spec?.containers ?? []).map(at(false)),
-  };
+  const at = (c: ContainerSpec) => containerRun(c, { bindIp, deno: ctx.deno, repoRoot: ctx.repoRoot });
+  return { init: (pod.spec?.initContainers ?? []).map(at), main: (pod.spec?.containers ?? []).map(at) };
 }
 
 /** Makes the pod's network namespace, joined to the lab's bridge. */
@@ -366,8 +360,8 @@ export function podLogDir(ctx: NodeContext, p: { namespace: string; name: string
 }
 
 /**
- * Runs the pod: volumes, init containers in order (the mesh's `mesh-init` installs the lab's
- * redirection of the Service range to the sidecar; a native sidecar is started and left running),
+ * Runs the pod: volumes, init containers in order (the mesh's `mesh-init` runs its injected
+ * iptables/ip6tables script in the pod's namespace; a native sidecar is started and left running),
  * then every container.
  *
  * @throws Error naming the container or volume that failed
@@ -383,10 +377,7 @@ export async function startPod(
   const inits = pod.spec?.initContainers ?? [];
   for (const [i, r] of runs.init.entries()) {
     const c = inits[i];
-    if (r.kind === "redirect") {
-      const rule = outboundRedirectRule(SERVICE_CIDR, SIDECAR_OUTBOUND_PORT);
-      await mustRun("ip", ["netns", "exec", p.netns, "iptables", ...rule]);
-    } else if (r.kind === "process") {
+    if (r.kind === "process") {
       if (c.restartPolicy === "Always") {
         p.pids.set(c.name, await startProcess(p, ctx, pod, c, r.argv, volumes, false));
       } else {

@@ -25,7 +25,7 @@
  */
 import { isObject, type JsonObject, type JsonPatchOperation, pointerSegment } from "./json.ts";
 import { cidrList, type InjectionTemplate } from "./template.ts";
-import { captureRules } from "../lab/redirect.ts";
+import { captureRuleSets } from "../lab/redirect.ts";
 import { SIDECAR_ADMIN_PORT, SIDECAR_OUTBOUND_PORT } from "../lab/plan.ts";
 import { DEFAULT_STATUS_PORT, KUBE_APP_PROBERS_ENV } from "../app_probers.ts";
 import { probeRewrite, shouldRewriteProbes } from "./probe_rewrite.ts";
@@ -84,9 +84,11 @@ function annotation(annotations: unknown, name: string): string | undefined {
 
 /**
  * The init container's shell script: one `iptables` per rule (shared/internal/lab/redirect.ts
- * `captureRules`: every outbound TCP connection but the proxy's own uid and gid, loopback and the
- * exclusions), stop at the first failure. The pod's annotations override the template's ranges, as
- * in Istio.
+ * `captureRuleSets`: every outbound TCP connection but the proxy's own uid and gid, loopback and the
+ * exclusions), then the same for IPv6 with `ip6tables` (`::1/128`, the IPv6 ranges) when the pod's
+ * kernel has IPv6 (`/proc/net/if_inet6`: without it ip6tables' nat table cannot exist and the pod
+ * has no IPv6 traffic to capture); stop at the first failure. The pod's annotations override the
+ * template's ranges, as in Istio.
  *
  * @param annotations the pod's `metadata.annotations`
  * @throws Error naming the annotation when one is not a CIDR list or a port list
@@ -111,7 +113,7 @@ export function redirectScript(t: InjectionTemplate, annotations?: unknown): str
       }
       return n;
     });
-  const rules = captureRules({
+  const [v4, v6] = captureRuleSets({
     port: SIDECAR_OUTBOUND_PORT,
     proxyUid: t.proxyUid,
     proxyGid: t.proxyUid,
@@ -120,7 +122,8 @@ export function redirectScript(t: InjectionTemplate, annotations?: unknown): str
     excludePorts: ports,
   });
   // Every token is a fixed word, a number or a CIDR checked by the template parser: nothing to quote.
-  return ["set -e", ...rules.map((r) => `iptables ${r.join(" ")}`)].join("\n");
+  const lines = (set: typeof v4) => set.rules.map((r) => `${set.tool} ${r.join(" ")}`);
+  return ["set -e", ...lines(v4), "if [ -e /proc/net/if_inet6 ]; then", ...lines(v6), "fi"].join("\n");
 }
 
 function fieldEnv(name: string, fieldPath: string): JsonObject {

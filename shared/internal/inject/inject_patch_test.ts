@@ -100,6 +100,14 @@ Deno.test("redirectScript: the lab sidecar's REDIRECT to 15001, after returns fo
       "iptables -w -t nat -A OUTPUT -p tcp -o lo -j RETURN",
       "iptables -w -t nat -A OUTPUT -p tcp -d 127.0.0.0/8 -j RETURN",
       "iptables -w -t nat -A OUTPUT -p tcp -j REDIRECT --to-ports 15001",
+      // IPv6 as istio-iptables does it: the same rules with ::1/128, only where the kernel has IPv6.
+      "if [ -e /proc/net/if_inet6 ]; then",
+      "ip6tables -w -t nat -A OUTPUT -p tcp -m owner --uid-owner 1337 -j RETURN",
+      "ip6tables -w -t nat -A OUTPUT -p tcp -m owner --gid-owner 1337 -j RETURN",
+      "ip6tables -w -t nat -A OUTPUT -p tcp -o lo -j RETURN",
+      "ip6tables -w -t nat -A OUTPUT -p tcp -d ::1/128 -j RETURN",
+      "ip6tables -w -t nat -A OUTPUT -p tcp -j REDIRECT --to-ports 15001",
+      "fi",
     ].join("\n"),
   );
   const t = parseTemplate(
@@ -111,10 +119,30 @@ Deno.test("redirectScript: the lab sidecar's REDIRECT to 15001, after returns fo
     "values",
     "mesh-system",
   );
+  // Include ranges of IPv4 only: no IPv6 REDIRECT at all (istio-iptables' separateV4V6).
   assert.deepEqual(redirectScript(t).split("\n").slice(5), [
     "iptables -w -t nat -A OUTPUT -p tcp -d 10.96.0.1/32 -j RETURN",
     "iptables -w -t nat -A OUTPUT -p tcp -d 10.96.0.0/12 -j REDIRECT --to-ports 15001",
+    "if [ -e /proc/net/if_inet6 ]; then",
+    "ip6tables -w -t nat -A OUTPUT -p tcp -m owner --uid-owner 1337 -j RETURN",
+    "ip6tables -w -t nat -A OUTPUT -p tcp -m owner --gid-owner 1337 -j RETURN",
+    "ip6tables -w -t nat -A OUTPUT -p tcp -o lo -j RETURN",
+    "ip6tables -w -t nat -A OUTPUT -p tcp -d ::1/128 -j RETURN",
+    "fi",
   ]);
+  // Mixed families: each tool gets its own ranges.
+  assert.deepEqual(
+    redirectScript(t, {
+      "traffic.sidecar.istio.io/includeOutboundIPRanges": "10.96.0.0/12,fd00:10:96::/112",
+      "traffic.sidecar.istio.io/excludeOutboundIPRanges": "10.96.0.1/32,fd00:10:96::1/128",
+    }).split("\n").filter((l) => l.includes(" -d ") && !/ -d (127\.0\.0\.0\/8|::1\/128) /.test(l)),
+    [
+      "iptables -w -t nat -A OUTPUT -p tcp -d 10.96.0.1/32 -j RETURN",
+      "iptables -w -t nat -A OUTPUT -p tcp -d 10.96.0.0/12 -j REDIRECT --to-ports 15001",
+      "ip6tables -w -t nat -A OUTPUT -p tcp -d fd00:10:96::1/128 -j RETURN",
+      "ip6tables -w -t nat -A OUTPUT -p tcp -d fd00:10:96::/112 -j REDIRECT --to-ports 15001",
+    ],
+  );
   // Istio's pod annotations override the template's ranges and add excluded ports.
   assert.deepEqual(
     redirectScript(t, {
@@ -128,6 +156,15 @@ Deno.test("redirectScript: the lab sidecar's REDIRECT to 15001, after returns fo
       "iptables -w -t nat -A OUTPUT -p tcp --dport 5432 -j RETURN",
       "iptables -w -t nat -A OUTPUT -p tcp --dport 6379 -j RETURN",
       "iptables -w -t nat -A OUTPUT -p tcp -j REDIRECT --to-ports 15001",
+      "if [ -e /proc/net/if_inet6 ]; then",
+      "ip6tables -w -t nat -A OUTPUT -p tcp -m owner --uid-owner 1337 -j RETURN",
+      "ip6tables -w -t nat -A OUTPUT -p tcp -m owner --gid-owner 1337 -j RETURN",
+      "ip6tables -w -t nat -A OUTPUT -p tcp -o lo -j RETURN",
+      "ip6tables -w -t nat -A OUTPUT -p tcp -d ::1/128 -j RETURN",
+      "ip6tables -w -t nat -A OUTPUT -p tcp --dport 5432 -j RETURN",
+      "ip6tables -w -t nat -A OUTPUT -p tcp --dport 6379 -j RETURN",
+      "ip6tables -w -t nat -A OUTPUT -p tcp -j REDIRECT --to-ports 15001",
+      "fi",
     ],
   );
   assert.throws(

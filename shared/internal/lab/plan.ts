@@ -112,6 +112,16 @@ export function serviceHost(s: { name: string; namespace: string }): string {
   return `${s.name}.${s.namespace}.svc.cluster.local`;
 }
 
+/** The lab sidecar's capture: every destination, no exclusions (redirect.ts). */
+const LAB_CAPTURE = {
+  port: SIDECAR_OUTBOUND_PORT,
+  proxyUid: PROXY_UID,
+  proxyGid: PROXY_GID,
+  includeIPRanges: [],
+  excludeIPRanges: [],
+  excludePorts: [],
+};
+
 /**
  * The iptables rules (nat table, OUTPUT chain; argv after `iptables`) of a workload's namespace.
  * With a sidecar, every outbound TCP connection is redirected to the sidecar's outbound listener
@@ -120,16 +130,7 @@ export function serviceHost(s: { name: string; namespace: string }): string {
  */
 export function iptablesRules(plan: LabPlan, sidecar: boolean): string[][] {
   const base = ["-w", "-t", "nat", "-A", "OUTPUT", "-p", "tcp"];
-  if (sidecar) {
-    return captureRules({
-      port: SIDECAR_OUTBOUND_PORT,
-      proxyUid: PROXY_UID,
-      proxyGid: PROXY_GID,
-      includeIPRanges: [],
-      excludeIPRanges: [],
-      excludePorts: [],
-    });
-  }
+  if (sidecar) return captureRules({ ...LAB_CAPTURE, family: 4 });
   return plan.services.flatMap((s) =>
     s.ports.map((p) => [
       ...base,
@@ -143,4 +144,13 @@ export function iptablesRules(plan: LabPlan, sidecar: boolean): string[][] {
       `${s.address}:${p.targetPort}`,
     ])
   );
+}
+
+/**
+ * The ip6tables rules (argv after `ip6tables`) of a workload's namespace: with a sidecar the IPv6
+ * capture ({@link captureRules} family 6, to `[::1]:15001`); without one none (the lab's services
+ * and workloads have IPv4 addresses only, so there is nothing to DNAT).
+ */
+export function ip6tablesRules(sidecar: boolean): string[][] {
+  return sidecar ? captureRules({ ...LAB_CAPTURE, family: 6 }) : [];
 }

@@ -10,6 +10,10 @@
  * - excluded ranges and ports (`traffic.sidecar.istio.io/excludeOutboundIPRanges`,
  *   `excludeOutboundPorts`);
  * and only towards the include ranges when there are some (`includeOutboundIPRanges`; none: all).
+ * IPv6 gets the same rules for `ip6tables` ({@link captureRuleSets}), with `::1/128` for 127.0.0.0/8
+ * and only the ranges of its family, as istio-iptables splits them (istio/istio
+ * tools/istio-iptables/pkg/cmd/run.go `separateV4V6`: `*` is every address of both families; a list
+ * names ranges per family, and a family with no include range is not redirected at all).
  * `lab up` installs them in a workload's network namespace (plan.ts); meshd's injection webhook from
  * an init container (shared/internal/inject/inject_patch.ts). Replies to inbound connections are not
  * affected: the nat table sees only a connection's first packet.
@@ -82,6 +86,13 @@ export interface CaptureRuleOptions {
   excludeIPRanges: readonly string[];
   /** Destination ports never captured. */
   excludePorts: readonly number[];
+  /** The rules' family (default 4): 6 keeps only the IPv6 ranges and returns `::1/128`. */
+  family?: 4 | 6;
+}
+
+/** Whether a CIDR is IPv6 (it has a colon). */
+function isV6(cidr: string): boolean {
+  return cidr.includes(":");
 }
 
 /**
@@ -91,15 +102,37 @@ export interface CaptureRuleOptions {
  * @returns argv lists after `iptables`
  */
 export function captureRules(o: CaptureRuleOptions): string[][] {
+  const v6 = o.family === 6;
+  const ofFamily = (ranges: readonly string[]) => ranges.filter((r) => isV6(r) === v6);
+  const include = ofFamily(o.includeIPRanges);
   return [
     outboundReturnRule({ uid: o.proxyUid }),
     outboundReturnRule({ gid: o.proxyGid }),
     outboundReturnRule({ loopback: true }),
-    outboundReturnRule({ destination: "127.0.0.0/8" }),
-    ...o.excludeIPRanges.map((destination) => outboundReturnRule({ destination })),
+    outboundReturnRule({ destination: v6 ? "::1/128" : "127.0.0.0/8" }),
+    ...ofFamily(o.excludeIPRanges).map((destination) => outboundReturnRule({ destination })),
     ...o.excludePorts.map((port) => outboundReturnRule({ port })),
     ...(o.includeIPRanges.length === 0
       ? [outboundRedirectRule(undefined, o.port)]
-      : o.includeIPRanges.map((r) => outboundRedirectRule(r, o.port))),
+      : include.map((r) => outboundRedirectRule(r, o.port))),
+  ];
+}
+
+/** One tool's rules. */
+export interface CaptureRuleSet {
+  tool: "iptables" | "ip6tables";
+  /** argv lists after the tool. */
+  rules: string[][];
+}
+
+/**
+ * The capture rules of both families: `iptables` ({@link captureRules} family 4) then `ip6tables`
+ * (family 6). An IPv6 connection is REDIRECTed to `[::1]:port`, where the outbound listener also
+ * listens (proxy/outbound/listener.ts), as Envoy's virtualOutbound listener does on a dual-stack pod.
+ */
+export function captureRuleSets(o: Omit<CaptureRuleOptions, "family">): CaptureRuleSet[] {
+  return [
+    { tool: "iptables", rules: captureRules({ ...o, family: 4 }) },
+    { tool: "ip6tables", rules: captureRules({ ...o, family: 6 }) },
   ];
 }

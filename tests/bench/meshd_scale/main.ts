@@ -13,7 +13,8 @@
  * BENCH_STREAMS_PER_CONNECTION (default 1000), BENCH_TIMEOUT_S (each phase; default 300),
  * BENCH_PROFILE (a directory for meshd's V8 CPU profile), BENCH_SERVER_ENV ("A=1 B=2" for meshd),
  * BENCH_MESHD_ARGS (more meshd flags, e.g. "--keepaliveTimeout 2m" on a starved machine),
- * BENCH_POLICY_CHANGES (policy changes timed one after another; default 1).
+ * BENCH_POLICY_CHANGES (policy changes timed one after another; default 1), BENCH_HEAP_DIR (meshd writes
+ * its memory breakdown and heap snapshots there when idle and synced: heap_preload.ts).
  *
  * @module
  */
@@ -88,11 +89,13 @@ async function repeatChanges(
   return out;
 }
 
+const heapDir = Deno.env.get("BENCH_HEAP_DIR");
 const dir = await Deno.makeTempDir({ prefix: "meshd-scale-" });
 await writeConfig(dir, services, clients);
 const meshd = await startMeshd(root, dir, {
   servingChildren: env("BENCH_SERVING_CHILDREN", 0),
   profileDir: Deno.env.get("BENCH_PROFILE"),
+  preload: heapDir ? new URL("./heap_preload.ts", import.meta.url).pathname : undefined,
   args: (Deno.env.get("BENCH_MESHD_ARGS") ?? "").split(" ").filter(Boolean),
   env: Object.fromEntries(
     (Deno.env.get("BENCH_SERVER_ENV") ?? "").split(" ").filter((kv) => kv.includes("=")).map((kv) =>
@@ -104,6 +107,7 @@ progress(`meshd ${meshd.pid} serving on port ${meshd.grpcPort}`);
 const spawned: ClientProcess[] = [];
 try {
   const idle = meshd.memory();
+  if (heapDir) await meshd.heapDump(heapDir, "idle");
   // The probe learns how many resources of each type a synced proxy holds; it stays connected.
   const probe = spawnClient({
     port: meshd.grpcPort,
@@ -133,6 +137,10 @@ try {
   const clientColdCpu = cs.map((c) => cpuOf(c.pid)).reduce((a, b) => a + b, 0);
   const synced = meshd.memory();
   const coldMeshd = await meshdSide(meshd, coldBefore);
+  if (heapDir) {
+    await delay(3000);
+    await meshd.heapDump(heapDir, `synced-${clients}`);
+  }
 
   progress(`cold sync done (${coldSync.missing} missing); policy change next`);
   // Let the pushes that the connections triggered (proxied workloads) settle, then change the policy.

@@ -16,6 +16,8 @@ export interface Meshd {
   memory(): { rssMiB: number; hwmMiB: number };
   /** User plus system CPU seconds of meshd plus its serving children. */
   cpuSeconds(): number;
+  /** Has meshd (started with heap_preload.ts) write its memory breakdown as `<dir>/<label>.*`. */
+  heapDump(dir: string, label: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -63,7 +65,14 @@ function freePort(): number {
 export async function startMeshd(
   root: string,
   configDir: string,
-  options: { servingChildren: number; env: Record<string, string>; profileDir?: string; args?: string[] },
+  options: {
+    servingChildren: number;
+    env: Record<string, string>;
+    profileDir?: string;
+    args?: string[];
+    /** Preloaded into meshd (heap_preload.ts). */
+    preload?: string;
+  },
 ): Promise<Meshd> {
   const monitoring = freePort();
   const child = new Deno.Command(Deno.execPath(), {
@@ -75,6 +84,7 @@ export async function startMeshd(
       ...(options.profileDir && Deno.env.get("BENCH_PROFILE_INTERVAL_US")
         ? [`--cpu-prof-interval=${Deno.env.get("BENCH_PROFILE_INTERVAL_US")}`]
         : []),
+      ...(options.preload ? ["--preload", options.preload] : []),
       `${root}/meshd/main.ts`,
       "discovery",
       ...["--configDir", configDir, "--grpcAddr", "127.0.0.1:0", "--secureGRPCAddr", "127.0.0.1:0"],
@@ -112,6 +122,15 @@ export async function startMeshd(
         hwmMiB: a.hwmMiB + b.hwmMiB,
       })),
     cpuSeconds: () => tree(child.pid).map(cpuOf).reduce((a, b) => a + b, 0),
+    async heapDump(dir: string, label: string) {
+      await Deno.writeTextFile(`${dir}/label`, label);
+      Deno.kill(child.pid, "SIGUSR2");
+      const deadline = Date.now() + 300_000;
+      while (!(await exists(`${dir}/${label}.done`))) {
+        if (Date.now() > deadline) throw new Error(`meshd wrote no ${label} heap dump within 300 s`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    },
     async stop() {
       child.kill("SIGTERM");
       await child.status;
@@ -126,4 +145,13 @@ export function histogram(text: string, name: string): { sum: number; count: num
     return line === undefined ? 0 : Number(line.slice(name.length + suffix.length + 2));
   };
   return { sum: value("sum"), count: value("count") };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -3,13 +3,15 @@
  * configured by an in-process meshd with its CA: a ServiceEntry whose port is `GRPC`, a STRICT
  * PeerAuthentication, and Debian's python3-grpcio client and server. The client's calls reach the
  * server over HTTP/2 inside mutual TLS; then an AuthorizationPolicy written to meshd's config
- * directory turns one method into PERMISSION_DENIED.
+ * directory turns one method into PERMISSION_DENIED. Both proxies' `/stats/prometheus` count the calls
+ * as Istio's stats plugin: `request_protocol="grpc"` with `grpc_response_status` 0 (OK) or 7 (the
+ * denial), and an h2c request by curl that is not gRPC as `http` with an empty gRPC status.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startCa, startMeshd } from "../meshd_support.ts";
 import { freePort } from "../../../shared/internal/testing/free_port.ts";
-import { requires } from "../../../shared/internal/testing/prerequisites.ts";
+import { commandMissing, requires } from "../../../shared/internal/testing/prerequisites.ts";
 import { type ProxyProcess, startProxyProcess } from "../../../proxy/test_support.ts";
 import { grpcClient, grpcioMissing, startGrpcServer } from "../../../proxy/h2proxy/h2_apps_test_support.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";
@@ -53,7 +55,16 @@ spec:
   rules: [{to: [{operation: {paths: [/test.Echo/Unary]}}]}]
 `;
 
-Deno.test(requires(grpcioMissing(), {
+/** The sum of the samples of `metric` whose labels include `labels`. */
+function sumOf(prom: string, metric: string, labels: Record<string, string>): number {
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  return prom.split("\n").filter((l) =>
+    l.startsWith(`${metric}{`) &&
+    want.every((w) => l.includes(`{${w},`) || l.includes(`,${w},`) || l.includes(`,${w}}`))
+  ).reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+}
+
+Deno.test(requires(grpcioMissing() ?? commandMissing("curl"), {
   name: "gRPC through two real proxies configured by meshd: STRICT mTLS, HTTP/2, a DENY policy",
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "grpc-pair-" });
@@ -116,6 +127,57 @@ Deno.test(requires(grpcioMissing(), {
       const denied = await call(["unary", "server_stream"]);
       assert.deepEqual(denied.unary, { code: "PERMISSION_DENIED", details: "RBAC: access denied" });
       assert.equal(denied.server_stream.code, "OK");
+
+      // An h2c request that is not gRPC (no application/grpc content-type) to the same service.
+      const h2c = new Deno.Command("curl", {
+        args: [
+          "-s",
+          "-o",
+          "/dev/null",
+          "-w",
+          "%{http_version}",
+          "--http2-prior-knowledge",
+          "-H",
+          `host: ${AUTHORITY}`,
+          `http://127.0.0.1:${outboundPort}/test.Echo/Unary`,
+        ],
+      });
+      assert.equal(new TextDecoder().decode((await h2c.output()).stdout), "2");
+
+      const [server, client] = await Promise.all(
+        proxies.map(async (p) =>
+          await (await fetch(`http://127.0.0.1:${p.adminPort}/stats/prometheus`)).text()
+        ),
+      );
+      const echo = { destination_service: AUTHORITY.split(":")[0] };
+      for (const [prom, reporter] of [[client, "source"], [server, "destination"]]) {
+        const of = (labels: Record<string, string>) =>
+          sumOf(prom, "istio_requests_total", { ...echo, reporter, ...labels });
+        // At least the calls above (the waits for the first call and for the policy add more).
+        assert.ok(
+          of({ request_protocol: "grpc", grpc_response_status: "0" }) >= 7,
+          `${reporter} OK calls:\n${prom}`,
+        );
+        assert.ok(
+          of({ request_protocol: "grpc", grpc_response_status: "7" }) >= 1,
+          `${reporter} denials:\n${prom}`,
+        );
+        assert.equal(
+          of({ request_protocol: "grpc", grpc_response_status: "" }),
+          0,
+          `${reporter}: every gRPC call has a status`,
+        );
+        assert.equal(of({ request_protocol: "http" }), 1, `${reporter}: the h2c request only:\n${prom}`);
+        assert.equal(of({ request_protocol: "http", grpc_response_status: "" }), 1);
+        assert.equal(
+          sumOf(prom, "istio_request_duration_milliseconds_count", {
+            ...echo,
+            reporter,
+            request_protocol: "grpc",
+          }),
+          of({ request_protocol: "grpc" }),
+        );
+      }
     } finally {
       for (const p of proxies) await p.stop();
       await app.stop();
