@@ -2,11 +2,12 @@
  * The push context after a config change that touched only policy kinds, derived from the last one
  * instead of built whole: an AuthorizationPolicy change rebuilds the authorization policies and their
  * TCP warnings, a RequestAuthentication change the JWT policies, a PeerAuthentication change the
- * inbound mutual TLS of each workload (only the workloads whose modes differ become new views). The
- * services, gateway routes, credentials and every other workload keep the last context's (frozen)
- * objects, so that the generators find them unchanged by identity. Policies change no service: an
- * endpoint's proxied flag and identity come from connected proxies and labels, never from a
- * PeerAuthentication (push_context.ts). As istiod's `updateContext` (pilot/pkg/model/push_context.go),
+ * inbound mutual TLS of each workload (only the workloads whose modes differ become new views) and the
+ * endpoints' `mtlsDisabledPorts` (auto_mtls.ts: only the services with an endpoint whose list differs
+ * become new views). The gateway routes, credentials and every other workload and service keep the last
+ * context's (frozen) objects, so that the generators find them unchanged by identity; a PeerAuthentication
+ * changes nothing else of a service (an endpoint's proxied flag and identity come from connected proxies
+ * and labels). As istiod's `updateContext` (pilot/pkg/model/push_context.go),
  * which re-initialises only the indexes of the kinds a push names and copies the rest from the old
  * context.
  *
@@ -17,8 +18,17 @@
  */
 import { tcpAuthorizationWarnings } from "./authz_warnings.ts";
 import { deepFreeze, FrozenMap } from "./frozen.ts";
+import { inlineMtls, withWorkloadMtls } from "./auto_mtls.ts";
 import { portMtls, selectingViews } from "./push_context.ts";
-import type { ConfigResource, OfKind, PortMtlsView, PushContext, WorkloadView } from "./views.ts";
+import type {
+  ConfigResource,
+  EndpointView,
+  OfKind,
+  PortMtlsView,
+  PushContext,
+  ServiceView,
+  WorkloadView,
+} from "./views.ts";
 
 /** The kinds whose change alone derives the next push context (`withPolicies`). */
 export const POLICY_KINDS: ReadonlySet<string> = new Set([
@@ -32,6 +42,8 @@ export interface PolicyChange {
   readonly context: PushContext;
   /** Keys of the workloads whose inbound mutual TLS changed: their own Workload resource did. */
   readonly workloads: ReadonlySet<string>;
+  /** Whether a service changed (an endpoint's `mtlsDisabledPorts`): every proxy's Service list did. */
+  readonly servicesChanged: boolean;
 }
 
 /**
@@ -71,6 +83,7 @@ export function withPolicies(
     next.requestAuthentications = selectingViews(byKind("RequestAuthentication"));
   }
   const changed = new Set<string>();
+  let servicesChanged = false;
   if (kinds.has("PeerAuthentication")) {
     const policies = byKind("PeerAuthentication").map((r) => r.resource);
     const workloads = new Map(prev.workloads);
@@ -81,8 +94,39 @@ export function withPolicies(
       changed.add(w.key);
     }
     if (changed.size > 0) next.workloads = new FrozenMap(workloads);
+    // The config's ServiceEntries come first, a registry's services after them (push_context.ts); the
+    // number of ServiceEntries is the last build's, as no ServiceEntry changed.
+    const inline = inlineMtls(policies, prev.rootNamespace);
+    const configServices = byKind("ServiceEntry").length;
+    const services = prev.services.map((svc, i) =>
+      withEndpointMtls(svc, (e) => {
+        if (e.workload !== "") {
+          return changed.has(e.workload) ? withWorkloadMtls(workloads.get(e.workload), e) : e;
+        }
+        // A registry endpoint without a workload has none; a ServiceEntry's inline one reads its labels.
+        return i < configServices ? inline(svc.namespace, e) : e;
+      })
+    );
+    servicesChanged = services.some((svc, i) => svc !== prev.services[i]);
+    if (servicesChanged) next.services = services;
   }
-  return { context: deepFreeze(next), workloads: changed };
+  return { context: deepFreeze(next), workloads: changed, servicesChanged };
+}
+
+/** `svc` with each endpoint as `update` makes it: `svc` itself when no `mtlsDisabledPorts` differs. */
+function withEndpointMtls(svc: ServiceView, update: (e: EndpointView) => EndpointView): ServiceView {
+  let endpoints: EndpointView[] | undefined;
+  svc.endpoints.forEach((e, i) => {
+    const u = update(e);
+    if (u === e || samePorts(u.mtlsDisabledPorts, e.mtlsDisabledPorts)) return;
+    endpoints ??= [...svc.endpoints];
+    endpoints[i] = u;
+  });
+  return endpoints ? { ...svc, endpoints } : svc;
+}
+
+function samePorts(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((p, i) => p === b[i]);
 }
 
 /** `w` with its ports' modes under `policies`: `w` itself when none differs. */

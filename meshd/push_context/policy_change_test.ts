@@ -92,7 +92,15 @@ for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
         if (!change.workloads.has(k)) assert.equal(change.context.workloads.get(k), w, k);
       }
       if (change.workloads.size === 0) assert.equal(change.context.workloads, ctx.workloads);
-      assert.equal(change.context.services, ctx.services);
+      // A service is a new view only when an endpoint's mtlsDisabledPorts differs (PeerAuthentication).
+      const services = change.context.services;
+      assert.equal(change.servicesChanged, !isDeepStrictEqual(plain(ctx.services), plain(services)));
+      if (!change.servicesChanged) assert.equal(services, ctx.services);
+      services.forEach((svc, i) => {
+        if (isDeepStrictEqual(plain(svc), plain(ctx.services[i]))) {
+          assert.equal(svc, ctx.services[i], svc.key);
+        }
+      });
       assert.equal(change.context.gatewayRoutes, ctx.gatewayRoutes);
       if (!kinds.has("AuthorizationPolicy")) {
         assert.equal(change.context.authorizationPolicies, ctx.authorizationPolicies);
