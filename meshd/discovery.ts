@@ -242,11 +242,11 @@ export async function startDiscovery(
     onChildDeath: () => metrics.servingChildDeaths.inc(),
     logger: logger.scope(feed ? "kube" : "file"),
     onRejected: observers.onRejected,
-    onPushContext: (ctx, ms, reasons, full) => {
-      observers.onPushContext(ctx, ms, reasons, full);
+    onPushContext: (ctx, ms, reasons, how) => {
+      observers.onPushContext(ctx, ms, reasons, how);
       warnGateways(ctx);
       adsLog.debug(
-        `push context ${ctx.version} ${full ? "built" : "derived"} in ${ms.toFixed(0)} ms`,
+        `push context ${ctx.version} ${how} in ${ms.toFixed(0)} ms`,
         Object.fromEntries(reasons),
       );
     },

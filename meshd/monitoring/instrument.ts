@@ -6,6 +6,7 @@
 import type client from "prom-client";
 import type { ValidationIssue } from "../../shared/mod.ts";
 import type { PushContext } from "../push_context/push_context.ts";
+import type { PushContextHow } from "../server/push_scheduler.ts";
 import type { AdsHooks } from "../xds/ads_types.ts";
 import type { MeshdMetrics } from "./metrics.ts";
 
@@ -18,7 +19,7 @@ function short(typeUrl: string): string {
 export function discoveryObservers(m: MeshdMetrics): {
   adsHooks: AdsHooks;
   onRejected(issue: ValidationIssue): void;
-  onPushContext(ctx: PushContext, buildMs: number, reasons: Map<string, number>, full: boolean): void;
+  onPushContext(ctx: PushContext, buildMs: number, reasons: Map<string, number>, how: PushContextHow): void;
 } {
   // onSend runs for every stream of every push: the labelled children are looked up once per type,
   // not by hashing a label object three times per response.
@@ -57,10 +58,11 @@ export function discoveryObservers(m: MeshdMetrics): {
       onPushFanout: (ms) => m.discoPushFanoutTime.observe(ms / 1000),
     },
     onRejected: (issue) => m.discoTotalRejectedConfigs.inc({ type: issue.resource?.split(" ")[0] ?? "file" }),
-    onPushContext: (ctx, buildMs, reasons, full) => {
-      // As Istio's pilot_pushcontext_init_seconds: whole builds only, not the derived contexts of
-      // connects and disconnects (an incremental push reuses istiod's push context).
-      if (full) m.discoPushcontextInitSeconds.observe(buildMs / 1000);
+    onPushContext: (ctx, buildMs, reasons, how) => {
+      // As Istio's pilot_pushcontext_init_seconds: every full push's context (built whole, or updated
+      // for policy kinds as istiod's updateContext), not the derived contexts of connects and
+      // disconnects (an incremental push reuses istiod's push context).
+      if (how !== "connected") m.discoPushcontextInitSeconds.observe(buildMs / 1000);
       m.discoServices.set(ctx.services.length);
       for (const [reason, n] of reasons) m.discoPushTriggers.inc({ type: reason }, n);
     },

@@ -128,17 +128,8 @@ export function buildPushContext(
     const spec = we.resource.spec;
     const labels = { ...spec.labels };
     const serviceAccount = spec.serviceAccount || "default";
-    const mtlsOf = (port: number, bound: boolean): PortMtlsView => {
-      const e = effectivePeerAuthentication({
-        namespace: we.namespace,
-        labels,
-        port,
-        portBoundToService: bound,
-        policies: peerAuthentications,
-        rootNamespace,
-      });
-      return { port: bound ? port : 0, mode: e.mode, ...decision(e.decidedBy) };
-    };
+    const mtlsOf = (port: number, bound: boolean): PortMtlsView =>
+      portMtls({ namespace: we.namespace, labels }, port, bound, peerAuthentications, rootNamespace);
     const bound = [...(boundPorts.get(keyOf(we)) ?? [])].sort((a, b) => a - b);
     workloads.set(keyOf(we), {
       key: keyOf(we),
@@ -237,16 +228,7 @@ export function buildPushContext(
     );
   }
 
-  const selecting = <S>(list: { namespace: string; name: string; resource: { spec: S } }[]) =>
-    list.map((r): SelectingPolicyView<S> => ({
-      key: keyOf(r),
-      name: r.name,
-      namespace: r.namespace,
-      metadata: { namespace: r.namespace, name: r.name },
-      spec: r.resource.spec,
-    }));
-
-  const authorizationPolicies = selecting(byKind("AuthorizationPolicy"));
+  const authorizationPolicies = selectingViews(byKind("AuthorizationPolicy"));
   return deepFreeze({
     version: options.version,
     builtAt: Date.now(),
@@ -261,7 +243,7 @@ export function buildPushContext(
       policies: authorizationPolicies,
       rootNamespace,
     }),
-    requestAuthentications: selecting(byKind("RequestAuthentication")),
+    requestAuthentications: selectingViews(byKind("RequestAuthentication")),
     gateways,
     virtualServices,
     scopeGatewayToNamespace,
@@ -275,6 +257,42 @@ export function buildPushContext(
     proxySettings: structuredClone(options.proxySettings ?? DEFAULT_PROXY_SETTINGS),
     ...(options.registry ? { registry: options.registry.debug } : {}),
   });
+}
+
+/**
+ * The effective inbound mutual TLS of one port of a workload (shared's effectivePeerAuthentication):
+ * `bound` when a service targets the port (only then do port-level settings apply); an unbound port
+ * is reported as port 0, the workload's default.
+ */
+export function portMtls(
+  workload: { namespace: string; labels: Readonly<Record<string, string>> },
+  port: number,
+  bound: boolean,
+  policies: readonly OfKind<"PeerAuthentication">["resource"][],
+  rootNamespace: string,
+): PortMtlsView {
+  const e = effectivePeerAuthentication({
+    namespace: workload.namespace,
+    labels: workload.labels,
+    port,
+    portBoundToService: bound,
+    policies,
+    rootNamespace,
+  });
+  return { port: bound ? port : 0, mode: e.mode, ...decision(e.decidedBy) };
+}
+
+/** The views of AuthorizationPolicies or RequestAuthentications, in the order of `list`. */
+export function selectingViews<S>(
+  list: readonly { namespace: string; name: string; resource: { spec: S } }[],
+): SelectingPolicyView<S>[] {
+  return list.map((r): SelectingPolicyView<S> => ({
+    key: keyOf(r),
+    name: r.name,
+    namespace: r.namespace,
+    metadata: { namespace: r.namespace, name: r.name },
+    spec: r.resource.spec,
+  }));
 }
 
 /**

@@ -2,23 +2,20 @@
  * The discovery server: istiod's data flow in one place. Config store (--configDir) → validated
  * resources → debounced, immutable push context → per-proxy generators → ADS push over gRPC.
  * Connecting and disconnecting proxies feed back into the push context, because a connected proxy
- * makes its workload "proxied" for automatic mutual TLS (meshd issue, "Service registry"); such a
- * change alone derives the next push context from the last and pushes only the proxies it concerns
- * (push_context/incremental.ts), as Istio's incremental EDS pushes; anything else builds it whole.
+ * makes its workload "proxied" for automatic mutual TLS (meshd issue, "Service registry"). When and
+ * what to push, and whether a push context is derived from the last (connects, disconnects, policy
+ * edits) or built whole, is push_scheduler.ts; this file keeps the listeners and the lifecycle.
  *
  * @module
  */
 import type { ProxySettings } from "../../shared/proxy_settings/mod.ts";
 import * as grpc from "@grpc/grpc-js";
 import { type ConfigFeed, ConfigStore } from "../config_store/mod.ts";
-import { jwksFetcherOf, type JwksFetchMode, type ValidationIssue } from "../../shared/mod.ts";
-import { Debouncer } from "../push_context/debounce.ts";
-import { buildPushContext, type PushContext } from "../push_context/push_context.ts";
-import { withConnected } from "../push_context/incremental.ts";
+import type { JwksFetchMode, ValidationIssue } from "../../shared/mod.ts";
+import type { PushContext } from "../push_context/push_context.ts";
 import { AdsServer } from "../xds/ads_server.ts";
 import type { AdsHooks, AdsServerOptions, AdsStreamStatus } from "../xds/ads_types.ts";
-import { type GeneratorCacheOptions, PushContextGenerator, workloadKeyOf } from "../xds/generators.ts";
-import { isProxyless } from "../xds/grpcgen/grpcgen.ts";
+import { type GeneratorCacheOptions, workloadKeyOf } from "../xds/generators.ts";
 import { type AutoRegistrationHooks, AutoRegistry } from "../registry/auto_registration.ts";
 import { JwksResolver, type JwksResolverOptions } from "../jwks/resolver.ts";
 import type { OfKind } from "../push_context/push_context.ts";
@@ -29,6 +26,9 @@ import { BridgeServer, type ServiceRegistrar } from "./serving/bridge.ts";
 import { type ChildStatus, ServingPool } from "./serving/pool.ts";
 import { type ChildServerOptions, grpcServerOptions } from "./serving/wire.ts";
 import { bind, listenAddress, withPort } from "./grpc_listen.ts";
+import { type PushContextHow, PushScheduler } from "./push_scheduler.ts";
+
+export { PROXIED_GRACE_MS, type PushContextHow } from "./push_scheduler.ts";
 
 /** Where the server logs; matches meshd/logging's scope loggers. */
 export interface DiscoveryLogger {
@@ -73,10 +73,10 @@ export interface DiscoveryServerOptions {
   /** Each rejected config document (disco_total_rejected_configs). */
   onRejected?(issue: ValidationIssue): void;
   /**
-   * A push context was made: how long it took, why (disco_push_triggers), and whether it was built
-   * whole (disco_pushcontext_init_seconds) or derived from the last for connects and disconnects.
+   * A push context was made: how long it took, why (disco_push_triggers), and how
+   * ({@link PushContextHow}).
    */
-  onPushContext?(ctx: PushContext, buildMs: number, reasons: Map<string, number>, full: boolean): void;
+  onPushContext?(ctx: PushContext, buildMs: number, reasons: Map<string, number>, how: PushContextHow): void;
   /** ADS observers (metrics); called besides the server's own bookkeeping. */
   adsHooks?: AdsHooks;
   /** DISCO_PUSH_THROTTLE; default 1000 (ads_types.ts). */
@@ -135,9 +135,6 @@ export interface DiscoveryServerOptions {
   jwksFetchMode?: JwksFetchMode;
 }
 
-/** Default of {@link DiscoveryServerOptions.proxiedGraceMs}: 5 s, several reconnect backoffs of a proxy. */
-export const PROXIED_GRACE_MS = 5_000;
-
 /** Options of {@link DiscoveryServer.stop}. */
 export interface StopOptions {
   /**
@@ -158,13 +155,8 @@ function configFrom(o: DiscoveryServerOptions): string {
 export class DiscoveryServer {
   readonly #options: DiscoveryServerOptions;
   readonly #store: ConfigStore;
-  readonly #generator: PushContextGenerator;
+  readonly #pushes: PushScheduler;
   readonly #ads: AdsServer;
-  readonly #debouncer: Debouncer;
-  /** Workload key to its streams; 0 while it is within the proxied grace after its last one left. */
-  readonly #connected = new Map<string, number>();
-  /** Workloads whose last stream left: the timer that makes them unproxied. */
-  readonly #leaving = new Map<string, ReturnType<typeof setTimeout>>();
   readonly #auto: AutoRegistry | undefined;
   /** Stream id to the auto-registered entry it holds. */
   readonly #autoKeys = new Map<string, string>();
@@ -175,9 +167,6 @@ export class DiscoveryServer {
   #pool: ServingPool | undefined;
   /** The bound addresses with their real ports, for unbind. */
   readonly #bound = new Map<grpc.Server, string>();
-  #builds = 0;
-  /** The config revision of the last whole build: derived contexts keep it in their version. */
-  #revision = "";
   #unsubscribe: (() => void) | undefined;
 
   /** @param options addresses, config directory, timings and observers */
@@ -193,19 +182,25 @@ export class DiscoveryServer {
         gracePeriodMs: options.autoRegistration.gracePeriodMs,
         hooks: options.autoRegistration.hooks,
         groups: () => this.#workloadGroups(),
-        onChange: () => this.#debouncer.trigger("autoregistration"),
+        onChange: () => this.#pushes.trigger("autoregistration"),
       })
       : undefined;
     this.#jwks = new JwksResolver({
       refreshIntervalMs: 20 * 60_000,
       insecureSkipVerify: false,
       ...options.jwks,
-      onChange: () => this.#debouncer.trigger("jwks"),
+      onChange: () => this.#pushes.trigger("jwks"),
     });
-    this.#generator = new PushContextGenerator(this.#build(), options.xdsCache);
+    this.#pushes = new PushScheduler(options, {
+      store: this.#store,
+      jwks: this.#jwks,
+      auto: this.#auto,
+      push: (changedAt, only) => this.#ads.push(changedAt, only),
+      busy: () => this.#ads.queued > 0,
+    });
     const hooks = options.adsHooks ?? {};
     this.#pages = new DebugPages(this, { rootCertPem: options.rootCertPem });
-    this.#ads = new AdsServer(this.#generator, {
+    this.#ads = new AdsServer(this.#pushes.generator, {
       ...hooks,
       pushThrottle: options.pushThrottle,
       authorize: options.authorize,
@@ -223,11 +218,6 @@ export class DiscoveryServer {
         this.#proxyChanged(s, -1);
         hooks.onDisconnect?.(s);
       },
-    });
-    this.#debouncer = new Debouncer((reasons, firstAt) => this.#push(reasons, firstAt), {
-      afterMs: options.debounceAfterMs ?? 100,
-      maxMs: options.debounceMaxMs ?? 10_000,
-      busy: () => this.#ads.queued > 0,
     });
   }
 
@@ -248,7 +238,7 @@ export class DiscoveryServer {
 
   /** The current push context, for /debug/registryz. */
   get pushContext(): PushContext {
-    return this.#generator.context;
+    return this.#pushes.generator.context;
   }
 
   /**
@@ -259,10 +249,9 @@ export class DiscoveryServer {
    */
   async start(): Promise<{ grpcPort: number; securePort: number }> {
     await this.#store.start();
-    this.#unsubscribe = this.#store.onChange(() => this.#debouncer.trigger("config"));
-    await this.#options.registry?.start(() => this.#debouncer.trigger("registry"));
-    this.#generator.update(this.#build());
-    this.#syncJwks(this.#generator.context);
+    this.#unsubscribe = this.#store.onChange((change) => this.#pushes.configChanged(change));
+    await this.#options.registry?.start(() => this.#pushes.trigger("registry"));
+    this.#pushes.rebuild();
     const o = this.#options;
     const limits: ChildServerOptions = {
       maxStreams: o.maxStreams ?? 100_000,
@@ -367,7 +356,7 @@ export class DiscoveryServer {
   async stop(graceMs = 10_000, options: StopOptions = {}): Promise<void> {
     this.#auto?.stop();
     this.#jwks.stop();
-    this.#debouncer.stop();
+    this.#pushes.stop();
     this.#unsubscribe?.();
     await this.#options.registry?.stop();
     const servers = [this.#grpc, this.#secureGrpc].filter((s): s is grpc.Server => s !== undefined);
@@ -386,7 +375,7 @@ export class DiscoveryServer {
       for (const s of servers) s.forceShutdown();
     }
     // After the streams ended: each end starts a proxied-grace timer (#proxyChanged).
-    for (const t of this.#leaving.values()) clearTimeout(t);
+    this.#pushes.clearGraceTimers();
     await this.#store.stop();
   }
 
@@ -412,86 +401,6 @@ export class DiscoveryServer {
     if (key === undefined) return;
     // A gateway (router) takes plain text from clients: its workload is not a mutual-TLS endpoint.
     if (s.node.id.startsWith("router~")) return;
-    const n = (this.#connected.get(key) ?? 0) + delta;
-    const leaving = this.#leaving.get(key);
-    clearTimeout(leaving);
-    this.#leaving.delete(key);
-    this.#connected.set(key, n);
-    // Only the first stream of a workload and the last one to leave change its proxied flag; one
-    // that comes back within the grace was never unproxied.
-    if (delta > 0 && n === 1 && leaving === undefined) this.#debouncer.trigger("proxy");
-    if (delta < 0 && n === 0) {
-      this.#leaving.set(
-        key,
-        setTimeout(() => {
-          this.#leaving.delete(key);
-          if (this.#connected.get(key) !== 0) return;
-          this.#connected.delete(key);
-          this.#debouncer.trigger("proxy");
-        }, this.#options.proxiedGraceMs ?? PROXIED_GRACE_MS),
-      );
-    }
-  }
-
-  #build(): PushContext {
-    const snapshot = this.#store.snapshot();
-    this.#revision = String(snapshot.revision);
-    const resources = this.#auto ? [...snapshot.resources, ...this.#auto.entries()] : snapshot.resources;
-    return buildPushContext(resources, {
-      version: `${snapshot.revision}.${++this.#builds}`,
-      rootNamespace: this.#options.rootNamespace,
-      trustDomain: this.#options.trustDomain,
-      proxySettings: this.#options.proxySettings,
-      scopeGatewayToNamespace: this.#options.scopeGatewayToNamespace,
-      connected: new Set(this.#connected.keys()),
-      jwks: this.#jwks.keys(),
-      jwksFetchMode: this.#options.jwksFetchMode,
-      jwksRefreshIntervalMs: this.#options.jwks?.refreshIntervalMs,
-      registry: this.#options.registry?.snapshot(),
-    });
-  }
-
-  /** Makes the JWKS resolver track the key sources that meshd fetches for the context's rules. */
-  #syncJwks(ctx: PushContext): void {
-    const options = { mode: ctx.jwksFetchMode, services: ctx.services };
-    this.#jwks.sync(
-      ctx.requestAuthentications
-        .flatMap((p) => p.spec.jwtRules ?? [])
-        .filter((r) => jwksFetcherOf(r, options) === "meshd"),
-    );
-  }
-
-  #push(reasons: Map<string, number>, changedAt: number): void {
-    if (reasons.size === 1 && reasons.has("proxy")) return this.#pushConnected(reasons, changedAt);
-    const started = performance.now();
-    const ctx = this.#build();
-    this.#generator.update(ctx);
-    this.#syncJwks(ctx);
-    this.#options.onPushContext?.(ctx, performance.now() - started, reasons, true);
-    this.#ads.push(changedAt);
-  }
-
-  /**
-   * Only proxies connected or left (nothing else triggered since the last push context): the next
-   * context is derived from the last, and only the streams it changes anything for are pushed: those
-   * of the workloads whose proxied flag flipped (their Workload), every stream when a service changed
-   * (an endpoint of such a workload), and proxyless ones (their clusters read the flags of endpoints).
-   */
-  #pushConnected(reasons: Map<string, number>, changedAt: number): void {
-    const started = performance.now();
-    const prev = this.#generator.context;
-    const change = withConnected(
-      prev,
-      new Set(this.#connected.keys()),
-      `${this.#revision}.${this.#builds + 1}`,
-    );
-    if (change.context !== prev) {
-      this.#builds++;
-      this.#generator.update(change.context);
-    }
-    this.#options.onPushContext?.(change.context, performance.now() - started, reasons, false);
-    if (change.workloads.size === 0) return;
-    if (change.servicesChanged) return this.#ads.push(changedAt);
-    this.#ads.push(changedAt, (node) => isProxyless(node) || change.workloads.has(workloadKeyOf(node) ?? ""));
+    this.#pushes.proxyChanged(key, delta);
   }
 }

@@ -126,7 +126,7 @@ Deno.test("through serving children (real child processes): config, pushes and t
 
 Deno.test("a connect alone derives the push context and pushes only the proxies it concerns", async () => {
   const rounds: number[] = [];
-  const contexts: boolean[] = [];
+  const contexts: string[] = [];
   await withDiscovery(async ({ dir, server, connect }) => {
     await Deno.writeTextFile(
       `${dir}/client.yaml`,
@@ -148,10 +148,65 @@ spec: {address: 10.1.0.4, labels: {app: client}, serviceAccount: client}
     await new Promise((r) => setTimeout(r, 300));
     // One push since, to client-1's stream alone: sleep's was not swept.
     assert.deepEqual(rounds.slice(before), [1]);
-    assert.equal(contexts.at(-1), false, "the last push context was derived, not built whole");
+    assert.equal(contexts.at(-1), "connected", "the last push context was derived, not built whole");
     assert.equal(server.pushContext.workloads.get("foo/sleep-1")?.proxied, true);
   }, {
     adsHooks: { onPushFanout: (_ms, streams) => rounds.push(streams) },
-    onPushContext: (_ctx, _ms, _reasons, full) => contexts.push(full),
+    onPushContext: (_ctx, _ms, _reasons, how) => contexts.push(how),
   });
+});
+
+Deno.test("a policy edit updates the push context from the last and reaches the proxies; a service edit builds", async () => {
+  const contexts: string[] = [];
+  await withDiscovery(async ({ dir, server, connect }) => {
+    const sleep = connect("foo", "sleep-1");
+    await sleep.until(
+      () => sleep.decoded(TYPE_URLS.workload, "workload", "foo/sleep-1")?.proxied === true,
+      3000,
+    );
+    const services = server.pushContext.services;
+    await Deno.writeTextFile(
+      `${dir}/deny.yaml`,
+      `apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: deny-admin, namespace: foo}
+spec:
+  action: DENY
+  rules: [{to: [{operation: {paths: ["/admin"]}}]}]
+`,
+    );
+    await sleep.until(
+      () => sleep.decoded(TYPE_URLS.authorization, "authorization", "foo/deny-admin") !== undefined,
+      3000,
+    );
+    assert.equal(contexts.at(-1), "updated");
+    assert.equal(server.pushContext.services, services, "the services are the last context's");
+    await Deno.writeTextFile(
+      `${dir}/deny.yaml`,
+      `apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: default, namespace: foo}
+spec: {mtls: {mode: STRICT}}
+`,
+    );
+    await sleep.until(
+      () => sleep.decoded(TYPE_URLS.workload, "workload", "foo/sleep-1")?.defaultMtls?.mode === "STRICT",
+      3000,
+    );
+    await sleep.until(
+      () => sleep.decoded(TYPE_URLS.authorization, "authorization", "foo/deny-admin") === undefined,
+      3000,
+    );
+    assert.equal(contexts.at(-1), "updated");
+    await Deno.writeTextFile(
+      `${dir}/more.yaml`,
+      `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: more, namespace: foo}
+spec: {hosts: [more.foo.svc.cluster.local], ports: [{number: 80, name: http, protocol: HTTP}], resolution: STATIC}
+`,
+    );
+    await sleep.until(() => sleep.decoded(TYPE_URLS.service, "service", "foo/more") !== undefined, 3000);
+    assert.equal(contexts.at(-1), "built");
+  }, { onPushContext: (_ctx, _ms, _reasons, how) => contexts.push(how) });
 });

@@ -166,6 +166,10 @@ export class PushContextGenerator implements ResourceGenerator {
   // every push (10,000 workloads: tens of ms per push).
   #keys = new Map<string, MemoKeys>();
   #previousKeys = new Map<string, MemoKeys>();
+  // Which of the previous push context's lists still hold for this one because what they are made of
+  // is the very same (frozen) object: a context derived for connects or policy edits
+  // (push_context/incremental.ts, policy_change.ts) shares everything the change did not touch.
+  #carry: Carry = NO_CARRY;
 
   /** @param ctx the initial push context; @param options the cache (default: on, 60,000 entries) */
   constructor(ctx: PushContext, options: GeneratorCacheOptions = {}) {
@@ -182,7 +186,19 @@ export class PushContextGenerator implements ResourceGenerator {
     // A context derived for a connect or disconnect (push_context/incremental.ts) shares the last
     // one's services when none changed: the same Service list, and no config was deleted whose
     // cache entries would have to go.
-    const sameServices = ctx.services === this.#ctx.services;
+    const prev = this.#ctx;
+    const sameServices = ctx.services === prev.services;
+    const sameGateways = ctx.gatewayRoutes === prev.gatewayRoutes;
+    this.#carry = {
+      workloads: ctx.proxySettings === prev.proxySettings ? prev.workloads : undefined,
+      authorization: ctx.authorizationPolicies === prev.authorizationPolicies &&
+        ctx.rootNamespace === prev.rootNamespace,
+      jwtPolicy: ctx.requestAuthentications === prev.requestAuthentications && sameServices &&
+        ctx.jwks === prev.jwks && ctx.jwksFetchMode === prev.jwksFetchMode &&
+        ctx.jwksRefreshIntervalMs === prev.jwksRefreshIntervalMs,
+      routes: sameGateways && sameServices && ctx.virtualServices === prev.virtualServices,
+      credentials: sameGateways && ctx.credentials === prev.credentials,
+    };
     this.#ctx = ctx;
     this.#previous = this.#lists;
     this.#previousKeys = this.#keys;
@@ -225,7 +241,7 @@ export class PushContextGenerator implements ResourceGenerator {
             workloadMessage(workload, ctx.proxySettings),
             shared,
           ),
-        ]);
+        ], this.#carry.workloads?.get(workload.key) === workload);
       case TYPE_URLS.service: {
         const build = () =>
           ctx.services.map((s) =>
@@ -248,6 +264,7 @@ export class PushContextGenerator implements ResourceGenerator {
                 shared,
               )
             ),
+          this.#carry.authorization,
         );
       case TYPE_URLS.jwtPolicy:
         if (!workload) return EMPTY_LIST;
@@ -258,6 +275,7 @@ export class PushContextGenerator implements ResourceGenerator {
             this.#selecting(ctx.requestAuthentications, workload).map((p) =>
               this.#encode(RESOURCE_TYPES.jwtPolicy, p.key, jwtPolicyMessage(p, ctx), shared)
             ),
+          this.#carry.jwtPolicy,
         );
       case TYPE_URLS.routeConfiguration:
         if (!workload) return EMPTY_LIST;
@@ -284,6 +302,7 @@ export class PushContextGenerator implements ResourceGenerator {
                   `${key}\u0000${rc.name}`,
                 )
               ),
+            this.#carry.routes,
           );
         }
       case TYPE_URLS.tlsCredential:
@@ -306,6 +325,7 @@ export class PushContextGenerator implements ResourceGenerator {
                 `${workload.namespace}\u0000${name}`,
               )];
             }),
+          this.#carry.credentials,
         );
       default:
         return undefined;
@@ -333,14 +353,20 @@ export class PushContextGenerator implements ResourceGenerator {
   /**
    * The list of `key` for this push context: built once when `shared`, and then the previous push
    * context's list when it holds the very same resources; built for this proxy alone otherwise.
+   * `carry`: what the list is made of is the previous context's own objects, so the previous list
+   * (when there is one) is taken without building.
    */
-  #memo(key: string, shared: boolean, build: () => GeneratedResource[]): GeneratedList {
+  #memo(key: string, shared: boolean, build: () => GeneratedResource[], carry = false): GeneratedList {
     if (!shared) return listOf(build());
     let list = this.#lists.get(key);
     if (!list) {
-      const resources = build();
       const previous = this.#previous.get(key);
-      list = previous && sameResources(previous.resources, resources) ? previous : listOf(resources);
+      if (carry && previous) {
+        list = previous;
+      } else {
+        const resources = build();
+        list = previous && sameResources(previous.resources, resources) ? previous : listOf(resources);
+      }
       this.#lists.set(key, list);
     }
     return list;
@@ -386,6 +412,24 @@ export class PushContextGenerator implements ResourceGenerator {
 function sameResources(a: readonly GeneratedResource[], b: readonly GeneratedResource[]): boolean {
   return a.length === b.length && a.every((r, i) => r === b[i]);
 }
+
+/** What of the previous push context's lists holds for the current one (PushContextGenerator.update). */
+interface Carry {
+  /** The previous context's workloads when the Workload lists' other input (proxySettings) is the same. */
+  readonly workloads: ReadonlyMap<string, WorkloadView> | undefined;
+  readonly authorization: boolean;
+  readonly jwtPolicy: boolean;
+  readonly routes: boolean;
+  readonly credentials: boolean;
+}
+
+const NO_CARRY: Carry = {
+  workloads: undefined,
+  authorization: false,
+  jwtPolicy: false,
+  routes: false,
+  credentials: false,
+};
 
 const EMPTY_LIST: GeneratedList = Object.freeze({ resources: [], version: "empty" }) as GeneratedList;
 

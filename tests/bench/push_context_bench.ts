@@ -3,11 +3,13 @@
  * validated once up front (as the config store does), so only buildPushContext is timed: 40
  * namespaces, each with 25 WorkloadEntries, 2 ServiceEntries, a PeerAuthentication, 2
  * AuthorizationPolicies and a RequestAuthentication, plus an ingress gateway with a Gateway and a
- * VirtualService (1,001 workloads in all). Run with `./dev bench:micro`.
+ * VirtualService (1,001 workloads in all). Beside it, what a policy-only change costs instead (derived
+ * from the last context, meshd/push_context/policy_change.ts). Run with `./dev bench:micro`.
  */
 import { validateText } from "../../shared/mod.ts";
 import { ResourceIndex } from "../../meshd/config_store/resource_index.ts";
 import { buildPushContext } from "../../meshd/push_context/push_context.ts";
+import { withPolicies } from "../../meshd/push_context/policy_change.ts";
 
 const NAMESPACES = 40;
 const WORKLOADS = 25;
@@ -97,4 +99,14 @@ Deno.bench("build a push context of 1,001 workloads and 80 services", () => {
   const ctx = buildPushContext(resources, { version: "1", connected });
   if (ctx.workloads.size !== NAMESPACES * WORKLOADS + 1) throw new Error(`${ctx.workloads.size} workloads`);
   if (ctx.gatewayRoutes.size !== 1) throw new Error(`${ctx.gatewayRoutes.size} gateway workloads`);
+});
+
+const built = buildPushContext(resources, { version: "1", connected });
+
+Deno.bench("derive it for an AuthorizationPolicy change", () => {
+  withPolicies(built, resources, new Set(["AuthorizationPolicy"]), "2");
+});
+
+Deno.bench("derive it for a PeerAuthentication change (every workload's ports again)", () => {
+  withPolicies(built, resources, new Set(["PeerAuthentication"]), "2");
 });
