@@ -19,7 +19,6 @@ import { StaticCertificateProvider } from "./ca/server_credentials.ts";
 import type { Logger } from "./logging/mod.ts";
 import { serveCtrlz } from "./monitoring/ctrlz.ts";
 import { type DebugHandlers, serveDebug, serveMonitoring } from "./monitoring/http_servers.ts";
-import { startBufferCollector } from "./monitoring/buffer_collector.ts";
 import { discoveryObservers } from "./monitoring/instrument.ts";
 import { createMetrics, recordCaExpiry, xdsCacheMetrics } from "./monitoring/metrics.ts";
 import type { DiscoveryOptions } from "./options/discovery_flags.ts";
@@ -344,9 +343,6 @@ export async function startDiscovery(
   const ctrlz = serveCtrlz(logger, { address: options.ctrlzAddress, port: options.ctrlzPort });
   stops.push(() => ctrlz.shutdown());
 
-  const collector = startBufferCollector({ busy: () => discovery.ads.queued > 0 });
-  if (collector) stops.push(() => Promise.resolve(collector.stop()));
-  else log.warn("no garbage collection function in this runtime: written buffers wait for V8's own pace");
   ready = true;
   metrics.startupDurationSeconds.set((performance.now() - started) / 1000);
   log.info(`meshd ready in ${(performance.now() - started).toFixed(0)} ms`);
