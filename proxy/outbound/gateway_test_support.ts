@@ -14,6 +14,9 @@ import type { ListenerLimits } from "../http/conn_limits.ts";
 import { RecordingLog } from "../inbound/test_support.ts";
 import { OutboundListener } from "./listener.ts";
 
+/** The route configuration's name, for a listener's `routeNames`. */
+export const GATEWAY_ROUTE_NAME = "http.8080";
+
 /** The snapshot of a gateway with one route from `host` to `app.foo` (see the module documentation). */
 export function oneRouteGateway(
   host: string,
@@ -22,7 +25,7 @@ export function oneRouteGateway(
   timeoutMs?: number,
 ): RuntimeSnapshot {
   const rc: RouteConfiguration = {
-    name: "http.8080",
+    name: GATEWAY_ROUTE_NAME,
     port: 80,
     bindPort: 8080,
     gateways: ["foo/gw"],
@@ -57,7 +60,7 @@ export async function startOneRouteGateway(
     port: 0,
     snapshot: () => snapshot,
     log: new RecordingLog(),
-    routeNames: ["http.8080"],
+    routeNames: [GATEWAY_ROUTE_NAME],
     connectionLimits,
   });
   await gw.start();

@@ -13,7 +13,7 @@ import { formatIstioPrometheus, IstioMetrics, mergeIstioSeries } from "../http/i
 import { grpcClient, grpcioMissing, run, startGrpcServer } from "../h2proxy/h2_apps_test_support.ts";
 import { requestCounts } from "../h2proxy/mesh_pair_test_support.ts";
 import { OutboundListener } from "./listener.ts";
-import { GATEWAY_ROUTE_NAME, grpcGatewaySnapshot } from "./gateway_h2_test_support.ts";
+import { GATEWAY_ROUTE_NAME, oneRouteGateway } from "./gateway_test_support.ts";
 
 const HOST = "echo.example.com";
 
@@ -22,7 +22,7 @@ Deno.test(requires(grpcioMissing() ?? commandMissing("curl"), {
   async fn() {
     const app = await startGrpcServer();
     const snapshot = {
-      ...grpcGatewaySnapshot(HOST, app.port),
+      ...oneRouteGateway(HOST, app.port, "GRPC"),
       authorizations: {
         "foo/deny-unary": {
           name: "deny-unary",
