@@ -229,7 +229,7 @@ export async function startDiscovery(
       services: env.DISCO_ENABLE_CDS_CACHE,
       routes: env.DISCO_ENABLE_RDS_CACHE,
       maxEntries: env.DISCO_XDS_CACHE_SIZE,
-      stats: env.DISCO_XDS_CACHE_STATS ? xdsCacheMetrics(metrics) : undefined,
+      stats: env.DISCO_ENABLE_XDS_CACHE && env.DISCO_XDS_CACHE_STATS ? xdsCacheMetrics(metrics) : undefined,
     },
     maxStreams: env.MESH_GPRC_MAXSTREAMS,
     maxRecvMessageBytes: env.MESH_GPRC_MAXRECVMSGSIZE,

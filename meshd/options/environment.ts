@@ -78,6 +78,19 @@ export function inertVariableWarnings(source: Readonly<Record<string, string | u
     .map((v) => `environment variable ${v.name} is set but has no effect yet: ${v.noEffect}`);
 }
 
+/**
+ * One warning per variable set (not empty) in `source` whose `needs` variable is false in `env`:
+ * `DISCO_XDS_CACHE_SIZE is set but has no effect: DISCO_ENABLE_XDS_CACHE is false`.
+ */
+function unneededWarnings(
+  source: Readonly<Record<string, string | undefined>>,
+  env: Readonly<Record<string, EnvValueOf | undefined>>,
+): string[] {
+  return (ENV_VARS as readonly EnvVar[])
+    .filter((v) => v.needs !== undefined && env[v.needs] === false && (source[v.name] ?? "") !== "")
+    .map((v) => `environment variable ${v.name} is set but has no effect: ${v.needs} is false`);
+}
+
 type EnvValueOf = boolean | string | number;
 
 function parseValue(spec: EnvVar, text: string): ValueResult<EnvValueOf> {
@@ -166,5 +179,9 @@ export function readEnvironment(
     errors.push(`environment variable DISCO_JWT_ENABLE_REMOTE_JWKS: ${(e as Error).message}`);
     (env as Record<string, EnvValueOf | undefined>).DISCO_JWT_ENABLE_REMOTE_JWKS = "false";
   }
-  return { env: result, errors, warnings: inertVariableWarnings(source) };
+  return {
+    env: result,
+    errors,
+    warnings: [...inertVariableWarnings(source), ...unneededWarnings(source, env)],
+  };
 }

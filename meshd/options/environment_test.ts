@@ -50,6 +50,15 @@ Deno.test("environment: every variable without effect says why, and warns once w
   assert.deepEqual(inertVariableWarnings({}), []);
 });
 
+Deno.test("a cache setting set while DISCO_ENABLE_XDS_CACHE is false warns, and not while it is true", () => {
+  const set = { DISCO_XDS_CACHE_SIZE: "5", DISCO_XDS_CACHE_STATS: "true", DISCO_ENABLE_CDS_CACHE: "" };
+  assert.deepEqual(readEnvironment({ ...set, DISCO_ENABLE_XDS_CACHE: "false" }).warnings, [
+    "environment variable DISCO_XDS_CACHE_SIZE is set but has no effect: DISCO_ENABLE_XDS_CACHE is false",
+    "environment variable DISCO_XDS_CACHE_STATS is set but has no effect: DISCO_ENABLE_XDS_CACHE is false",
+  ]);
+  assert.deepEqual(readEnvironment(set).warnings, []);
+});
+
 const fixedValues: [string, string, string][] = [
   ["COMPLIANCE_POLICY", "fips-140-3", "fips-140-2"],
   ["EXTERNAL_CA", "ISTIOD_RA_KUBERNETES_API", "MESHD_RA_ORCH_API"],

@@ -357,3 +357,13 @@ export async function adminStat(adminPort: number, name: string): Promise<number
   const line = text.split("\n").find((l) => l.startsWith(`${name}: `));
   return line ? Number(line.slice(name.length + 2)) : NaN;
 }
+
+/** Whether `path` exists (a file or a folder). */
+export async function pathExists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -36,4 +36,9 @@ export interface EnvVar {
    * (tests/structure/settings_test.ts checks that).
    */
   readonly noEffect?: string;
+  /**
+   * A bool variable this one only matters with: when that one is false and this one is set, meshd
+   * warns at start that this one has no effect (Istio's cache knobs need `DISCO_ENABLE_XDS_CACHE`).
+   */
+  readonly needs?: string;
 }

@@ -79,6 +79,7 @@ export const PUSH_ENV = [
   },
   {
     name: "DISCO_ENABLE_CDS_CACHE",
+    needs: "DISCO_ENABLE_XDS_CACHE",
     type: "bool",
     default: "true",
     description: "Cache CDS responses (needs DISCO_ENABLE_XDS_CACHE)",
@@ -92,6 +93,7 @@ export const PUSH_ENV = [
   },
   {
     name: "DISCO_ENABLE_RDS_CACHE",
+    needs: "DISCO_ENABLE_XDS_CACHE",
     type: "bool",
     default: "true",
     description: "Cache RDS responses (needs DISCO_ENABLE_XDS_CACHE)",
@@ -115,7 +117,8 @@ export const PUSH_ENV = [
     type: "int",
     default: "0",
     min: 0,
-    description: "Concurrent pushes; 0 or unset sizes it from the machine",
+    description:
+      "Concurrent pushes; 0 or unset: 1000 (not sized from the machine: meshd/README.md, The xDS cache)",
   },
   {
     name: "DISCO_UNIFIED_SIDECAR_SCOPE",
@@ -133,12 +136,14 @@ export const PUSH_ENV = [
   },
   {
     name: "DISCO_XDS_CACHE_SIZE",
+    needs: "DISCO_ENABLE_XDS_CACHE",
     type: "int",
     default: "60000",
     description: "Max xDS cache entries",
   },
   {
     name: "DISCO_XDS_CACHE_STATS",
+    needs: "DISCO_ENABLE_XDS_CACHE",
     type: "bool",
     default: "false",
     description: "Collect cache efficiency metrics",

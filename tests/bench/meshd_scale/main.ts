@@ -21,6 +21,7 @@
 import { all, type ClientProcess, percentiles, spawnClient } from "./client_process.ts";
 import { policy, PROBE_NODE_ID, writeConfig } from "./config.ts";
 import { cpuOf, histogram, memoryOf, type Meshd, startMeshd } from "./meshd_process.ts";
+import { checkoutCommit, runProvenance } from "../pair_support.ts";
 
 const SIZES: Record<string, number> = { "1k": 1000, "10k": 10_000, "25k": 25_000 };
 const clients = SIZES[Deno.args[0] ?? "1k"] ?? Number(Deno.args[0]);
@@ -161,9 +162,8 @@ try {
   console.log(JSON.stringify({
     clients,
     services,
-    commit: new TextDecoder().decode(
-      (await new Deno.Command("git", { args: ["-C", root, "rev-parse", "--short", "HEAD"] }).output()).stdout,
-    ).trim(),
+    // commit: the checkout whose meshd ran (BENCH_MESHD_ROOT's); bench_commit: this bench's, when other.
+    ...await provenance(),
     clientProcesses: cs.length,
     coldSync: {
       seconds: round((coldSync.max >= 0 ? coldSync.max : phaseMs) / 1000),
@@ -197,3 +197,13 @@ try {
   await Deno.remove(dir, { recursive: true });
 }
 Deno.exit(0);
+
+async function provenance(): Promise<{ commit: string; command: string; bench_commit?: string }> {
+  const bench = await runProvenance(["tests/bench/meshd_scale/main.ts", ...Deno.args]);
+  const commit = await checkoutCommit(root);
+  return {
+    commit,
+    command: bench.command,
+    ...(commit === bench.commit ? {} : { bench_commit: bench.commit }),
+  };
+}

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { pathExists } from "../pair_support.ts";
 
 /** A running meshd. */
 export interface Meshd {
@@ -126,7 +127,7 @@ export async function startMeshd(
       await Deno.writeTextFile(`${dir}/label`, label);
       Deno.kill(child.pid, "SIGUSR2");
       const deadline = Date.now() + 300_000;
-      while (!(await exists(`${dir}/${label}.done`))) {
+      while (!(await pathExists(`${dir}/${label}.done`))) {
         if (Date.now() > deadline) throw new Error(`meshd wrote no ${label} heap dump within 300 s`);
         await new Promise((r) => setTimeout(r, 200));
       }
@@ -145,13 +146,4 @@ export function histogram(text: string, name: string): { sum: number; count: num
     return line === undefined ? 0 : Number(line.slice(name.length + suffix.length + 2));
   };
   return { sum: value("sum"), count: value("count") };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

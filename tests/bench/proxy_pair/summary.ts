@@ -69,10 +69,15 @@ export function headline(results: Results): {
   };
 }
 
-/** One floor's ratios: the mesh pair's figure ÷ the floor's (CPU per request, throughput, VmHWM). */
+/** One floor's ratios: the mesh pair's figure ÷ the floor's (CPU per request, throughput, VmHWM, latency). */
 export interface FloorRatios {
   cpu_per_request: number | null;
   throughput: number | null;
+  /**
+   * Latency added to direct's under hey, mesh's ÷ the floor's, at p50 and p99; null when direct did not
+   * run or the floor added nothing (its added latency is then noise, and so would the ratio be).
+   */
+  added_latency: { p50: number | null; p99: number | null };
   /** client proxy ÷ client pipe, server proxy ÷ server pipe, and the larger peak ÷ the larger peak. */
   vmhwm: { client: number | null; server: number | null; peak: number | null };
 }
@@ -86,6 +91,10 @@ export function versusFloors(results: Results): Record<string, FloorRatios> {
       return [f, {
         cpu_per_request: ratio(pairCpuUsPerRequest(m), pairCpuUsPerRequest(floor)),
         throughput: ratio(m?.throughput.rps, floor.throughput.rps),
+        added_latency: {
+          p50: addedRatio(m, floor, results.direct, "p50_ms"),
+          p99: addedRatio(m, floor, results.direct, "p99_ms"),
+        },
         vmhwm: {
           client: ratio(m?.mem_mib.client_proxy?.hwm, floor.mem_mib.client_pipe?.hwm),
           server: ratio(m?.mem_mib.server_proxy?.hwm, floor.mem_mib.server_pipe?.hwm),
@@ -94,6 +103,17 @@ export function versusFloors(results: Results): Record<string, FloorRatios> {
       }];
     }),
   );
+}
+
+function addedRatio(
+  m: TargetResult | undefined,
+  floor: TargetResult,
+  direct: TargetResult | undefined,
+  p: "p50_ms" | "p99_ms",
+): number | null {
+  if (!m || !direct) return null;
+  const floorAdded = floor.latency[p] - direct.latency[p];
+  return floorAdded > 0 ? ratio(m.latency[p] - direct.latency[p], floorAdded) : null;
 }
 
 /** The headline as a few lines of text for a person (stderr), `where` naming the commit and the command. */
@@ -121,7 +141,9 @@ export function headlineText(results: Results, where: string): string {
     lines.push(
       `  mesh ÷ ${f} floor: CPU per request ${x(r.cpu_per_request)}, throughput ${
         x(r.throughput)
-      }, VmHWM client ${x(r.vmhwm.client)} server ${x(r.vmhwm.server)}`,
+      }, VmHWM client ${x(r.vmhwm.client)} server ${x(r.vmhwm.server)}, added latency p50 ${
+        x(r.added_latency.p50)
+      } p99 ${x(r.added_latency.p99)}`,
     );
   }
   return lines.join("\n");

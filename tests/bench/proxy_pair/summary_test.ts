@@ -38,14 +38,29 @@ Deno.test("proxy_pair summary: the headline ratio and VmHWM per process", () => 
 });
 
 Deno.test("proxy_pair summary: every mesh figure against each floor that ran", () => {
+  const none = { p50: null, p99: null };
   assert.deepEqual(versusFloors({ mesh, node_tls: nodeTls }), {
-    node_tls: { cpu_per_request: 1.5, throughput: 0.625, vmhwm: { client: 2, server: 2, peak: 2 } },
+    node_tls: {
+      cpu_per_request: 1.5,
+      throughput: 0.625,
+      added_latency: none,
+      vmhwm: { client: 2, server: 2, peak: 2 },
+    },
   });
   const noMesh = versusFloors({ node_tls: nodeTls }).node_tls;
   assert.deepEqual(noMesh, {
     cpu_per_request: null,
     throughput: null,
+    added_latency: none,
     vmhwm: { client: null, server: null, peak: null },
+  });
+  // Added latency: mesh p50 3 - 1 = 2 ms against the floor's 1.5 - 1; the floor's p99 adds nothing.
+  const direct = { ...mesh, latency: { ...mesh.latency, p50_ms: 1, p99_ms: 3 } };
+  const meshSlow = { ...mesh, latency: { ...mesh.latency, p50_ms: 3, p99_ms: 9 } };
+  const floorLat = { ...nodeTls, latency: { ...nodeTls.latency, p50_ms: 1.5, p99_ms: 2 } };
+  assert.deepEqual(versusFloors({ direct, mesh: meshSlow, node_tls: floorLat }).node_tls.added_latency, {
+    p50: 4,
+    p99: null,
   });
   assert.match(headlineText({ mesh, haproxy, node_tls: nodeTls }, "abc: cmd"), /mesh 120 µs = 2.4× HAProxy/);
 });

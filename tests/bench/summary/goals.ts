@@ -31,7 +31,7 @@ export interface ProxyPairJson {
 /** meshd_scale's JSON line: the fields of both its old and its rebuilt output are understood. */
 export type MeshdScaleJson = Record<string, unknown> & { clients: number };
 
-/** The authorization figure: the slowest indexed 1,000-policy case (ns per request) and its source. */
+/** The authorization figure: the slowest 1,000-policy request (ns per request) and its source. */
 export interface AuthzFigure {
   worstNs: number;
   worstCase: string;
@@ -291,7 +291,7 @@ function meshdMissing(j: MeshdScaleJson): number {
 function meshdRows(lines: MeshdScaleJson[] | undefined): GoalRow[] {
   const rows: GoalRow[] = [];
   for (const [n, p99Limit, op, gb] of [[10_000, 0.3, "le", 1], [25_000, 1, "lt", 2]] as const) {
-    const j = lines?.findLast((l) => l.clients === n);
+    const j = lines?.findLast((l) => l.clients === n && (l.services ?? 1000) === 1000);
     const src = j ? source(j as { commit?: string; command?: string }) : undefined;
     const label = n.toLocaleString("en-US");
     const extra = j

@@ -179,6 +179,12 @@ const cases: [string, GoalInputs, string, Status, Status?][] = [
     "met",
   ],
   [
+    "10k with 100 services is not the goal's run: not run",
+    { meshd: [{ ...meshd(10_000, 1, 1, 1), services: 100 }] },
+    "meshd at 10,000 proxies: memory",
+    "not run",
+  ],
+  [
     "25k without a run: not run",
     { meshd: [meshd(10_000, 1, 1, 1)] },
     "meshd at 25,000 proxies: memory",

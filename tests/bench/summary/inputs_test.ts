@@ -1,6 +1,6 @@
 /** The summary's parsers of saved bench output (pure). */
 import assert from "node:assert/strict";
-import { jsonLines, lastJsonLine, parseAuthzBench } from "./inputs.ts";
+import { jsonLines, lastJsonLine, parseAuthzBench, parseAuthzCpu } from "./inputs.ts";
 
 const bench = (name: string, avg?: number) => ({
   name,
@@ -32,4 +32,18 @@ Deno.test("summary inputs: the JSON line among progress lines", () => {
   assert.deepEqual(jsonLines('{"clients":1}\nnoise\n{"clients":2}\n{broken\n'), [{ clients: 1 }, {
     clients: 2,
   }]);
+});
+
+Deno.test("summary inputs: the slowest 1,000-policy request of authz_cpu.ts, by its median CPU time", () => {
+  const out = [
+    "Istio mix, 1000 policies, allowed (JWT): 301 ns (median 330 ns) CPU per request",
+    "worst case, 1000 policies, denied by DENY: 280 ns (median 412 ns) CPU per request",
+    "worst case, 100 policies, allowed: 9999 ns (median 9999 ns) CPU per request",
+    "Istio mix, compile 1000 policies: 5.1 ms (median 5.3 ms) CPU",
+  ].join("\n");
+  assert.deepEqual(parseAuthzCpu(out), {
+    worstNs: 412,
+    worstCase: "worst case, 1000 policies, denied by DENY (CPU, median of 5 rounds)",
+  });
+  assert.equal(parseAuthzCpu("Istio mix, compile 1000 policies: 5.1 ms (median 5.3 ms) CPU"), null);
 });
