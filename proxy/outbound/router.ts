@@ -14,7 +14,7 @@ import type { IstioMetrics, LabelSet } from "../http/istio_metrics.ts";
 import { outboundIstioLabels } from "../http/istio_labels.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
 import { dialsMtls } from "../../shared/policy/auto_mtls.ts";
-import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
+import { type EndpointChoice, RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
 import { MESH_HTTP1_ALPN } from "../tls/mesh_alpn.ts";
 import type { LocalReplyKind, OutboundObserver } from "./outbound_stats.ts";
@@ -50,6 +50,13 @@ export type EndpointRoute = {
   labels?: LabelSet;
   timeoutMs?: number;
 };
+
+/**
+ * An endpoint route as {@link OutboundRouter} keeps it per endpoint choice, so that a request to the
+ * same service port allocates no route: valid while `gen` is the router's (a pool forgotten or
+ * closed bumps it) and the service, protocol and timeout are the request's.
+ */
+type CachedRoute = EndpointRoute & { pool?: EndpointPool; service: string; gen: number };
 
 /** Where the current request of a connection goes. */
 export type Route = (EndpointRoute & { pool: EndpointPool }) | LocalRoute;
@@ -87,6 +94,9 @@ export class OutboundRouter {
   // Interned per (endpoint, service key): no allocation per request. Bounded by the endpoints seen.
   readonly #labels = new Map<string, Map<string, LabelSet>>();
   readonly #localLabels = new WeakMap<RuntimeSnapshot, LabelSet>();
+  /** Routes per endpoint choice (stable per snapshot, ./balancer.ts); see {@link CachedRoute}. */
+  readonly #routes = new WeakMap<EndpointChoice, CachedRoute>();
+  #gen = 0;
 
   constructor(options: RouterOptions, observer: OutboundObserver) {
     this.#o = options;
@@ -107,9 +117,11 @@ export class OutboundRouter {
   route(h: HttpHead, peer: string, routeName: string | undefined): Routed {
     const routed = this.routeEndpoint(h, peer, routeName);
     const r = routed.route;
-    return r.local
-      ? { route: r, head: routed.head }
-      : { route: { ...r, pool: this.#poolOf(r.endpoint) }, head: routed.head };
+    if (r.local) return { route: r, head: routed.head };
+    // The pool is set once on the cached route (a pool forgotten by sweep() invalidates the cache).
+    const c = r as CachedRoute;
+    c.pool ??= this.#poolOf(r.endpoint);
+    return { route: c as EndpointRoute & { pool: EndpointPool }, head: routed.head };
   }
 
   /**
@@ -188,9 +200,15 @@ export class OutboundRouter {
         peer,
       );
     }
+    const cert = snapshot.certificate;
+    const cached = this.#routes.get(choice);
+    if (
+      cached !== undefined && cached.gen === this.#gen && cached.service === r.key &&
+      cached.protocol === r.port.protocol && (cached.timeoutMs ?? 0) === timeoutMs &&
+      (cert !== undefined || !cached.endpoint.mtls)
+    ) return cached;
     const { endpoint, port } = choice;
     const target = `${endpoint.address}:${port}`;
-    const cert = snapshot.certificate;
     const mtls = dialsMtls(endpoint, r.port.number);
     if (mtls && cert === undefined) {
       return this.#local(
@@ -207,14 +225,18 @@ export class OutboundRouter {
       mtls,
       identity: endpoint.identity,
     };
-    return {
+    const route: CachedRoute = {
       local: false,
       endpoint: up,
       target: `${r.key} ${target}`,
       protocol: r.port.protocol,
       labels: this.#labelsOf(up.key, r, endpoint, snapshot),
       ...(timeoutMs > 0 ? { timeoutMs } : {}),
+      service: r.key,
+      gen: this.#gen,
     };
+    this.#routes.set(choice, route);
+    return route;
   }
 
   /**
@@ -310,6 +332,7 @@ export class OutboundRouter {
     for (const [key, pool] of this.#pools) {
       pool.sweep(now);
       if (pool.openCount === 0 && now - pool.lastUsed > 60_000) {
+        this.#gen++;
         this.#pools.delete(key);
         this.#labels.delete(key);
       }
@@ -320,5 +343,6 @@ export class OutboundRouter {
   close(): void {
     for (const p of this.#pools.values()) p.close();
     this.#pools.clear();
+    this.#gen++;
   }
 }

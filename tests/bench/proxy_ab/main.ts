@@ -91,15 +91,18 @@ try {
   }
   for (const p of pairs) await load(p.url, 1, bodyFile);
   const totals = {
-    base: { cpu: 0, n: 0, each: [] as number[] },
-    new: { cpu: 0, n: 0, each: [] as number[] },
+    base: { cpu: 0, n: 0, each: [] as number[], byProxy: [0, 0] },
+    new: { cpu: 0, n: 0, each: [] as number[], byProxy: [0, 0] },
   };
   for (let r = 0; r < rounds; r++) {
     for (const p of r % 2 === 0 ? pairs : [...pairs].reverse()) {
       const before = p.pids.map(cpuSeconds);
       const n = await load(p.url, seconds, bodyFile);
-      const cpu = p.pids.map(cpuSeconds).reduce((a, c, i) => a + c - before[i], 0);
+      const each = p.pids.map((pid, i) => cpuSeconds(pid) - before[i]);
+      const cpu = each[0] + each[1];
       const t = totals[p.tag];
+      t.byProxy[0] += each[0];
+      t.byProxy[1] += each[1];
       t.cpu += cpu;
       t.n += n;
       t.each.push(cpu / n * 1e6);
@@ -113,6 +116,12 @@ try {
     requests: t.n,
   });
   const base = us(totals.base), now = us(totals.new);
+  // Per proxy: a change to one of them leaves the other as the control of the run's contention.
+  const byProxy = (t: typeof totals.base) => ({
+    client: Math.round(t.byProxy[0] / t.n * 1e7) / 10,
+    server: Math.round(t.byProxy[1] / t.n * 1e7) / 10,
+  });
+  const baseBy = byProxy(totals.base), newBy = byProxy(totals.new);
   console.log(JSON.stringify({
     bench: "proxy_ab",
     base: baseRoot,
@@ -122,6 +131,11 @@ try {
     cpu_us_per_request: { base, new: now },
     ratio_pooled: Math.round(now.pooled / base.pooled * 1000) / 1000,
     ratio_median: Math.round(now.median / base.median * 1000) / 1000,
+    pooled_by_proxy: { base: baseBy, new: newBy },
+    ratio_by_proxy: {
+      client: Math.round(newBy.client / baseBy.client * 1000) / 1000,
+      server: Math.round(newBy.server / baseBy.server * 1000) / 1000,
+    },
   }));
 } finally {
   for (const p of pairs) await p.bench.close();
