@@ -9,13 +9,19 @@
  */
 import type { HttpHead } from "../http/http_head.ts";
 import type { Log } from "../http/session_types.ts";
-import { type EndpointInfo, type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
+import {
+  type CertificateInfo,
+  type EndpointInfo,
+  type RuntimeSnapshot,
+  settingsInForce,
+} from "../runtime/snapshot.ts";
 import type { IstioMetrics, LabelSet } from "../http/istio_metrics.ts";
 import { outboundIstioLabels } from "../http/istio_labels.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
 import { dialsMtls } from "../../shared/policy/auto_mtls.ts";
 import { type EndpointChoice, RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
+import { denoMtlsConnect } from "./deno_mtls.ts";
 import { MESH_HTTP1_ALPN } from "../tls/mesh_alpn.ts";
 import type { LocalReplyKind, OutboundObserver } from "./outbound_stats.ts";
 import { type Resolution, resolveHost, resolveService } from "./resolve.ts";
@@ -77,7 +83,13 @@ export interface RouterOptions {
   /** Gateway mode: the route configurations requests are routed by (see OutboundListenerOptions). */
   routeNames?: readonly string[];
   /** Upstream pools, one per endpoint. */
-  upstream?: { maxIdle?: number; idleTimeoutMs?: number; connectTimeoutMs?: number };
+  upstream?: {
+    maxIdle?: number;
+    idleTimeoutMs?: number;
+    connectTimeoutMs?: number;
+    /** The TLS client of the HTTP/1.1 mesh leg: node:tls (default) or Deno's (./deno_mtls.ts). */
+    meshTls?: "node" | "deno";
+  };
   /** Istio's standard request metrics (the worker's); none counted when absent. */
   requestMetrics?: IstioMetrics;
 }
@@ -253,16 +265,21 @@ export class OutboundRouter {
     if (pool === undefined) {
       const { address, port, mtls, identity } = up;
       // The dialer reads the current certificate per connection, so rotation reaches new connections.
-      const dial = mtls
-        ? () => {
-          const cert = this.#o.snapshot().certificate;
-          return cert === undefined
-            ? Promise.reject(new DialError("tls_failure", "the proxy has no workload certificate"))
-            : mtlsDialer(address, port, cert, identity, this.#connectTimeoutMs, MESH_HTTP1_ALPN)();
-        }
-        : plainDialer(address, port, this.#connectTimeoutMs);
+      const withCert = <T>(connect: (cert: CertificateInfo) => Promise<T>) => (): Promise<T> => {
+        const cert = this.#o.snapshot().certificate;
+        return cert === undefined
+          ? Promise.reject(new DialError("tls_failure", "the proxy has no workload certificate"))
+          : connect(cert);
+      };
+      const timeout = this.#connectTimeoutMs;
+      const denoTls = mtls && (this.#o.upstream?.meshTls ?? "deno") === "deno";
       pool = new EndpointPool({
-        dial,
+        dial: mtls
+          ? withCert((c) => mtlsDialer(address, port, c, identity, timeout, MESH_HTTP1_ALPN)())
+          : plainDialer(address, port, timeout),
+        dialIo: denoTls
+          ? withCert((c) => denoMtlsConnect(address, port, c, identity, timeout, MESH_HTTP1_ALPN))
+          : undefined,
         maxIdle: this.#o.upstream?.maxIdle,
         idleTimeoutMs: this.#o.upstream?.idleTimeoutMs,
         onConnect: () => this.#observer.upstreamConnection(mtls),
@@ -339,10 +356,11 @@ export class OutboundRouter {
     }
   }
 
-  /** Closes every pool. */
-  close(): void {
-    for (const p of this.#pools.values()) p.close();
+  /** Closes every pool; resolves when their connections' operations have finished. */
+  close(): Promise<void> {
+    const closed = [...this.#pools.values()].map((p) => p.close());
     this.#pools.clear();
     this.#gen++;
+    return Promise.all(closed).then(() => {});
   }
 }
