@@ -236,12 +236,12 @@ Deno.test("proxy: the limit flags: defaults, --help, values, and each bad value 
   assert.match(bad.err, /--maxConnections: -5 is not a whole number 0\.\.10000000/);
 });
 
-Deno.test("proxy --meshTlsClient: deno by default, node when asked, another value named", async () => {
-  assert.match((await run(["--help"])).out, /--meshTlsClient <deno\|node>[\s\S]*?\(default: "deno"\)/);
-  assert.equal((await run(BASE)).options?.meshTlsClient, "deno");
-  const node = await run([...BASE, "--meshTlsClient", "node"]);
-  assert.equal(node.code, 0, node.err);
-  assert.equal(node.options?.meshTlsClient, "node");
+Deno.test("proxy --meshTlsClient: node by default, deno when asked, another value named", async () => {
+  assert.match((await run(["--help"])).out, /--meshTlsClient <deno\|node>[\s\S]*?\(default: "node"\)/);
+  assert.equal((await run(BASE)).options?.meshTlsClient, "node");
+  const deno = await run([...BASE, "--meshTlsClient", "deno"]);
+  assert.equal(deno.code, 0, deno.err);
+  assert.equal(deno.options?.meshTlsClient, "deno");
   const bad = await run([...BASE, "--meshTlsClient", "openssl"]);
   assert.equal(bad.code, 1);
   assert.match(bad.err, /--meshTlsClient: openssl is not one of deno, node/);

@@ -1,7 +1,7 @@
 /**
  * The flag of `proxy` that picks the TLS client of the HTTP/1.1 mesh leg (the client proxy's
- * automatic mutual TLS to a proxied endpoint): Deno's own (`Deno.connectTls`, the default) or
- * node:tls. Both present the workload certificate, verify the server against the mesh roots and
+ * automatic mutual TLS to a proxied endpoint): node:tls (the default) or Deno's own
+ * (`Deno.connectTls`). Both present the workload certificate, verify the server against the mesh roots and
  * check secure naming (proxy/outbound/deno_mtls.ts says how Deno's does it); the figures of each are
  * in proxy/http/README.md "Socket views".
  *
@@ -12,16 +12,22 @@ import type { ProxyFlag } from "./flag.ts";
 /** The TLS clients of the mesh leg. */
 export const MESH_TLS_CLIENTS = ["deno", "node"] as const;
 export type MeshTlsClient = typeof MESH_TLS_CLIENTS[number];
+/**
+ * node:tls until Deno's is measured on a quiet machine: on a shared one it cost 20-30 MiB more peak
+ * memory in the client proxy, for less CPU per request (proxy/http/README.md "Socket views").
+ */
+export const DEFAULT_MESH_TLS_CLIENT: MeshTlsClient = "node";
 
 /** The data-path flags, in `--help` order. */
 export const DATA_PATH_FLAGS: readonly ProxyFlag[] = [
   {
     name: "meshTlsClient",
     value: "<deno|node>",
-    description: "the TLS client of HTTP/1.1 requests to proxied endpoints (automatic mutual TLS): deno " +
-      "(Deno.connectTls, less CPU per request) or node (node:tls); both check the server's chain against " +
-      "the mesh roots and its SPIFFE ID. TCP, TLS passthrough and HTTP/2 use node:tls",
-    default: "deno",
+    description: "the TLS client of HTTP/1.1 requests to proxied endpoints (automatic mutual TLS): node " +
+      "(node:tls) or deno (Deno.connectTls: less CPU per request, more peak memory, relies on an internal " +
+      "Deno method for the server's certificate); both check the server's chain against the mesh roots " +
+      "and its SPIFFE ID. TCP, TLS passthrough and HTTP/2 use node:tls",
+    default: DEFAULT_MESH_TLS_CLIENT,
   },
 ];
 
@@ -46,5 +52,5 @@ export function validateDataPathFlags(
     return { meshTlsClient: client as MeshTlsClient };
   }
   err("meshTlsClient", client, `is not one of ${MESH_TLS_CLIENTS.join(", ")}`);
-  return { meshTlsClient: "deno" };
+  return { meshTlsClient: DEFAULT_MESH_TLS_CLIENT };
 }

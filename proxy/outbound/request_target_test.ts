@@ -111,9 +111,6 @@ await inbound.start();
 const sidecar = new OutboundListener({
   address: "127.0.0.1",
   port: 0,
-  // The listeners outlive each test case, and a pooled Deno.TlsConn's pending read would cross cases,
-  // which the op sanitizer reports; the Deno TLS leg is covered by listener_test.ts and deno_mtls_test.ts.
-  upstream: { meshTls: "node" },
   snapshot: () =>
     withOption(snapshotOf("PERMISSIVE", clientCert), option, {
       services: { "foo/a": service("a", inbound.port, true) },

@@ -87,7 +87,7 @@ export interface RouterOptions {
     maxIdle?: number;
     idleTimeoutMs?: number;
     connectTimeoutMs?: number;
-    /** The TLS client of the HTTP/1.1 mesh leg: node:tls (default) or Deno's (./deno_mtls.ts). */
+    /** The TLS client of the HTTP/1.1 mesh leg: node:tls (the default) or Deno's (./deno_mtls.ts). */
     meshTls?: "node" | "deno";
   };
   /** Istio's standard request metrics (the worker's); none counted when absent. */
@@ -272,7 +272,7 @@ export class OutboundRouter {
           : connect(cert);
       };
       const timeout = this.#connectTimeoutMs;
-      const denoTls = mtls && (this.#o.upstream?.meshTls ?? "deno") === "deno";
+      const denoTls = mtls && this.#o.upstream?.meshTls === "deno";
       pool = new EndpointPool({
         dial: mtls
           ? withCert((c) => mtlsDialer(address, port, c, identity, timeout, MESH_HTTP1_ALPN)())

@@ -20,7 +20,7 @@ import { OutboundListener } from "../outbound/listener.ts";
 import { OutboundStats } from "../outbound/outbound_stats.ts";
 import { ProxyLogger } from "../logging/logger.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot } from "../runtime/snapshot.ts";
-import type { MeshTlsClient } from "../options/data_path_flags.ts";
+import { DEFAULT_MESH_TLS_CLIENT, type MeshTlsClient } from "../options/data_path_flags.ts";
 import {
   DEFAULT_LISTENER_LIMITS,
   type ListenerLimits,
@@ -41,7 +41,7 @@ export class DataPlane {
   #snapshot: RuntimeSnapshot = EMPTY_SNAPSHOT;
   #logger: ProxyLogger | undefined;
   #connectionLimits: ListenerLimits = DEFAULT_LISTENER_LIMITS;
-  #meshTlsClient: MeshTlsClient = "deno";
+  #meshTlsClient: MeshTlsClient = DEFAULT_MESH_TLS_CLIENT;
   #workerIndex = 0;
   #running: Running[] = [];
   readonly #requestMetrics = new IstioMetrics();

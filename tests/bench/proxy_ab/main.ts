@@ -8,13 +8,22 @@
  *
  * Run: ./dev deno run -A tests/bench/proxy_ab/main.ts <base checkout> [rounds=8] [seconds=3] [rate=3000]
  * Env: AB_BASE_V8 / AB_NEW_V8 replace each pair's --v8-flags (default: the `proxy` task's);
- * AB_POST_BYTES=<n> makes the load POST a body of n bytes (Content-Length) instead of GET.
+ * AB_POST_BYTES=<n> makes the load POST a body of n bytes (Content-Length) instead of GET;
+ * AB_BASE_MESH_TLS / AB_NEW_MESH_TLS=<deno|node> give each client proxy's --meshTlsClient.
  *
  * @module
  */
 import { freePort } from "../../../shared/internal/testing/free_port.ts";
 import { join } from "node:path";
-import { BenchRun, cpuSeconds, proxyRoot, proxyV8Flags, run, startMeshPair } from "../pair_support.ts";
+import {
+  BenchRun,
+  cpuSeconds,
+  meshTlsArgs,
+  proxyRoot,
+  proxyV8Flags,
+  run,
+  startMeshPair,
+} from "../pair_support.ts";
 
 const baseRoot = Deno.args[0];
 if (baseRoot === undefined) throw new Error("usage: main.ts <base checkout> [rounds] [seconds] [rate]");
@@ -44,7 +53,11 @@ async function startPair(tag: Pair["tag"], appPort: number): Promise<Pair> {
   const p = await startMeshPair(
     bench,
     [{ name: "http", number: 8000, targetPort: freePort(), protocol: "HTTP", appPort }],
-    { concurrency: 1, v8Flags: v8 },
+    {
+      concurrency: 1,
+      v8Flags: v8,
+      clientArgs: meshTlsArgs(Deno.env.get(tag === "base" ? "AB_BASE_MESH_TLS" : "AB_NEW_MESH_TLS")),
+    },
   );
   return {
     tag,
