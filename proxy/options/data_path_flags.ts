@@ -13,8 +13,8 @@ import type { ProxyFlag } from "./flag.ts";
 export const MESH_TLS_CLIENTS = ["deno", "node"] as const;
 export type MeshTlsClient = typeof MESH_TLS_CLIENTS[number];
 /**
- * node:tls until Deno's is measured on a quiet machine: on a shared one it cost 20-30 MiB more peak
- * memory in the client proxy, for less CPU per request (proxy/http/README.md "Socket views").
+ * node:tls until Deno's is measured on a quiet machine: on a shared one it cost 8-40 MiB more peak
+ * memory in the client proxy, for a CPU gain that the shared machine could not confirm (proxy/tls/README.md).
  */
 export const DEFAULT_MESH_TLS_CLIENT: MeshTlsClient = "node";
 
