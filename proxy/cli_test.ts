@@ -236,6 +236,17 @@ Deno.test("proxy: the limit flags: defaults, --help, values, and each bad value 
   assert.match(bad.err, /--maxConnections: -5 is not a whole number 0\.\.10000000/);
 });
 
+Deno.test("proxy --meshTlsClient: node by default, deno when asked, another value named", async () => {
+  assert.match((await run(["--help"])).out, /--meshTlsClient <deno\|node>[\s\S]*?\(default: "node"\)/);
+  assert.equal((await run(BASE)).options?.meshTlsClient, "node");
+  const deno = await run([...BASE, "--meshTlsClient", "deno"]);
+  assert.equal(deno.code, 0, deno.err);
+  assert.equal(deno.options?.meshTlsClient, "deno");
+  const bad = await run([...BASE, "--meshTlsClient", "openssl"]);
+  assert.equal(bad.code, 1);
+  assert.match(bad.err, /--meshTlsClient: openssl is not one of deno, node/);
+});
+
 Deno.test("proxy --proxyless: the output directory reaches the run; data-path flags warn", async () => {
   const plain = await run([...BASE, "--proxyless", "/tmp/x", "--discoveryAddress", "meshd:15010"]);
   assert.equal(plain.code, 0);

@@ -260,6 +260,7 @@ export async function runProxy(o: ProxyOptions, io: RunIo): Promise<number> {
         levels: logger.levels(),
         log: logger.scope("workers"),
         connectionLimits: o.connectionLimits,
+        meshTlsClient: o.meshTlsClient,
       });
       try {
         await pool.start(agent.snapshot());

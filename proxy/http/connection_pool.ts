@@ -118,11 +118,16 @@ export class ConnectionPool implements Upstream {
   }
 
   /** Closes every connection, idle or lent. */
-  close(): void {
+  close(): Promise<void> {
     this.#closed = true;
-    for (const io of this.#all) io.destroy();
+    const settled: Promise<void>[] = [];
+    for (const io of this.#all) {
+      io.destroy();
+      if (io.settled !== undefined) settled.push(io.settled());
+    }
     this.#idle = [];
     this.#idleSince = [];
+    return Promise.all(settled).then(() => {});
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * The pull-style socket view of the forwarding loops ({@link SocketIo}) and its node:net / node:tls
- * implementation ({@link NodeSocketIo}); one over a `Deno.Conn` was measured and not kept (README.md
+ * implementation ({@link NodeSocketIo}); the one over a `Deno.Conn` is ./deno_conn_io.ts (README.md
  * "Socket views").
  *
  * `read()` returns the next received chunk synchronously when there is one (no promise per chunk),
@@ -79,6 +79,11 @@ export interface SocketIo {
    * with a reset that could destroy the response before the client reads it.
    */
   lingerClose(last: Uint8Array | null, timeoutMs?: number): void;
+  /**
+   * Resolves when the operations under way after a close have finished (./deno_conn_io.ts); a node
+   * socket has none to wait for.
+   */
+  settled?(): Promise<void>;
 }
 
 const EMPTY = new Uint8Array(0);

@@ -19,6 +19,7 @@ import {
 } from "../../shared/internal/logging/levels.ts";
 import type { ProxyFlag } from "./flag.ts";
 import { LIMIT_FLAGS, validateLimitFlags } from "./limit_flags.ts";
+import { DATA_PATH_FLAGS, type DataPathOptions, validateDataPathFlags } from "./data_path_flags.ts";
 import { STATUS_FLAGS, type StatusOptions, validateStatusFlags } from "./status_flags.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
 
@@ -167,6 +168,7 @@ export const PROXY_FLAGS: readonly ProxyFlag[] = [
     default: "",
   },
   ...LIMIT_FLAGS,
+  ...DATA_PATH_FLAGS,
   ...STATUS_FLAGS,
 ];
 
@@ -178,7 +180,7 @@ export interface InboundPort {
 }
 
 /** The validated options. */
-export interface ProxyOptions extends StatusOptions {
+export interface ProxyOptions extends StatusOptions, DataPathOptions {
   discoveryAddress: string;
   plaintext: boolean;
   discoveryServerName?: string;
@@ -485,6 +487,7 @@ export function validateProxyFlags(raw: RawProxyFlags, context: ProxyFlagsContex
     concurrency,
     logLevels,
     connectionLimits,
+    ...validateDataPathFlags(text, err),
     ...status,
   };
   if (discoveryServerName !== undefined) options.discoveryServerName = discoveryServerName;

@@ -25,19 +25,40 @@ export class RoundRobin {
     return items[n % items.length];
   }
 
+  /**
+   * Eligible endpoints per endpoint list and service port, and the cursor key: built once per
+   * snapshot's list (a snapshot never changes a list in place; a new snapshot brings new lists), so
+   * that a request allocates nothing here and always gets the same choice objects.
+   */
+  readonly #eligible = new WeakMap<readonly EndpointInfo[], Map<number, Eligible>>();
+
   /** The next endpoint of a service port: only endpoints with a port for it are eligible. */
   pickEndpoint(
     key: string,
     endpoints: readonly EndpointInfo[],
     servicePort: number,
   ): EndpointChoice | undefined {
-    const eligible: EndpointChoice[] = [];
-    for (const endpoint of endpoints) {
-      const port = endpoint.ports[String(servicePort)];
-      if (Number.isInteger(port) && port > 0 && port <= 65535) eligible.push({ endpoint, port });
+    let byPort = this.#eligible.get(endpoints);
+    if (byPort === undefined) this.#eligible.set(endpoints, byPort = new Map());
+    let e = byPort.get(servicePort);
+    if (e === undefined || e.service !== key) {
+      const choices: EndpointChoice[] = [];
+      for (const endpoint of endpoints) {
+        const port = endpoint.ports[String(servicePort)];
+        if (Number.isInteger(port) && port > 0 && port <= 65535) choices.push({ endpoint, port });
+      }
+      e = { service: key, cursor: `${key}:${servicePort}`, choices };
+      byPort.set(servicePort, e);
     }
-    return this.pick(`${key}:${servicePort}`, eligible);
+    return this.pick(e.cursor, e.choices);
   }
+}
+
+interface Eligible {
+  /** The service key the list was built for (two services never share a list, but checked). */
+  service: string;
+  cursor: string;
+  choices: EndpointChoice[];
 }
 
 /**

@@ -150,6 +150,8 @@ function errorText(err: Error): string {
 /** Settings of an {@link EndpointPool}. */
 export interface EndpointPoolOptions {
   dial: Dialer;
+  /** Makes a connection as a {@link SocketIo} of its own kind (./deno_mtls.ts); replaces `dial`. */
+  dialIo?: () => Promise<SocketIo>;
   /** Idle connections kept. Default 64. */
   maxIdle?: number;
   /** An idle connection is closed after this long. Default 60 s. */
@@ -167,7 +169,7 @@ export class EndpointPool extends ConnectionPool {
     const dial = options.dial;
     super({
       ...options,
-      dial: async () => pooledNodeSocket(await dial()),
+      dial: options.dialIo ?? (async () => pooledNodeSocket(await dial())),
       closedError: () => new DialError("connect_failure", "upstream pool closed"),
     });
   }

@@ -49,7 +49,7 @@ import { readClientHello } from "../tls/client_hello.ts";
 import { TlsPassthrough } from "./tls_passthrough.ts";
 import { GatewayTls, type GatewayTlsContext } from "./gateway_tls.ts";
 import { gatewayClient } from "./gateway_client.ts";
-import { OutboundRouter } from "./router.ts";
+import { OutboundRouter, type RouterOptions } from "./router.ts";
 import { RouteUpstream, RoutingDownstream } from "./downstream.ts";
 import { type OutboundObserver, OutboundStats } from "./outbound_stats.ts";
 import type { OutboundHttp2 } from "./http2.ts";
@@ -82,7 +82,7 @@ export interface OutboundListenerOptions {
   /** The listener's open-connection counter, shared by every worker's copy of it. */
   connectionCounter?: SharedConnectionCounter;
   /** Upstream pools, one per endpoint. */
-  upstream?: { maxIdle?: number; idleTimeoutMs?: number; connectTimeoutMs?: number };
+  upstream?: RouterOptions["upstream"];
   /**
    * Gateway mode: requests are routed by the snapshot's route configurations of these names instead
    * of by their authority as a service: one `http.<port>` (plain text), or the
@@ -234,11 +234,11 @@ export class OutboundListener {
     );
     for (const c of this.#conns) c.destroy();
     const released = this.#accepted.closeAll();
-    this.#router.close();
+    const pools = this.#router.close();
     this.#h2.close();
     this.#passthrough.close();
     this.#tcp?.close();
-    await Promise.all([closed, released]);
+    await Promise.all([closed, released, pools]);
   }
 
   #onConnection(raw: net.Socket): void {

@@ -9,13 +9,19 @@
  */
 import type { HttpHead } from "../http/http_head.ts";
 import type { Log } from "../http/session_types.ts";
-import { type EndpointInfo, type RuntimeSnapshot, settingsInForce } from "../runtime/snapshot.ts";
+import {
+  type CertificateInfo,
+  type EndpointInfo,
+  type RuntimeSnapshot,
+  settingsInForce,
+} from "../runtime/snapshot.ts";
 import type { IstioMetrics, LabelSet } from "../http/istio_metrics.ts";
 import { outboundIstioLabels } from "../http/istio_labels.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
 import { dialsMtls } from "../../shared/policy/auto_mtls.ts";
-import { RoundRobin, WeightedRoundRobin } from "./balancer.ts";
+import { type EndpointChoice, RoundRobin, WeightedRoundRobin } from "./balancer.ts";
 import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
+import { denoMtlsConnect } from "./deno_mtls.ts";
 import { MESH_HTTP1_ALPN } from "../tls/mesh_alpn.ts";
 import type { LocalReplyKind, OutboundObserver } from "./outbound_stats.ts";
 import { type Resolution, resolveHost, resolveService } from "./resolve.ts";
@@ -51,6 +57,13 @@ export type EndpointRoute = {
   timeoutMs?: number;
 };
 
+/**
+ * An endpoint route as {@link OutboundRouter} keeps it per endpoint choice, so that a request to the
+ * same service port allocates no route: valid while `gen` is the router's (a pool forgotten or
+ * closed bumps it) and the service, protocol and timeout are the request's.
+ */
+type CachedRoute = EndpointRoute & { pool?: EndpointPool; service: string; gen: number };
+
 /** Where the current request of a connection goes. */
 export type Route = (EndpointRoute & { pool: EndpointPool }) | LocalRoute;
 
@@ -70,7 +83,13 @@ export interface RouterOptions {
   /** Gateway mode: the route configurations requests are routed by (see OutboundListenerOptions). */
   routeNames?: readonly string[];
   /** Upstream pools, one per endpoint. */
-  upstream?: { maxIdle?: number; idleTimeoutMs?: number; connectTimeoutMs?: number };
+  upstream?: {
+    maxIdle?: number;
+    idleTimeoutMs?: number;
+    connectTimeoutMs?: number;
+    /** The TLS client of the HTTP/1.1 mesh leg: node:tls (the default) or Deno's (./deno_mtls.ts). */
+    meshTls?: "node" | "deno";
+  };
   /** Istio's standard request metrics (the worker's); none counted when absent. */
   requestMetrics?: IstioMetrics;
 }
@@ -87,6 +106,9 @@ export class OutboundRouter {
   // Interned per (endpoint, service key): no allocation per request. Bounded by the endpoints seen.
   readonly #labels = new Map<string, Map<string, LabelSet>>();
   readonly #localLabels = new WeakMap<RuntimeSnapshot, LabelSet>();
+  /** Routes per endpoint choice (stable per snapshot, ./balancer.ts); see {@link CachedRoute}. */
+  readonly #routes = new WeakMap<EndpointChoice, CachedRoute>();
+  #gen = 0;
 
   constructor(options: RouterOptions, observer: OutboundObserver) {
     this.#o = options;
@@ -107,9 +129,11 @@ export class OutboundRouter {
   route(h: HttpHead, peer: string, routeName: string | undefined): Routed {
     const routed = this.routeEndpoint(h, peer, routeName);
     const r = routed.route;
-    return r.local
-      ? { route: r, head: routed.head }
-      : { route: { ...r, pool: this.#poolOf(r.endpoint) }, head: routed.head };
+    if (r.local) return { route: r, head: routed.head };
+    // The pool is set once on the cached route (a pool forgotten by sweep() invalidates the cache).
+    const c = r as CachedRoute;
+    c.pool ??= this.#poolOf(r.endpoint);
+    return { route: c as EndpointRoute & { pool: EndpointPool }, head: routed.head };
   }
 
   /**
@@ -188,9 +212,15 @@ export class OutboundRouter {
         peer,
       );
     }
+    const cert = snapshot.certificate;
+    const cached = this.#routes.get(choice);
+    if (
+      cached !== undefined && cached.gen === this.#gen && cached.service === r.key &&
+      cached.protocol === r.port.protocol && (cached.timeoutMs ?? 0) === timeoutMs &&
+      (cert !== undefined || !cached.endpoint.mtls)
+    ) return cached;
     const { endpoint, port } = choice;
     const target = `${endpoint.address}:${port}`;
-    const cert = snapshot.certificate;
     const mtls = dialsMtls(endpoint, r.port.number);
     if (mtls && cert === undefined) {
       return this.#local(
@@ -207,14 +237,18 @@ export class OutboundRouter {
       mtls,
       identity: endpoint.identity,
     };
-    return {
+    const route: CachedRoute = {
       local: false,
       endpoint: up,
       target: `${r.key} ${target}`,
       protocol: r.port.protocol,
       labels: this.#labelsOf(up.key, r, endpoint, snapshot),
       ...(timeoutMs > 0 ? { timeoutMs } : {}),
+      service: r.key,
+      gen: this.#gen,
     };
+    this.#routes.set(choice, route);
+    return route;
   }
 
   /**
@@ -231,16 +265,21 @@ export class OutboundRouter {
     if (pool === undefined) {
       const { address, port, mtls, identity } = up;
       // The dialer reads the current certificate per connection, so rotation reaches new connections.
-      const dial = mtls
-        ? () => {
-          const cert = this.#o.snapshot().certificate;
-          return cert === undefined
-            ? Promise.reject(new DialError("tls_failure", "the proxy has no workload certificate"))
-            : mtlsDialer(address, port, cert, identity, this.#connectTimeoutMs, MESH_HTTP1_ALPN)();
-        }
-        : plainDialer(address, port, this.#connectTimeoutMs);
+      const withCert = <T>(connect: (cert: CertificateInfo) => Promise<T>) => (): Promise<T> => {
+        const cert = this.#o.snapshot().certificate;
+        return cert === undefined
+          ? Promise.reject(new DialError("tls_failure", "the proxy has no workload certificate"))
+          : connect(cert);
+      };
+      const timeout = this.#connectTimeoutMs;
+      const denoTls = mtls && this.#o.upstream?.meshTls === "deno";
       pool = new EndpointPool({
-        dial,
+        dial: mtls
+          ? withCert((c) => mtlsDialer(address, port, c, identity, timeout, MESH_HTTP1_ALPN)())
+          : plainDialer(address, port, timeout),
+        dialIo: denoTls
+          ? withCert((c) => denoMtlsConnect(address, port, c, identity, timeout, MESH_HTTP1_ALPN))
+          : undefined,
         maxIdle: this.#o.upstream?.maxIdle,
         idleTimeoutMs: this.#o.upstream?.idleTimeoutMs,
         onConnect: () => this.#observer.upstreamConnection(mtls),
@@ -310,15 +349,18 @@ export class OutboundRouter {
     for (const [key, pool] of this.#pools) {
       pool.sweep(now);
       if (pool.openCount === 0 && now - pool.lastUsed > 60_000) {
+        this.#gen++;
         this.#pools.delete(key);
         this.#labels.delete(key);
       }
     }
   }
 
-  /** Closes every pool. */
-  close(): void {
-    for (const p of this.#pools.values()) p.close();
+  /** Closes every pool; resolves when their connections' operations have finished. */
+  close(): Promise<void> {
+    const closed = [...this.#pools.values()].map((p) => p.close());
     this.#pools.clear();
+    this.#gen++;
+    return Promise.all(closed).then(() => {});
   }
 }

@@ -131,3 +131,58 @@ Deno.test("gateway mode: no route configuration of the connection's name is a 40
     assert.equal(r.body, "no route configuration http.80");
   }
 });
+
+const CERT = {
+  certChainPem: "",
+  privateKeyPem: "",
+  rootsPem: "",
+  spiffeId: "spiffe://cluster.local/ns/foo/sa/sleep",
+  notBefore: 0,
+  notAfter: 0,
+};
+
+function secureSnapshot(identity: string): RuntimeSnapshot {
+  const ep = { ...endpoint("10.0.0.3", 9003, true), identity };
+  return {
+    ...EMPTY_SNAPSHOT,
+    certificate: CERT,
+    services: { "secure.foo.svc.cluster.local": service("secure", 8000, [ep]) },
+  };
+}
+
+const SECURE_GET = "GET / HTTP/1.1\r\nHost: secure.foo.svc.cluster.local:8000\r\n\r\n";
+
+Deno.test("a route kept for the requests of one snapshot is not used for the next snapshot's", () => {
+  let snapshot = secureSnapshot("spiffe://cluster.local/ns/foo/sa/httpbin");
+  const router = new OutboundRouter({ snapshot: () => snapshot, log: SILENT }, new OutboundStats());
+  const first = routed(router, SECURE_GET);
+  assert.equal(routed(router, SECURE_GET), first, "same snapshot, same endpoint: the kept route");
+  assert.ok(!first.local && first.endpoint.identity === "spiffe://cluster.local/ns/foo/sa/httpbin");
+  // The endpoint's identity changes: secure naming must check the new one, on a new pool.
+  snapshot = secureSnapshot("spiffe://cluster.local/ns/foo/sa/other");
+  const next = routed(router, SECURE_GET);
+  assert.ok(!next.local && !first.local);
+  assert.equal(next.endpoint.identity, "spiffe://cluster.local/ns/foo/sa/other");
+  assert.equal(next.endpoint.key, "mtls|10.0.0.3:9003|spiffe://cluster.local/ns/foo/sa/other");
+  assert.notEqual(next.pool, first.pool);
+  // The certificate goes away: the kept route no longer applies (503, no certificate).
+  snapshot = { ...snapshot, certificate: undefined };
+  const none = routed(router, SECURE_GET);
+  assert.ok(none.local && none.status === 503 && none.body.includes("no workload certificate"));
+  router.close();
+});
+
+Deno.test("a pool that sweep() forgot is not used again by a kept route", () => {
+  const router = new OutboundRouter({ snapshot: () => SNAPSHOT, log: SILENT }, new OutboundStats());
+  const get = "GET / HTTP/1.1\r\nHost: httpbin.foo.svc.cluster.local:8000\r\n\r\n";
+  const a = routed(router, get);
+  const b = routed(router, get);
+  assert.ok(!a.local && !b.local);
+  router.sweep(Date.now() + 61_000);
+  assert.equal(router.poolCount, 0);
+  const c = routed(router, get);
+  assert.ok(!c.local);
+  assert.ok(c.pool !== a.pool && c.pool !== b.pool, "a forgotten pool came back");
+  assert.equal(router.poolCount, 1);
+  router.close();
+});

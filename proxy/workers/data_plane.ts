@@ -20,6 +20,7 @@ import { OutboundListener } from "../outbound/listener.ts";
 import { OutboundStats } from "../outbound/outbound_stats.ts";
 import { ProxyLogger } from "../logging/logger.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { DEFAULT_MESH_TLS_CLIENT, type MeshTlsClient } from "../options/data_path_flags.ts";
 import {
   DEFAULT_LISTENER_LIMITS,
   type ListenerLimits,
@@ -40,6 +41,7 @@ export class DataPlane {
   #snapshot: RuntimeSnapshot = EMPTY_SNAPSHOT;
   #logger: ProxyLogger | undefined;
   #connectionLimits: ListenerLimits = DEFAULT_LISTENER_LIMITS;
+  #meshTlsClient: MeshTlsClient = DEFAULT_MESH_TLS_CLIENT;
   #workerIndex = 0;
   #running: Running[] = [];
   readonly #requestMetrics = new IstioMetrics();
@@ -107,6 +109,7 @@ export class DataPlane {
         routeNames: l.routeNames,
         connectionLimits: this.#connectionLimits,
         connectionCounter: this.#counterOf(l),
+        upstream: { meshTls: this.#meshTlsClient },
       });
       await listener.start();
       return { key: listenerKey(l), port: l.port, listener, stats };
@@ -152,6 +155,7 @@ export class DataPlane {
   async #start(m: Extract<ToWorker, { type: "start" }>): Promise<void> {
     this.#snapshot = m.snapshot;
     this.#connectionLimits = m.connectionLimits;
+    this.#meshTlsClient = m.meshTlsClient;
     this.#workerIndex = m.worker;
     this.#logger = new ProxyLogger(m.levels, undefined, m.worker);
     const errors = await this.#apply(m.listeners);

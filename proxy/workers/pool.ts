@@ -15,6 +15,7 @@ import type { IstioTcpSeries } from "../tcp/tcp_metrics.ts";
 import type { ScopedLog } from "../logging/logger.ts";
 import type { LogLevels } from "../../shared/internal/logging/levels.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import { DEFAULT_MESH_TLS_CLIENT, type MeshTlsClient } from "../options/data_path_flags.ts";
 import type { PoolWorker } from "./inline_worker.ts";
 import { listenerKey } from "./protocol.ts";
 import type { FromWorker, ListenerCounters, ToWorker, WorkerListener } from "./protocol.ts";
@@ -35,6 +36,8 @@ export interface WorkerPoolOptions {
   startTimeoutMs?: number;
   /** Timeouts and connection limit of every listener. Default {@link DEFAULT_LISTENER_LIMITS}. */
   connectionLimits?: ListenerLimits;
+  /** The TLS client of the HTTP/1.1 mesh leg (--meshTlsClient). Default {@link DEFAULT_MESH_TLS_CLIENT}. */
+  meshTlsClient?: MeshTlsClient;
   /**
    * Whether a pool of one runs its data plane in a Worker isolate too. Default false: on the main
    * isolate, which saves the isolate's memory (proxy/workers/README.md). Pools of two or more always
@@ -147,6 +150,7 @@ export class WorkerPool {
         snapshot,
         levels: this.#o.levels,
         connectionLimits: this.#o.connectionLimits ?? DEFAULT_LISTENER_LIMITS,
+        meshTlsClient: this.#o.meshTlsClient ?? DEFAULT_MESH_TLS_CLIENT,
       });
       return reply;
     }));

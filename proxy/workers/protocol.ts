@@ -8,6 +8,7 @@ import type { IstioTcpSeries } from "../tcp/tcp_metrics.ts";
 import type { LogLevels } from "../../shared/internal/logging/levels.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
+import type { MeshTlsClient } from "../options/data_path_flags.ts";
 
 /** One inbound listener a worker runs. */
 export interface WorkerListener {
@@ -52,6 +53,8 @@ export type ToWorker =
     levels: LogLevels;
     /** Timeouts and connection limit of every listener (the proxy's flags). */
     connectionLimits: ListenerLimits;
+    /** The TLS client of the HTTP/1.1 mesh leg (--meshTlsClient). */
+    meshTlsClient: MeshTlsClient;
   }
   | { type: "snapshot"; snapshot: RuntimeSnapshot }
   /** The full listener set from now on: new ones are bound, missing ones closed (LDS). */

@@ -80,6 +80,14 @@ export class BenchRun {
 }
 
 /**
+ * BENCH_PROXY_MESH_TLS=<deno|node>: the client proxy's `--meshTlsClient` (its TLS client on the
+ * HTTP/1.1 mesh leg); unset: the proxy's default, and no flag (a checkout that predates it runs too).
+ */
+export function meshTlsArgs(value = Deno.env.get("BENCH_PROXY_MESH_TLS")): string[] {
+  return value ? [`--meshTlsClient=${value}`] : [];
+}
+
+/**
  * The proxy's `--v8-flags` for a bench: BENCH_PROXY_V8_FLAGS when set (experiments), else the `proxy`
  * task's own (deno.json of `proxyRoot()`), so that a bench measures what ships. "" when there are none.
  */
@@ -208,12 +216,19 @@ export interface MeshPair {
  *
  * @param options concurrency: both proxies' --concurrency; v8Flags: the proxies' --v8-flags ("" none);
  *   outboundPort: the client proxy's outbound port (default: a free one); addresses: the
- *   ServiceEntry's VIPs (default none: the client reaches it by Host through the outbound listener)
+ *   ServiceEntry's VIPs (default none: the client reaches it by Host through the outbound listener);
+ *   clientArgs: more flags of the client proxy (e.g. `--meshTlsClient=deno`)
  */
 export async function startMeshPair(
   bench: BenchRun,
   ports: BenchPort[],
-  options: { concurrency: number; v8Flags: string; outboundPort?: number; addresses?: string[] },
+  options: {
+    concurrency: number;
+    v8Flags: string;
+    outboundPort?: number;
+    addresses?: string[];
+    clientArgs?: string[];
+  },
 ): Promise<MeshPair> {
   const dir = bench.dir;
   await Deno.mkdir(join(dir, "config"));
@@ -290,7 +305,10 @@ spec: {mtls: {mode: STRICT}}
   );
   const clientProxy = bench.spawn(
     Deno.execPath(),
-    proxyArgs("sleep", "sleep-1", "127.0.0.2", clientAdmin, [`--outbound=127.0.0.1:${outboundPort}`]),
+    proxyArgs("sleep", "sleep-1", "127.0.0.2", clientAdmin, [
+      `--outbound=127.0.0.1:${outboundPort}`,
+      ...(options.clientArgs ?? []),
+    ]),
     { NO_COLOR: "1" },
     proxyRoot(),
   );

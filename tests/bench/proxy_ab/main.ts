@@ -8,13 +8,22 @@
  *
  * Run: ./dev deno run -A tests/bench/proxy_ab/main.ts <base checkout> [rounds=8] [seconds=3] [rate=3000]
  * Env: AB_BASE_V8 / AB_NEW_V8 replace each pair's --v8-flags (default: the `proxy` task's);
- * AB_POST_BYTES=<n> makes the load POST a body of n bytes (Content-Length) instead of GET.
+ * AB_POST_BYTES=<n> makes the load POST a body of n bytes (Content-Length) instead of GET;
+ * AB_BASE_MESH_TLS / AB_NEW_MESH_TLS=<deno|node> give each client proxy's --meshTlsClient.
  *
  * @module
  */
 import { freePort } from "../../../shared/internal/testing/free_port.ts";
 import { join } from "node:path";
-import { BenchRun, cpuSeconds, proxyRoot, proxyV8Flags, run, startMeshPair } from "../pair_support.ts";
+import {
+  BenchRun,
+  cpuSeconds,
+  meshTlsArgs,
+  proxyRoot,
+  proxyV8Flags,
+  run,
+  startMeshPair,
+} from "../pair_support.ts";
 
 const baseRoot = Deno.args[0];
 if (baseRoot === undefined) throw new Error("usage: main.ts <base checkout> [rounds] [seconds] [rate]");
@@ -44,7 +53,11 @@ async function startPair(tag: Pair["tag"], appPort: number): Promise<Pair> {
   const p = await startMeshPair(
     bench,
     [{ name: "http", number: 8000, targetPort: freePort(), protocol: "HTTP", appPort }],
-    { concurrency: 1, v8Flags: v8 },
+    {
+      concurrency: 1,
+      v8Flags: v8,
+      clientArgs: meshTlsArgs(Deno.env.get(tag === "base" ? "AB_BASE_MESH_TLS" : "AB_NEW_MESH_TLS")),
+    },
   );
   return {
     tag,
@@ -91,15 +104,18 @@ try {
   }
   for (const p of pairs) await load(p.url, 1, bodyFile);
   const totals = {
-    base: { cpu: 0, n: 0, each: [] as number[] },
-    new: { cpu: 0, n: 0, each: [] as number[] },
+    base: { cpu: 0, n: 0, each: [] as number[], byProxy: [0, 0] },
+    new: { cpu: 0, n: 0, each: [] as number[], byProxy: [0, 0] },
   };
   for (let r = 0; r < rounds; r++) {
     for (const p of r % 2 === 0 ? pairs : [...pairs].reverse()) {
       const before = p.pids.map(cpuSeconds);
       const n = await load(p.url, seconds, bodyFile);
-      const cpu = p.pids.map(cpuSeconds).reduce((a, c, i) => a + c - before[i], 0);
+      const each = p.pids.map((pid, i) => cpuSeconds(pid) - before[i]);
+      const cpu = each[0] + each[1];
       const t = totals[p.tag];
+      t.byProxy[0] += each[0];
+      t.byProxy[1] += each[1];
       t.cpu += cpu;
       t.n += n;
       t.each.push(cpu / n * 1e6);
@@ -113,6 +129,12 @@ try {
     requests: t.n,
   });
   const base = us(totals.base), now = us(totals.new);
+  // Per proxy: a change to one of them leaves the other as the control of the run's contention.
+  const byProxy = (t: typeof totals.base) => ({
+    client: Math.round(t.byProxy[0] / t.n * 1e7) / 10,
+    server: Math.round(t.byProxy[1] / t.n * 1e7) / 10,
+  });
+  const baseBy = byProxy(totals.base), newBy = byProxy(totals.new);
   console.log(JSON.stringify({
     bench: "proxy_ab",
     base: baseRoot,
@@ -122,6 +144,11 @@ try {
     cpu_us_per_request: { base, new: now },
     ratio_pooled: Math.round(now.pooled / base.pooled * 1000) / 1000,
     ratio_median: Math.round(now.median / base.median * 1000) / 1000,
+    pooled_by_proxy: { base: baseBy, new: newBy },
+    ratio_by_proxy: {
+      client: Math.round(newBy.client / baseBy.client * 1000) / 1000,
+      server: Math.round(newBy.server / baseBy.server * 1000) / 1000,
+    },
   }));
 } finally {
   for (const p of pairs) await p.bench.close();

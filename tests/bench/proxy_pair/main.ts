@@ -33,6 +33,7 @@ import {
   log,
   measured,
   memMiB,
+  meshTlsArgs,
   proxyV8Flags as benchProxyV8Flags,
   round,
   run,
@@ -97,7 +98,7 @@ async function main() {
   const { ca, rootPem, clientProxy, serverProxy, serverAdmin, outboundPort } = await startMeshPair(
     bench,
     [{ name: "http", number: 8000, targetPort: inboundPort, protocol: "HTTP", appPort }],
-    { concurrency, v8Flags: proxyV8Flags },
+    { concurrency, v8Flags: proxyV8Flags, clientArgs: meshTlsArgs() },
   );
   const meshUrl = `http://127.0.0.1:${outboundPort}/`;
   await waitHttp(meshUrl, HOST, "the app through the proxy pair").catch((e) => {
