@@ -33,13 +33,30 @@ export async function labDown(name: string, options: { dir?: string } = {}): Pro
   const state = await loadState(paths);
   if (typeof state === "string") warnings.push(`${state}; finding the lab's namespaces by name`);
   const recorded = typeof state === "object" ? state : undefined;
-  const onHost = (await listNetns()).filter((n) => belongsToLab(n, name));
-  // Workload namespaces before the hub, so that each veth pair goes with its workload's namespace.
-  const netns = [...new Set([...(recorded?.netns ?? []), ...onHost])]
-    .filter((n) => onHost.includes(n))
-    .sort((a, b) => Number(a === `${name}_hub`) - Number(b === `${name}_hub`));
-  const processes = await killNetnsProcesses(netns, 1000);
-  for (const n of netns) await mustRun("ip", ["netns", "delete", n]);
+  const labNetns = async (): Promise<string[]> => {
+    const onHost = (await listNetns()).filter((n) => belongsToLab(n, name));
+    // Workload namespaces before the hub, so that each veth pair goes with its workload's namespace.
+    return [...new Set([...(recorded?.netns ?? []), ...onHost])]
+      .filter((n) => onHost.includes(n))
+      .sort((a, b) => Number(a === `${name}_hub`) - Number(b === `${name}_hub`));
+  };
+  const netns: string[] = [];
+  let processes = 0;
+  for (let round = 1;; round++) {
+    const found = await labNetns();
+    if (found.length === 0) break;
+    // Again until a round finds no process: one being ended may start others first (the Kubernetes
+    // lab's node agent, mid-pass when SIGTERM comes, starts a pod's processes and namespace). A
+    // namespace deleted with a process inside leaves that process running, unreachable by name.
+    const ended = await killNetnsProcesses(found, 1000);
+    processes += ended;
+    if (ended > 0 && round < MAX_ROUNDS) continue;
+    for (const n of found) {
+      await mustRun("ip", ["netns", "delete", n]);
+      netns.push(n);
+    }
+    if (round >= MAX_ROUNDS) break;
+  }
   const etcNetns = new Set(recorded?.etcNetns ?? []);
   try {
     for await (const e of Deno.readDir("/etc/netns")) {
@@ -55,6 +72,9 @@ export async function labDown(name: string, options: { dir?: string } = {}): Pro
   const stateDir = await removeIfPresent(paths.dir);
   return { processes, netns, etcNetns: removedEtc, stateDir, warnings };
 }
+
+/** Kill rounds before the namespaces are deleted whatever is left (a process that keeps starting others). */
+const MAX_ROUNDS = 5;
 
 async function removeIfPresent(path: string): Promise<boolean> {
   try {

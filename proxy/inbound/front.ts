@@ -39,6 +39,7 @@ import type { InboundObserver } from "./observer.ts";
 import { checkPeer, InboundTls, type ServingContext } from "./tls_context.ts";
 import { readClientHello } from "../tls/client_hello.ts";
 import { INBOUND_H2_SERVER_ALPN, offersMeshAlpn } from "../tls/mesh_alpn.ts";
+import { pauseReading } from "../tcp/relay.ts";
 
 /** Waiting for the first byte. */
 export const SNIFF = 0;
@@ -205,6 +206,11 @@ export class PeerAuthFront {
   #onSecure(socket: tls.TLSSocket, ctx: ServingContext): void {
     const o = this.#o;
     socket.on("error", ignore);
+    // Held at once (its TCP handle stops reading; the path that serves it resumes it): a TLSSocket
+    // that buffers a full highWaterMark (64 KiB) with no reader, e.g. while the TCP path connects to
+    // the application, is stopped by its stream, and in Deno 2.9 it then never reports the peer's FIN
+    // (../tcp/README.md).
+    pauseReading(socket);
     const conn = o.connOf(socket);
     if (conn === undefined || o.closed()) {
       socket.destroy();

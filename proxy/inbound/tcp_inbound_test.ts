@@ -105,6 +105,64 @@ Deno.test("STRICT: 8 MiB through mutual TLS byte for byte, the app answers after
   });
 });
 
+const FIN_CASES = [["STRICT", "mtls"], ["PERMISSIVE", "mtls"], ["PERMISSIVE", "plain"], [
+  "DISABLE",
+  "plain",
+]] as const;
+for (const [mode, client] of FIN_CASES) {
+  Deno.test(`${mode}, ${client}: the client's FIN after 1 MiB in 64 KiB writes reaches the app while it connects`, async () => {
+    // The client's bytes arrive while the proxy connects to the application. A TLSSocket that buffered
+    // 64 KiB unread was stopped by its stream and in Deno 2.9 never reported the FIN: the app got every
+    // byte, no FIN, so never answered (the capture lab's step (e) timed out that way under CI load).
+    await withTcpProxy(tcpSnapshot(mode), async (p) => {
+      for (let i = 0; i < 5; i++) {
+        const s = client === "mtls" ? mtlsClient(p.port, ca, clientLeaf) : plainClient(p.port);
+        const got = collect(s, true);
+        const sent = new Uint8Array(1 << 20);
+        for (let at = 0; at < sent.length; at += 65536) {
+          s.write(crypto.getRandomValues(sent.subarray(at, at + 65536)));
+        }
+        s.end();
+        const r = await within(got, 10_000, `connection ${i}: the app's answer to the client's FIN`);
+        assert.ok(r.ended && r.error === null, `connection ${i}: ended ${r.ended}, error ${r.error}`);
+        assert.equal(sha256Hex(r.bytes.subarray(0, sent.length)), sha256Hex(sent), `connection ${i}: echoed`);
+        const tail = new TextDecoder().decode(r.bytes.subarray(sent.length));
+        assert.equal(tail, `\nsha256:${sha256Hex(sent)}`, `connection ${i}: the app's answer to the FIN`);
+      }
+      assert.equal(p.app.received, 5 << 20);
+    });
+  });
+}
+
+for (const [mode, client] of FIN_CASES) {
+  Deno.test(`${mode}, ${client}: the app half-closes first; the client gets its 256 KiB and EOF, then still sends`, async () => {
+    const greeting = "g".repeat(256 << 10);
+    await withTcpProxy(tcpSnapshot(mode), async (p) => {
+      const s = client === "mtls" ? mtlsClient(p.port, ca, clientLeaf) : plainClient(p.port);
+      // The client sends first (the ClientHello, or a byte for the listener's first-byte read).
+      s.write("c");
+      const got = collect(s);
+      const eof = new Promise<void>((r) => s.once("end", r));
+      await within(eof, 10_000, "the app's FIN at the client");
+      assert.equal(p.app.received, 1, "the client's side is still open");
+      const sent = new Uint8Array(1 << 20);
+      for (let at = 0; at < sent.length; at += 65536) {
+        s.write(crypto.getRandomValues(sent.subarray(at, at + 65536)));
+      }
+      s.end();
+      const r = await within(got, 10_000, "the close after the client's FIN");
+      assert.equal(r.text, greeting);
+      assert.ok(r.ended && r.error === null, `ended ${r.ended}, error ${r.error}`);
+      // The client's socket closes once its kernel took the bytes: wait for them at the app.
+      const deadline = Date.now() + 10_000;
+      while (p.app.received < 1 + sent.length && Date.now() < deadline) {
+        await new Promise((res) => setTimeout(res, 20));
+      }
+      assert.equal(p.app.received, 1 + sent.length, "every byte the client sent after the app's FIN");
+    }, { greeting, greetAndEnd: true });
+  });
+}
+
 Deno.test("PERMISSIVE takes plain text and mutual TLS on one TCP port", async () => {
   await withTcpProxy(tcpSnapshot("PERMISSIVE"), async (p) => {
     assert.equal((await talk(p, "plain", "hello")).text, echoed("hello"));

@@ -19,7 +19,8 @@ export { collect, type Received, sha256Hex } from "../tcp/test_support.ts";
 /**
  * A TCP application on 127.0.0.1: echoes every byte; after the client's FIN it writes
  * `\nsha256:<hex of all bytes received>` and ends (so a half-close is visible); answers a request that
- * starts with `GET ` with an HTTP/1.1 200 (`http path`) instead; sends `greeting` first when set.
+ * starts with `GET ` with an HTTP/1.1 200 (`http path`) instead; sends `greeting` first when set, and with
+ * `greetAndEnd` ends its side right after it (a server that half-closes first; it then only counts).
  */
 export class TcpApp {
   readonly server: net.Server;
@@ -32,12 +33,12 @@ export class TcpApp {
   port = 0;
   readonly #open = new Set<net.Socket>();
 
-  constructor(readonly greeting?: string) {
+  constructor(readonly greeting?: string, readonly greetAndEnd = false) {
     this.server = net.createServer({ allowHalfOpen: true }, (s) => this.#serve(s));
   }
 
-  static async start(greeting?: string): Promise<TcpApp> {
-    const app = new TcpApp(greeting);
+  static async start(greeting?: string, greetAndEnd = false): Promise<TcpApp> {
+    const app = new TcpApp(greeting, greetAndEnd);
     await new Promise<void>((r) => app.server.listen(0, "127.0.0.1", r));
     app.port = (app.server.address() as net.AddressInfo).port;
     return app;
@@ -51,6 +52,7 @@ export class TcpApp {
     const hash = createHash("sha256");
     let first = true;
     if (this.greeting !== undefined) s.write(this.greeting);
+    if (this.greetAndEnd) s.end();
     s.on("data", (chunk: Uint8Array) => {
       this.received += chunk.length;
       if (first) {
@@ -62,7 +64,7 @@ export class TcpApp {
         }
       }
       hash.update(chunk);
-      s.write(chunk);
+      if (!s.writableEnded) s.write(chunk);
     });
     s.on("end", () => {
       if (!s.writableEnded) s.end(`\nsha256:${hash.digest("hex")}`);
@@ -115,9 +117,9 @@ export interface TcpProxy {
 export async function withTcpProxy(
   initial: (appPort: number) => RuntimeSnapshot,
   fn: (p: TcpProxy) => Promise<void>,
-  opts: { greeting?: string } = {},
+  opts: { greeting?: string; greetAndEnd?: boolean } = {},
 ): Promise<void> {
-  const app = await TcpApp.start(opts.greeting);
+  const app = await TcpApp.start(opts.greeting, opts.greetAndEnd);
   let snapshot = initial(app.port);
   const log = new RecordingLog();
   const metrics = new IstioTcpMetrics();
