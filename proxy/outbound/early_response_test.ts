@@ -10,35 +10,25 @@
  */
 import assert from "node:assert/strict";
 import net from "node:net";
-import { InboundListener } from "../inbound/listener.ts";
-import {
-  certificateInfo,
-  makeCa,
-  makeLeaf,
-  RawConn,
-  RecordingLog,
-  snapshotOf,
-} from "../inbound/test_support.ts";
-import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
-import { OutboundListener } from "./listener.ts";
+import { certificateInfo, makeCa, makeLeaf, RawConn } from "../inbound/test_support.ts";
+import { CLIENT_ID, ECHO_HOST, ECHO_PORT, SERVER_ID, startPair } from "../h2proxy/mesh_pair_test_support.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
 
-const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/app";
-const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
 const ca = await makeCa("Mesh Root CA");
-const serverCert = certificateInfo(
-  await makeLeaf(ca, { uris: [SERVER_ID], ips: ["127.0.0.1"] }),
-  ca,
-  SERVER_ID,
-);
+// The IP SAN lets a raw TLS client (node's default host check) talk to the server sidecar directly.
+const serverLeaf = await makeLeaf(ca, { uris: [SERVER_ID], ips: ["127.0.0.1"] });
 const clientLeaf = await makeLeaf(ca, { uris: [CLIENT_ID] });
-const clientCert = certificateInfo(clientLeaf, ca, CLIENT_ID);
+const certs = {
+  server: certificateInfo(serverLeaf, ca, SERVER_ID),
+  client: certificateInfo(clientLeaf, ca, CLIENT_ID),
+};
 
 /** How the application ends its connection after the answer (it never reads the body). */
 type Ending = "keep" | "end" | "destroy";
 
 const ANSWER = "HTTP/1.1 200 OK\r\nContent-Length: 14\r\n\r\nearly response";
 
+/** The application (raw TCP) behind the pair of ../h2proxy/mesh_pair_test_support.ts (port protocol HTTP). */
 async function withPair(
   ending: Ending,
   fn: (ctx: { outboundPort: number; inboundPort: number }) => Promise<void>,
@@ -62,58 +52,17 @@ async function withPair(
     sock.on("data", onData);
   });
   await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", () => resolve()));
-  const appPort = (app.address() as net.AddressInfo).port;
-  const inbound = new InboundListener({
-    address: "127.0.0.1",
-    port: 0,
-    appAddress: "127.0.0.1",
-    appPort,
-    snapshot: () => snapshotOf("STRICT", serverCert),
-    log: new RecordingLog(),
-  });
-  await inbound.start();
-  const base = snapshotOf("PERMISSIVE", clientCert);
-  const snapshot: RuntimeSnapshot = {
-    ...base,
-    workload: { ...base.workload!, name: "sleep", serviceAccount: "sleep", namespace: "foo" },
-    services: {
-      "foo/app": {
-        name: "app",
-        namespace: "foo",
-        hosts: ["app.foo.svc.cluster.local"],
-        addresses: [],
-        ports: [{ name: "http", number: 8000, targetPort: 8000, protocol: "HTTP" }],
-        endpoints: [{
-          workload: "app",
-          address: "127.0.0.1",
-          ports: { "8000": inbound.port },
-          proxied: true,
-          identity: SERVER_ID,
-          labels: {},
-        }],
-        location: "MESH_INTERNAL",
-        resolution: "STATIC",
-      },
-    },
-  };
-  const outbound = new OutboundListener({
-    address: "127.0.0.1",
-    port: 0,
-    snapshot: () => snapshot,
-    log: new RecordingLog(),
-  });
-  await outbound.start();
+  const pair = await startPair(certs, (app.address() as net.AddressInfo).port, "HTTP");
   try {
-    await fn({ outboundPort: outbound.port, inboundPort: inbound.port });
+    await fn({ outboundPort: pair.outbound.port, inboundPort: pair.inbound.port });
   } finally {
-    await outbound.close();
-    await inbound.close();
+    await pair.stop();
     for (const s of sockets) s.destroy();
     await within(new Promise<void>((resolve) => app.close(() => resolve())), 5000, "the application closed");
   }
 }
 
-const POST = "POST / HTTP/1.1\r\nHost: app.foo.svc.cluster.local:8000\r\nContent-Length: 20000\r\n\r\n";
+const POST = `POST / HTTP/1.1\r\nHost: ${ECHO_HOST}:${ECHO_PORT}\r\nContent-Length: 20000\r\n\r\n`;
 const ENDINGS: readonly Ending[] = ["keep", "end", "destroy"];
 
 /** The early answer as it must arrive: whole, saying Connection: close, then the close. */
