@@ -7,7 +7,9 @@
  *
  * One async loop per connection; per request it allocates the forwarded heads and, only while a
  * read has to wait, a promise. The request body is pumped concurrently with reading the response,
- * so an application may answer before it has read the whole body.
+ * so an application may answer before it has read the whole body: that response is forwarded with
+ * `connection: close` and the connection closes after it (Envoy's HTTP connection manager, "response
+ * before request complete").
  *
  * Local replies, as Envoy's: malformed request 400, head too large 431, unsupported transfer coding
  * or CONNECT 501, other HTTP versions 505, an Expect other than 100-continue 417 (100-continue is
@@ -53,7 +55,6 @@ import {
   PUMP_NONE,
   PUMP_OK,
   PUMP_RUNNING,
-  PUMP_UP_FAILED,
   RequestBodyPump,
 } from "./request_body.ts";
 import { copyChunked, copyUntilClose, tunnel, writeHead, writeLengthResponse } from "./body_copy.ts";
@@ -375,7 +376,12 @@ export class Http1Session {
         upReusable = false;
       }
       if (mode === BODY_DECHUNK || mode === BODY_UNTIL_CLOSE) keepDown = false;
-      if (this.#body.state === PUMP_DOWN_FAILED || this.#body.state === PUMP_UP_FAILED) keepDown = false;
+      // A response before the whole request body was forwarded (the application answered without
+      // reading it, or the copy failed) says Connection: close and the connection closes after it, as
+      // Envoy's connection manager does: the rest of the body cannot be skipped reliably, and a head
+      // that promised keep-alive would let the next hop reuse a connection about to close (a 503 or
+      // an EOF for its next request).
+      if (bodyKind !== B_EMPTY && this.#body.state !== PUMP_OK) keepDown = false;
       // Head and the body bytes already here go out in one write: joined for a Content-Length body,
       // corked otherwise (the copy loops run synchronously up to their first wait).
       let body: Promise<boolean> | null = null;
