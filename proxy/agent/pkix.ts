@@ -27,8 +27,11 @@ import { ECDSASigValue, ecdsaWithSHA256 } from "@peculiar/asn1-ecc";
 /** PKCS #9 extensionRequest (RFC 2985 5.4.2): the CSR attribute that carries the extensions. */
 const EXTENSION_REQUEST = "1.2.840.113549.1.9.14";
 
-/** A DER INTEGER's content for an unsigned big-endian value: no leading zeros, positive. */
-function unsignedInteger(bytes: Uint8Array): ArrayBuffer {
+/**
+ * A DER INTEGER's content for an unsigned big-endian value (an ECDSA r or s): leading zero bytes
+ * dropped, one 0x00 put back when the first byte has its high bit set (else it would read negative).
+ */
+export function unsignedInteger(bytes: Uint8Array): ArrayBuffer {
   let i = 0;
   while (i < bytes.length - 1 && bytes[i] === 0) i++;
   const trimmed = bytes.slice(i);
@@ -102,9 +105,12 @@ export function parseCertificate(pem: string): ParsedCertificate {
   const native = new X509Certificate(pem);
   const asn = AsnConvert.parse(native.raw, Certificate);
   const sanExtension = asn.tbsCertificate.extensions?.find((e) => e.extnID === id_ce_subjectAltName);
+  // Array.from: map() on the schema's array class would build another SubjectAlternativeName.
   const uris = sanExtension
-    ? AsnConvert.parse(sanExtension.extnValue, SubjectAlternativeName)
-      .map((n) => n.uniformResourceIdentifier)
+    ? Array.from(
+      AsnConvert.parse(sanExtension.extnValue, SubjectAlternativeName),
+      (n) => n.uniformResourceIdentifier,
+    )
       .filter((u): u is string => u !== undefined)
     : [];
   const spki = new Uint8Array(native.publicKey.export({ type: "spki", format: "der" }));
