@@ -80,6 +80,19 @@ export class BenchRun {
 }
 
 /**
+ * The proxy program a bench runs, relative to {@link proxyRoot}: BENCH_PROXY_ENTRY (e.g.
+ * `build/proxy/main.js`, the bundle of `deno task bundle:proxy`), else `proxy/main.ts`.
+ */
+export function proxyEntry(): string {
+  return Deno.env.get("BENCH_PROXY_ENTRY") ?? "proxy/main.ts";
+}
+
+/** More `deno run` flags for the proxy, from BENCH_PROXY_DENO_FLAGS (space-separated; e.g. `--no-code-cache`). */
+export function proxyDenoFlags(): string[] {
+  return Deno.env.get("BENCH_PROXY_DENO_FLAGS")?.split(/\s+/).filter((f) => f !== "") ?? [];
+}
+
+/**
  * The proxy's `--v8-flags` for a bench: BENCH_PROXY_V8_FLAGS when set (experiments), else the `proxy`
  * task's own (deno.json of `proxyRoot()`), so that a bench measures what ships. "" when there are none.
  */
@@ -264,7 +277,8 @@ spec: {mtls: {mode: STRICT}}
     "run",
     ...PROXY_PERMISSION_FLAGS,
     ...(options.v8Flags ? [`--v8-flags=${options.v8Flags}`] : []),
-    join(proxyRoot(), "proxy/main.ts"),
+    ...proxyDenoFlags(),
+    join(proxyRoot(), proxyEntry()),
     `--discoveryAddress=127.0.0.1:${meshd.securePort}`,
     "--namespace=foo",
     `--serviceAccount=${sa}`,
