@@ -3,8 +3,9 @@
  * command line holds `match` (a checkout's path: the bench's proxies and floor pipes started from it)
  * every `interval` ms for `seconds`, sums each sample's Rss by mapping (the deno executable's file
  * pages, malloc's main-arena `[heap]`, anonymous memory: V8's heaps and code, other malloc arenas,
- * thread stacks; other files), and prints, per process, the sample of highest Rss. Run it beside a
- * bench, e.g.
+ * thread stacks; other files), and prints, per process, the sample of highest Rss; with a fourth
+ * argument `series`, also every sample as it is taken (seconds since start, pid, role, MiB by kind).
+ * Run it beside a bench, e.g.
  * `./dev deno run -A tests/bench/proxy_pair/smaps_sampler.ts /work/wt/x 60 250 &`
  * then `BENCH_PROXY_ROOT=/work/wt/x ./dev deno run -A tests/bench/proxy_pair/main.ts 1 5`. MiB.
  *
@@ -56,10 +57,12 @@ async function sample(pid: number, exe: string): Promise<Sample | undefined> {
   return s;
 }
 
-const [match, seconds = "60", interval = "250"] = Deno.args;
+const [match, seconds = "60", interval = "250", mode] = Deno.args;
 if (!match) throw new Error("usage: smaps_sampler.ts <command-line substring> [seconds] [interval ms]");
+const mib = (kb: number) => (kb / 1024).toFixed(1);
 const peaks = new Map<number, { role: string; peak: Sample; first: Sample }>();
-const end = Date.now() + Number(seconds) * 1000;
+const start = Date.now();
+const end = start + Number(seconds) * 1000;
 while (Date.now() < end) {
   for (const entry of Deno.readDirSync("/proc")) {
     const pid = Number(entry.name);
@@ -76,13 +79,19 @@ while (Date.now() < end) {
     if (!role) continue;
     const s = await sample(pid, exe);
     if (!s) continue;
+    if (mode === "series") {
+      console.log(
+        `${((Date.now() - start) / 1000).toFixed(1)} ${pid} ${role}: total ${mib(s.total)} exe ${
+          mib(s.exe)
+        } heap ${mib(s.heap)} anon ${mib(s.anon)}`,
+      );
+    }
     const known = peaks.get(pid);
     if (!known) peaks.set(pid, { role, peak: s, first: s });
     else if (s.total > known.peak.total) known.peak = s;
   }
   await new Promise((r) => setTimeout(r, Number(interval)));
 }
-const mib = (kb: number) => (kb / 1024).toFixed(1);
 console.log("| pid | process | first sample | peak | deno executable | [heap] | anonymous | other |");
 console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
 for (const [pid, { role, peak, first }] of peaks) {
