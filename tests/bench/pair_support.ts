@@ -6,7 +6,7 @@
  * @module
  */
 import { join } from "node:path";
-import { startCa, startMeshd } from "../integration/meshd_support.ts";
+import { startCa, startMeshd, strictPairConfig } from "../integration/meshd_support.ts";
 import { freePort } from "../../shared/internal/testing/free_port.ts";
 import { PROXY_PERMISSION_FLAGS } from "../../shared/internal/proxy_permissions.ts";
 
@@ -232,36 +232,10 @@ export async function startMeshPair(
   await Deno.mkdir(join(dir, "config"));
   const portsYaml = ports.map((p) =>
     `{name: ${p.name}, number: ${p.number}, targetPort: ${p.targetPort}, protocol: ${p.protocol}}`
-  ).join(", ");
+  );
   await Deno.writeTextFile(
     join(dir, "config", "mesh.yaml"),
-    `apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: app, namespace: foo}
-spec:
-  hosts: [app.foo.svc.cluster.local]${
-      options.addresses ? `\n  addresses: [${options.addresses.join(", ")}]` : ""
-    }
-  ports: [${portsYaml}]
-  location: MESH_INTERNAL
-  resolution: STATIC
-  workloadSelector: {labels: {app: app}}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: app-1, namespace: foo}
-spec: {address: 127.0.0.1, labels: {app: app}, serviceAccount: app}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: sleep-1, namespace: foo}
-spec: {address: 127.0.0.2, labels: {app: sleep}, serviceAccount: sleep}
----
-apiVersion: security.istio.io/v1
-kind: PeerAuthentication
-metadata: {name: default, namespace: foo}
-spec: {mtls: {mode: STRICT}}
-`,
+    strictPairConfig("app", portsYaml, options.addresses),
   );
   const ca = await startCa(join(dir, "ca"));
   bench.cleanups.push(() => ca.stop());

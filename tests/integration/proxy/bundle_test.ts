@@ -7,39 +7,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startCa, startMeshd } from "../meshd_support.ts";
+import { startCa, startMeshd, strictPairConfig } from "../meshd_support.ts";
 import { freePort } from "../../../shared/internal/testing/free_port.ts";
 import { type ProxyProcess, startProxyProcess } from "../../../proxy/test_support.ts";
 import { within } from "../../../shared/internal/testing/deadline.ts";
 
 const ROOT = new URL("../../../", import.meta.url).pathname;
-
-const config = (targetPort: number): string =>
-  `apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: app, namespace: foo}
-spec:
-  hosts: [app.foo.svc.cluster.local]
-  ports: [{name: http, number: 8000, targetPort: ${targetPort}, protocol: HTTP}]
-  location: MESH_INTERNAL
-  resolution: STATIC
-  workloadSelector: {labels: {app: app}}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: app-1, namespace: foo}
-spec: {address: 127.0.0.1, labels: {app: app}, serviceAccount: app}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: sleep-1, namespace: foo}
-spec: {address: 127.0.0.2, labels: {app: sleep}, serviceAccount: sleep}
----
-apiVersion: security.istio.io/v1
-kind: PeerAuthentication
-metadata: {name: default, namespace: foo}
-spec: {mtls: {mode: STRICT}}
-`;
 
 /** The `bundle:proxy` task's command with `outdir` in place of build/proxy. */
 async function bundle(outdir: string): Promise<void> {
@@ -82,7 +55,10 @@ Deno.test("proxy bundle: a STRICT pair from build/proxy/main.js, Workers from wo
     const inboundPort = freePort();
     const outboundPort = freePort();
     await Deno.mkdir(join(dir, "config"));
-    await Deno.writeTextFile(join(dir, "config", "mesh.yaml"), config(inboundPort));
+    await Deno.writeTextFile(
+      join(dir, "config", "mesh.yaml"),
+      strictPairConfig("app", [`{name: http, number: 8000, targetPort: ${inboundPort}, protocol: HTTP}`]),
+    );
     const ca = await startCa(join(dir, "ca"));
     stops.push(() => ca.stop());
     const meshd = await startMeshd(join(dir, "config"), { ca });
