@@ -38,6 +38,8 @@ export interface ProxyProcessOptions {
   readyTimeoutMs?: number;
   /** More environment variables (NO_COLOR is set). */
   env?: Record<string, string>;
+  /** The program to run; default this checkout's `proxy/main.ts` (e.g. a bundle's `main.js`). */
+  entry?: string;
 }
 
 /**
@@ -57,7 +59,7 @@ export async function startProxyProcess(o: ProxyProcessOptions): Promise<ProxyPr
     args: [
       "run",
       ...PROXY_PERMISSION_FLAGS,
-      new URL("./main.ts", import.meta.url).pathname,
+      o.entry ?? new URL("./main.ts", import.meta.url).pathname,
       `--discoveryAddress=${o.discoveryAddress}`,
       `--namespace=${o.namespace}`,
       `--serviceAccount=${o.serviceAccount}`,

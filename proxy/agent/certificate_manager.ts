@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type * as X509 from "@peculiar/x509";
+import type * as Pkix from "./pkix.ts";
 import { Backoff, type BackoffOptions } from "./backoff.ts";
 import type { CertificateInfo } from "../runtime/snapshot.ts";
 import { type CsrClient, type CsrCredentials, CsrError, GrpcCsrClient } from "./csr_client.ts";
@@ -121,25 +121,20 @@ export function tokenServiceAccount(
 }
 
 /**
- * @peculiar/x509, loaded with the first CSR: a proxy on plain-text ADS never needs it, and it costs
- * 7 to 16 MiB on the main isolate (README.md, "Memory").
+ * The X.509 code (`pkix.ts`: the ASN.1 schemas and node:crypto's parser), loaded with the first
+ * CSR: a proxy on plain-text ADS never needs it (README.md, "Memory").
  */
-let x509Module: Promise<typeof X509> | undefined;
-const loadX509 = (): Promise<typeof X509> => (x509Module ??= import("@peculiar/x509"));
+let pkixModule: Promise<typeof Pkix> | undefined;
+const loadPkix = (): Promise<typeof Pkix> => (pkixModule ??= import("./pkix.ts"));
 
 /** A new ECDSA P-256 key pair and a CSR for `spiffeId`. */
 export async function createCsr(spiffeId: string): Promise<{ csrPem: string; keys: CryptoKeyPair }> {
-  const x509 = await loadX509();
+  const pkix = await loadPkix();
   const keys = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, [
     "sign",
     "verify",
   ]) as CryptoKeyPair;
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
-    keys,
-    signingAlgorithm: { name: "ECDSA", hash: "SHA-256" },
-    extensions: [new x509.SubjectAlternativeNameExtension([{ type: "url", value: spiffeId }])],
-  });
-  return { csrPem: csr.toString("pem"), keys };
+  return { csrPem: toPem(await pkix.csrDer(spiffeId, keys), "CERTIFICATE REQUEST"), keys };
 }
 
 /**
@@ -154,43 +149,37 @@ export async function certificateInfoOf(
   keys: CryptoKeyPair,
   expectedSpiffeId?: string,
 ): Promise<CertificateInfo> {
-  const x509 = await loadX509();
+  const pkix = await loadPkix();
   if (chain.length < 2) {
     throw new Error(`the CA answered ${chain.length} certificate(s); leaf and root expected`);
   }
   const certs = chain.slice(0, -1).map((pem, i) => {
     const blocks = pemBlocks(pem);
     if (blocks.length !== 1) throw new Error(`chain element ${i + 1} is not one PEM certificate`);
-    return { pem: blocks[0], cert: new x509.X509Certificate(blocks[0]) };
+    return { pem: blocks[0], cert: pkix.parseCertificate(blocks[0]) };
   });
   const roots = pemBlocks(chain[chain.length - 1]).map((pem) => ({
     pem,
-    cert: new x509.X509Certificate(pem),
+    cert: pkix.parseCertificate(pem),
   }));
   if (roots.length === 0) throw new Error("the trust bundle (last chain element) holds no certificate");
   const leaf = certs[0].cert;
   const spki = new Uint8Array(await crypto.subtle.exportKey("spki", keys.publicKey));
-  if (!equalBytes(new Uint8Array(leaf.publicKey.rawData), spki)) {
+  if (!equalBytes(leaf.spki, spki)) {
     throw new Error("the issued certificate does not carry the key of the CSR");
   }
-  const uris = leaf.getExtension(x509.SubjectAlternativeNameExtension)?.names.items
-    .filter((n) => n.type === "url").map((n) => n.value) ?? [];
-  if (uris.length !== 1) {
-    throw new Error(`the issued certificate has ${uris.length} URI SANs; one SPIFFE ID expected`);
+  if (leaf.uris.length !== 1) {
+    throw new Error(`the issued certificate has ${leaf.uris.length} URI SANs; one SPIFFE ID expected`);
   }
-  const spiffeId = formatSpiffeId(parseSpiffeId(uris[0]));
+  const spiffeId = formatSpiffeId(parseSpiffeId(leaf.uris[0]));
   if (expectedSpiffeId !== undefined && spiffeId !== expectedSpiffeId) {
     throw new Error(`the CA issued ${spiffeId}, not the requested ${expectedSpiffeId}`);
   }
   for (let i = 0; i < certs.length; i++) {
     const issuers = i + 1 < certs.length ? [certs[i + 1].cert] : roots.map((r) => r.cert);
-    let ok = false;
-    for (const issuer of issuers) {
-      if (await certs[i].cert.verify({ publicKey: issuer, signatureOnly: true }).catch(() => false)) {
-        ok = true;
-      }
+    if (!issuers.some((issuer) => certs[i].cert.signedBy(issuer))) {
+      throw new Error(`chain certificate ${i + 1} is not signed by the next one`);
     }
-    if (!ok) throw new Error(`chain certificate ${i + 1} is not signed by the next one`);
   }
   const privateKeyPem = toPem(await crypto.subtle.exportKey("pkcs8", keys.privateKey), "PRIVATE KEY");
   return Object.freeze({
@@ -198,8 +187,8 @@ export async function certificateInfoOf(
     privateKeyPem,
     rootsPem: roots.map((r) => r.pem).join(""),
     spiffeId,
-    notBefore: leaf.notBefore.getTime(),
-    notAfter: leaf.notAfter.getTime(),
+    notBefore: leaf.notBefore,
+    notAfter: leaf.notAfter,
   });
 }
 

@@ -20,13 +20,19 @@ const TE_CHUNKED = ascii("transfer-encoding: chunked\r\n");
 const CONTENT_LENGTH_PREFIX = ascii("content-length: ");
 const HOST_PREFIX = ascii("host: ");
 
-/** Bytes of the current slab that {@link outBuffer} carves heads from. */
-const SLAB_SIZE = 64 * 1024;
+/**
+ * Bytes of the current slab that {@link outBuffer} carves heads from. 8 KiB, not 64: a slab lives
+ * until its last view is collected, so under load a 64 KiB slab was nearly always still held at a
+ * scavenge and promoted, and its backing store (malloc) stayed until the next full GC: the client
+ * proxy's malloc heap grew from 11 to 33-38 MiB during 20 s of wrk; 8 KiB keeps it flat
+ * (../workers/README.md, "The malloc heap under load").
+ */
+const SLAB_SIZE = 8 * 1024;
 let slab = new Uint8Array(SLAB_SIZE);
 let slabUsed = 0;
 
 /**
- * A new buffer of `n` bytes for bytes to send: up to 4 KiB a view of a shared 64 KiB slab (as node's
+ * A new buffer of `n` bytes for bytes to send: up to 4 KiB a view of a shared 8 KiB slab (as node's
  * Buffer pool), so a forwarded head costs no allocation of its own (measured in README.md). A region
  * is handed out once and never reused, as a written chunk must not change until it is sent; a slab
  * lives until its last view is collected. Zero-filled, like `new Uint8Array(n)`.

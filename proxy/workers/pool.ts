@@ -65,6 +65,16 @@ interface Slot {
   alive: boolean;
 }
 
+/**
+ * The Worker's module: `worker.ts` beside this file; when the proxy runs from its bundle
+ * (`build/proxy/main.js`, `deno task bundle:proxy`), where `import.meta.url` is the bundle's, the
+ * Worker's bundle `build/proxy/workers/worker.js`.
+ */
+const WORKER_MODULE = new URL(
+  import.meta.url.endsWith(".js") ? "./workers/worker.js" : "./worker.ts",
+  import.meta.url,
+);
+
 /** The pool. */
 export class WorkerPool {
   readonly #o: WorkerPoolOptions;
@@ -110,7 +120,7 @@ export class WorkerPool {
     // Imported only when used: with Workers the main isolate never loads the data path's modules.
     const inline = this.inline ? (await import("./inline_worker.ts")).InlineWorker : undefined;
     for (let index = 0; index < this.#o.size; index++) {
-      const worker: PoolWorker = inline ? new inline() : new Worker(new URL("./worker.ts", import.meta.url), {
+      const worker: PoolWorker = inline ? new inline() : new Worker(WORKER_MODULE, {
         type: "module",
         name: `proxy-worker-${index}`,
         deno: {

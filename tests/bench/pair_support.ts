@@ -6,7 +6,7 @@
  * @module
  */
 import { join } from "node:path";
-import { startCa, startMeshd } from "../integration/meshd_support.ts";
+import { startCa, startMeshd, strictPairConfig } from "../integration/meshd_support.ts";
 import { freePort } from "../../shared/internal/testing/free_port.ts";
 import { PROXY_PERMISSION_FLAGS } from "../../shared/internal/proxy_permissions.ts";
 
@@ -85,6 +85,19 @@ export class BenchRun {
  */
 export function meshTlsArgs(value = Deno.env.get("BENCH_PROXY_MESH_TLS")): string[] {
   return value ? [`--meshTlsClient=${value}`] : [];
+}
+
+/**
+ * The proxy program a bench runs, relative to {@link proxyRoot}: BENCH_PROXY_ENTRY (e.g.
+ * `build/proxy/main.js`, the bundle of `deno task bundle:proxy`), else `proxy/main.ts`.
+ */
+export function proxyEntry(): string {
+  return Deno.env.get("BENCH_PROXY_ENTRY") ?? "proxy/main.ts";
+}
+
+/** More `deno run` flags for the proxy, from BENCH_PROXY_DENO_FLAGS (space-separated; e.g. `--no-code-cache`). */
+export function proxyDenoFlags(): string[] {
+  return Deno.env.get("BENCH_PROXY_DENO_FLAGS")?.split(/\s+/).filter((f) => f !== "") ?? [];
 }
 
 /**
@@ -234,36 +247,10 @@ export async function startMeshPair(
   await Deno.mkdir(join(dir, "config"));
   const portsYaml = ports.map((p) =>
     `{name: ${p.name}, number: ${p.number}, targetPort: ${p.targetPort}, protocol: ${p.protocol}}`
-  ).join(", ");
+  );
   await Deno.writeTextFile(
     join(dir, "config", "mesh.yaml"),
-    `apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: app, namespace: foo}
-spec:
-  hosts: [app.foo.svc.cluster.local]${
-      options.addresses ? `\n  addresses: [${options.addresses.join(", ")}]` : ""
-    }
-  ports: [${portsYaml}]
-  location: MESH_INTERNAL
-  resolution: STATIC
-  workloadSelector: {labels: {app: app}}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: app-1, namespace: foo}
-spec: {address: 127.0.0.1, labels: {app: app}, serviceAccount: app}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: sleep-1, namespace: foo}
-spec: {address: 127.0.0.2, labels: {app: sleep}, serviceAccount: sleep}
----
-apiVersion: security.istio.io/v1
-kind: PeerAuthentication
-metadata: {name: default, namespace: foo}
-spec: {mtls: {mode: STRICT}}
-`,
+    strictPairConfig("app", portsYaml, options.addresses),
   );
   const ca = await startCa(join(dir, "ca"));
   bench.cleanups.push(() => ca.stop());
@@ -279,7 +266,8 @@ spec: {mtls: {mode: STRICT}}
     "run",
     ...PROXY_PERMISSION_FLAGS,
     ...(options.v8Flags ? [`--v8-flags=${options.v8Flags}`] : []),
-    join(proxyRoot(), "proxy/main.ts"),
+    ...proxyDenoFlags(),
+    join(proxyRoot(), proxyEntry()),
     `--discoveryAddress=127.0.0.1:${meshd.securePort}`,
     "--namespace=foo",
     `--serviceAccount=${sa}`,

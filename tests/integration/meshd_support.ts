@@ -182,3 +182,39 @@ export async function startRecordingCa(ca: CertificateAuthority): Promise<{
   );
   return { port, seen, failing, stop: () => server.forceShutdown() };
 }
+
+/**
+ * The mesh config of a STRICT sidecar pair in namespace `foo`, as the pair tests and the bench use it:
+ * a ServiceEntry `<app>.foo.svc.cluster.local` with `ports` (each a YAML flow mapping, e.g.
+ * `{name: grpc, number: 9000, targetPort: 15006, protocol: GRPC}`), its WorkloadEntry `<app>-1` on
+ * 127.0.0.1 (service account `<app>`), the client's WorkloadEntry `sleep-1` on 127.0.0.2 and a
+ * namespace-wide STRICT PeerAuthentication; `addresses`: the ServiceEntry's (VIPs), if any.
+ */
+export function strictPairConfig(app: string, ports: string[], addresses?: string[]): string {
+  return `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: ${app}, namespace: foo}
+spec:
+  hosts: [${app}.foo.svc.cluster.local]${addresses ? `\n  addresses: [${addresses.join(", ")}]` : ""}
+  ports:
+${ports.map((p) => `  - ${p}`).join("\n")}
+  location: MESH_INTERNAL
+  resolution: STATIC
+  workloadSelector: {labels: {app: ${app}}}
+---
+apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: ${app}-1, namespace: foo}
+spec: {address: 127.0.0.1, labels: {app: ${app}}, serviceAccount: ${app}}
+---
+apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: sleep-1, namespace: foo}
+spec: {address: 127.0.0.2, labels: {app: sleep}, serviceAccount: sleep}
+---
+apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: default, namespace: foo}
+spec: {mtls: {mode: STRICT}}
+`;
+}

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startCa, startMeshd } from "../meshd_support.ts";
+import { startCa, startMeshd, strictPairConfig } from "../meshd_support.ts";
 import { freePort } from "../../../shared/internal/testing/free_port.ts";
 import { commandMissing, requires } from "../../../shared/internal/testing/prerequisites.ts";
 import { type ProxyProcess, startProxyProcess } from "../../../proxy/test_support.ts";
@@ -17,34 +17,6 @@ import { grpcClient, grpcioMissing, startGrpcServer } from "../../../proxy/h2pro
 import { within } from "../../../shared/internal/testing/deadline.ts";
 
 const AUTHORITY = "echo.foo.svc.cluster.local:9000";
-
-function config(inboundPort: number): string {
-  return `apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: echo, namespace: foo}
-spec:
-  hosts: [echo.foo.svc.cluster.local]
-  ports: [{name: grpc, number: 9000, targetPort: ${inboundPort}, protocol: GRPC}]
-  location: MESH_INTERNAL
-  resolution: STATIC
-  workloadSelector: {labels: {app: echo}}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: echo-1, namespace: foo}
-spec: {address: 127.0.0.1, labels: {app: echo}, serviceAccount: echo}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: sleep-1, namespace: foo}
-spec: {address: 127.0.0.2, labels: {app: sleep}, serviceAccount: sleep}
----
-apiVersion: security.istio.io/v1
-kind: PeerAuthentication
-metadata: {name: default, namespace: foo}
-spec: {mtls: {mode: STRICT}}
-`;
-}
 
 const DENY_UNARY = `apiVersion: security.istio.io/v1
 kind: AuthorizationPolicy
@@ -71,7 +43,10 @@ Deno.test(requires(grpcioMissing() ?? commandMissing("curl"), {
     await Deno.mkdir(join(dir, "config"));
     const inboundPort = freePort();
     const outboundPort = freePort();
-    await Deno.writeTextFile(join(dir, "config", "services.yaml"), config(inboundPort));
+    await Deno.writeTextFile(
+      join(dir, "config", "services.yaml"),
+      strictPairConfig("echo", [`{name: grpc, number: 9000, targetPort: ${inboundPort}, protocol: GRPC}`]),
+    );
     const ca = await startCa(join(dir, "ca"));
     const meshd = await startMeshd(join(dir, "config"), { ca });
     await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);

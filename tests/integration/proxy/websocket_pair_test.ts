@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startCa, startMeshd } from "../meshd_support.ts";
+import { startCa, startMeshd, strictPairConfig } from "../meshd_support.ts";
 import { freePort } from "../../../shared/internal/testing/free_port.ts";
 import { commandMissing, requires } from "../../../shared/internal/testing/prerequisites.ts";
 import { type ProxyProcess, startProxyProcess } from "../../../proxy/test_support.ts";
@@ -19,36 +19,6 @@ const HOST = "ws.foo.svc.cluster.local";
 // RFC 6455 section 1.3's example key and its accept value.
 const KEY = "dGhlIHNhbXBsZSBub25jZQ==";
 const ACCEPT = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
-
-function config(httpPort: number, autoPort: number): string {
-  return `apiVersion: networking.istio.io/v1
-kind: ServiceEntry
-metadata: {name: ws, namespace: foo}
-spec:
-  hosts: [${HOST}]
-  ports:
-  - {name: http-ws, number: 9000, targetPort: ${httpPort}, protocol: HTTP}
-  - {name: chat, number: 9001, targetPort: ${autoPort}}
-  location: MESH_INTERNAL
-  resolution: STATIC
-  workloadSelector: {labels: {app: ws}}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: ws-1, namespace: foo}
-spec: {address: 127.0.0.1, labels: {app: ws}, serviceAccount: ws}
----
-apiVersion: networking.istio.io/v1
-kind: WorkloadEntry
-metadata: {name: sleep-1, namespace: foo}
-spec: {address: 127.0.0.2, labels: {app: sleep}, serviceAccount: sleep}
----
-apiVersion: security.istio.io/v1
-kind: PeerAuthentication
-metadata: {name: default, namespace: foo}
-spec: {mtls: {mode: STRICT}}
-`;
-}
 
 /** A client-to-server frame (masked, as RFC 6455 requires of clients). */
 function clientFrame(opcode: number, payload: Uint8Array): Uint8Array {
@@ -144,7 +114,13 @@ Deno.test(requires(commandMissing("python3"), {
     const dir = await Deno.makeTempDir({ prefix: "ws-pair-" });
     await Deno.mkdir(join(dir, "config"));
     const [httpPort, autoPort, outboundPort, appPort] = [freePort(), freePort(), freePort(), freePort()];
-    await Deno.writeTextFile(join(dir, "config", "services.yaml"), config(httpPort, autoPort));
+    await Deno.writeTextFile(
+      join(dir, "config", "services.yaml"),
+      strictPairConfig("ws", [
+        `{name: http-ws, number: 9000, targetPort: ${httpPort}, protocol: HTTP}`,
+        `{name: chat, number: 9001, targetPort: ${autoPort}}`,
+      ]),
+    );
     const ca = await startCa(join(dir, "ca"));
     const meshd = await startMeshd(join(dir, "config"), { ca });
     await Deno.writeTextFile(join(dir, "root-cert.pem"), ca.trustBundlePem);
