@@ -26,6 +26,8 @@ import { watchTlsMaterial } from "../serving/tls_material.ts";
 import type { ChildServerOptions, PeerCertificate, TlsMaterial, Transport } from "../serving/wire.ts";
 import { GrpcCall } from "./grpc_call.ts";
 
+const EMPTY = new Uint8Array(0);
+
 /** Options of {@link CodecServer}. */
 export interface CodecServerOptions {
   /** Listeners: plain-text ADS, and the mutual-TLS port when `certificates` is given. */
@@ -80,7 +82,7 @@ export class CodecServer {
       if (frame.t === "init" || frame.t === "tls") return;
       const call = this.#open.get(frame.id);
       if (frame.t === "end") this.#open.delete(frame.id);
-      call?.answer(frame, body ?? new Uint8Array(0));
+      call?.answer(frame, body ?? EMPTY);
     }, (peer) => peer);
   }
 

@@ -16,7 +16,15 @@ import { NO_ERROR } from "../../../shared/internal/http2/frame.ts";
 import type { HeaderList } from "../../../shared/internal/http2/headers.ts";
 import type { Http2Stream } from "../../../shared/internal/http2/stream.ts";
 import type { FromChild, MethodKind, PeerCertificate, ToChild, Transport } from "../serving/wire.ts";
-import { encodeGrpcMessage, type MessageError, messagePrefix, MessageReader, Status } from "./messages.ts";
+import { NoncedBytes } from "../../xds/delta_wire.ts";
+import {
+  encodeGrpcMessage,
+  type MessageError,
+  messagePrefix,
+  MessageReader,
+  PREFIX_BYTES,
+  Status,
+} from "./messages.ts";
 
 /** What a call needs of its connection and of meshd. */
 export interface CallContext {
@@ -118,7 +126,7 @@ export class GrpcCall {
   }
 
   /** An answer of meshd's handler. */
-  answer(frame: Extract<ToChild, { t: "write" | "end" }>, body: Uint8Array): void {
+  answer(frame: Extract<ToChild, { t: "write" | "end" }>, body: Uint8Array | NoncedBytes): void {
     if (this.#ended) return;
     if (frame.t === "write") return this.#write(body, true);
     if (frame.code === Status.OK && this.#kind === "unary") this.#write(body, false);
@@ -176,15 +184,30 @@ export class GrpcCall {
     this.#context.deliver({ t: "gone", id: this.id }, EMPTY);
   }
 
-  /** One message: prefix and bytes as separate chunks, so the bytes (shared by many streams) are never copied. */
-  #write(body: Uint8Array, ack: boolean): void {
+  /**
+   * One message. The prefix goes with the first chunk (a response's small nonce field) and the shared
+   * chunks are written as they are: the bytes many streams send are never copied per stream.
+   */
+  #write(body: Uint8Array | NoncedBytes, ack: boolean): void {
     if (!this.#headSent) {
       this.#headSent = true;
       this.#stream.respond(RESPONSE_HEAD);
     }
-    void this.#stream.write(messagePrefix(body.length)).catch(() => {});
-    const written = body.length > 0 ? this.#stream.write(body) : Promise.resolve();
+    const stream = this.#stream;
+    let written: Promise<void>;
+    if (body instanceof NoncedBytes) {
+      const [first, ...rest] = body.chunks;
+      const head = new Uint8Array(PREFIX_BYTES + first.length);
+      head.set(messagePrefix(body.length));
+      head.set(first, PREFIX_BYTES);
+      written = stream.write(head);
+      for (const chunk of rest) written = stream.write(chunk);
+    } else {
+      written = stream.write(messagePrefix(body.length));
+      if (body.length > 0) written = stream.write(body);
+    }
     if (ack) written.then(() => this.#context.deliver({ t: "wrote", id: this.id }, EMPTY), () => {});
+    else written.catch(() => {});
   }
 
   /** Trailers (or trailers-only when nothing was sent), then a reset if the client still sends. */

@@ -10,6 +10,7 @@
 import type * as grpc from "@grpc/grpc-js";
 import { type BridgeServer, ChildCalls } from "./bridge.ts";
 import { watchTlsMaterial } from "./tls_material.ts";
+import { NoncedBytes } from "../../xds/delta_wire.ts";
 import {
   type ChildServerOptions,
   FrameWriter,
@@ -214,7 +215,11 @@ export class ServingPool {
     const child: Child = {
       proc,
       out,
-      calls: new ChildCalls(this.#o.servers, (f, b) => out.send(f, b), (p) => this.#resolvePeer(p)),
+      calls: new ChildCalls(
+        this.#o.servers,
+        (f, b) => out.send(f, b instanceof NoncedBytes ? b.join() : b),
+        (p) => this.#resolvePeer(p),
+      ),
       connections: new Set(),
       startedAt: Date.now(),
     };
