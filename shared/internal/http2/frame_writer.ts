@@ -64,12 +64,16 @@ export class FrameWriter {
     this.#push(buf, true);
   }
 
-  /** Queues a DATA frame: its 9-octet header and the payload view. */
-  data(header: Uint8Array, payload: Uint8Array): void {
+  /** Queues a DATA frame: its 9-octet header and the payload views (one or more, in order). */
+  data(header: Uint8Array, ...payload: Uint8Array[]): void {
     if (this.#closed) return;
     this.#queue.push(header);
-    if (payload.length > 0) this.#queue.push(payload);
-    this.#queuedBytes += header.length + payload.length;
+    let bytes = header.length;
+    for (const p of payload) {
+      if (p.length > 0) this.#queue.push(p);
+      bytes += p.length;
+    }
+    this.#queuedBytes += bytes;
     this.dataFramesSent++;
     this.#count(false);
   }
