@@ -27,6 +27,8 @@ import type { ChildServerOptions, PeerCertificate, TlsMaterial, Transport } from
 import { GrpcCall } from "./grpc_call.ts";
 
 const EMPTY = new Uint8Array(0);
+/** Our output a connection may hold before DATA waits for the socket, octets. */
+const WRITE_BUFFER_BYTES = 1024 * 1024;
 
 /** Options of {@link CodecServer}. */
 export interface CodecServerOptions {
@@ -187,7 +189,10 @@ export class CodecServer {
     const peer = peerText(socket);
     const h2 = new Http2Connection(socket, {
       role: "server",
-      limits: { maxConcurrentStreams: o.maxStreams },
+      // A push writes to up to thousands of streams of one connection at once: with the codec's 64 KiB
+      // the pump waited for 'drain' every few dozen streams. 1 MiB is Envoy's default
+      // per_connection_buffer_limit_bytes.
+      limits: { maxConcurrentStreams: o.maxStreams, writeBufferBytes: WRITE_BUFFER_BYTES },
       onStream: (stream) => this.#stream(stream, transport, peer, cert),
       log: (line) => this.#o.logger?.warn(`gRPC ${peer}: ${line}`),
     });

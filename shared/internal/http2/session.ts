@@ -127,6 +127,7 @@ export class Http2Session implements StreamHost {
       limits.maxOutboundFrames,
       limits.maxOutboundControlFrames,
       (what) => this.terminate(ENHANCE_YOUR_CALM, `outbound flood: ${what}`, false, true),
+      limits.writeBufferBytes,
     );
   }
 
