@@ -272,8 +272,8 @@ export class DiscoveryServer {
         : {}),
     };
     const transport = o.grpcTransport ?? (o.servingChildren ? "children" : "codec");
-    if (transport === "codec") return await this.#startCodec(limits);
-    if (o.servingChildren) return await this.#startPool(o.servingChildren, limits);
+    if (transport === "codec") return await this.#startServing(limits, undefined);
+    if (o.servingChildren) return await this.#startServing(limits, o.servingChildren);
     const serverOptions = grpcServerOptions(limits);
     this.#grpc = new grpc.Server(serverOptions);
     this.#ads.register(this.#grpc);
@@ -312,36 +312,41 @@ export class DiscoveryServer {
     return this.#pool?.deaths ?? 0;
   }
 
-  async #startCodec(serverOptions: ChildServerOptions): Promise<{ grpcPort: number; securePort: number }> {
+  /** The codec server (grpc_codec/) or the serving children (serving/), bound; the ports and a log line. */
+  async #startServing(
+    serverOptions: ChildServerOptions,
+    children: number | undefined,
+  ): Promise<{ grpcPort: number; securePort: number }> {
     const o = this.#options;
-    const servers = this.#bridgeServers();
-    this.#codec = new CodecServer({
+    const common = {
       listen: {
         plaintext: listenAddress(o.grpcAddr),
         ...(o.secure ? { tls: listenAddress(o.secure.addr) } : {}),
       },
-      servers,
+      servers: this.#bridgeServers(),
       serverOptions,
       certificates: o.secure?.certificates,
       logger: o.logger,
-    });
+    };
+    const server = children === undefined
+      ? (this.#codec = new CodecServer(common))
+      : (this.#pool = new ServingPool({ ...common, children, onChildDeath: o.onChildDeath }));
     let ports;
     try {
-      ports = await this.#codec.start();
+      ports = await server.start();
     } catch (e) {
-      await this.#codec.stop(0);
+      await server.stop(0);
       throw new Error(
         `--grpcAddr ${o.grpcAddr} / --secureGRPCAddr ${o.secure?.addr}: ${(e as Error).message}`,
       );
     }
+    const served = children === undefined ? "own HTTP/2 codec" : `served by ${children} child processes`;
     o.logger?.info(
-      `ADS listening on ${o.grpcAddr} (port ${ports.plaintext}), config from ${
-        configFrom(o)
-      }; own HTTP/2 codec`,
+      `ADS listening on ${o.grpcAddr} (port ${ports.plaintext}), config from ${configFrom(o)}; ${served}`,
     );
     if (o.secure) {
       o.logger?.info(
-        `ADS and CA listening with mutual TLS on ${o.secure.addr} (port ${ports.tls}); own HTTP/2 codec`,
+        `ADS and CA listening with mutual TLS on ${o.secure.addr} (port ${ports.tls}); ${served}`,
       );
     }
     return { grpcPort: ports.plaintext, securePort: ports.tls };
@@ -356,45 +361,6 @@ export class DiscoveryServer {
       this.#options.secure.register?.(servers.tls);
     }
     return servers;
-  }
-
-  async #startPool(
-    children: number,
-    serverOptions: ChildServerOptions,
-  ): Promise<{ grpcPort: number; securePort: number }> {
-    const o = this.#options;
-    const servers = this.#bridgeServers();
-    this.#pool = new ServingPool({
-      children,
-      listen: {
-        plaintext: listenAddress(o.grpcAddr),
-        ...(o.secure ? { tls: listenAddress(o.secure.addr) } : {}),
-      },
-      servers,
-      serverOptions,
-      certificates: o.secure?.certificates,
-      logger: o.logger,
-      onChildDeath: o.onChildDeath,
-    });
-    let ports;
-    try {
-      ports = await this.#pool.start();
-    } catch (e) {
-      await this.#pool.stop(0);
-      throw new Error(
-        `--grpcAddr ${o.grpcAddr} / --secureGRPCAddr ${o.secure?.addr}: ${(e as Error).message}`,
-      );
-    }
-    const served = `served by ${children} child processes`;
-    o.logger?.info(
-      `ADS listening on ${o.grpcAddr} (port ${ports.plaintext}), config from ${configFrom(o)}; ${served}`,
-    );
-    if (o.secure) {
-      o.logger?.info(
-        `ADS and CA listening with mutual TLS on ${o.secure.addr} (port ${ports.tls}); ${served}`,
-      );
-    }
-    return { grpcPort: ports.plaintext, securePort: ports.tls };
   }
 
   /**

@@ -109,17 +109,7 @@ export class GrpcCall {
     }
     this.#kind = kind;
     const c = this.#context;
-    if (kind === "bidi") {
-      c.deliver({
-        t: "open",
-        id: this.id,
-        path,
-        transport: c.transport,
-        peer: c.peer,
-        metadata: metadataOf(headers),
-        ...(c.cert ? { cert: c.cert } : {}),
-      }, EMPTY);
-    }
+    if (kind === "bidi") this.#open(path, EMPTY);
     void this.#read(path, new MessageReader(c.maxRecvMessageBytes, header(headers, "grpc-encoding") ?? ""));
     void this.#stream.closed.then(() => c.deliver({ t: "gone", id: this.id }, EMPTY));
     return true;
@@ -165,17 +155,22 @@ export class GrpcCall {
         details: "Received no request message for server unary call",
       });
     }
-    const headers = this.#stream.headers;
+    this.#open(path, this.#request);
+    this.#request = null;
+  }
+
+  /** The call reaches meshd's handler (a unary call's with its request). */
+  #open(path: string, request: Uint8Array): void {
+    const c = this.#context;
     c.deliver({
       t: "open",
       id: this.id,
       path,
       transport: c.transport,
       peer: c.peer,
-      metadata: metadataOf(headers),
+      metadata: metadataOf(this.#stream.headers),
       ...(c.cert ? { cert: c.cert } : {}),
-    }, this.#request);
-    this.#request = null;
+    }, request);
   }
 
   /** A refused message ends the call with its status; meshd's handler sees the call gone. */
