@@ -274,6 +274,11 @@ export function validateDiscoveryFlags(
     tlsKeyFile: r.string("tlsKeyFile"),
     vklog: r.int("vklog", INT32_MIN, INT32_MAX),
   };
+  if (options.grpcTransport === "codec" && r.isGiven("servingChildren")) {
+    r.warnings.push(
+      "--servingChildren has no effect with --grpcTransport codec (the default): no child serves",
+    );
+  }
   if ((options.tlsCertFile === "") !== (options.tlsKeyFile === "")) {
     const [set, missing] = options.tlsCertFile
       ? ["tlsCertFile", "tlsKeyFile"]

@@ -314,3 +314,14 @@ Deno.test(requires(commandMissing("openssl"), {
     }
   },
 }));
+
+Deno.test("--servingChildren warns when --grpcTransport codec makes it inert, not with children", () => {
+  assert.deepEqual(discovery(["--servingChildren", "3"]).warnings, [
+    "--servingChildren has no effect with --grpcTransport codec (the default): no child serves",
+  ]);
+  const children = discovery(["--grpcTransport", "children", "--servingChildren", "3"]);
+  assert.deepEqual(children.warnings, []);
+  assert.equal(children.options.grpcTransport, "children");
+  assert.equal(children.options.servingChildren, 3);
+  assert.equal(discovery([]).options.grpcTransport, "codec");
+});
