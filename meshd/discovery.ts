@@ -2,8 +2,9 @@
  * `meshd discovery` (meshd seed, "What the service does"): the config store on --configDir, the
  * push context and ADS on --grpcAddr (plain) and --secureGRPCAddr (mutual TLS, with the CA
  * service; both also answer debug requests over xDS), metrics on --monitoringAddr, the debug
- * interface on --httpAddr, ctrlz. The gRPC ports are served by --servingChildren child processes
- * that can die and be replaced (server/serving/README.md, denoland/deno#36788); shutdown stops
+ * interface on --httpAddr, ctrlz. The gRPC ports are served in this process on the project's own
+ * HTTP/2 codec (--grpcTransport codec, server/grpc_codec/README.md), or by --servingChildren child
+ * processes that can die and be replaced (server/serving/README.md, denoland/deno#36788); shutdown stops
  * accepting, waits up to --shutdownDuration for certificate requests in flight, and exits without a
  * GOAWAY to proxies; the injection and validation webhooks on --httpsAddr (webhooks/, with the CA).
  * Config comes from --configDir, else from the Kubernetes API (--kubeconfig or in-cluster, when
@@ -236,6 +237,7 @@ export async function startDiscovery(
     keepaliveIntervalMs: options.keepaliveIntervalMs,
     keepaliveTimeoutMs: options.keepaliveTimeoutMs,
     maxConnectionAgeMs: options.keepaliveMaxServerConnectionAgeMs,
+    grpcTransport: options.grpcTransport,
     servingChildren: options.servingChildren,
     // The pool logs each death itself.
     onChildDeath: () => metrics.servingChildDeaths.inc(),

@@ -122,6 +122,15 @@ export const DISCOVERY_FLAGS: readonly DiscoveryFlag[] = [
     effect: "now",
   },
   {
+    // Not in the seed: how meshd serves its gRPC ports (meshd/server/grpc_codec/README.md).
+    name: "grpcTransport",
+    type: "string",
+    default: "codec",
+    description:
+      "How the gRPC ports are served: codec (in the main process on the project's own HTTP/2 codec, no nghttp2, so a client's GOAWAY cannot abort meshd), children (--servingChildren child processes on grpc-js behind a byte relay; with --servingChildren 0, grpc-js in the main process, exposed to denoland/deno#36788)",
+    effect: "now",
+  },
+  {
     name: "httpAddr",
     type: "string",
     default: ":8080",
@@ -271,7 +280,7 @@ export const DISCOVERY_FLAGS: readonly DiscoveryFlag[] = [
     type: "int",
     default: "2",
     description:
-      "Child processes that serve the gRPC ports behind a byte relay, replaced when one dies; 0 serves in the main process (a client's GOAWAY can then abort meshd, denoland/deno#36788)",
+      "With --grpcTransport children: child processes that serve the gRPC ports behind a byte relay, replaced when one dies; 0 serves with grpc-js in the main process (a client's GOAWAY can then abort meshd, denoland/deno#36788). Unused with the default --grpcTransport codec",
     effect: "now",
   },
   {

@@ -92,7 +92,9 @@ export interface DiscoveryOptions {
   registries: readonly string[];
   /** `--secureGRPCAddr`: xDS over mutual TLS. */
   secureGRPCAddr: ListenAddress;
-  /** `--servingChildren`: serving child processes; 0 serves in the main process. */
+  /** `--grpcTransport`: how the gRPC ports are served (meshd/server/grpc_codec/README.md). */
+  grpcTransport: GrpcTransport;
+  /** `--servingChildren`: serving child processes with `children`; 0 serves with grpc-js in the main process. */
   servingChildren: number;
   /** `--shutdownDuration`: time allowed for graceful termination. */
   shutdownDurationMs: number;
@@ -104,6 +106,13 @@ export interface DiscoveryOptions {
   tlsKeyFile: string;
   /** `--vklog`. */
   vklog: number;
+}
+
+/** The values of `--grpcTransport`. */
+export type GrpcTransport = "codec" | "children";
+
+function grpcTransport(text: string): string | undefined {
+  return text === "codec" || text === "children" ? undefined : "use codec or children";
 }
 
 /** What {@link validateDiscoveryFlags} returns. */
@@ -241,6 +250,7 @@ export function validateDiscoveryFlags(
     ctrlzPort: r.int("ctrlz_port", 0n, 65535n),
     domain: r.string("domain", dnsName),
     grpcAddr: r.address("grpcAddr"),
+    grpcTransport: r.string("grpcTransport", grpcTransport) as GrpcTransport,
     httpAddr: r.address("httpAddr"),
     httpsAddr: r.address("httpsAddr"),
     keepaliveIntervalMs: r.duration("keepaliveInterval", positive),
@@ -264,6 +274,11 @@ export function validateDiscoveryFlags(
     tlsKeyFile: r.string("tlsKeyFile"),
     vklog: r.int("vklog", INT32_MIN, INT32_MAX),
   };
+  if (options.grpcTransport === "codec" && r.isGiven("servingChildren")) {
+    r.warnings.push(
+      "--servingChildren has no effect with --grpcTransport codec (the default): no child serves",
+    );
+  }
   if ((options.tlsCertFile === "") !== (options.tlsKeyFile === "")) {
     const [set, missing] = options.tlsCertFile
       ? ["tlsCertFile", "tlsKeyFile"]

@@ -23,10 +23,11 @@ function discovery(args: string[], vars: Record<string, string> = {}): Discovery
   return validateDiscoveryFlags(readDiscoveryFlags(cmd), { environment: readEnvironment(vars).env });
 }
 
-Deno.test("table: every flag of the seed, each once, and meshd's own --servingChildren", () => {
-  assert.equal(DISCOVERY_FLAGS.length, 36);
-  assert.equal(new Set(DISCOVERY_FLAGS.map((f) => f.name)).size, 36);
+Deno.test("table: every flag of the seed, each once, and meshd's own --servingChildren and --grpcTransport", () => {
+  assert.equal(DISCOVERY_FLAGS.length, 37);
+  assert.equal(new Set(DISCOVERY_FLAGS.map((f) => f.name)).size, 37);
   assert.ok(DISCOVERY_FLAGS.some((f) => f.name === "servingChildren"));
+  assert.ok(DISCOVERY_FLAGS.some((f) => f.name === "grpcTransport"));
   assert.deepEqual(DISCOVERY_FLAGS.filter((f) => f.global).map((f) => f.name), ["vklog"]);
   assert.deepEqual(DISCOVERY_FLAGS.filter((f) => f.short).map((f) => [f.short, f.name]), [[
     "n",
@@ -205,6 +206,7 @@ const bad: { args: string[]; vars?: Record<string, string>; error: string | RegE
   { args: ["--log_caller", "nope"], error: /^--log_caller: unknown scope "nope"/ },
   { args: ["--log_as_json=maybe"], error: /^--log_as_json: maybe is not a boolean/ },
   { args: ["--profile=yes"], error: /^--profile: yes is not a boolean/ },
+  { args: ["--grpcTransport", "nghttp2"], error: /^--grpcTransport: nghttp2.*use codec or children/ },
   { args: ["--grpcAddr", "15010"], error: "--grpcAddr: 15010 is not an address; use host:port or :port" },
   { args: ["--httpAddr", ":http"], error: "--httpAddr: :http has port http; a port is a number 0..65535" },
   {
@@ -312,3 +314,14 @@ Deno.test(requires(commandMissing("openssl"), {
     }
   },
 }));
+
+Deno.test("--servingChildren warns when --grpcTransport codec makes it inert, not with children", () => {
+  assert.deepEqual(discovery(["--servingChildren", "3"]).warnings, [
+    "--servingChildren has no effect with --grpcTransport codec (the default): no child serves",
+  ]);
+  const children = discovery(["--grpcTransport", "children", "--servingChildren", "3"]);
+  assert.deepEqual(children.warnings, []);
+  assert.equal(children.options.grpcTransport, "children");
+  assert.equal(children.options.servingChildren, 3);
+  assert.equal(discovery([]).options.grpcTransport, "codec");
+});

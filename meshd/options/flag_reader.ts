@@ -44,6 +44,11 @@ export class FlagReader {
     return flag;
   }
 
+  /** Whether the flag was given on the command line. */
+  isGiven(name: string): boolean {
+    return this.raw[name] !== undefined;
+  }
+
   /** The value given, if any; a flag without effect that is given gets a warning. */
   #given(flag: DiscoveryFlag): string | readonly string[] | undefined {
     const given = this.raw[flag.name];

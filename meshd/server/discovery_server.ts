@@ -24,6 +24,7 @@ import { DebugPages } from "./debug_pages.ts";
 import { debugResponder, type DebugXdsOptions } from "./debug_xds.ts";
 import { BridgeServer, type ServiceRegistrar } from "./serving/bridge.ts";
 import { type ChildStatus, ServingPool } from "./serving/pool.ts";
+import { CodecServer } from "./grpc_codec/codec_server.ts";
 import { type ChildServerOptions, grpcServerOptions } from "./serving/wire.ts";
 import { bind, listenAddress, withPort } from "./grpc_listen.ts";
 import { type PushContextHow, PushScheduler } from "./push_scheduler.ts";
@@ -100,6 +101,12 @@ export interface DiscoveryServerOptions {
    */
   servingChildren?: number;
   /**
+   * How the gRPC ports are served (--grpcTransport): "codec" (the default) in this process on the
+   * project's own HTTP/2 codec (grpc_codec/README.md); "children" with `servingChildren` children, or
+   * with grpc-js in this process when `servingChildren` is 0.
+   */
+  grpcTransport?: "codec" | "children";
+  /**
    * How long a workload stays proxied after its last stream left, ms; default {@link PROXIED_GRACE_MS}.
    * A proxy whose connection broke (a serving child died, a network blip) reconnects within it, and
    * its clients never see it flip to plain text and back (which STRICT servers would refuse).
@@ -165,6 +172,7 @@ export class DiscoveryServer {
   #grpc: grpc.Server | undefined;
   #secureGrpc: grpc.Server | undefined;
   #pool: ServingPool | undefined;
+  #codec: CodecServer | undefined;
   /** The bound addresses with their real ports, for unbind. */
   readonly #bound = new Map<grpc.Server, string>();
   #unsubscribe: (() => void) | undefined;
@@ -263,7 +271,9 @@ export class DiscoveryServer {
         ? { maxConnectionAgeMs: o.maxConnectionAgeMs }
         : {}),
     };
-    if (o.servingChildren) return await this.#startPool(o.servingChildren, limits);
+    const transport = o.grpcTransport ?? (o.servingChildren ? "children" : "codec");
+    if (transport === "codec") return await this.#startServing(limits, undefined);
+    if (o.servingChildren) return await this.#startServing(limits, o.servingChildren);
     const serverOptions = grpcServerOptions(limits);
     this.#grpc = new grpc.Server(serverOptions);
     this.#ads.register(this.#grpc);
@@ -302,39 +312,35 @@ export class DiscoveryServer {
     return this.#pool?.deaths ?? 0;
   }
 
-  async #startPool(
-    children: number,
+  /** The codec server (grpc_codec/) or the serving children (serving/), bound; the ports and a log line. */
+  async #startServing(
     serverOptions: ChildServerOptions,
+    children: number | undefined,
   ): Promise<{ grpcPort: number; securePort: number }> {
     const o = this.#options;
-    const servers = { plaintext: new BridgeServer(), tls: new BridgeServer() };
-    this.#ads.register(servers.plaintext);
-    if (o.secure) {
-      this.#ads.register(servers.tls, "tls");
-      o.secure.register?.(servers.tls);
-    }
-    this.#pool = new ServingPool({
-      children,
+    const common = {
       listen: {
         plaintext: listenAddress(o.grpcAddr),
         ...(o.secure ? { tls: listenAddress(o.secure.addr) } : {}),
       },
-      servers,
+      servers: this.#bridgeServers(),
       serverOptions,
       certificates: o.secure?.certificates,
       logger: o.logger,
-      onChildDeath: o.onChildDeath,
-    });
+    };
+    const server = children === undefined
+      ? (this.#codec = new CodecServer(common))
+      : (this.#pool = new ServingPool({ ...common, children, onChildDeath: o.onChildDeath }));
     let ports;
     try {
-      ports = await this.#pool.start();
+      ports = await server.start();
     } catch (e) {
-      await this.#pool.stop(0);
+      await server.stop(0);
       throw new Error(
         `--grpcAddr ${o.grpcAddr} / --secureGRPCAddr ${o.secure?.addr}: ${(e as Error).message}`,
       );
     }
-    const served = `served by ${children} child processes`;
+    const served = children === undefined ? "own HTTP/2 codec" : `served by ${children} child processes`;
     o.logger?.info(
       `ADS listening on ${o.grpcAddr} (port ${ports.plaintext}), config from ${configFrom(o)}; ${served}`,
     );
@@ -344,6 +350,17 @@ export class DiscoveryServer {
       );
     }
     return { grpcPort: ports.plaintext, securePort: ports.tls };
+  }
+
+  /** The services of each listener, for the codec server and the serving children. */
+  #bridgeServers(): { plaintext: BridgeServer; tls: BridgeServer } {
+    const servers = { plaintext: new BridgeServer(), tls: new BridgeServer() };
+    this.#ads.register(servers.plaintext);
+    if (this.#options.secure) {
+      this.#ads.register(servers.tls, "tls");
+      this.#options.secure.register?.(servers.tls);
+    }
+    return servers;
   }
 
   /**
@@ -360,8 +377,8 @@ export class DiscoveryServer {
     this.#unsubscribe?.();
     await this.#options.registry?.stop();
     const servers = [this.#grpc, this.#secureGrpc].filter((s): s is grpc.Server => s !== undefined);
-    if (this.#pool) {
-      await this.#pool.stop(graceMs);
+    if (this.#pool || this.#codec) {
+      await (this.#pool ?? this.#codec)!.stop(graceMs);
     } else if (options.exiting) {
       for (const s of servers) s.unbind(this.#bound.get(s)!);
     } else {

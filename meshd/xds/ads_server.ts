@@ -15,6 +15,7 @@ import * as grpc from "@grpc/grpc-js";
 import { Buffer } from "node:buffer";
 import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
 import { type PushRound, Stream } from "./ads_stream.ts";
+import { NoncedBytes } from "./delta_wire.ts";
 import type {
   AdsHooks,
   AdsServerOptions,
@@ -236,10 +237,12 @@ export class AdsServer {
 function preEncoded(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
   const passBytes = (method: grpc.MethodDefinition<unknown, unknown>) => ({
     ...method,
-    responseSerialize: (m: unknown) =>
-      m instanceof Uint8Array
-        ? Buffer.from(m.buffer, m.byteOffset, m.byteLength)
-        : method.responseSerialize(m as never),
+    responseSerialize: (m: unknown) => {
+      const bytes = m instanceof NoncedBytes ? m.join() : m;
+      return bytes instanceof Uint8Array
+        ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+        : method.responseSerialize(m as never);
+    },
   });
   return {
     ...service,

@@ -22,6 +22,7 @@ import {
   type XdsTransport,
 } from "./ads_types.ts";
 import { deltaUpdate, emptyUpdate } from "./delta_diff.ts";
+import type { NoncedBytes } from "./delta_wire.ts";
 import { sotwResponse } from "./sotw_response.ts";
 import { newTypeState, sameNames, syncStatusOf, type TypeState, writableSent } from "./type_state.ts";
 
@@ -352,7 +353,7 @@ export class Stream {
   #write(
     st: TypeState,
     version: string,
-    encode: (nonce: string) => Uint8Array,
+    encode: (nonce: string) => NoncedBytes,
     count: number,
     bytes: number,
     started: number,

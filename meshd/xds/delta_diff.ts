@@ -11,7 +11,7 @@
  * @module
  */
 import type { GeneratedList, GeneratedResource } from "./ads_types.ts";
-import { type DeltaResponseParts, encodeDeltaParts, resourceEntry, withNonce } from "./delta_wire.ts";
+import { type DeltaResponseParts, encodeDeltaParts, NoncedBytes, resourceEntry } from "./delta_wire.ts";
 import { listIndex, listOfIndex, type TypeState, wanted, writableSent } from "./type_state.ts";
 
 /** Target size of one delta response, bytes. */
@@ -25,7 +25,7 @@ export interface DeltaResponse {
   /** The last response of the update: the one whose ACK acknowledges it all. */
   last: boolean;
   /** The response's bytes with a nonce. */
-  encode(nonce: string): Uint8Array;
+  encode(nonce: string): NoncedBytes;
 }
 
 /** A diff of one list against another, encoded: the same for every stream that makes it. */
@@ -150,7 +150,7 @@ function responses(
 }
 
 function response(parts: DeltaResponseParts, count: number, bytes: number, last: boolean): DeltaResponse {
-  return { count, bytes, last, encode: (nonce) => withNonce(parts, nonce) };
+  return { count, bytes, last, encode: (nonce) => new NoncedBytes(parts, nonce) };
 }
 
 /** An update with nothing in it: the answer to a first request when nothing exists for the proxy. */

@@ -58,7 +58,9 @@ Deno.test("a subscription by name gets only its names; a missing one answered as
   const [r] = deltaUpdate(st, list(resource("a", "1"), resource("b", "1")), "v1", true);
   assert.equal(r.count, 1);
   assert.deepEqual([...st.sent.keys()], ["a"]);
-  const m = adsProtocol().service.DeltaAggregatedResources.responseDeserialize(Buffer.from(r.encode("7")));
+  const m = adsProtocol().service.DeltaAggregatedResources.responseDeserialize(
+    Buffer.from(r.encode("7").join()),
+  );
   assert.deepEqual(m.resources.map((x: { name: string }) => x.name), ["a"]);
   assert.deepEqual(m.removedResources, ["missing"], "reported as removed, so the proxy stops waiting");
   assert.equal(m.nonce, "7");

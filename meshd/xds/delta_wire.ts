@@ -125,6 +125,34 @@ export function withNonce(parts: DeltaResponseParts, nonce: string): Uint8Array 
   return out;
 }
 
+/**
+ * A response with its nonce, as the chunks that make it: the nonce field, then the parts shared by
+ * every stream that sends the response. Protobuf fields may come in any order, so the chunks in a row
+ * are a valid message; a transport that writes them as they are (meshd/server/grpc_codec) copies only
+ * the nonce per stream. {@link join} gives the bytes {@link withNonce} gives (grpc-js, serving children).
+ */
+export class NoncedBytes {
+  /** The nonce field first, then the shared parts (empty ones left out). */
+  readonly chunks: readonly Uint8Array[];
+  /** Octets in all. */
+  readonly length: number;
+  readonly #parts: DeltaResponseParts;
+  readonly #nonce: string;
+
+  constructor(parts: DeltaResponseParts, nonce: string) {
+    this.#parts = parts;
+    this.#nonce = nonce;
+    const field = concatFields([[5, encoder.encode(nonce)]]);
+    this.chunks = parts.tail.length > 0 ? [field, parts.head, parts.tail] : [field, parts.head];
+    this.length = field.length + parts.head.length + parts.tail.length;
+  }
+
+  /** One buffer, in field order. */
+  join(): Uint8Array {
+    return withNonce(this.#parts, this.#nonce);
+  }
+}
+
 /** A DeltaDiscoveryResponse, as bytes ready for the wire. */
 export function encodeDeltaResponse(
   response: {

@@ -1,6 +1,13 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import { encodeDeltaResponse, encodeSotwParts, resourceEntry, withNonce } from "./delta_wire.ts";
+import {
+  encodeDeltaParts,
+  encodeDeltaResponse,
+  encodeSotwParts,
+  NoncedBytes,
+  resourceEntry,
+  withNonce,
+} from "./delta_wire.ts";
 import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
 
 const T = "type.googleapis.com/mesh.v1.Service";
@@ -70,4 +77,21 @@ Deno.test("delta and state-of-the-world responses are byte for byte what protobu
     nonce: "9",
   });
   assert.deepEqual(sotw, new Uint8Array(fromProtobufjs));
+});
+
+Deno.test("NoncedBytes: its chunks in a row (nonce field first) decode as the joined bytes do", () => {
+  const r = { name: "foo/httpbin", version: "1", body: new Uint8Array([1, 2, 3]) };
+  const parts = encodeDeltaParts({
+    systemVersionInfo: "7",
+    typeUrl: T,
+    entries: [resourceEntry(T, r)],
+    removed: ["x"],
+  });
+  const n = new NoncedBytes(parts, "12");
+  assert.deepEqual(n.join(), withNonce(parts, "12"));
+  const gathered = Buffer.concat(n.chunks.map((c) => Buffer.from(c)));
+  assert.equal(gathered.length, n.length);
+  assert.equal(n.chunks[1], parts.head, "the shared part is the same buffer, not a copy");
+  assert.deepEqual(decode(gathered), decode(n.join()));
+  assert.equal(decode(gathered).nonce, "12");
 });

@@ -9,14 +9,14 @@
  * @module
  */
 import type { GeneratedList } from "./ads_types.ts";
-import { type DeltaResponseParts, encodeSotwParts, withNonce } from "./delta_wire.ts";
+import { type DeltaResponseParts, encodeSotwParts, NoncedBytes } from "./delta_wire.ts";
 import { listIndex, type TypeState, wanted } from "./type_state.ts";
 
 /** A response: its resources, their bytes, and its wire form given a nonce. */
 export interface SotwResponse {
   count: number;
   bytes: number;
-  encode(nonce: string): Uint8Array;
+  encode(nonce: string): NoncedBytes;
 }
 
 const WILDCARD = new WeakMap<GeneratedList, { typeUrl: string; version: string; response: SotwResponse }>();
@@ -41,6 +41,6 @@ function encoded(typeUrl: string, versionInfo: string, resources: GeneratedList[
   return {
     count: resources.length,
     bytes: resources.reduce((n, r) => n + r.body.length, 0),
-    encode: (nonce) => withNonce(parts, nonce),
+    encode: (nonce) => new NoncedBytes(parts, nonce),
   };
 }

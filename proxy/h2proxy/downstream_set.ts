@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { Http2Connection } from "../http2/connection.ts";
+import type { Http2Connection } from "../../shared/internal/http2/connection.ts";
 
 /** Open downstream connections and when each last had no stream. */
 export class DownstreamSet {

@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { commandMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
-import { CANCEL } from "../http2/frame.ts";
+import { CANCEL } from "../../shared/internal/http2/frame.ts";
 import {
   curlGrpc,
   grpcClient,

@@ -23,8 +23,8 @@
  *
  * @module
  */
-import { INTERNAL_ERROR, NO_ERROR } from "../http2/frame.ts";
-import type { Http2Stream } from "../http2/stream.ts";
+import { INTERNAL_ERROR, NO_ERROR } from "../../shared/internal/http2/frame.ts";
+import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
 import { ascii } from "../http/chars.ts";
 import { CHUNK_DATA, CHUNK_DONE, ChunkedDecoder } from "../http/chunked.ts";
 import { writeHead } from "../http/body_copy.ts";

@@ -14,7 +14,7 @@ import { commandMissing, requires } from "../../shared/internal/testing/prerequi
 import { within } from "../../shared/internal/testing/deadline.ts";
 import { OutboundListener } from "../outbound/listener.ts";
 import { RecordingLog, snapshotOf } from "../inbound/test_support.ts";
-import { connectClient } from "../http2/connection_test_support.ts";
+import { connectClient } from "../../shared/internal/http2/connection_test_support.ts";
 import { assertH2, h2curl, headerOf } from "./h1_test_support.ts";
 import { ECHO_HOST, ECHO_PORT, echoService } from "./mesh_pair_test_support.ts";
 

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import net from "node:net";
-import { Http2Connection } from "../http2/connection.ts";
-import type { Http2Stream } from "../http2/stream.ts";
+import { Http2Connection } from "../../shared/internal/http2/connection.ts";
+import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
 import { plainDialer } from "../outbound/endpoint_pool.ts";
 import { RecordingLog } from "../inbound/test_support.ts";

@@ -12,9 +12,9 @@
  *
  * @module
  */
-import { CANCEL, INTERNAL_ERROR, NO_ERROR, REFUSED_STREAM } from "../http2/frame.ts";
-import { Http2Error } from "../http2/limits.ts";
-import type { Http2Stream } from "../http2/stream.ts";
+import { CANCEL, INTERNAL_ERROR, NO_ERROR, REFUSED_STREAM } from "../../shared/internal/http2/frame.ts";
+import { Http2Error } from "../../shared/internal/http2/limits.ts";
+import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
 import { grpcLocalReply, isGrpcContentType } from "../grpc/local_reply.ts";
 import { formatGrpcTimeout, upstreamTimeoutMs } from "../grpc/grpc_timeout.ts";
 import { type StreamTimeoutKind, type StreamTimeouts, StreamTimers } from "./stream_timeouts.ts";

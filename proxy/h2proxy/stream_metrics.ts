@@ -12,7 +12,7 @@
  * @module
  */
 import type { LabelSet } from "../http/istio_metrics.ts";
-import type { Http2Stream } from "../http2/stream.ts";
+import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
 import { grpcResponseStatus, isGrpcForStats } from "../grpc/grpc_status.ts";
 import { headerValue } from "./request_head.ts";
 import type { StreamObserver } from "./relay.ts";

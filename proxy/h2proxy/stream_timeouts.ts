@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { Http2Stream } from "../http2/stream.ts";
+import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
 
 /** The timeouts a relay applies to one stream (ms; 0 none). */
 export interface StreamTimeouts {

@@ -4,9 +4,9 @@
  * request timer, `done()` stopping both.
  */
 import assert from "node:assert/strict";
-import type { Http2Stream } from "../http2/stream.ts";
-import { connectClient, get } from "../http2/connection_test_support.ts";
-import { startEchoServer } from "../http2/echo_test_support.ts";
+import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
+import { connectClient, get } from "../../shared/internal/http2/connection_test_support.ts";
+import { startEchoServer } from "../../shared/internal/http2/echo_test_support.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
 import { type StreamTimeoutKind, StreamTimers } from "./stream_timeouts.ts";
 

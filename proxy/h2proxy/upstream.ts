@@ -9,10 +9,10 @@
  */
 import type net from "node:net";
 import type tls from "node:tls";
-import { Http2Connection } from "../http2/connection.ts";
-import type { Http2Stream } from "../http2/stream.ts";
-import type { Http2Limits } from "../http2/limits.ts";
-import { CANCEL } from "../http2/frame.ts";
+import { Http2Connection } from "../../shared/internal/http2/connection.ts";
+import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
+import type { Http2Limits } from "../../shared/internal/http2/limits.ts";
+import { CANCEL } from "../../shared/internal/http2/frame.ts";
 import { type Dialer, DialError } from "../outbound/endpoint_pool.ts";
 import type { HeaderList } from "./request_head.ts";
 import { type MuxConnection, MuxPool } from "./mux_pool.ts";

@@ -10,7 +10,7 @@ import net from "node:net";
 import { requires } from "../../shared/internal/testing/prerequisites.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
 import { h2cToolsMissing, run, type ServerProcess, startHypercorn } from "../h2proxy/h2_apps_test_support.ts";
-import { PREFACE } from "../http2/frame.ts";
+import { PREFACE } from "../../shared/internal/http2/frame.ts";
 import type { PortMtls, RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { InboundListener } from "./listener.ts";
 import type { InboundStats } from "./observer.ts";

@@ -7,7 +7,7 @@
  * - `web.a` VIP 10.221.<n>.11 port 80 (HTTP) → endpoint 10.221.<n>.1:8080, an HTTP server answering
  *   `web <method> <path>`;
  * - `h2.a` VIP 10.221.<n>.14 port 80 (HTTP2) → endpoint 127.0.0.1:<any>, the HTTP/2 codec's h2c echo
- *   (../http2/echo_test_support.ts: `GET` answers `hello <path>`);
+ *   (../../shared/internal/http2/echo_test_support.ts: `GET` answers `hello <path>`);
  * - 10.221.<n>.1:7000, in no service: an echo for passthrough;
  * - `secure.a` VIP 10.221.<n>.12 port 9000 (TCP) → a proxied endpoint 10.221.<n>.1:9443 (identity
  *   `.../sa/secure`): a mutual TLS echo standing in for its sidecar, presenting that identity and
@@ -36,7 +36,7 @@ import { OutboundListener } from "./listener.ts";
 import type { OutboundTrafficPolicy } from "./dispatch.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot, type ServiceInfo } from "../runtime/snapshot.ts";
 import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
-import { startEchoServer } from "../http2/echo_test_support.ts";
+import { startEchoServer } from "../../shared/internal/http2/echo_test_support.ts";
 
 function echoServer(host: string, port: number, count: { n: number }): Promise<void> {
   const server = net.createServer({ allowHalfOpen: true }, (s) => {

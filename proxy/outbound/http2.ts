@@ -12,10 +12,10 @@
  * @module
  */
 import type net from "node:net";
-import { Http2Connection } from "../http2/connection.ts";
+import { Http2Connection } from "../../shared/internal/http2/connection.ts";
 import { DownstreamSet } from "../h2proxy/downstream_set.ts";
-import type { Http2Stream } from "../http2/stream.ts";
-import type { Http2Limits } from "../http2/limits.ts";
+import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
+import type { Http2Limits } from "../../shared/internal/http2/limits.ts";
 import { HeadParser } from "../http/head.ts";
 import { latin1 } from "../http/chars.ts";
 import { REQUEST } from "../http/http_head.ts";

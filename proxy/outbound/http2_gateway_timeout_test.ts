@@ -18,7 +18,7 @@ import {
   run,
   startHostileApp,
 } from "../h2proxy/h2_apps_test_support.ts";
-import { CANCEL } from "../http2/frame.ts";
+import { CANCEL } from "../../shared/internal/http2/frame.ts";
 import { oneRouteGateway, startOneRouteGateway } from "./gateway_test_support.ts";
 
 const HOST = "slow.example.com";

@@ -19,10 +19,13 @@
  *   `--idle` seconds, then meshd is stopped with SIGTERM (its graceful shutdown) and started again on
  *   the same port, N times; counts deaths of the client processes
  *
- * meshd runs with `--servingChildren` from `--serving-children` (default 2; 0 is the old in-process
- * server): a dead serving child is counted from meshd's log, a dead meshd from its exit.
+ * meshd runs with `--grpcTransport` from `--grpc-transport` (default codec: meshd's own HTTP/2 codec in
+ * its main process) and `--servingChildren` from `--serving-children` (with `--grpc-transport children`:
+ * default 2; 0 is the old in-process grpc-js server): a dead serving child is counted from meshd's log, a
+ * dead meshd from its exit.
  *
- * Run: ./dev deno run -A tests/bench/goaway_stress.ts [--n 1000] [--c 4] [--idle 5] [--serving-children 2]
+ * Run: ./dev deno run -A tests/bench/goaway_stress.ts [--n 1000] [--c 4] [--idle 5]
+ *   [--grpc-transport codec|children] [--serving-children 2]
  *   [pattern...]
  *
  * @module
@@ -182,6 +185,8 @@ function lineSplitter(): TransformStream<string, string> {
 
 /** `--serving-children` of the run: meshd's --servingChildren (0: the old in-process server). */
 let servingChildren = 2;
+/** `--grpc-transport` of the run: meshd's --grpcTransport. */
+let grpcTransport = "codec";
 
 interface Meshd {
   proc: Proc;
@@ -200,7 +205,7 @@ async function startMeshd(dir: string, port: number): Promise<Meshd> {
     ...["--grpcAddr", `127.0.0.1:${port}`, "--secureGRPCAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0"],
     ...["--httpsAddr", "127.0.0.1:0"],
     ...["--monitoringAddr", "127.0.0.1:0", "--ctrlz_port", "0", "--shutdownDuration", "2s"],
-    ...["--servingChildren", `${servingChildren}`],
+    ...["--servingChildren", `${servingChildren}`, "--grpcTransport", grpcTransport],
   ], { ROOT_CA_DIR: `${dir}/ca` });
   for (;;) {
     const { value, done } = await proc.lines.read();
@@ -412,9 +417,11 @@ if (import.meta.main) {
       idle: { type: "string", default: "5" },
       first: { type: "string", default: "0" },
       "serving-children": { type: "string", default: "2" },
+      "grpc-transport": { type: "string", default: "codec" },
     },
   });
   servingChildren = Number(values["serving-children"]);
+  grpcTransport = values["grpc-transport"]!;
   const n = Number(values.n);
   const c = Number(values.c);
   if (values.client === "restart") runIdleClients(values.address!);

@@ -1,6 +1,6 @@
 /**
- * Micro-benchmark of the HTTP/2 codec (proxy/http2/): h2load (nghttp2-client) against the codec's echo
- * server (`proxy/http2/echo_test_support.ts`, h2c, one process, one thread), small requests. Prints
+ * Micro-benchmark of the HTTP/2 codec (shared/internal/http2/): h2load (nghttp2-client) against the codec's echo
+ * server (`shared/internal/http2/echo_test_support.ts`, h2c, one process, one thread), small requests. Prints
  * requests per second (h2load's), the server's CPU time per request (/proc utime + stime) and the
  * bytes the server's JavaScript heap allocated per request, estimated from V8's `--trace-gc` lines
  * (the sum over collections of "size before" minus the previous "size after").
@@ -17,10 +17,10 @@
  */
 import { parseArgs } from "node:util";
 import { freePort } from "../../shared/internal/testing/free_port.ts";
-import { bodyText, connectClient, get } from "../../proxy/http2/connection_test_support.ts";
-import type { Http2Connection } from "../../proxy/http2/connection.ts";
+import { bodyText, connectClient, get } from "../../shared/internal/http2/connection_test_support.ts";
+import type { Http2Connection } from "../../shared/internal/http2/connection.ts";
 
-const SERVER = new URL("../../proxy/http2/echo_test_support.ts", import.meta.url).pathname;
+const SERVER = new URL("../../shared/internal/http2/echo_test_support.ts", import.meta.url).pathname;
 
 /** V8 `--trace-gc` line: "... Scavenge 5.2 (6.0) -> 4.5 (7.0) MB, ...". */
 const GC_LINE =

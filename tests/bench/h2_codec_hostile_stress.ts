@@ -1,6 +1,6 @@
 /**
  * The codec under hostile peers, at volume (the #36788 question for our own codec): the echo server of
- * proxy/http2 in its own process, and `proxy/http2/hostile_peer.py` running each case N times in a
+ * shared/internal/http2 in its own process, and `shared/internal/http2/hostile_peer.py` running each case N times in a
  * row (one connection each). Prints per case the connections, the GOAWAY codes the codec sent, whether
  * the server still answered a plain GET, the server's RSS before and after, and its JS heap in use
  * after a full collection (which must not grow with the number of hostile connections: RSS keeps
@@ -13,8 +13,8 @@
 import { parseArgs } from "node:util";
 import { freePort } from "../../shared/internal/testing/free_port.ts";
 
-const SERVER = new URL("../../proxy/http2/echo_test_support.ts", import.meta.url).pathname;
-const PEER = new URL("../../proxy/http2/hostile_peer.py", import.meta.url).pathname;
+const SERVER = new URL("../../shared/internal/http2/echo_test_support.ts", import.meta.url).pathname;
+const PEER = new URL("../../shared/internal/http2/hostile_peer.py", import.meta.url).pathname;
 const DEFAULT_CASES = [
   "goaway-before-settings",
   "goaway-after-settings",

@@ -192,7 +192,7 @@ export interface MeshdProcess {
  * plain-text ADS on `port` and every other port free unless `options` names it; ready once it logs
  * `options.ready` (default: that ADS listens) within `options.timeoutMs` (default 20 s).
  *
- * @param extra more flags, e.g. `--servingChildren 0`
+ * @param extra more flags, e.g. `--grpcTransport children`
  * @param options fixed ports for the secure gRPC, debug HTTP and monitoring servers, and env added
  * @throws AssertionError when meshd exits while starting; Error when it is not ready in time (then killed)
  */

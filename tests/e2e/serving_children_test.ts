@@ -151,68 +151,80 @@ Deno.test(requires(httpbinMissing(), {
   },
 }));
 
-Deno.test({
-  name: "meshd (a real process) survives 400 hostile GOAWAY closes, then serves a proxy and stops in time",
-  async fn() {
-    const dir = await Deno.makeTempDir({ prefix: "serving-children-" });
-    await Deno.mkdir(`${dir}/config`);
-    await Deno.writeTextFile(`${dir}/config/service.yaml`, SERVICE);
-    const port = freePort();
-    const meshd = await startMeshdProcess(dir, port, ["--servingChildren", "2"]);
-    let exited: Deno.CommandStatus | undefined;
-    meshd.child.status.then((s) => (exited = s));
-    try {
-      // Two hostile clients at once: concurrency is what made the in-process server abort.
-      const deadline = processDeadline(120_000, "two hostile_goaway.py clients");
-      const hostile = () =>
-        new Deno.Command("/usr/bin/python3", {
-          args: [
-            new URL("../bench/hostile_goaway.py", import.meta.url).pathname,
-            "127.0.0.1",
-            `${port}`,
-            "200",
-          ],
-          stdout: "piped",
-          stderr: "piped",
-          signal: deadline.signal,
-        }).output();
-      const runs = await Promise.all([hostile(), hostile()]);
-      deadline.end();
-      for (const r of runs) {
-        assert.ok(r.success, new TextDecoder().decode(r.stderr));
-        const counts = JSON.parse(new TextDecoder().decode(r.stdout)) as Record<string, { served: number }>;
-        const served = Object.values(counts).reduce((n, c) => n + c.served, 0);
-        assert.ok(
-          served > 0,
-          `meshd answered none of the hostile client's streams: ${JSON.stringify(counts)}`,
-        );
-      }
-      assert.equal(exited, undefined, `meshd died:\n${meshd.output().slice(-3000)}`);
-      // Still serving: a proxy's agent gets its config.
-      let acks = 0;
-      const ads = new AdsClient({
-        address: `127.0.0.1:${port}`,
-        node: { ip: "10.1.0.1", name: "httpbin-1", namespace: "foo" },
-        plaintext: true,
-        hooks: { onAck: () => acks++ },
-      });
-      ads.start();
-      await waitFor(() => acks > 0, 10_000, "a proxy's first ACK after the hostile clients");
-      // Not `exiting`: the test process goes on, so the client closes its grpc-js channel (and its timers).
-      await ads.stop();
-      // --shutdownDuration (default 10 s) bounds the stop; with nothing in flight it is immediate.
-      const stopAt = performance.now();
-      meshd.child.kill("SIGTERM");
-      const status = await meshd.child.status;
-      assert.equal(status.code, 0, meshd.output().slice(-2000));
-      assert.ok(performance.now() - stopAt < 5000, "meshd took too long to stop");
-      const deaths = (meshd.output().match(/serving child \d+ died/g) ?? []).length;
-      figure(
-        `hostile GOAWAY: 400 closes, meshd alive, ${deaths} serving children died and were replaced`,
+for (
+  const [transport, args] of [
+    ["serving children", ["--grpcTransport", "children", "--servingChildren", "2"]],
+    ["the own HTTP/2 codec", ["--grpcTransport", "codec"]],
+  ] as const
+) {
+  Deno.test({
+    name:
+      `meshd (a real process, ${transport}) survives 400 hostile GOAWAY closes, then serves a proxy and stops in time`,
+    fn: () => hostileClosesThenServe([...args]),
+  });
+}
+
+async function hostileClosesThenServe(args: string[]): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "serving-children-" });
+  await Deno.mkdir(`${dir}/config`);
+  await Deno.writeTextFile(`${dir}/config/service.yaml`, SERVICE);
+  const port = freePort();
+  const meshd = await startMeshdProcess(dir, port, args);
+  let exited: Deno.CommandStatus | undefined;
+  meshd.child.status.then((s) => (exited = s));
+  try {
+    // Two hostile clients at once: concurrency is what made the in-process server abort.
+    const deadline = processDeadline(120_000, "two hostile_goaway.py clients");
+    const hostile = () =>
+      new Deno.Command("/usr/bin/python3", {
+        args: [
+          new URL("../bench/hostile_goaway.py", import.meta.url).pathname,
+          "127.0.0.1",
+          `${port}`,
+          "200",
+        ],
+        stdout: "piped",
+        stderr: "piped",
+        signal: deadline.signal,
+      }).output();
+    const runs = await Promise.all([hostile(), hostile()]);
+    deadline.end();
+    for (const r of runs) {
+      assert.ok(r.success, new TextDecoder().decode(r.stderr));
+      const counts = JSON.parse(new TextDecoder().decode(r.stdout)) as Record<string, { served: number }>;
+      const served = Object.values(counts).reduce((n, c) => n + c.served, 0);
+      assert.ok(
+        served > 0,
+        `meshd answered none of the hostile client's streams: ${JSON.stringify(counts)}`,
       );
-    } finally {
-      await meshd.stop();
-      await Deno.remove(dir, { recursive: true });
     }
-  },
-});
+    assert.equal(exited, undefined, `meshd died:\n${meshd.output().slice(-3000)}`);
+    // Still serving: a proxy's agent gets its config.
+    let acks = 0;
+    const ads = new AdsClient({
+      address: `127.0.0.1:${port}`,
+      node: { ip: "10.1.0.1", name: "httpbin-1", namespace: "foo" },
+      plaintext: true,
+      hooks: { onAck: () => acks++ },
+    });
+    ads.start();
+    await waitFor(() => acks > 0, 10_000, "a proxy's first ACK after the hostile clients");
+    // Not `exiting`: the test process goes on, so the client closes its grpc-js channel (and its timers).
+    await ads.stop();
+    // --shutdownDuration (default 10 s) bounds the stop; with nothing in flight it is immediate.
+    const stopAt = performance.now();
+    meshd.child.kill("SIGTERM");
+    const status = await meshd.child.status;
+    assert.equal(status.code, 0, meshd.output().slice(-2000));
+    assert.ok(performance.now() - stopAt < 5000, "meshd took too long to stop");
+    const deaths = (meshd.output().match(/serving child \d+ died/g) ?? []).length;
+    figure(
+      `hostile GOAWAY (${
+        args.join(" ")
+      }): 400 closes, meshd alive, ${deaths} serving children died and were replaced`,
+    );
+  } finally {
+    await meshd.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+}

@@ -10,6 +10,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { Buffer } from "node:buffer";
 import { EventEmitter } from "node:events";
+import { NoncedBytes } from "../../xds/delta_wire.ts";
 import type { FromChild, MethodKind, PeerCertificate, ToChild, Transport } from "./wire.ts";
 
 /** What services are registered on: a grpc-js server, or a {@link BridgeServer}. */
@@ -76,8 +77,11 @@ function isStatus(x: unknown): x is Status {
   return typeof x === "object" && x !== null && typeof (x as Status).code === "number";
 }
 
-/** The frame sender of one child. */
-export type SendToChild = (frame: ToChild, body?: Uint8Array) => void;
+/**
+ * The frame sender of one child (or of the codec server). A response meshd encoded once for many
+ * streams comes as {@link NoncedBytes}, for a sender that writes its chunks without joining them.
+ */
+export type SendToChild = (frame: ToChild, body?: Uint8Array | NoncedBytes) => void;
 
 /** What a call knows of its connection. */
 interface CallContext {
@@ -125,7 +129,8 @@ class BridgedCall extends EventEmitter {
   write(message: unknown, callback?: () => void): boolean {
     if (this.#done) return false;
     this.#writeCallbacks.push(callback);
-    this.#context.send({ t: "write", id: this.#context.id }, this.#serialize(message));
+    const body = message instanceof NoncedBytes ? message : this.#serialize(message);
+    this.#context.send({ t: "write", id: this.#context.id }, body);
     return true;
   }
 

@@ -8,8 +8,9 @@
  * @module
  */
 import type * as grpc from "@grpc/grpc-js";
-import { Buffer } from "node:buffer";
 import { type BridgeServer, ChildCalls } from "./bridge.ts";
+import { watchTlsMaterial } from "./tls_material.ts";
+import { NoncedBytes } from "../../xds/delta_wire.ts";
 import {
   type ChildServerOptions,
   FrameWriter,
@@ -147,7 +148,12 @@ export class ServingPool {
     if (run.state !== "granted") {
       throw new Error(`serving children need --allow-run (${Deno.execPath()}), or --servingChildren 0`);
     }
-    if (this.#o.certificates) this.#tls = await this.#watchCertificates(this.#o.certificates);
+    if (this.#o.certificates) {
+      this.#tls = await watchTlsMaterial(this.#o.certificates, (tls) => {
+        this.#tls = tls;
+        for (const c of this.#children) c.out.send({ t: "tls", tls });
+      });
+    }
     for (const transport of ["plaintext", "tls"] as const) {
       const at = this.#o.listen[transport];
       if (!at) continue;
@@ -189,30 +195,6 @@ export class ServingPool {
     return this.#peers.get(port) ?? loopbackPeer;
   }
 
-  async #watchCertificates(provider: grpc.experimental.CertificateProvider): Promise<TlsMaterial> {
-    const material: Partial<TlsMaterial> = {};
-    const first = Promise.withResolvers<void>();
-    const changed = () => {
-      if (!material.trustBundlePem || !material.certChainPem) return;
-      first.resolve();
-      this.#tls = material as TlsMaterial;
-      for (const c of this.#children) c.out.send({ t: "tls", tls: this.#tls });
-    };
-    provider.addCaCertificateListener((u) => {
-      if (u) material.trustBundlePem = Buffer.from(u.caCertificate).toString();
-      changed();
-    });
-    provider.addIdentityCertificateListener((u) => {
-      if (u) {
-        material.certChainPem = Buffer.from(u.certificate).toString();
-        material.privateKeyPem = Buffer.from(u.privateKey).toString();
-      }
-      changed();
-    });
-    await first.promise;
-    return material as TlsMaterial;
-  }
-
   #spawn(): void {
     const proc = new Deno.Command(Deno.execPath(), {
       args: [
@@ -233,7 +215,11 @@ export class ServingPool {
     const child: Child = {
       proc,
       out,
-      calls: new ChildCalls(this.#o.servers, (f, b) => out.send(f, b), (p) => this.#resolvePeer(p)),
+      calls: new ChildCalls(
+        this.#o.servers,
+        (f, b) => out.send(f, b instanceof NoncedBytes ? b.join() : b),
+        (p) => this.#resolvePeer(p),
+      ),
       connections: new Set(),
       startedAt: Date.now(),
     };

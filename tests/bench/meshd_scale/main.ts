@@ -8,8 +8,9 @@
  * one JSON line.
  *
  * Run: ./dev deno run -A tests/bench/meshd_scale/main.ts [1k|10k|25k|<n>] [services=1000]
- * Variables: BENCH_MESHD_ROOT (the checkout whose meshd runs; default this one), BENCH_SERVING_CHILDREN
- * (default 0: one process), BENCH_CLIENT_PROCS (default one per 6,250 proxies),
+ * Variables: BENCH_MESHD_ROOT (the checkout whose meshd runs; default this one), BENCH_GRPC_TRANSPORT
+ * (meshd's --grpcTransport: codec, its default, or children), BENCH_SERVING_CHILDREN (with children;
+ * default 0: grpc-js in meshd's process), BENCH_CLIENT_PROCS (default one per 6,250 proxies),
  * BENCH_STREAMS_PER_CONNECTION (default 1000), BENCH_TIMEOUT_S (each phase; default 300),
  * BENCH_PROFILE (a directory for meshd's V8 CPU profile), BENCH_SERVER_ENV ("A=1 B=2" for meshd),
  * BENCH_MESHD_ARGS (more meshd flags, e.g. "--keepaliveTimeout 2m" on a starved machine),
@@ -95,6 +96,7 @@ const dir = await Deno.makeTempDir({ prefix: "meshd-scale-" });
 await writeConfig(dir, services, clients);
 const meshd = await startMeshd(root, dir, {
   servingChildren: env("BENCH_SERVING_CHILDREN", 0),
+  grpcTransport: Deno.env.get("BENCH_GRPC_TRANSPORT"),
   profileDir: Deno.env.get("BENCH_PROFILE"),
   preload: heapDir ? new URL("./heap_preload.ts", import.meta.url).pathname : undefined,
   args: (Deno.env.get("BENCH_MESHD_ARGS") ?? "").split(" ").filter(Boolean),

@@ -68,6 +68,8 @@ export async function startMeshd(
   configDir: string,
   options: {
     servingChildren: number;
+    /** meshd's --grpcTransport (codec or children); absent: meshd's default (older checkouts have no flag). */
+    grpcTransport?: string;
     env: Record<string, string>;
     profileDir?: string;
     args?: string[];
@@ -92,6 +94,7 @@ export async function startMeshd(
       ...["--httpsAddr", "127.0.0.1:0", "--httpAddr", "127.0.0.1:0", "--ctrlz_port", "0"],
       ...["--monitoringAddr", `127.0.0.1:${monitoring}`],
       ...["--servingChildren", String(options.servingChildren)],
+      ...(options.grpcTransport ? ["--grpcTransport", options.grpcTransport] : []),
       ...(options.args ?? []),
     ],
     cwd: root,

@@ -9,9 +9,6 @@
  */
 import type { Duplex } from "node:stream";
 
-/** Socket output (octets) above which DATA waits for 'drain'. */
-export const WRITE_HIGH_WATER = 64 * 1024;
-
 /** Batches up to this many octets are copied into one buffer and written at once. */
 const COALESCE_BYTES = 16 * 1024;
 
@@ -33,6 +30,7 @@ export class FrameWriter {
   readonly #maxFrames: number;
   readonly #maxControl: number;
   readonly #onFlood: (what: string) => void;
+  readonly #highWater: number;
   #queue: Uint8Array[] = [];
   #queuedFrames = 0;
   #queuedControl = 0;
@@ -47,8 +45,16 @@ export class FrameWriter {
   /** DATA frames written (for the WINDOW_UPDATE flood limit). */
   dataFramesSent = 0;
 
-  constructor(socket: Duplex, maxFrames: number, maxControl: number, onFlood: (what: string) => void) {
+  /** @param highWater socket output, octets, above which DATA waits for 'drain' (`Http2Limits.writeBufferBytes`) */
+  constructor(
+    socket: Duplex,
+    maxFrames: number,
+    maxControl: number,
+    onFlood: (what: string) => void,
+    highWater: number,
+  ) {
     this.#socket = socket;
+    this.#highWater = highWater;
     this.#maxFrames = maxFrames;
     this.#maxControl = maxControl;
     this.#onFlood = onFlood;
@@ -64,19 +70,23 @@ export class FrameWriter {
     this.#push(buf, true);
   }
 
-  /** Queues a DATA frame: its 9-octet header and the payload view. */
-  data(header: Uint8Array, payload: Uint8Array): void {
+  /** Queues a DATA frame: its 9-octet header and the payload views (one or more, in order). */
+  data(header: Uint8Array, ...payload: Uint8Array[]): void {
     if (this.#closed) return;
     this.#queue.push(header);
-    if (payload.length > 0) this.#queue.push(payload);
-    this.#queuedBytes += header.length + payload.length;
+    let bytes = header.length;
+    for (const p of payload) {
+      if (p.length > 0) this.#queue.push(p);
+      bytes += p.length;
+    }
+    this.#queuedBytes += bytes;
     this.dataFramesSent++;
     this.#count(false);
   }
 
   /** Whether the socket can take more DATA now (otherwise wait for {@link whenDrained}). */
   get writable(): boolean {
-    return !this.#closed && this.#socket.writableLength + this.#queuedBytes < WRITE_HIGH_WATER;
+    return !this.#closed && this.#socket.writableLength + this.#queuedBytes < this.#highWater;
   }
 
   /** Writes what is queued now (before closing the socket). */

@@ -5,8 +5,8 @@
  * defence also runs with its limit lifted, which must change the outcome.
  */
 import assert from "node:assert/strict";
-import { processDeadline } from "../../shared/internal/testing/deadline.ts";
-import { pythonModulesMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { processDeadline } from "../testing/deadline.ts";
+import { pythonModulesMissing, requires } from "../testing/prerequisites.ts";
 import { startEchoServer } from "./echo_test_support.ts";
 import { errorName } from "./frame.ts";
 import { type Expect, HOSTILE_CASES } from "./hostile_cases.ts";

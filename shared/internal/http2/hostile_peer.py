@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A hostile HTTP/2 client for proxy/http2/hostile_test.ts (Debian's /usr/bin/python3, python3-h2's hpack).
+"""A hostile HTTP/2 client for shared/internal/http2/hostile_test.ts (Debian's /usr/bin/python3, python3-h2's hpack).
 
 Usage: /usr/bin/python3 hostile_peer.py PORT CASE [REPEAT]
 

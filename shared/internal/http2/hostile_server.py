@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A hostile HTTP/2 server for proxy/http2/hostile_client_test.ts (the codec's client role).
+"""A hostile HTTP/2 server for shared/internal/http2/hostile_client_test.ts (the codec's client role).
 
 Usage: /usr/bin/python3 hostile_server.py CASE
 

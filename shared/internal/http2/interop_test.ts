@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import * as net from "node:net";
-import { processDeadline, within } from "../../shared/internal/testing/deadline.ts";
-import { commandMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
-import { freePort } from "../../shared/internal/testing/free_port.ts";
+import { processDeadline, within } from "../testing/deadline.ts";
+import { commandMissing, requires } from "../testing/prerequisites.ts";
+import { freePort } from "../testing/free_port.ts";
 import { bodyText, connectClient, get } from "./connection_test_support.ts";
 import { startEchoServer } from "./echo_test_support.ts";
 import { headerValue } from "./headers.ts";

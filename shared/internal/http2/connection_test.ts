@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { within } from "../../shared/internal/testing/deadline.ts";
+import { within } from "../testing/deadline.ts";
 import * as net from "node:net";
 import { Http2Connection } from "./connection.ts";
 import { bodyText, connectClient, get, withEchoClient } from "./connection_test_support.ts";

@@ -5,8 +5,8 @@
  * sends, and that the process goes on (a crash fails the whole file).
  */
 import assert from "node:assert/strict";
-import { processDeadline, within } from "../../shared/internal/testing/deadline.ts";
-import { pythonModulesMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { processDeadline, within } from "../testing/deadline.ts";
+import { pythonModulesMissing, requires } from "../testing/prerequisites.ts";
 import { bodyText, connectClient, get } from "./connection_test_support.ts";
 import {
   CANCEL,

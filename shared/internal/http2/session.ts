@@ -127,6 +127,7 @@ export class Http2Session implements StreamHost {
       limits.maxOutboundFrames,
       limits.maxOutboundControlFrames,
       (what) => this.terminate(ENHANCE_YOUR_CALM, `outbound flood: ${what}`, false, true),
+      limits.writeBufferBytes,
     );
   }
 
@@ -279,6 +280,16 @@ export class Http2Session implements StreamHost {
       const n = Math.min(left, stream.sendWindow, this.connSendWindow, maxFrame);
       if (left > 0 && n <= 0) return;
       const last = n === left;
+      // Whole chunks queued behind a finished one share its frame (a gRPC prefix and its message):
+      // one DATA frame instead of one per write, the payloads still views.
+      if (last && stream.sendQueue.length > 1) {
+        const joined = this.#joinable(stream, n);
+        if (joined > 1) {
+          if (this.#pumpJoined(stream, joined)) return;
+          if (!this.writer.writable) return;
+          continue;
+        }
+      }
       const end = last && stream.sendQueue.length === 1 && stream.endPending && stream.endTrailers === null;
       const header = new Uint8Array(FRAME_HEADER);
       putFrameHeader(header, 0, n, DATA, end ? FLAG_END_STREAM : 0, stream.id);
@@ -301,6 +312,36 @@ export class Http2Session implements StreamHost {
     putFrameHeader(header, 0, 0, DATA, FLAG_END_STREAM, stream.id);
     this.writer.data(header, header.subarray(0, 0));
     this.#afterLocalEnd(stream);
+  }
+
+  /** How many queued writes, from the first (`first` octets left of it), fit in one frame and the windows. */
+  #joinable(stream: Http2Stream, first: number): number {
+    const budget = Math.min(stream.sendWindow, this.connSendWindow, this.peerMaxFrameSize);
+    let total = first;
+    let k = 1;
+    while (k < stream.sendQueue.length && total + stream.sendQueue[k].chunk.length <= budget) {
+      total += stream.sendQueue[k].chunk.length;
+      k++;
+    }
+    return k;
+  }
+
+  /** Sends the first `k` queued writes as one DATA frame; true when it ended the stream. */
+  #pumpJoined(stream: Http2Stream, k: number): boolean {
+    const writes = stream.sendQueue.splice(0, k);
+    const parts = writes.map((w, i) => (i === 0 ? w.chunk.subarray(stream.sendOffset) : w.chunk));
+    stream.sendOffset = 0;
+    let n = 0;
+    for (const p of parts) n += p.length;
+    const end = stream.sendQueue.length === 0 && stream.endPending && stream.endTrailers === null;
+    const header = new Uint8Array(FRAME_HEADER);
+    putFrameHeader(header, 0, n, DATA, end ? FLAG_END_STREAM : 0, stream.id);
+    this.writer.data(header, ...parts);
+    stream.sendWindow -= n;
+    this.connSendWindow -= n;
+    for (const w of writes) w.resolve();
+    if (end) this.#afterLocalEnd(stream);
+    return end;
   }
 
   /** Pumps again once the socket drained (or, when only our own queue was full, after it is flushed). */

@@ -24,6 +24,12 @@ export interface Http2Limits {
   maxFrameSize: number;
   /** Frames queued to the socket but not yet written (`max_outbound_frames`: 10,000). More: the connection is closed. */
   maxOutboundFrames: number;
+  /**
+   * Socket output, octets, above which DATA waits for the socket to drain (64 KiB; a server that fans
+   * one write out to thousands of streams on a few connections, meshd's gRPC, takes more). Bounds what
+   * a connection holds of our output.
+   */
+  writeBufferBytes: number;
   /** PING/SETTINGS ACKs and RST_STREAMs queued (`max_outbound_control_frames`: 1,000). More: the connection is closed. */
   maxOutboundControlFrames: number;
   /** HEADERS/CONTINUATION/DATA in a row with an empty payload and no END_STREAM (`max_consecutive_inbound_frames_with_empty_payload`: 1). */
@@ -53,6 +59,7 @@ export const DEFAULT_HTTP2_LIMITS: Readonly<Http2Limits> = Object.freeze({
   maxFrameSize: 16384,
   maxOutboundFrames: 10000,
   maxOutboundControlFrames: 1000,
+  writeBufferBytes: 64 * 1024,
   maxConsecutiveInboundFramesWithEmptyPayload: 1,
   maxInboundPriorityFramesPerStream: 100,
   maxInboundWindowUpdateFramesPerDataFrameSent: 10,

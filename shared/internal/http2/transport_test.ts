@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import * as net from "node:net";
 import * as tls from "node:tls";
-import { makeCa, makeLeaf } from "../inbound/test_support.ts";
-import { processDeadline, within } from "../../shared/internal/testing/deadline.ts";
-import { commandMissing, requires } from "../../shared/internal/testing/prerequisites.ts";
+import { makeCa, makeLeaf } from "../testing/test_ca.ts";
+import { processDeadline, within } from "../testing/deadline.ts";
+import { commandMissing, requires } from "../testing/prerequisites.ts";
 import { Http2Connection } from "./connection.ts";
 import { bodyText, get } from "./connection_test_support.ts";
 import { echo } from "./echo_test_support.ts";

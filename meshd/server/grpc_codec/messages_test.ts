@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { encodeGrpcMessage, messagePrefix, MessageReader, Status } from "./messages.ts";
+
+const msg = (bytes: number[], flag = 0): Uint8Array => {
+  const p = messagePrefix(bytes.length);
+  p[0] = flag;
+  return new Uint8Array([...p, ...bytes]);
+};
+
+Deno.test("messages: whole, split at every octet, several per chunk, empty", () => {
+  const wire = new Uint8Array([...msg([1, 2, 3]), ...msg([]), ...msg([9])]);
+  for (let cut = 0; cut <= wire.length; cut++) {
+    const r = new MessageReader(100, "");
+    const a = r.push(wire.subarray(0, cut));
+    const b = r.push(wire.subarray(cut));
+    assert.equal(a.error ?? b.error, undefined);
+    assert.deepEqual([...a.messages, ...b.messages].map((m) => [...m]), [[1, 2, 3], [], [9]], `cut ${cut}`);
+    assert.equal(r.partial, false);
+  }
+  const r = new MessageReader(100, "");
+  r.push(msg([1, 2, 3]).subarray(0, 6));
+  assert.equal(r.partial, true);
+});
+
+const refused: {
+  name: string;
+  wire: Uint8Array;
+  max?: number;
+  encoding?: string;
+  code: number;
+  details: RegExp;
+}[] = [
+  { name: "compressed under identity", wire: msg([1], 1), code: Status.INTERNAL, details: /identity/ },
+  {
+    name: "compressed under gzip",
+    wire: msg([1], 1),
+    encoding: "gzip",
+    code: Status.UNIMPLEMENTED,
+    details: /gzip/,
+  },
+  { name: "an unknown flag", wire: msg([1], 2), code: Status.INTERNAL, details: /flag 2/ },
+  {
+    name: "over the limit",
+    wire: msg([1, 2, 3, 4, 5]),
+    max: 4,
+    code: Status.RESOURCE_EXHAUSTED,
+    details: /5 vs\. 4/,
+  },
+  // The limit is checked on the prefix: 4 GiB announced, 5 octets sent, nothing buffered.
+  {
+    name: "a 4 GiB prefix",
+    wire: new Uint8Array([0, 255, 255, 255, 255]),
+    code: Status.RESOURCE_EXHAUSTED,
+    details: /4294967295/,
+  },
+];
+for (const c of refused) {
+  Deno.test(`messages: refused: ${c.name}`, () => {
+    const r = new MessageReader(c.max ?? 4 * 1024 * 1024, c.encoding ?? "");
+    const { messages, error } = r.push(c.wire);
+    assert.deepEqual(messages, []);
+    assert.equal(error?.code, c.code);
+    assert.match(error!.details, c.details);
+    assert.deepEqual(r.push(msg([1])), { messages: [] }, "nothing is read after an error");
+  });
+}
+
+Deno.test("messages: at the limit is accepted", () => {
+  assert.deepEqual(new MessageReader(4, "").push(msg([1, 2, 3, 4])).error, undefined);
+});
+
+Deno.test("grpc-message is percent-encoded as the spec says", () => {
+  assert.equal(encodeGrpcMessage("ok: 100%"), "ok: 100%25");
+  assert.equal(encodeGrpcMessage("a\nb é"), "a%0Ab %C3%A9");
+});
