@@ -103,7 +103,13 @@ const beforeRows = before ? evaluateGoals(before) : undefined;
 console.log(goalsTable(rows, beforeRows));
 for (const [label, p] of [["before: ", before?.pair1], ["", inputs.pair1]] as const) {
   if (!p) continue;
-  const results = { mesh: p.mesh, haproxy: p.haproxy, node_tls: p.node_tls, deno_tls: p.deno_tls };
+  const results = {
+    direct: p.direct,
+    mesh: p.mesh,
+    haproxy: p.haproxy,
+    node_tls: p.node_tls,
+    deno_tls: p.deno_tls,
+  };
   const proxy = p.proxy_commit ? `, proxy of ${p.proxy_commit}` : "";
   console.log(`\n${label}${headlineText(results, `${p.commit}${proxy}: ${p.command}`)}`);
 }
