@@ -21,6 +21,7 @@
  *
  * @module
  */
+import { MessageReader } from "../../shared/internal/grpc/messages.ts";
 import { startTlsTunnel, type TlsTunnel } from "./tls_tunnel.ts";
 
 /** gRPC status codes used here (grpc/grpc doc/statuscodes.md). */
@@ -87,40 +88,25 @@ export function statusOfHttp(status: number): number {
   return GRPC_STATUS.UNKNOWN;
 }
 
-/** Splits a byte stream into gRPC messages. */
+/** Splits a byte stream into gRPC messages (the framing meshd's gRPC server reads with, too). */
 export class MessageDeframer {
-  #buffer = new Uint8Array(0);
+  readonly #reader = new MessageReader(MAX_MESSAGE_BYTES, "");
 
   /**
-   * Adds received bytes; returns the messages now complete.
+   * Adds received bytes; returns the messages now complete (views of `bytes` where a message lies
+   * whole inside it).
    *
    * @throws GrpcError (INTERNAL / RESOURCE_EXHAUSTED) on a compressed or oversized message
    */
   push(bytes: Uint8Array): Uint8Array[] {
-    const joined = new Uint8Array(this.#buffer.length + bytes.length);
-    joined.set(this.#buffer);
-    joined.set(bytes, this.#buffer.length);
-    const out: Uint8Array[] = [];
-    let at = 0;
-    while (joined.length - at >= 5) {
-      if (joined[at] !== 0) {
-        throw new GrpcError(GRPC_STATUS.INTERNAL, "a compressed message was not asked for");
-      }
-      const length = new DataView(joined.buffer, at + 1, 4).getUint32(0);
-      if (length > MAX_MESSAGE_BYTES) {
-        throw new GrpcError(GRPC_STATUS.RESOURCE_EXHAUSTED, `a message of ${length} bytes is over the limit`);
-      }
-      if (joined.length - at < 5 + length) break;
-      out.push(joined.slice(at + 5, at + 5 + length));
-      at += 5 + length;
-    }
-    this.#buffer = joined.slice(at);
-    return out;
+    const r = this.#reader.push(bytes);
+    if (r.error) throw new GrpcError(r.error.code, r.error.details);
+    return r.messages;
   }
 
-  /** Bytes of an incomplete message held. */
-  get pending(): number {
-    return this.#buffer.length;
+  /** Whether an incomplete message is held. */
+  get partial(): boolean {
+    return this.#reader.partial;
   }
 }
 
@@ -252,7 +238,7 @@ export class GrpcCall {
     } finally {
       if (this.#settled) await response.body?.cancel().catch(() => {});
     }
-    if (deframer.pending > 0) return this.#settle(GRPC_STATUS.INTERNAL, "the stream ended inside a message");
+    if (deframer.partial) return this.#settle(GRPC_STATUS.INTERNAL, "the stream ended inside a message");
     this.#settle(GRPC_STATUS.UNKNOWN, ENDED_WITHOUT_STATUS);
   }
 }

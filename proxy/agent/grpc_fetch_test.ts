@@ -18,7 +18,7 @@ Deno.test("grpc_fetch: messages split across and joined within chunks come out w
     const d = new MessageDeframer();
     const out = [...d.push(all.subarray(0, cut)), ...d.push(all.subarray(cut))];
     assert.deepEqual(out.map((m) => m.length), [3, 0, 300], `cut at ${cut}`);
-    assert.equal(d.pending, 0);
+    assert.equal(d.partial, false);
   }
   assert.deepEqual([...a.subarray(0, 5)], [0, 0, 0, 0, 3]);
 });

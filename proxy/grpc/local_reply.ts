@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { percentEncodeGrpcMessage } from "../../shared/internal/grpc/messages.ts";
 
 /** gRPC status codes (grpc/doc/statuscodes.md). */
 export const GrpcStatus = Object.freeze({
@@ -75,37 +76,6 @@ export function isGrpcContentType(contentType: string | undefined): boolean {
 /** Whether the `content-type` is gRPC-Web's (`application/grpc-web`, `-web+proto`, `-web-text`...). */
 export function isGrpcWebContentType(contentType: string | undefined): boolean {
   return contentType !== undefined && contentType.toLowerCase().startsWith("application/grpc-web");
-}
-
-const HEX = "0123456789ABCDEF";
-
-/**
- * `grpc-message` encoding (PROTOCOL-HTTP2.md): the UTF-8 bytes of `text`, each byte outside
- * 0x20-0x7E and `%` itself written as `%XX` (upper-case hex), everything else as is.
- */
-export function percentEncodeGrpcMessage(text: string): string {
-  const bytes = new TextEncoder().encode(text);
-  let out = "";
-  for (const b of bytes) {
-    if (b >= 0x20 && b <= 0x7e && b !== 0x25) out += String.fromCharCode(b);
-    else out += "%" + HEX[b >> 4] + HEX[b & 15];
-  }
-  return out;
-}
-
-/** The reverse of {@link percentEncodeGrpcMessage}; a malformed `%` sequence is kept as it is (gRPC's rule). */
-export function percentDecodeGrpcMessage(encoded: string): string {
-  const bytes: number[] = [];
-  for (let i = 0; i < encoded.length; i++) {
-    const c = encoded.charCodeAt(i);
-    if (c === 0x25 && i + 2 < encoded.length && /^[0-9A-Fa-f]{2}$/.test(encoded.slice(i + 1, i + 3))) {
-      bytes.push(parseInt(encoded.slice(i + 1, i + 3), 16));
-      i += 2;
-    } else {
-      bytes.push(c & 0xff);
-    }
-  }
-  return new TextDecoder().decode(new Uint8Array(bytes));
 }
 
 /** A header list: `[name, value]` pairs, names lower-case, pseudo-headers first. */

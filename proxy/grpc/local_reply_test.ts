@@ -6,8 +6,6 @@ import {
   httpToGrpcStatus,
   isGrpcContentType,
   isGrpcWebContentType,
-  percentDecodeGrpcMessage,
-  percentEncodeGrpcMessage,
 } from "./local_reply.ts";
 
 Deno.test("httpToGrpcStatus: Envoy's table (grpc http-grpc-status-mapping.md)", () => {
@@ -46,26 +44,6 @@ Deno.test("isGrpcContentType: the application/grpc family only", () => {
     assert.equal(isGrpcContentType(ct), grpc, `grpc ${ct}`);
     assert.equal(isGrpcWebContentType(ct), web, `grpc-web ${ct}`);
   }
-});
-
-Deno.test("percentEncodeGrpcMessage: bytes outside 0x20-0x7E and % are %XX of their UTF-8", () => {
-  const table: [string, string][] = [
-    ["RBAC: access denied", "RBAC: access denied"],
-    ["Jwt verification fails", "Jwt verification fails"],
-    ["100%", "100%25"],
-    ["a\r\nb", "a%0D%0Ab"],
-    ["tab\there", "tab%09here"],
-    ["é", "%C3%A9"],
-    ["~ \x7f", "~ %7F"],
-    ["", ""],
-  ];
-  for (const [text, encoded] of table) {
-    assert.equal(percentEncodeGrpcMessage(text), encoded, JSON.stringify(text));
-    assert.equal(percentDecodeGrpcMessage(encoded), text, encoded);
-  }
-  // A malformed escape stays as received (gRPC: decode what can be decoded).
-  assert.equal(percentDecodeGrpcMessage("50%zz"), "50%zz");
-  assert.equal(percentDecodeGrpcMessage("end%4"), "end%4");
 });
 
 Deno.test("grpcLocalReply: trailers-only, status from the HTTP code or named", () => {

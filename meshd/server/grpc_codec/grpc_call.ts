@@ -18,13 +18,13 @@ import type { Http2Stream } from "../../../shared/internal/http2/stream.ts";
 import type { FromChild, MethodKind, PeerCertificate, ToChild, Transport } from "../serving/wire.ts";
 import { NoncedBytes } from "../../xds/delta_wire.ts";
 import {
-  encodeGrpcMessage,
   type MessageError,
   messagePrefix,
   MessageReader,
+  percentEncodeGrpcMessage,
   PREFIX_BYTES,
   Status,
-} from "./messages.ts";
+} from "../../../shared/internal/grpc/messages.ts";
 
 /** What a call needs of its connection and of meshd. */
 export interface CallContext {
@@ -211,7 +211,7 @@ export class GrpcCall {
     this.#ended = true;
     const status: HeaderList = [
       ["grpc-status", String(code)],
-      ...(details ? [["grpc-message", encodeGrpcMessage(details)] as [string, string]] : []),
+      ...(details ? [["grpc-message", percentEncodeGrpcMessage(details)] as [string, string]] : []),
     ];
     if (this.#headSent) this.#stream.end(status);
     else {

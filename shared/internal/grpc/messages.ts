@@ -4,7 +4,8 @@
  * reader turns DATA chunks of any size into whole messages and refuses what meshd does not take: a
  * compressed message (meshd offers only `identity`) and a message over the receive limit
  * (`--grpcMaxRecvMsgSize`-like `maxRecvMessageBytes`, grpc-js's default 4 MiB), both checked on the
- * prefix, before the message is buffered.
+ * prefix, before the message is buffered. Also `grpc-message`'s percent-encoding, both ways. meshd's gRPC
+ * server and the proxy's gRPC local replies and agent use them.
  *
  * @module
  */
@@ -133,15 +134,33 @@ export function messagePrefix(length: number): Uint8Array {
   return prefix;
 }
 
+const HEX = "0123456789ABCDEF";
+
 /**
- * grpc-message as the spec encodes it: octets outside 0x20–0x7E and `%` percent-encoded (UTF-8).
+ * `grpc-message` encoding (PROTOCOL-HTTP2.md): the UTF-8 bytes of `text`, each byte outside
+ * 0x20-0x7E and `%` itself written as `%XX` (upper-case hex), everything else as is.
  */
-export function encodeGrpcMessage(message: string): string {
+export function percentEncodeGrpcMessage(text: string): string {
+  const bytes = new TextEncoder().encode(text);
   let out = "";
-  for (const b of new TextEncoder().encode(message)) {
-    out += b >= 0x20 && b <= 0x7e && b !== 0x25
-      ? String.fromCharCode(b)
-      : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
+  for (const b of bytes) {
+    if (b >= 0x20 && b <= 0x7e && b !== 0x25) out += String.fromCharCode(b);
+    else out += "%" + HEX[b >> 4] + HEX[b & 15];
   }
   return out;
+}
+
+/** The reverse of {@link percentEncodeGrpcMessage}; a malformed `%` sequence is kept as it is (gRPC's rule). */
+export function percentDecodeGrpcMessage(encoded: string): string {
+  const bytes: number[] = [];
+  for (let i = 0; i < encoded.length; i++) {
+    const c = encoded.charCodeAt(i);
+    if (c === 0x25 && i + 2 < encoded.length && /^[0-9A-Fa-f]{2}$/.test(encoded.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(encoded.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else {
+      bytes.push(c & 0xff);
+    }
+  }
+  return new TextDecoder().decode(new Uint8Array(bytes));
 }

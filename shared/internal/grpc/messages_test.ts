@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
-import { encodeGrpcMessage, messagePrefix, MessageReader, Status } from "./messages.ts";
+import {
+  messagePrefix,
+  MessageReader,
+  percentDecodeGrpcMessage,
+  percentEncodeGrpcMessage,
+  Status,
+} from "./messages.ts";
 
 const msg = (bytes: number[], flag = 0): Uint8Array => {
   const p = messagePrefix(bytes.length);
@@ -70,6 +76,26 @@ Deno.test("messages: at the limit is accepted", () => {
 });
 
 Deno.test("grpc-message is percent-encoded as the spec says", () => {
-  assert.equal(encodeGrpcMessage("ok: 100%"), "ok: 100%25");
-  assert.equal(encodeGrpcMessage("a\nb é"), "a%0Ab %C3%A9");
+  assert.equal(percentEncodeGrpcMessage("ok: 100%"), "ok: 100%25");
+  assert.equal(percentEncodeGrpcMessage("a\nb é"), "a%0Ab %C3%A9");
+});
+
+Deno.test("percentEncodeGrpcMessage: bytes outside 0x20-0x7E and % are %XX of their UTF-8", () => {
+  const table: [string, string][] = [
+    ["RBAC: access denied", "RBAC: access denied"],
+    ["Jwt verification fails", "Jwt verification fails"],
+    ["100%", "100%25"],
+    ["a\r\nb", "a%0D%0Ab"],
+    ["tab\there", "tab%09here"],
+    ["é", "%C3%A9"],
+    ["~ \x7f", "~ %7F"],
+    ["", ""],
+  ];
+  for (const [text, encoded] of table) {
+    assert.equal(percentEncodeGrpcMessage(text), encoded, JSON.stringify(text));
+    assert.equal(percentDecodeGrpcMessage(encoded), text, encoded);
+  }
+  // A malformed escape stays as received (gRPC: decode what can be decoded).
+  assert.equal(percentDecodeGrpcMessage("50%zz"), "50%zz");
+  assert.equal(percentDecodeGrpcMessage("end%4"), "end%4");
 });
