@@ -22,6 +22,7 @@
  * @module
  */
 import { X509Certificate } from "node:crypto";
+import { pemCertificates } from "../../shared/internal/ca/pem.ts";
 import { DenoConnIo } from "../http/deno_conn_io.ts";
 import type { SocketIo } from "../http/socket_io.ts";
 import type { CertificateInfo } from "../runtime/snapshot.ts";
@@ -53,10 +54,6 @@ function peerCertificateReader(conn: Deno.TlsConn): PeerCertificateOf | null {
 }
 
 /** PEM blocks of `pem` (certificates), in order. */
-function pemBlocks(pem: string): string[] {
-  return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
-}
-
 const anchorsCache = new WeakMap<CertificateInfo, X509Certificate[]>();
 
 /**
@@ -67,8 +64,10 @@ const anchorsCache = new WeakMap<CertificateInfo, X509Certificate[]>();
 export function meshIssuers(cert: CertificateInfo): X509Certificate[] {
   let anchors = anchorsCache.get(cert);
   if (anchors !== undefined) return anchors;
-  anchors = pemBlocks(cert.rootsPem).map((p) => new X509Certificate(p));
-  const cas = pemBlocks(cert.certChainPem).slice(1).map((p) => new X509Certificate(p)).filter((c) => c.ca);
+  anchors = pemCertificates(cert.rootsPem).map((b) => new X509Certificate(b.pem));
+  const cas = pemCertificates(cert.certChainPem).slice(1).map((b) => new X509Certificate(b.pem)).filter((c) =>
+    c.ca
+  );
   // Issuers first: each pass adds the intermediates that a known issuer signed.
   for (let added = true; added;) {
     added = false;
