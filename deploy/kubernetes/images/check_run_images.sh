@@ -3,9 +3,11 @@
 # COPY, a fresh DENO_DIR filled by their `deno cache` lines, then meshd and the ingress gateway run as
 # the Deployments run them: uid 1993, application and DENO_DIR read-only, cacerts read-only (made by
 # make_cacerts.sh), no network but loopback (no npm at run time), and the gateway's readiness probe
-# command from ingress_gateway.yaml. meshd reads ingress_gateway.yaml from --configDir (its
-# Kubernetes source is not on main yet); the gateway uses a `meshd token` bootstrap token in place of
-# the projected service-account token. Needs root (unshare, mount, setpriv), openssl, curl and the
+# command from ingress_gateway.yaml. meshd reads ingress_gateway.yaml from --configDir (there is no
+# kube-apiserver here for its Kubernetes source); the gateway uses a `meshd token` bootstrap token in place of
+# the projected service-account token. The gateway runs from the proxy bundle the image builds
+# (tests/integration/proxy/bundle_test.ts runs a STRICT pair with Workers from it). Needs root (unshare,
+# mount, setpriv), openssl, curl and the
 # npm registry (for deno cache). Usage: sudo deploy/kubernetes/images/check_run_images.sh
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
@@ -22,6 +24,11 @@ cp -r deno.json deno.lock shared meshd proxy "$work/app/"
   meshd/server/serving/child_main.ts meshd/ca/signer_worker.ts proxy/main.ts proxy/workers/worker.ts \
   >/dev/null 2>&1)
 echo "ok: deno cache filled a fresh DENO_DIR ($(du -sh "$work/deno-dir" | cut -f1))"
+# proxy.run.Containerfile's bundle step; the gateway below runs from it as the image's ENTRYPOINT does.
+(cd "$work/app" && DENO_DIR="$work/deno-dir" NO_COLOR=1 "$deno" task bundle:proxy >/dev/null 2>&1)
+[ -f "$work/app/build/proxy/main.js" ] && [ -f "$work/app/build/proxy/workers/worker.js" ] ||
+  { echo "FAIL: deno task bundle:proxy wrote no build/proxy/main.js and workers/worker.js"; exit 1; }
+echo "ok: deno task bundle:proxy wrote build/proxy/main.js ($(du -h "$work/app/build/proxy/main.js" | cut -f1))"
 deploy/kubernetes/make_cacerts.sh "$work/ca" >/dev/null
 mkdir "$work/cacerts"
 for f in ca-cert.pem ca-key.pem cert-chain.pem root-cert.pem token-signing-key.pem; do
@@ -55,7 +62,8 @@ done
 grep -q "CA loaded its root in $work/cacerts" "$work/run/meshd.log" || { echo "FAIL: cacerts not loaded"; exit 1; }
 echo "ok: meshd ready on :15014/ready with the read-only cacerts (\$(pgrep -c -P \$meshd) serving children)"
 POD_NAMESPACE=mesh-system INSTANCE_IP=127.0.0.1 setpriv --reuid 1993 --regid 1993 --clear-groups "$deno" "\${run[@]}" \
-  proxy/main.ts --type=router --discoveryAddress=127.0.0.1:15012 --discoveryServerName=meshd.mesh-system.svc \
+  --allow-ffi=/lib/x86_64-linux-gnu/libc.so.6 --v8-flags=--max-semi-space-size=1 --no-code-cache build/proxy/main.js \
+  --type=router --discoveryAddress=127.0.0.1:15012 --discoveryServerName=meshd.mesh-system.svc \
   --serviceAccount=mesh-ingressgateway --workloadGroup=mesh-ingressgateway --instanceName=gw-1 \
   --labels=app=mesh-ingressgateway,istio=ingressgateway --tokenFile="$work/run/mesh-token" \
   --rootCertFile="$work/cacerts/root-cert.pem" >"$work/run/proxy.log" 2>&1 &
