@@ -3,13 +3,16 @@
  * the `proxy` program of another checkout (`base`, e.g. a worktree of main) and one this checkout's
  * (`new`), loaded in turn (base, new, new, base, ...) at the same fixed rate, so that contention on a
  * shared machine falls on both alike. CPU seconds per request = client + server proxy utime+stime
- * (/proc/<pid>/stat) over the requests answered in that load. Throughput and latency are not
- * reported: on a shared machine they are noise.
+ * (/proc/<pid>/stat) over the requests answered in that load. Throughput is not reported (noise on a
+ * shared machine); hey's p50 and p99 of each load are, as the median round per side (`latency_ms`), since
+ * loads interleaved in one run see the same contention.
  *
  * Run: ./dev deno run -A tests/bench/proxy_ab/main.ts <base checkout> [rounds=8] [seconds=3] [rate=3000]
  * Env: AB_BASE_V8 / AB_NEW_V8 replace each pair's --v8-flags (default: the `proxy` task's);
  * AB_POST_BYTES=<n> makes the load POST a body of n bytes (Content-Length) instead of GET;
- * AB_BASE_MESH_TLS / AB_NEW_MESH_TLS=<deno|node> give each client proxy's --meshTlsClient.
+ * AB_BASE_MESH_TLS / AB_NEW_MESH_TLS=<deno|node> give each client proxy's --meshTlsClient;
+ * AB_CONNS=<n> is hey's connection count (default 20; 16 with rate 1000 and AB_POST_BYTES=1024 is
+ * proxy_pair's latency load).
  *
  * @module
  */
@@ -32,6 +35,7 @@ const seconds = Number(Deno.args[2] ?? 3);
 const rate = Number(Deno.args[3] ?? 3000);
 const HOST = "app.foo.svc.cluster.local:8000";
 const postBytes = Number(Deno.env.get("AB_POST_BYTES") ?? 0);
+const conns = Number(Deno.env.get("AB_CONNS") ?? 20);
 
 interface Pair {
   tag: "base" | "new";
@@ -67,16 +71,32 @@ async function startPair(tag: Pair["tag"], appPort: number): Promise<Pair> {
   };
 }
 
-/** A fixed-rate load (hey, 20 connections; GET, or POST with AB_POST_BYTES); the 200 answers counted. */
-async function load(url: string, secs: number, bodyFile: string | null): Promise<number> {
+/** One load's answers and hey's latency percentiles (ms). */
+interface Load {
+  n: number;
+  p50: number;
+  p99: number;
+}
+
+/** hey's `NN% in S secs` line as ms (NaN when absent). */
+function percentileMs(out: string, pct: number): number {
+  const m = out.match(new RegExp(`\\s${pct}%\\s+in\\s+([\\d.]+)\\s+secs`));
+  return m === null ? NaN : Math.round(Number(m[1]) * 1e5) / 100;
+}
+
+/**
+ * A fixed-rate load (hey, AB_CONNS connections; GET, or POST with AB_POST_BYTES): the 200 answers
+ * counted, and hey's p50 and p99.
+ */
+async function load(url: string, secs: number, bodyFile: string | null): Promise<Load> {
   const post = bodyFile === null ? [] : ["-m", "POST", "-D", bodyFile];
   const out = await run("hey", [
     "-z",
     `${secs}s`,
     "-c",
-    "20",
+    String(conns),
     "-q",
-    String(rate / 20),
+    String(rate / conns),
     ...post,
     "-host",
     HOST,
@@ -85,7 +105,8 @@ async function load(url: string, secs: number, bodyFile: string | null): Promise
   const codes = [...out.matchAll(/\[(\d+)\]\s+(\d+) responses/g)];
   const other = codes.filter((c) => c[1] !== "200");
   if (other.length > 0) throw new Error(`answers other than 200: ${other.map((c) => c[0]).join(", ")}`);
-  return codes.reduce((a, c) => a + Number(c[2]), 0);
+  const n = codes.reduce((a, c) => a + Number(c[2]), 0);
+  return { n, p50: percentileMs(out, 50), p99: percentileMs(out, 99) };
 }
 
 const bench = await BenchRun.start("proxy-ab-app-");
@@ -94,7 +115,10 @@ try {
   const appPort = freePort();
   bench.spawn(Deno.execPath(), [
     "eval",
-    `Deno.serve({hostname: "127.0.0.1", port: ${appPort}, onListen() {}}, () => new Response("hello from the app\\n"));`,
+    // POST echoes its body as proxy_pair's app does: Deno.serve answers `connection: close` when the
+    // handler leaves the body unread, and the server proxy would then dial the app for every request.
+    `Deno.serve({hostname: "127.0.0.1", port: ${appPort}, onListen() {}}, async (req) =>
+       req.method === "POST" ? new Response(await req.arrayBuffer()) : new Response("hello from the app\\n"));`,
   ], { NO_COLOR: "1" });
   pairs.push(await startPair("base", appPort), await startPair("new", appPort));
   let bodyFile: string | null = null;
@@ -104,13 +128,13 @@ try {
   }
   for (const p of pairs) await load(p.url, 1, bodyFile);
   const totals = {
-    base: { cpu: 0, n: 0, each: [] as number[], byProxy: [0, 0] },
-    new: { cpu: 0, n: 0, each: [] as number[], byProxy: [0, 0] },
+    base: { cpu: 0, n: 0, each: [] as number[], byProxy: [0, 0], p50: [] as number[], p99: [] as number[] },
+    new: { cpu: 0, n: 0, each: [] as number[], byProxy: [0, 0], p50: [] as number[], p99: [] as number[] },
   };
   for (let r = 0; r < rounds; r++) {
     for (const p of r % 2 === 0 ? pairs : [...pairs].reverse()) {
       const before = p.pids.map(cpuSeconds);
-      const n = await load(p.url, seconds, bodyFile);
+      const { n, p50, p99 } = await load(p.url, seconds, bodyFile);
       const each = p.pids.map((pid, i) => cpuSeconds(pid) - before[i]);
       const cpu = each[0] + each[1];
       const t = totals[p.tag];
@@ -119,7 +143,13 @@ try {
       t.cpu += cpu;
       t.n += n;
       t.each.push(cpu / n * 1e6);
-      console.error(`${p.tag} round ${r}: ${n} requests, ${(cpu / n * 1e6).toFixed(1)} us/request`);
+      t.p50.push(p50);
+      t.p99.push(p99);
+      console.error(
+        `${p.tag} round ${r}: ${n} requests, ${
+          (cpu / n * 1e6).toFixed(1)
+        } us/request, p50 ${p50} ms, p99 ${p99} ms`,
+      );
     }
   }
   const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1];
@@ -135,12 +165,17 @@ try {
     server: Math.round(t.byProxy[1] / t.n * 1e7) / 10,
   });
   const baseBy = byProxy(totals.base), newBy = byProxy(totals.new);
+  const latency = (t: typeof totals.base) => ({ p50: median(t.p50), p99: median(t.p99) });
   console.log(JSON.stringify({
     bench: "proxy_ab",
     base: baseRoot,
     rounds,
     seconds,
     rate,
+    connections: conns,
+    post_bytes: postBytes,
+    load_average: (await Deno.readTextFile("/proc/loadavg")).trim(),
+    latency_ms: { base: latency(totals.base), new: latency(totals.new) },
     cpu_us_per_request: { base, new: now },
     ratio_pooled: Math.round(now.pooled / base.pooled * 1000) / 1000,
     ratio_median: Math.round(now.median / base.median * 1000) / 1000,
