@@ -18,6 +18,7 @@ import type { CertificateInfo, RuntimeSnapshot, ServiceInfo } from "../runtime/s
 import { certificateInfo, makeCa, makeLeaf, RecordingLog, snapshotOf } from "../inbound/test_support.ts";
 import { ISTIO_LABELS, IstioMetrics } from "../http/istio_metrics.ts";
 import type { ListenerLimits } from "../http/conn_limits.ts";
+import { endpointInfo, serviceInfo } from "../runtime/snapshot_test_support.ts";
 
 export const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/echo";
 export const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -50,28 +51,24 @@ export function echoService(
   workload: string,
   proxied = true,
 ): ServiceInfo {
-  return {
+  const endpoint = endpointInfo({
+    workload,
+    ports: { [String(ECHO_PORT)]: endpointPort },
+    proxied,
+    identity: SERVER_ID,
+    labels: { app: "echo" },
+  });
+  return serviceInfo({
     name: "echo",
-    namespace: "foo",
     hosts: [ECHO_HOST],
-    addresses: [],
     ports: [{
       name: protocol.toLowerCase() || "port",
       number: ECHO_PORT,
       targetPort: endpointPort,
       protocol,
     }],
-    endpoints: [{
-      workload,
-      address: "127.0.0.1",
-      ports: { [String(ECHO_PORT)]: endpointPort },
-      proxied,
-      identity: SERVER_ID,
-      labels: { app: "echo" },
-    }],
-    location: "MESH_INTERNAL",
-    resolution: "STATIC",
-  };
+    endpoints: [endpoint],
+  });
 }
 
 /** The issuer of {@link jwtPolicy}'s tokens. */

@@ -12,6 +12,7 @@ import { OutboundListener } from "../outbound/listener.ts";
 import type { OutboundStats } from "../outbound/outbound_stats.ts";
 import type { RuntimeSnapshot } from "../runtime/snapshot.ts";
 import type { ListenerLimits, SharedConnectionCounter } from "./conn_limits.ts";
+import { endpointInfo, serviceInfo } from "../runtime/snapshot_test_support.ts";
 
 /** A listener of one kind in front of a TestApp, with these limits. */
 export interface Proxied {
@@ -24,24 +25,13 @@ export interface Proxied {
 
 /** `foo/app` (app.foo.svc.cluster.local:80), one plain-text endpoint on 127.0.0.1:`appPort`. */
 export function appService(appPort: number): RuntimeSnapshot["services"] {
+  const endpoint = endpointInfo({ workload: "app-1", ports: { "80": appPort } });
   return {
-    "foo/app": {
+    "foo/app": serviceInfo({
       name: "app",
-      namespace: "foo",
-      hosts: ["app.foo.svc.cluster.local"],
-      addresses: [],
-      ports: [{ name: "http", number: 80, targetPort: appPort, protocol: "HTTP" }],
-      endpoints: [{
-        workload: "app-1",
-        address: "127.0.0.1",
-        ports: { "80": appPort },
-        proxied: false,
-        identity: "",
-        labels: {},
-      }],
-      location: "MESH_INTERNAL",
-      resolution: "STATIC",
-    },
+      ports: [{ number: 80, targetPort: appPort }],
+      endpoints: [endpoint],
+    }),
   };
 }
 

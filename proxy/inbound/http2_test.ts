@@ -15,6 +15,7 @@ import type { PortMtls, RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { InboundListener } from "./listener.ts";
 import type { InboundStats } from "./observer.ts";
 import { mtlsFixture, RecordingLog, snapshotOf } from "./test_support.ts";
+import { endpointInfo, serviceInfo } from "../runtime/snapshot_test_support.ts";
 
 const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/httpbin";
 const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -27,23 +28,13 @@ function snapshot(mode: PortMtls["mode"], appPort: number, protocol: string): Ru
   return {
     ...base,
     services: {
-      "foo/echo": {
+      "foo/echo": serviceInfo({
         name: "echo",
-        namespace: "foo",
-        hosts: ["echo.foo.svc.cluster.local"],
-        addresses: [],
         ports: [{ name: "p", number: 9000, targetPort: appPort, protocol }],
-        endpoints: [{
-          workload: "foo/httpbin",
-          address: "127.0.0.1",
-          ports: { "9000": appPort },
-          proxied: true,
-          identity: SERVER_ID,
-          labels: {},
-        }],
-        location: "MESH_INTERNAL",
-        resolution: "STATIC",
-      },
+        endpoints: [
+          endpointInfo({ workload: "foo/httpbin", ports: { "9000": appPort }, identity: SERVER_ID }),
+        ],
+      }),
     },
   };
 }

@@ -124,7 +124,12 @@ for (const [mode, client] of FIN_CASES) {
         }
         s.end();
         const r = await within(got, 10_000, `connection ${i}: the app's answer to the client's FIN`);
-        assert.ok(r.ended && r.error === null, `connection ${i}: ended ${r.ended}, error ${r.error}`);
+        // The proxy's log in the message: a reset seen once under CI-like load (session 11) left no trace.
+        const log = JSON.stringify(p.log.entries.slice(-20));
+        assert.ok(
+          r.ended && r.error === null,
+          `connection ${i}: ended ${r.ended}, error ${r.error}; log ${log}`,
+        );
         assert.equal(sha256Hex(r.bytes.subarray(0, sent.length)), sha256Hex(sent), `connection ${i}: echoed`);
         const tail = new TextDecoder().decode(r.bytes.subarray(sent.length));
         assert.equal(tail, `\nsha256:${sha256Hex(sent)}`, `connection ${i}: the app's answer to the FIN`);

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import type { Log } from "../http/session_types.ts";
 import type { CertificateInfo, PortMtls, RuntimeSnapshot } from "../runtime/snapshot.ts";
 import { makeCa, makeLeaf, type TestCa, type TestLeaf } from "../../shared/internal/testing/test_ca.ts";
+import { endpointInfo, serviceInfo } from "../runtime/snapshot_test_support.ts";
 
 export { makeCa, makeLeaf, type TestCa, type TestLeaf } from "../../shared/internal/testing/test_ca.ts";
 
@@ -69,23 +70,17 @@ export function withPortProtocol(snapshot: RuntimeSnapshot, port: number, protoc
     ...snapshot,
     services: {
       ...snapshot.services,
-      "foo/httpbin": {
+      "foo/httpbin": serviceInfo({
         name: "httpbin",
-        namespace: "foo",
-        hosts: ["httpbin.foo.svc.cluster.local"],
         addresses: ["10.96.0.10"],
-        ports: [{ name: protocol.toLowerCase(), number: port, targetPort: port, protocol }],
-        endpoints: [{
+        ports: [{ number: port, protocol }],
+        endpoints: [endpointInfo({
           workload: "foo/httpbin",
-          address: "127.0.0.1",
           ports: { [String(port)]: port },
-          proxied: true,
           identity: "spiffe://cluster.local/ns/foo/sa/httpbin",
           labels: { app: "httpbin" },
-        }],
-        location: "MESH_INTERNAL",
-        resolution: "STATIC",
-      },
+        })],
+      }),
     },
   };
 }

@@ -11,6 +11,7 @@ import { certificateInfo, makeCa, makeLeaf } from "../inbound/test_support.ts";
 import type { RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { type DialContext, PROXY_JWKS_USER_AGENT, ProxyJwksFetcher } from "./fetcher.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
+import { endpointInfo, serviceInfo } from "../runtime/snapshot_test_support.ts";
 
 const compact = (text: string) => JSON.stringify(JSON.parse(text));
 
@@ -32,26 +33,16 @@ function service(
   port: number,
   endpoint?: Partial<ServiceInfo["endpoints"][number]>,
 ): ServiceInfo {
-  return {
+  const endpoints = endpoint
+    ? [endpointInfo({ workload: "idp/jwks-1", ports: { "80": port }, ...endpoint })]
+    : [];
+  return serviceInfo({
     name: "jwks",
     namespace: "idp",
     hosts: [host],
-    addresses: [],
-    ports: [{ name: "http", number: 80, targetPort: port, protocol: "HTTP" }],
-    endpoints: endpoint
-      ? [{
-        workload: "idp/jwks-1",
-        address: "127.0.0.1",
-        ports: { "80": port },
-        proxied: false,
-        identity: "",
-        labels: {},
-        ...endpoint,
-      }]
-      : [],
-    location: "MESH_INTERNAL",
-    resolution: "STATIC",
-  };
+    ports: [{ number: 80, targetPort: port }],
+    endpoints,
+  });
 }
 
 function fetcher(context: DialContext) {

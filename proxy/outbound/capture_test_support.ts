@@ -37,6 +37,7 @@ import type { OutboundTrafficPolicy } from "./dispatch.ts";
 import { EMPTY_SNAPSHOT, type RuntimeSnapshot, type ServiceInfo } from "../runtime/snapshot.ts";
 import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
 import { startEchoServer } from "../../shared/internal/http2/echo_test_support.ts";
+import { endpointInfo, serviceInfo } from "../runtime/snapshot_test_support.ts";
 
 function echoServer(host: string, port: number, count: { n: number }): Promise<void> {
   const server = net.createServer({ allowHalfOpen: true }, (s) => {
@@ -84,24 +85,20 @@ function service(
   identity = "",
   mtlsDisabledPorts: number[] = [],
 ): ServiceInfo {
-  return {
+  const endpoint = endpointInfo({
+    workload: name,
+    address: target,
+    ports: { [String(port)]: tport },
+    identity,
+    mtlsDisabledPorts,
+  });
+  return serviceInfo({
     name,
     namespace: "a",
-    hosts: [`${name}.a.svc.cluster.local`],
     addresses: [vip],
-    ports: [{ name: protocol.toLowerCase(), number: port, targetPort: tport, protocol }],
-    endpoints: [{
-      workload: name,
-      address: target,
-      ports: { [String(port)]: tport },
-      proxied: identity !== "",
-      identity,
-      labels: {},
-      mtlsDisabledPorts,
-    }],
-    location: "MESH_INTERNAL",
-    resolution: "STATIC",
-  };
+    ports: [{ number: port, targetPort: tport, protocol }],
+    endpoints: [endpoint],
+  });
 }
 
 if (import.meta.main) {

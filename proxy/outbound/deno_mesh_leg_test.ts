@@ -19,6 +19,7 @@ import {
 } from "../inbound/test_support.ts";
 import type { RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { OutboundListener } from "./listener.ts";
+import { endpointInfo, serviceInfo } from "../runtime/snapshot_test_support.ts";
 
 const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/httpbin";
 const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -29,23 +30,8 @@ const foreignCa = await makeCa("Foreign Root CA");
 const foreignCert = certificateInfo(await makeLeaf(foreignCa, { uris: [SERVER_ID] }), foreignCa, SERVER_ID);
 
 function service(name: string, port: number, identity: string): ServiceInfo {
-  return {
-    name,
-    namespace: "foo",
-    hosts: [`${name}.foo.svc.cluster.local`],
-    addresses: [],
-    ports: [{ name: "http", number: 8000, targetPort: 8000, protocol: "HTTP" }],
-    endpoints: [{
-      workload: name,
-      address: "127.0.0.1",
-      ports: { "8000": port },
-      proxied: true,
-      identity,
-      labels: {},
-    }],
-    location: "MESH_INTERNAL",
-    resolution: "STATIC",
-  };
+  const endpoint = endpointInfo({ workload: name, ports: { "8000": port }, identity, proxied: true });
+  return serviceInfo({ name, ports: [{ number: 8000 }], endpoints: [endpoint] });
 }
 
 /** The app (XFCC and the body's length), a STRICT inbound listener, and a sidecar on Deno's TLS client. */

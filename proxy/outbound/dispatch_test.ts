@@ -1,27 +1,25 @@
 import assert from "node:assert/strict";
 import { type DispatchContext, dispatchOf, pathOfProtocol, serviceAt } from "./dispatch.ts";
 import type { EndpointInfo, ServiceInfo } from "../runtime/snapshot.ts";
+import { endpointInfo, serviceInfo } from "../runtime/snapshot_test_support.ts";
 
 function endpoint(address: string, ports: Record<string, number>, proxied = true): EndpointInfo {
-  return { workload: "w", address, ports, proxied, identity: "spiffe://cluster.local/ns/a/sa/w", labels: {} };
+  return endpointInfo({ address, ports, proxied, identity: "spiffe://cluster.local/ns/a/sa/w" });
 }
 
 function service(
   name: string,
   vip: string,
   ports: [string, number, number, string][],
-  eps: EndpointInfo[],
+  endpoints: EndpointInfo[],
 ): ServiceInfo {
-  return {
+  const portSpecs = ports.map(([name, number, targetPort, protocol]) => ({
     name,
-    namespace: "a",
-    hosts: [`${name}.a.svc.cluster.local`],
-    addresses: [vip],
-    ports: ports.map(([n, number, targetPort, protocol]) => ({ name: n, number, targetPort, protocol })),
-    endpoints: eps,
-    location: "MESH_INTERNAL",
-    resolution: "STATIC",
-  };
+    number,
+    targetPort,
+    protocol,
+  }));
+  return serviceInfo({ name, namespace: "a", addresses: [vip], ports: portSpecs, endpoints });
 }
 
 const snapshot = {

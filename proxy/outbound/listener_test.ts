@@ -22,6 +22,7 @@ import { OutboundListener } from "./listener.ts";
 import type { OutboundStats } from "./outbound_stats.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
 import { ISTIO_LABELS, IstioMetrics, type IstioSeries } from "../http/istio_metrics.ts";
+import { endpointInfo, serviceInfo } from "../runtime/snapshot_test_support.ts";
 
 const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/httpbin";
 const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -38,27 +39,15 @@ const foreignServerCert = certificateInfo(
 );
 
 function service(name: string, ports: number[], endpoints: EndpointInfo[]): ServiceInfo {
-  return {
-    name,
-    namespace: "foo",
-    hosts: [`${name}.foo.svc.cluster.local`],
-    addresses: [],
-    ports: ports.map((number) => ({ name: "http", number, targetPort: number, protocol: "HTTP" })),
-    endpoints,
-    location: "MESH_INTERNAL",
-    resolution: "STATIC",
-  };
+  return serviceInfo({ name, ports: ports.map((number) => ({ number })), endpoints });
 }
 
 function ep(port: number, servicePort: number, proxied: boolean, identity = SERVER_ID): EndpointInfo {
-  return {
+  return endpointInfo({
     workload: `w${port}`,
-    address: "127.0.0.1",
     ports: { [String(servicePort)]: port },
-    proxied,
     identity: proxied ? identity : "",
-    labels: {},
-  };
+  });
 }
 
 interface World {

@@ -16,6 +16,7 @@ import { forwardedTarget, parseEcho, sendRaw, TargetEcho } from "../inbound/targ
 import { certificateInfo, makeCa, makeLeaf, RecordingLog, snapshotOf } from "../inbound/test_support.ts";
 import type { RuntimeSnapshot, ServiceInfo } from "../runtime/snapshot.ts";
 import { OutboundListener } from "./listener.ts";
+import { endpointInfo, serviceInfo } from "../runtime/snapshot_test_support.ts";
 
 const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/httpbin";
 const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -33,23 +34,12 @@ const DENY_HEADERS = {
 };
 
 function service(name: string, port: number, proxied: boolean): ServiceInfo {
-  return {
-    name,
-    namespace: "foo",
-    hosts: [`${name}.foo.svc.cluster.local`],
-    addresses: [],
-    ports: [{ name: "http", number: 8000, targetPort: 8000, protocol: "HTTP" }],
-    endpoints: [{
-      workload: name,
-      address: "127.0.0.1",
-      ports: { "8000": port },
-      proxied,
-      identity: proxied ? SERVER_ID : "",
-      labels: {},
-    }],
-    location: "MESH_INTERNAL",
-    resolution: "STATIC",
-  };
+  const endpoint = endpointInfo({
+    workload: name,
+    ports: { "8000": port },
+    identity: proxied ? SERVER_ID : "",
+  });
+  return serviceInfo({ name, ports: [{ number: 8000 }], endpoints: [endpoint] });
 }
 
 /** The snapshot `base` with the mesh's option in its workload settings. */

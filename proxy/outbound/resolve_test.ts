@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { ServiceInfo } from "../runtime/snapshot.ts";
 import { parseAuthority, resolveHost, resolveService } from "./resolve.ts";
+import { serviceInfo } from "../runtime/snapshot_test_support.ts";
 
 function svc(
   name: string,
@@ -9,16 +10,13 @@ function svc(
   hosts?: string[],
   addresses: string[] = [],
 ): ServiceInfo {
-  return {
+  return serviceInfo({
     name,
     namespace,
-    hosts: hosts ?? [`${name}.${namespace}.svc.cluster.local`],
+    hosts,
     addresses,
-    ports: ports.map((number) => ({ name: `http-${number}`, number, targetPort: number, protocol: "HTTP" })),
-    endpoints: [],
-    location: "MESH_INTERNAL",
-    resolution: "STATIC",
-  };
+    ports: ports.map((number) => ({ name: `http-${number}`, number })),
+  });
 }
 
 const snapshot = {

@@ -11,31 +11,17 @@ import {
 } from "../runtime/snapshot.ts";
 import { OutboundStats } from "./outbound_stats.ts";
 import { OutboundRouter, type Route } from "./router.ts";
+import { endpointInfo, serviceInfo } from "../runtime/snapshot_test_support.ts";
 
 const SILENT: Log = { debug() {}, info() {}, warn() {}, error() {} };
 
 function service(name: string, port: number, endpoints: EndpointInfo[]): ServiceInfo {
-  return {
-    name,
-    namespace: "foo",
-    hosts: [`${name}.foo.svc.cluster.local`],
-    addresses: [],
-    ports: [{ name: "http", number: port, targetPort: port, protocol: "HTTP" }],
-    endpoints,
-    location: "MESH_INTERNAL",
-    resolution: "STATIC",
-  };
+  return serviceInfo({ name, ports: [{ number: port }], endpoints });
 }
 
 function endpoint(address: string, port: number, proxied: boolean): EndpointInfo {
-  return {
-    workload: `w-${address}`,
-    address,
-    ports: { "8000": port },
-    proxied,
-    identity: proxied ? "spiffe://cluster.local/ns/foo/sa/httpbin" : "",
-    labels: {},
-  };
+  const identity = proxied ? "spiffe://cluster.local/ns/foo/sa/httpbin" : "";
+  return endpointInfo({ workload: `w-${address}`, address, ports: { "8000": port }, identity });
 }
 
 /** Sidecar routing over two services: httpbin with two plain-text endpoints, and empty with none. */

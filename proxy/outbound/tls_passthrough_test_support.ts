@@ -27,6 +27,7 @@ import { OutboundStats } from "./outbound_stats.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
 import { TlsPassthrough } from "./tls_passthrough.ts";
 import { uriSans } from "./endpoint_pool.ts";
+import { endpointInfo, serviceInfo } from "../runtime/snapshot_test_support.ts";
 
 export const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/nginx";
 export const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -102,14 +103,11 @@ export function peerSidecar(appPort: number, seen: string[]): tls.Server {
 }
 
 export function endpoint(port: number, servicePort: number, proxied: boolean): EndpointInfo {
-  return {
+  return endpointInfo({
     workload: `w${port}`,
-    address: "127.0.0.1",
     ports: { [String(servicePort)]: port },
-    proxied,
     identity: proxied ? SERVER_ID : "",
-    labels: {},
-  };
+  });
 }
 
 export function service(
@@ -118,21 +116,12 @@ export function service(
   ports: [number, string][],
   endpoints: EndpointInfo[],
 ): ServiceInfo {
-  return {
+  return serviceInfo({
     name,
-    namespace: "foo",
     hosts,
-    addresses: [],
-    ports: ports.map(([number, protocol]) => ({
-      name: protocol.toLowerCase(),
-      number,
-      targetPort: number,
-      protocol,
-    })),
+    ports: ports.map(([number, protocol]) => ({ number, protocol })),
     endpoints,
-    location: "MESH_INTERNAL",
-    resolution: "STATIC",
-  };
+  });
 }
 
 export const PASSTHROUGH: RouteConfiguration = {
