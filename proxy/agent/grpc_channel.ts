@@ -34,18 +34,24 @@ import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
 import { MessageReader, percentDecodeGrpcMessage } from "../../shared/internal/grpc/messages.ts";
 import { authorityOf, checkTarget, DialError, dialMeshd, type MeshdTarget } from "./meshd_dial.ts";
 
-/** gRPC status codes used here (grpc/grpc doc/statuscodes.md). */
+/** gRPC status codes (grpc/grpc doc/statuscodes.md). */
 export const GRPC_STATUS = {
   OK: 0,
   CANCELLED: 1,
   UNKNOWN: 2,
   INVALID_ARGUMENT: 3,
   DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
   PERMISSION_DENIED: 7,
   RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
   UNIMPLEMENTED: 12,
   INTERNAL: 13,
   UNAVAILABLE: 14,
+  DATA_LOSS: 15,
   UNAUTHENTICATED: 16,
 } as const;
 
