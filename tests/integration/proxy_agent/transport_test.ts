@@ -1,9 +1,11 @@
 /**
- * The agent's gRPC-over-fetch transport (proxy/agent/grpc_fetch.ts) against meshd's real ADS server
- * and CA over real TLS: a GOAWAY from meshd's grpc-js server (its max connection age, as istiod sets
- * MaxConnectionAge) ends the stream and the client comes back on a new connection with its config;
- * meshd's certificate is checked against `serverName` through the CONNECT tunnel, and a wrong name
- * never reaches meshd. Restart cases: ads_client_test.ts and agent_test.ts (the same transport).
+ * The agent's gRPC transport (proxy/agent/grpc_channel.ts on the HTTP/2 codec, meshd_dial.ts) against
+ * meshd's real ADS server and CA over real TLS: a GOAWAY from a grpc-js server with meshd's ADS (its max
+ * connection age, as istiod sets MaxConnectionAge) ends the stream and the client comes back on a new
+ * connection with its config; meshd's certificate is checked against `serverName`, and a wrong name
+ * never reaches meshd; only the configured roots are trusted; keepalive PINGs; no GOAWAY on close.
+ * Restart cases: ads_client_test.ts and agent_test.ts; a scripted misbehaving meshd:
+ * misbehaving_meshd_test.ts.
  */
 import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
@@ -211,7 +213,7 @@ Deno.test("roots: a meshd whose certificate chains to a root of the process's de
   const mesh = await startCa(`${dir}/mesh`);
   const other = await startCa(`${dir}/other`);
   // The impostor's root is in the child's default store: DENO_TLS_CA_STORE=system reads SSL_CERT_FILE.
-  // Deno's fetch would trust it on top of caCerts; the agent's TLS (tls_tunnel.ts) must not.
+  // Deno's fetch would trust it on top of caCerts; the agent's TLS (node:tls `ca`, meshd_dial.ts) must not.
   const impostor = await startMeshd(dir, { ca: other });
   const client = await mesh.issueServingCertificate({ dnsNames: ["client"] });
   await Deno.writeTextFile(`${dir}/store.pem`, other.trustBundlePem);
@@ -251,7 +253,7 @@ Deno.test("roots: a meshd whose certificate chains to a root of the process's de
   }
 });
 
-Deno.test("closing a TLS channel sends meshd no GOAWAY: the tunnel ends the connection first (denoland/deno#36788)", async () => {
+Deno.test("closing a TLS channel sends meshd no GOAWAY: its socket is destroyed (denoland/deno#36788)", async () => {
   const dir = await Deno.makeTempDir();
   const ca = await startCa(`${dir}/ca`);
   const serving = await ca.issueServingCertificate({ dnsNames: [MESHD_NAME], ipAddresses: ["127.0.0.1"] });
