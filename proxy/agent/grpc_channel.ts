@@ -32,28 +32,12 @@ import { type HeaderList, headerValue } from "../../shared/internal/http2/header
 import { Http2Error } from "../../shared/internal/http2/limits.ts";
 import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
 import { MessageReader, percentDecodeGrpcMessage } from "../../shared/internal/grpc/messages.ts";
+import { parseGrpcStatus } from "../grpc/grpc_status.ts";
+import { GrpcStatus as GrpcStatusCodes, httpToGrpcStatus } from "../grpc/local_reply.ts";
 import { authorityOf, checkTarget, DialError, dialMeshd, type MeshdTarget } from "./meshd_dial.ts";
 
-/** gRPC status codes (grpc/grpc doc/statuscodes.md). */
-export const GRPC_STATUS = {
-  OK: 0,
-  CANCELLED: 1,
-  UNKNOWN: 2,
-  INVALID_ARGUMENT: 3,
-  DEADLINE_EXCEEDED: 4,
-  NOT_FOUND: 5,
-  ALREADY_EXISTS: 6,
-  PERMISSION_DENIED: 7,
-  RESOURCE_EXHAUSTED: 8,
-  FAILED_PRECONDITION: 9,
-  ABORTED: 10,
-  OUT_OF_RANGE: 11,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-  DATA_LOSS: 15,
-  UNAUTHENTICATED: 16,
-} as const;
+/** gRPC status codes (grpc/grpc doc/statuscodes.md), the proxy's one table (../grpc/local_reply.ts). */
+export const GRPC_STATUS: Readonly<Record<keyof typeof GrpcStatusCodes, number>> = GrpcStatusCodes;
 
 /** The status names by code, for messages. */
 export const STATUS_NAMES: Record<number, string> = Object.fromEntries(
@@ -75,16 +59,6 @@ export function frameMessage(message: Uint8Array): Uint8Array {
   new DataView(out.buffer).setUint32(1, message.length);
   out.set(message, 5);
   return out;
-}
-
-/** The gRPC status of a non-200 HTTP answer (PROTOCOL-HTTP2.md, "HTTP to gRPC status code mapping"). */
-export function statusOfHttp(status: number): number {
-  if (status === 400) return GRPC_STATUS.INTERNAL;
-  if (status === 401) return GRPC_STATUS.UNAUTHENTICATED;
-  if (status === 403) return GRPC_STATUS.PERMISSION_DENIED;
-  if (status === 404) return GRPC_STATUS.UNIMPLEMENTED;
-  if ([429, 502, 503, 504].includes(status)) return GRPC_STATUS.UNAVAILABLE;
-  return GRPC_STATUS.UNKNOWN;
 }
 
 /**
@@ -212,7 +186,7 @@ export class GrpcCall {
         return this.#settle(s.code, s.details);
       }
       const http = Number(headerValue(head, ":status"));
-      if (http !== 200) return this.#settle(statusOfHttp(http), `HTTP status ${http}`, true);
+      if (http !== 200) return this.#settle(httpToGrpcStatus(http), `HTTP status ${http}`, true);
       const type = headerValue(head, "content-type") ?? "";
       if (!type.startsWith("application/grpc")) {
         return this.#settle(GRPC_STATUS.UNKNOWN, `content-type ${JSON.stringify(type)} is not gRPC`, true);

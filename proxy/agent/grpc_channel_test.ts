@@ -18,7 +18,6 @@ import {
   GRPC_STATUS,
   GrpcChannel,
   type GrpcStatus,
-  statusOfHttp,
   statusOfStreamError,
 } from "./grpc_channel.ts";
 import {
@@ -35,19 +34,7 @@ Deno.test("grpc_channel: a message is framed with a zero flag and its big-endian
   assert.deepEqual([...frameMessage(new Uint8Array(0))], [0, 0, 0, 0, 0]);
 });
 
-Deno.test("grpc_channel: HTTP statuses and stream errors map as gRPC's PROTOCOL-HTTP2.md says; ports are read from addresses", () => {
-  const table: [number, number][] = [
-    [400, 13],
-    [401, 16],
-    [403, 7],
-    [404, 12],
-    [429, 14],
-    [502, 14],
-    [503, 14],
-    [504, 14],
-    [500, 2],
-  ];
-  for (const [http, grpc] of table) assert.equal(statusOfHttp(http), grpc, `HTTP ${http}`);
+Deno.test("grpc_channel: stream errors map as gRPC's PROTOCOL-HTTP2.md says; ports are read from addresses", () => {
   const resets: [Http2Error, number][] = [
     [new Http2Error(CANCEL, "connection closed"), GRPC_STATUS.UNAVAILABLE], // stream 0: the connection
     [new Http2Error(REFUSED_STREAM, "GOAWAY", 3), GRPC_STATUS.UNAVAILABLE],

@@ -11,7 +11,6 @@ import { INTERNAL_ERROR } from "../../../shared/internal/http2/frame.ts";
 import { headerValue } from "../../../shared/internal/http2/headers.ts";
 import type { Http2Stream } from "../../../shared/internal/http2/stream.ts";
 import { makeCa, makeLeaf } from "../../../shared/internal/testing/test_ca.ts";
-import { encodeResource, RESOURCE_TYPES } from "../../../shared/mod.ts";
 import { AdsClient } from "../../../proxy/agent/ads_client.ts";
 import { createCsr } from "../../../proxy/agent/certificate_manager.ts";
 import { CsrError, GrpcCsrClient } from "../../../proxy/agent/csr_client.ts";
@@ -24,18 +23,11 @@ import {
   startScriptedServer,
 } from "../../../proxy/agent/grpc_channel_test_support.ts";
 import { SUBSCRIBED } from "../../../proxy/agent/resources.ts";
-import { MESHD_NAME, startCa, startRecordingCa, waitFor } from "../meshd_support.ts";
+import { MESHD_NAME, ratingsService, startCa, startRecordingCa, waitFor } from "../meshd_support.ts";
 
 const NODE = { ip: "10.1.0.3", name: "sleep-1", namespace: "foo" };
 const SERVICE_URL = SUBSCRIBED.find((s) => s.kind === "service")!.typeUrl;
-const RATINGS = encodeResource(RESOURCE_TYPES.service, {
-  name: "ratings",
-  namespace: "foo",
-  hosts: ["ratings.foo.svc.cluster.local"],
-  ports: [{ name: "http", number: 80, targetPort: 8080, protocol: "HTTP" }],
-  location: "MESH_INTERNAL",
-  resolution: "STATIC",
-});
+const RATINGS = ratingsService();
 
 /** The response to a subscription of `typeUrl`: foo/ratings for services, nothing for the others. */
 function responseTo(typeUrl: string, nonce: number): Uint8Array {

@@ -13,12 +13,19 @@ import http2 from "node:http2";
 import { AdsServer } from "../../../meshd/xds/ads_server.ts";
 import type { GeneratedList, ResourceGenerator } from "../../../meshd/xds/ads_types.ts";
 import { TYPE_URLS } from "../../../meshd/xds/generators.ts";
-import { encodeResource, RESOURCE_TYPES } from "../../../shared/mod.ts";
 import { AdsClient, type AdsClientHooks } from "../../../proxy/agent/ads_client.ts";
 import { certificateInfoOf, createCsr } from "../../../proxy/agent/certificate_manager.ts";
 import { GrpcCsrClient } from "../../../proxy/agent/csr_client.ts";
 import type { CertificateAuthority } from "../../../meshd/ca/mod.ts";
-import { MESHD_NAME, SERVICE, startCa, startMeshd, startRecordingCa, waitFor } from "../meshd_support.ts";
+import {
+  MESHD_NAME,
+  ratingsService,
+  SERVICE,
+  startCa,
+  startMeshd,
+  startRecordingCa,
+  waitFor,
+} from "../meshd_support.ts";
 
 const NODE = { ip: "10.1.0.3", name: "sleep-1", namespace: "foo" };
 const FAST = { initialMs: 50, maxMs: 200 };
@@ -28,15 +35,7 @@ const ONE_SERVICE: ResourceGenerator = {
   version: () => "v1",
   generate(_node: unknown, typeUrl: string): GeneratedList {
     if (typeUrl !== TYPE_URLS.service) return { resources: [], version: "empty" };
-    const body = encodeResource(RESOURCE_TYPES.service, {
-      name: "ratings",
-      namespace: "foo",
-      hosts: ["ratings.foo.svc.cluster.local"],
-      ports: [{ name: "http", number: 80, targetPort: 8080, protocol: "HTTP" }],
-      location: "MESH_INTERNAL",
-      resolution: "STATIC",
-    });
-    return { resources: [{ name: "foo/ratings", version: "1", body }], version: "v1" };
+    return { resources: [{ name: "foo/ratings", version: "1", body: ratingsService() }], version: "v1" };
   },
 };
 
