@@ -132,8 +132,8 @@ export class AdsClient {
   #latest: AdsStream | undefined;
   #active: AdsStream | undefined;
   /**
-   * The channel new streams use, kept across reconnects while the certificate stays the same: closing
-   * a channel sends a GOAWAY (see stop).
+   * The channel new streams use, kept across reconnects while the certificate stays the same (one
+   * connection rather than one per reconnect; see stop).
    */
   #channel: { client: GrpcChannel; certificate: string; address: string } | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -195,11 +195,11 @@ export class AdsClient {
   /**
    * Ends every stream (half-close, then meshd's status, at most
    * {@link AdsClientOptions.closeGraceMs}) and closes its channel; the held resources stay readable.
-   * With `exiting` (the process ends right after), the channels are left open for the kernel to close:
-   * a channel's close sends an HTTP/2 GOAWAY, and meshd (Deno) can abort inside nghttp2 while it
-   * handles one, sent or received (denoland/deno#36788); so can the proxy. Measured with
-   * tests/bench/goaway_stress.ts: 24 meshd aborts in 58,600 connections closed with a GOAWAY
-   * (cancelled or half-closed alike), none in 7,000 closed by the kernel. Idempotent.
+   * With `exiting` (the process ends right after), the channels are left open for the kernel to close.
+   * A channel's close destroys its sockets without a GOAWAY (grpc_channel.ts): a meshd that serves on
+   * node:http2 (`--grpcTransport children`) can abort inside nghttp2 while it handles one
+   * (denoland/deno#36788; tests/bench/goaway_stress.ts measured 24 aborts in 58,600 connections closed
+   * with a GOAWAY, none in 7,000 closed by the kernel). Idempotent.
    *
    * @returns when every stream has ended
    */
