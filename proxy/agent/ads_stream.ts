@@ -105,7 +105,8 @@ export class AdsStream {
   /**
    * Keepalive, as grpc-js's `keepalive_time_ms`/`keepalive_timeout_ms`: an HTTP/2 PING on the stream's
    * connection. No answer within `timeoutMs` (a meshd gone without a FIN, a partition) ends the stream
-   * as UNAVAILABLE, and the client reconnects (to the next address).
+   * as UNAVAILABLE and drops the connection, and the client reconnects (to the next address, if any) on
+   * a new one.
    */
   async #probe(timeoutMs: number): Promise<void> {
     const connection = this.#call.connection;
@@ -123,6 +124,7 @@ export class AdsStream {
       GRPC_STATUS.UNAVAILABLE,
       `keepalive: DEADLINE_EXCEEDED: no PING answer within ${timeoutMs} ms`,
     );
+    this.channel.drop(connection); // the next stream, even to this address, dials a new connection
   }
 
   /** Sends a DeltaDiscoveryRequest (given in proto-loader's shape). */

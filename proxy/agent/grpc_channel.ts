@@ -229,7 +229,7 @@ export class GrpcChannel {
   readonly #target: MeshdTarget;
   readonly #scheme: string;
   readonly #authority: string;
-  readonly #sockets = new Set<Duplex>();
+  readonly #sockets = new Map<Http2Connection, Duplex>();
   #current: Promise<Http2Connection> | undefined;
   #closed = false;
 
@@ -289,9 +289,18 @@ export class GrpcChannel {
       socket.destroy();
       throw new Error("the channel is closed");
     }
-    this.#sockets.add(socket);
-    socket.once("close", () => this.#sockets.delete(socket));
-    return new Http2Connection(socket, { role: "client" });
+    const connection = new Http2Connection(socket, { role: "client" });
+    this.#sockets.set(connection, socket);
+    socket.once("close", () => this.#sockets.delete(connection));
+    return connection;
+  }
+
+  /**
+   * Destroys one connection's socket (no GOAWAY): a connection that stopped answering (keepalive) must
+   * not carry the next call, and without a FIN it would not end by itself. Its calls end UNAVAILABLE.
+   */
+  drop(connection: Http2Connection): void {
+    this.#sockets.get(connection)?.destroy();
   }
 
   /**
@@ -301,7 +310,7 @@ export class GrpcChannel {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (const socket of this.#sockets) socket.destroy();
+    for (const socket of this.#sockets.values()) socket.destroy();
     this.#sockets.clear();
   }
 }

@@ -206,6 +206,39 @@ Deno.test("keepalive: a connection that stops answering (no FIN) ends the stream
   }
 });
 
+Deno.test("keepalive, one address: the connection that stopped answering is dropped; the next stream dials a new one", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
+  const meshd = await startMeshd(dir);
+  const relay = freezableRelay(meshd.grpcPort);
+  const ends: string[] = [];
+  let connects = 0;
+  const client = new AdsClient({
+    address: `127.0.0.1:${relay.port}`,
+    node: NODE,
+    plaintext: true,
+    backoff: FAST,
+    keepaliveMs: 200,
+    keepaliveTimeoutMs: 300,
+    hooks: { onDisconnect: (_s, reason) => ends.push(reason), onConnect: () => connects++ },
+  });
+  try {
+    client.start();
+    await waitFor(() => connects === 1, 5000, "config via the relay");
+    relay.state.frozen = true; // the relayed connection is dead from now on: bytes dropped, nothing closed
+    await waitFor(() => ends.length >= 1, 5000, "the keepalive's end");
+    assert.match(ends[0], /^UNAVAILABLE: keepalive: DEADLINE_EXCEEDED/);
+    relay.state.frozen = false; // new relayed connections work again; the old one stays dead
+    await waitFor(() => connects === 2 && client.connected, 5000, "answered on a new connection");
+    assert.ok("foo/httpbin" in client.config.services);
+  } finally {
+    await client.stop();
+    await relay.close();
+    await meshd.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("roots: a meshd whose certificate chains to a root of the process's default store, not to root-cert.pem, is refused", async () => {
   const dir = await Deno.makeTempDir();
   await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
