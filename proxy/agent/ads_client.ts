@@ -6,11 +6,11 @@
  * none of it is applied, so the previous resources of that type stay in force.
  *
  * Connection: plain text (meshd's --grpcAddr) or mutual TLS with the workload certificate
- * (--secureGRPCAddr, where XDS_AUTH checks the certificate's namespace), as gRPC over Deno's fetch on
- * HTTP/2 (ads_stream.ts, grpc_fetch.ts). When the stream ends for any
+ * (--secureGRPCAddr, where XDS_AUTH checks the certificate's namespace), as gRPC on the project's
+ * HTTP/2 codec (ads_stream.ts, grpc_channel.ts). When the stream ends for any
  * reason the client reconnects after an exponential backoff with jitter (100 ms doubling to 30 s by
  * default; reset by the first response of a stream), on the same channel while the certificate is the
- * same (fetch's client reconnects it; see stop for why channels are closed so rarely), and tells meshd what
+ * same (the channel dials again when its connection is gone), and tells meshd what
  * it holds in `initial_resource_versions`, so meshd sends only what changed meanwhile. What it holds
  * is never dropped while meshd is away.
  *
@@ -31,7 +31,7 @@ import type { AgentLogger } from "./certificate_manager.ts";
 import { type AdsConfig, type Decoded, emptyHeld, type HeldByKind, INSTALL } from "./held_resources.ts";
 import { type NodeOptions, workloadKey, xdsNode } from "./node.ts";
 import { decodeXdsResource, deepFreeze, kindOf, type ResourceKind, SUBSCRIBED } from "./resources.ts";
-import { type FetchChannel, GRPC_STATUS, type GrpcStatus, STATUS_NAMES } from "./grpc_fetch.ts";
+import { GRPC_STATUS, type GrpcChannel, type GrpcStatus, STATUS_NAMES } from "./grpc_channel.ts";
 import { AddressRing } from "./meshd_addresses.ts";
 
 export type { AdsConfig, ClientCertificate };
@@ -132,10 +132,10 @@ export class AdsClient {
   #latest: AdsStream | undefined;
   #active: AdsStream | undefined;
   /**
-   * The channel new streams use, kept across reconnects while the certificate stays the same: closing
-   * a channel sends a GOAWAY (see stop).
+   * The channel new streams use, kept across reconnects while the certificate stays the same (one
+   * connection rather than one per reconnect; see stop).
    */
-  #channel: { client: FetchChannel; certificate: string; address: string } | undefined;
+  #channel: { client: GrpcChannel; certificate: string; address: string } | undefined;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #status: Pick<AdsClientStatus, "streams" | "failures" | "lastError"> = { streams: 0, failures: 0 };
   readonly #acked: Record<string, string> = {};
@@ -195,11 +195,11 @@ export class AdsClient {
   /**
    * Ends every stream (half-close, then meshd's status, at most
    * {@link AdsClientOptions.closeGraceMs}) and closes its channel; the held resources stay readable.
-   * With `exiting` (the process ends right after), the channels are left open for the kernel to close:
-   * a channel's close sends an HTTP/2 GOAWAY, and meshd (Deno) can abort inside nghttp2 while it
-   * handles one, sent or received (denoland/deno#36788); so can the proxy. Measured with
-   * tests/bench/goaway_stress.ts: 24 meshd aborts in 58,600 connections closed with a GOAWAY
-   * (cancelled or half-closed alike), none in 7,000 closed by the kernel. Idempotent.
+   * With `exiting` (the process ends right after), the channels are left open for the kernel to close.
+   * A channel's close destroys its sockets without a GOAWAY (grpc_channel.ts): a meshd that serves on
+   * node:http2 (`--grpcTransport children`) can abort inside nghttp2 while it handles one
+   * (denoland/deno#36788; tests/bench/goaway_stress.ts measured 24 aborts in 58,600 connections closed
+   * with a GOAWAY, none in 7,000 closed by the kernel). Idempotent.
    *
    * @returns when every stream has ended
    */
@@ -284,7 +284,7 @@ export class AdsClient {
     stream.settle();
     this.#streams.delete(stream);
     if (stream.cancelled) return;
-    // A kept channel's HTTP client reconnects by itself for the next stream.
+    // A kept channel dials again for the next stream if its connection is gone.
     if (stream.channel !== this.#channel?.client) stream.channel.close();
     const reason = `${STATUS_NAMES[status.code] ?? status.code}: ${status.details}`;
     this.#hooks.onDisconnect?.(stream.id, reason);

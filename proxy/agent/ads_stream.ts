@@ -1,6 +1,6 @@
 /**
  * One Delta ADS stream of the agent's {@link AdsClient} (ads_client.ts) and the channel it runs on:
- * gRPC over Deno's fetch on HTTP/2 (grpc_fetch.ts), messages encoded and decoded with ads_wire.ts.
+ * gRPC on the project's HTTP/2 codec (grpc_channel.ts), messages encoded and decoded with ads_wire.ts.
  * What a stream knows of its own life (answered, cancelled, ended) lives here; what the client does
  * with responses and ends stays in ads_client.ts.
  *
@@ -8,15 +8,9 @@
  */
 import { meshdRoots } from "../../shared/internal/tls/meshd_roots.ts";
 import { decodeWire, DELTA_ADS_PATH, encodeWire, WIRE_TYPES } from "./ads_wire.ts";
-import { FetchChannel, GRPC_STATUS, type GrpcCall, type GrpcStatus, STATUS_NAMES } from "./grpc_fetch.ts";
+import { GRPC_STATUS, type GrpcCall, GrpcChannel, type GrpcStatus } from "./grpc_channel.ts";
 
-/**
- * The method a liveness probe calls. meshd serves no health service, so it answers UNIMPLEMENTED at
- * once (trailers-only): any answer proves the connection alive, as an HTTP/2 PING ACK would.
- */
-export const LIVENESS_PATH = "/grpc.health.v1.Health/Check";
-
-/** Probe every `intervalMs`; a probe without an answer within `timeoutMs` ends the stream. */
+/** PING every `intervalMs`; a PING without an answer within `timeoutMs` ends the stream. */
 export interface Liveness {
   intervalMs: number;
   timeoutMs: number;
@@ -48,9 +42,9 @@ export function adsChannel(
   address: string,
   security: AdsSecurity,
   certificate: ClientCertificate | undefined,
-): FetchChannel {
-  if (security.plaintext) return new FetchChannel({ address, plaintext: true });
-  return new FetchChannel({
+): GrpcChannel {
+  if (security.plaintext) return new GrpcChannel({ address, plaintext: true });
+  return new GrpcChannel({
     address,
     rootsPem: meshdRoots(security.rootsPem!, certificate?.rootsPem),
     serverName: security.serverName,
@@ -75,7 +69,7 @@ export class AdsStream {
    */
   constructor(
     readonly id: number,
-    readonly channel: FetchChannel,
+    readonly channel: GrpcChannel,
     /** The meshd address its channel dials. */
     readonly address: string,
     onResponse: (stream: AdsStream, response: Message) => void,
@@ -109,23 +103,28 @@ export class AdsStream {
   }
 
   /**
-   * Keepalive: Deno's fetch has no HTTP/2 PING setting, so a small call on the same HTTP client (and so
-   * the same HTTP/2 connection) stands in for grpc-js's keepalive ping. No answer within `timeoutMs`
-   * (a meshd gone without a FIN, a partition) ends the stream as UNAVAILABLE, and the client
-   * reconnects (to the next address).
+   * Keepalive, as grpc-js's `keepalive_time_ms`/`keepalive_timeout_ms`: an HTTP/2 PING on the stream's
+   * connection. No answer within `timeoutMs` (a meshd gone without a FIN, a partition) ends the stream
+   * as UNAVAILABLE and drops the connection, and the client reconnects (to the next address, if any) on
+   * a new one.
    */
   async #probe(timeoutMs: number): Promise<void> {
-    if (this.#probing || this.ended) return;
+    const connection = this.#call.connection;
+    if (this.#probing || this.ended || !connection) return;
     this.#probing = true;
-    const probe = this.channel.call(LIVENESS_PATH, () => {}, { deadlineMs: timeoutMs });
-    probe.write(new Uint8Array(0));
-    probe.end();
-    const { code, details } = await probe.status;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const answered = await Promise.race([
+      connection.ping().then(() => true, () => true), // a closed connection ends the stream by itself
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs))),
+    ]);
+    clearTimeout(timer);
     this.#probing = false;
-    if (this.ended || this.cancelled) return;
-    if (code === GRPC_STATUS.DEADLINE_EXCEEDED || code === GRPC_STATUS.UNAVAILABLE) {
-      this.#fail(GRPC_STATUS.UNAVAILABLE, `keepalive: ${STATUS_NAMES[code]}: ${details}`);
-    }
+    if (answered || this.ended || this.cancelled) return;
+    this.#fail(
+      GRPC_STATUS.UNAVAILABLE,
+      `keepalive: DEADLINE_EXCEEDED: no PING answer within ${timeoutMs} ms`,
+    );
+    this.channel.drop(connection); // the next stream, even to this address, dials a new connection
   }
 
   /** Sends a DeltaDiscoveryRequest (given in proto-loader's shape). */

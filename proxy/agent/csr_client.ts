@@ -9,13 +9,13 @@
  * next address at once, each address once per request; a refusal (any other status) is final. The
  * address that answered last is tried first next time.
  *
- * Transport: gRPC over Deno's fetch on HTTP/2 (grpc_fetch.ts), one HTTP client per request, so that
+ * Transport: gRPC on the project's HTTP/2 codec (grpc_channel.ts), one connection per request, so that
  * each request presents the credentials it is given; the messages are ads_wire.ts's narrow descriptor.
  *
  * @module
  */
 import { CREATE_CERTIFICATE_PATH, decodeWire, encodeWire, WIRE_TYPES } from "./ads_wire.ts";
-import { FetchChannel, GRPC_STATUS } from "./grpc_fetch.ts";
+import { GRPC_STATUS, GrpcChannel } from "./grpc_channel.ts";
 import { AddressRing } from "./meshd_addresses.ts";
 
 /** The request, exactly as sent. */
@@ -70,7 +70,7 @@ export interface GrpcCsrClientOptions {
   timeoutMs?: number;
 }
 
-/** CreateCertificate over gRPC (on fetch); one short-lived client per request, so each uses the credentials given. */
+/** CreateCertificate over gRPC (on the HTTP/2 codec); one short-lived connection per request, so each uses the credentials given. */
 export class GrpcCsrClient implements CsrClient {
   readonly #options: GrpcCsrClientOptions;
   readonly #addresses: AddressRing;
@@ -101,9 +101,9 @@ export class GrpcCsrClient implements CsrClient {
   }
 
   async #createAt(address: string, request: CsrRequest, credentials: CsrCredentials): Promise<string[]> {
-    let channel: FetchChannel;
+    let channel: GrpcChannel;
     try {
-      channel = new FetchChannel({
+      channel = new GrpcChannel({
         address,
         rootsPem: typeof this.#options.rootsPem === "function"
           ? this.#options.rootsPem()
@@ -125,11 +125,8 @@ export class GrpcCsrClient implements CsrClient {
       call.write(encodeWire(WIRE_TYPES.certificateRequest, request));
       call.end();
       const status = await call.status;
-      // A unary answer is one message; its OK trailer is not readable through fetch (grpc_fetch.ts).
+      if (status.code !== GRPC_STATUS.OK) throw new CsrError(status.code, status.details);
       if (answers.length !== 1) {
-        if (answers.length === 0 && status.code !== GRPC_STATUS.OK) {
-          throw new CsrError(status.code, status.details);
-        }
         throw new CsrError(GRPC_STATUS.INTERNAL, `${answers.length} answers to one request`);
       }
       const chain: string[] = decodeWire(WIRE_TYPES.certificateResponse, answers[0]).certChain;

@@ -3,8 +3,8 @@
  * per meshd replica (issue 14, item 4: "proxies given several meshd addresses fail over between
  * them"). Istio's pilot-agent dials one address, istiod's Service, and leaves the choice of replica to
  * the Service; a list does the same without a Service in between (the lab, VMs). A DNS name that
- * resolves to several addresses (a Kubernetes headless Service) is one entry: the fetch client's resolver
- * gets every address and its connector (hyper's) tries them in turn.
+ * resolves to several addresses (a Kubernetes headless Service) is one entry: each connect (node:net,
+ * meshd_dial.ts) looks the name up again and dials the address the lookup gives.
  *
  * @module
  */

@@ -11,13 +11,12 @@
  *
  * @module
  */
-import { Buffer } from "node:buffer";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
-import type * as Grpc from "@grpc/grpc-js";
 import protobuf from "protobufjs";
 import type { AppProber, HttpGetProber } from "../../shared/internal/app_probers.ts";
+import { GRPC_STATUS, GrpcChannel, STATUS_NAMES } from "../agent/grpc_channel.ts";
 
 /** What the status port answers for a probe. */
 export interface ProbeResult {
@@ -110,43 +109,57 @@ const health = protobuf.Root.fromJSON({
 });
 const CHECK_REQUEST = health.lookupType("HealthCheckRequest");
 const CHECK_RESPONSE = health.lookupType("HealthCheckResponse");
-/** grpc-js's reconnect backoff for probe channels, ms. */
-export const GRPC_BACKOFF_MS = 100;
 /** grpc.health.v1.HealthCheckResponse.ServingStatus. */
 const SERVING_STATUS = ["UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"];
 
 /**
- * grpc-js, loaded by the first gRPC probe only: the agent talks to meshd over fetch, and grpc-js costs
- * about 16 MiB on the main isolate (proxy/agent/README.md, "Memory").
+ * The gRPC probe, on the agent's gRPC channel (the project's HTTP/2 codec over node:net,
+ * ../agent/grpc_channel.ts): no grpc-js (about 16 MiB on the main isolate, ../agent/README.md) and no
+ * node:http2 in the proxy. Plain text, as the kubelet's gRPC probe: no TLS, so no root bundle is read.
+ * A connection of its own per probe, closed after it (no GOAWAY, no retry).
  */
-let grpcModule: Promise<typeof Grpc> | undefined;
-
 async function grpcProbe(g: { port: number; service?: string }, timeoutMs: number): Promise<ProbeResult> {
-  const grpc = await (grpcModule ??= import("@grpc/grpc-js"));
-  // Plain text, as the kubelet's gRPC probe: no TLS, so no root bundle is read. A channel of its own
-  // (no shared subchannel), so no probe rides another's connection. After a failed connect grpc-js
-  // retries once more after its backoff even when the channel is closed: a short backoff ends that soon.
-  const client = new grpc.Client(`127.0.0.1:${g.port}`, grpc.credentials.createInsecure(), {
-    "grpc.use_local_subchannel_pool": 1,
-    "grpc.initial_reconnect_backoff_ms": GRPC_BACKOFF_MS,
-    "grpc.max_reconnect_backoff_ms": GRPC_BACKOFF_MS,
+  const channel = new GrpcChannel({
+    address: `127.0.0.1:${g.port}`,
+    plaintext: true,
+    connectTimeoutMs: timeoutMs,
   });
-  const { promise, finish } = settleOnce(timeoutMs, () => client.close());
-  client.makeUnaryRequest(
-    "/grpc.health.v1.Health/Check",
-    (req: { service: string }) => Buffer.from(CHECK_REQUEST.encode(CHECK_REQUEST.create(req)).finish()),
-    (b: Buffer) =>
-      CHECK_RESPONSE.toObject(CHECK_RESPONSE.decode(b), { defaults: true }) as { status: number },
-    { service: g.service ?? "" },
-    new grpc.Metadata(),
-    { deadline: Date.now() + timeoutMs },
-    (err, res) => {
-      if (err) finish({ status: 500, reason: `gRPC health check failed: ${err.message}` });
-      else if (res?.status === 1) finish({ status: 200, reason: "SERVING" });
-      else finish({ status: 500, reason: `gRPC health: ${SERVING_STATUS[res?.status ?? 0] ?? res?.status}` });
-    },
-  );
-  return promise;
+  const answers: Uint8Array[] = [];
+  try {
+    const call = channel.call("/grpc.health.v1.Health/Check", (m) => answers.push(m), {
+      deadlineMs: timeoutMs,
+    });
+    call.write(CHECK_REQUEST.encode(CHECK_REQUEST.create({ service: g.service ?? "" })).finish());
+    call.end();
+    const { code, details } = await call.status;
+    if (code === GRPC_STATUS.DEADLINE_EXCEEDED) {
+      return { status: 500, reason: `no answer within ${timeoutMs / 1000}s (timeoutSeconds)` };
+    }
+    if (code !== GRPC_STATUS.OK) {
+      return {
+        status: 500,
+        reason: `gRPC health check failed: ${code} ${STATUS_NAMES[code] ?? ""}: ${details}`,
+      };
+    }
+    if (answers.length !== 1) {
+      return { status: 500, reason: `gRPC health check failed: ${answers.length} answers to one request` };
+    }
+    let status: number;
+    try {
+      status =
+        (CHECK_RESPONSE.toObject(CHECK_RESPONSE.decode(answers[0]), { defaults: true }) as { status: number })
+          .status;
+    } catch (e) {
+      return {
+        status: 500,
+        reason: `gRPC health check failed: the answer did not decode: ${(e as Error).message}`,
+      };
+    }
+    if (status === 1) return { status: 200, reason: "SERVING" };
+    return { status: 500, reason: `gRPC health: ${SERVING_STATUS[status] ?? status}` };
+  } finally {
+    channel.close();
+  }
 }
 
 /** Runs one probe; never throws (a failure is a result). */

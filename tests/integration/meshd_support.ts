@@ -11,6 +11,7 @@ import { CertificateAuthority } from "../../meshd/ca/mod.ts";
 import { DiscoveryServer, type DiscoveryServerOptions } from "../../meshd/server/discovery_server.ts";
 import { xdsAuthorizer } from "../../meshd/server/xds_auth.ts";
 import type { ProxyNode, XdsTransport } from "../../meshd/xds/ads_types.ts";
+import { encodeResource, RESOURCE_TYPES } from "../../shared/mod.ts";
 
 export { SERVICE } from "../../meshd/server/test_support.ts";
 export { startCa, waitFor } from "../../meshd/ca/test_support.ts";
@@ -19,6 +20,18 @@ export { startCa, waitFor } from "../../meshd/ca/test_support.ts";
 export const MESHD_NAME = "meshd.mesh-system.svc";
 
 const HOUR = 3_600_000;
+
+/** foo/ratings as a mesh.v1.Service message (port 80 to 8080, HTTP): the one service of the transport tests. */
+export function ratingsService(): Uint8Array {
+  return encodeResource(RESOURCE_TYPES.service, {
+    name: "ratings",
+    namespace: "foo",
+    hosts: ["ratings.foo.svc.cluster.local"],
+    ports: [{ name: "http", number: 80, targetPort: 8080, protocol: "HTTP" }],
+    location: "MESH_INTERNAL",
+    resolution: "STATIC",
+  });
+}
 
 /** What a secure meshd saw of each ADS stream: the node and the client certificate's serial. */
 export interface SeenStream {

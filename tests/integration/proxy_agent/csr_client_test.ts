@@ -3,7 +3,7 @@ import { createCsr } from "../../../proxy/agent/certificate_manager.ts";
 import { CsrError, GrpcCsrClient } from "../../../proxy/agent/csr_client.ts";
 import { MESHD_NAME, startCa, startRecordingCa } from "../meshd_support.ts";
 
-// Sanitizers on: the client talks gRPC over Deno's fetch and closes its HTTP client after every call
+// Sanitizers on: the client talks gRPC on the HTTP/2 codec and destroys its connection after every call
 // (grpc-js, which left reconnect timers running past close(), is gone from the proxy).
 const grpcTest = (name: string, fn: () => Promise<void>) => Deno.test({ name, fn });
 

@@ -1,9 +1,11 @@
 /**
- * The agent's gRPC-over-fetch transport (proxy/agent/grpc_fetch.ts) against meshd's real ADS server
- * and CA over real TLS: a GOAWAY from meshd's grpc-js server (its max connection age, as istiod sets
- * MaxConnectionAge) ends the stream and the client comes back on a new connection with its config;
- * meshd's certificate is checked against `serverName` through the CONNECT tunnel, and a wrong name
- * never reaches meshd. Restart cases: ads_client_test.ts and agent_test.ts (the same transport).
+ * The agent's gRPC transport (proxy/agent/grpc_channel.ts on the HTTP/2 codec, meshd_dial.ts) against
+ * meshd's real ADS server and CA over real TLS: a GOAWAY from a grpc-js server with meshd's ADS (its max
+ * connection age, as istiod sets MaxConnectionAge) ends the stream and the client comes back on a new
+ * connection with its config; meshd's certificate is checked against `serverName`, and a wrong name
+ * never reaches meshd; only the configured roots are trusted; keepalive PINGs; no GOAWAY on close.
+ * Restart cases: ads_client_test.ts and agent_test.ts; a scripted misbehaving meshd:
+ * misbehaving_meshd_test.ts.
  */
 import assert from "node:assert/strict";
 import * as grpc from "@grpc/grpc-js";
@@ -11,12 +13,19 @@ import http2 from "node:http2";
 import { AdsServer } from "../../../meshd/xds/ads_server.ts";
 import type { GeneratedList, ResourceGenerator } from "../../../meshd/xds/ads_types.ts";
 import { TYPE_URLS } from "../../../meshd/xds/generators.ts";
-import { encodeResource, RESOURCE_TYPES } from "../../../shared/mod.ts";
 import { AdsClient, type AdsClientHooks } from "../../../proxy/agent/ads_client.ts";
 import { certificateInfoOf, createCsr } from "../../../proxy/agent/certificate_manager.ts";
 import { GrpcCsrClient } from "../../../proxy/agent/csr_client.ts";
 import type { CertificateAuthority } from "../../../meshd/ca/mod.ts";
-import { MESHD_NAME, SERVICE, startCa, startMeshd, startRecordingCa, waitFor } from "../meshd_support.ts";
+import {
+  MESHD_NAME,
+  ratingsService,
+  SERVICE,
+  startCa,
+  startMeshd,
+  startRecordingCa,
+  waitFor,
+} from "../meshd_support.ts";
 
 const NODE = { ip: "10.1.0.3", name: "sleep-1", namespace: "foo" };
 const FAST = { initialMs: 50, maxMs: 200 };
@@ -26,15 +35,7 @@ const ONE_SERVICE: ResourceGenerator = {
   version: () => "v1",
   generate(_node: unknown, typeUrl: string): GeneratedList {
     if (typeUrl !== TYPE_URLS.service) return { resources: [], version: "empty" };
-    const body = encodeResource(RESOURCE_TYPES.service, {
-      name: "ratings",
-      namespace: "foo",
-      hosts: ["ratings.foo.svc.cluster.local"],
-      ports: [{ name: "http", number: 80, targetPort: 8080, protocol: "HTTP" }],
-      location: "MESH_INTERNAL",
-      resolution: "STATIC",
-    });
-    return { resources: [{ name: "foo/ratings", version: "1", body }], version: "v1" };
+    return { resources: [{ name: "foo/ratings", version: "1", body: ratingsService() }], version: "v1" };
   },
 };
 
@@ -205,13 +206,46 @@ Deno.test("keepalive: a connection that stops answering (no FIN) ends the stream
   }
 });
 
+Deno.test("keepalive, one address: the connection that stopped answering is dropped; the next stream dials a new one", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
+  const meshd = await startMeshd(dir);
+  const relay = freezableRelay(meshd.grpcPort);
+  const ends: string[] = [];
+  let connects = 0;
+  const client = new AdsClient({
+    address: `127.0.0.1:${relay.port}`,
+    node: NODE,
+    plaintext: true,
+    backoff: FAST,
+    keepaliveMs: 200,
+    keepaliveTimeoutMs: 300,
+    hooks: { onDisconnect: (_s, reason) => ends.push(reason), onConnect: () => connects++ },
+  });
+  try {
+    client.start();
+    await waitFor(() => connects === 1, 5000, "config via the relay");
+    relay.state.frozen = true; // the relayed connection is dead from now on: bytes dropped, nothing closed
+    await waitFor(() => ends.length >= 1, 5000, "the keepalive's end");
+    assert.match(ends[0], /^UNAVAILABLE: keepalive: DEADLINE_EXCEEDED/);
+    relay.state.frozen = false; // new relayed connections work again; the old one stays dead
+    await waitFor(() => connects === 2 && client.connected, 5000, "answered on a new connection");
+    assert.ok("foo/httpbin" in client.config.services);
+  } finally {
+    await client.stop();
+    await relay.close();
+    await meshd.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("roots: a meshd whose certificate chains to a root of the process's default store, not to root-cert.pem, is refused", async () => {
   const dir = await Deno.makeTempDir();
   await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
   const mesh = await startCa(`${dir}/mesh`);
   const other = await startCa(`${dir}/other`);
   // The impostor's root is in the child's default store: DENO_TLS_CA_STORE=system reads SSL_CERT_FILE.
-  // Deno's fetch would trust it on top of caCerts; the agent's TLS (tls_tunnel.ts) must not.
+  // Deno's fetch would trust it on top of caCerts; the agent's TLS (node:tls `ca`, meshd_dial.ts) must not.
   const impostor = await startMeshd(dir, { ca: other });
   const client = await mesh.issueServingCertificate({ dnsNames: ["client"] });
   await Deno.writeTextFile(`${dir}/store.pem`, other.trustBundlePem);
@@ -251,7 +285,7 @@ Deno.test("roots: a meshd whose certificate chains to a root of the process's de
   }
 });
 
-Deno.test("closing a TLS channel sends meshd no GOAWAY: the tunnel ends the connection first (denoland/deno#36788)", async () => {
+Deno.test("closing a TLS channel sends meshd no GOAWAY: its socket is destroyed (denoland/deno#36788)", async () => {
   const dir = await Deno.makeTempDir();
   const ca = await startCa(`${dir}/ca`);
   const serving = await ca.issueServingCertificate({ dnsNames: [MESHD_NAME], ipAddresses: ["127.0.0.1"] });
