@@ -32,7 +32,7 @@ import { type HeaderList, headerValue } from "../../shared/internal/http2/header
 import { Http2Error } from "../../shared/internal/http2/limits.ts";
 import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
 import { MessageReader, percentDecodeGrpcMessage } from "../../shared/internal/grpc/messages.ts";
-import { parseGrpcStatus } from "../grpc/grpc_status.ts";
+import { INVALID_GRPC_STATUS, parseGrpcStatus } from "../grpc/grpc_status.ts";
 import { GrpcStatus as GrpcStatusCodes, httpToGrpcStatus } from "../grpc/local_reply.ts";
 import { authorityOf, checkTarget, DialError, dialMeshd, type MeshdTarget } from "./meshd_dial.ts";
 
@@ -77,10 +77,11 @@ export function statusOfStreamError(e: Http2Error): number {
 /** The status a `grpc-status`/`grpc-message` pair carries (a value that is not a code: UNKNOWN). */
 function statusOf(headers: HeaderList, code: string): GrpcStatus {
   const message = percentDecodeGrpcMessage(headerValue(headers, "grpc-message") ?? "");
-  if (!/^\d{1,2}$/.test(code)) {
+  const parsed = parseGrpcStatus(code);
+  if (parsed === undefined || parsed === INVALID_GRPC_STATUS) {
     return { code: GRPC_STATUS.UNKNOWN, details: `grpc-status ${code}: ${message}` };
   }
-  return { code: Number(code), details: message };
+  return { code: parsed, details: message };
 }
 
 function errorText(e: unknown): string {
