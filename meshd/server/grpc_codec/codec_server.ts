@@ -193,9 +193,6 @@ export class CodecServer {
       // the pump waited for 'drain' every few dozen streams. 1 MiB is Envoy's default
       // per_connection_buffer_limit_bytes.
       limits: { maxConcurrentStreams: o.maxStreams, writeBufferBytes: WRITE_BUFFER_BYTES },
-      // A push's streams answer one another's write completions in microtasks: batched per microtask
-      // turn, a connection wrote once per few streams (meshd/README.md "Where meshd's CPU goes").
-      writeBatch: "macrotask",
       onStream: (stream) => this.#stream(stream, transport, peer, cert),
       log: (line) => this.#o.logger?.warn(`gRPC ${peer}: ${line}`),
     });

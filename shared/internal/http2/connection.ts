@@ -19,7 +19,6 @@ import {
 import { FrameReader, FrameSizeError } from "./frame_reader.ts";
 import type { HeaderList } from "./headers.ts";
 import { DEFAULT_HTTP2_LIMITS, Http2Error, type Http2Limits } from "./limits.ts";
-import type { WriteBatch } from "./frame_writer.ts";
 import { BlockState, receiveFrame } from "./receive.ts";
 import { type CloseInfo, type GoawayInfo, Http2Session } from "./session.ts";
 import { openingFrames } from "./settings.ts";
@@ -41,13 +40,6 @@ export interface Http2ConnectionOptions {
   log?: (message: string) => void;
   /** Server: octets already read from the socket (a protocol sniffer's), processed before the socket's. */
   initialBytes?: Uint8Array;
-  /**
-   * When queued frames are written: "microtask" (default) at the end of the current microtask turn;
-   * "macrotask" once per turn of the event loop (setImmediate), so that a server whose streams answer
-   * one another's write completions (meshd's push fan-out, all in microtasks) writes fewer, larger
-   * batches. Frames wait until the loop's next check phase.
-   */
-  writeBatch?: WriteBatch;
 }
 
 /** Options of {@link Http2Connection.request}. */
@@ -72,7 +64,7 @@ export class Http2Connection {
   constructor(socket: Duplex, options: Http2ConnectionOptions) {
     const limits = { ...DEFAULT_HTTP2_LIMITS, ...options.limits };
     const server = options.role === "server";
-    this.#s = new Http2Session(socket, server, limits, options.log ?? (() => {}), options.writeBatch);
+    this.#s = new Http2Session(socket, server, limits, options.log ?? (() => {}));
     if (options.onStream) this.#s.onStream = options.onStream;
     if (options.onGoaway) this.#s.onGoaway = options.onGoaway;
     this.#reader = new FrameReader(limits.maxFrameSize);

@@ -8,10 +8,6 @@
  * @module
  */
 import type { Duplex } from "node:stream";
-import { setImmediate } from "node:timers";
-
-/** When queued frames are written: at the end of the microtask turn, or once per event-loop turn. */
-export type WriteBatch = "microtask" | "macrotask";
 
 /** Batches up to this many octets are copied into one buffer and written at once. */
 const COALESCE_BYTES = 16 * 1024;
@@ -35,7 +31,6 @@ export class FrameWriter {
   readonly #maxControl: number;
   readonly #onFlood: (what: string) => void;
   readonly #highWater: number;
-  readonly #batch: WriteBatch;
   #queue: Uint8Array[] = [];
   #queuedFrames = 0;
   #queuedControl = 0;
@@ -50,20 +45,15 @@ export class FrameWriter {
   /** DATA frames written (for the WINDOW_UPDATE flood limit). */
   dataFramesSent = 0;
 
-  /**
-   * @param highWater socket output, octets, above which DATA waits for 'drain' (`Http2Limits.writeBufferBytes`)
-   * @param batch when queued frames are written (`Http2ConnectionOptions.writeBatch`)
-   */
+  /** @param highWater socket output, octets, above which DATA waits for 'drain' (`Http2Limits.writeBufferBytes`) */
   constructor(
     socket: Duplex,
     maxFrames: number,
     maxControl: number,
     onFlood: (what: string) => void,
     highWater: number,
-    batch: WriteBatch = "microtask",
   ) {
     this.#socket = socket;
-    this.#batch = batch;
     this.#highWater = highWater;
     this.#maxFrames = maxFrames;
     this.#maxControl = maxControl;
@@ -168,8 +158,7 @@ export class FrameWriter {
     }
     if (!this.#scheduled) {
       this.#scheduled = true;
-      if (this.#batch === "macrotask") setImmediate(this.#flushNow);
-      else queueMicrotask(this.#flushNow);
+      queueMicrotask(this.#flushNow);
     }
   }
 

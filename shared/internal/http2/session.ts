@@ -27,7 +27,7 @@ import {
   rstStreamFrame,
   windowUpdateFrame,
 } from "./frame.ts";
-import { FrameWriter, type WriteBatch } from "./frame_writer.ts";
+import { FrameWriter } from "./frame_writer.ts";
 import type { HeaderList } from "./headers.ts";
 import { HpackDecoder, HpackEncoder } from "./hpack.ts";
 import { Http2Error, type Http2Limits } from "./limits.ts";
@@ -115,13 +115,7 @@ export class Http2Session implements StreamHost {
   #pumpScheduled = false;
   #waitingDrain = false;
 
-  constructor(
-    socket: Duplex,
-    server: boolean,
-    limits: Http2Limits,
-    log: (message: string) => void,
-    writeBatch: WriteBatch = "microtask",
-  ) {
+  constructor(socket: Duplex, server: boolean, limits: Http2Limits, log: (message: string) => void) {
     this.socket = socket;
     this.server = server;
     this.limits = limits;
@@ -134,7 +128,6 @@ export class Http2Session implements StreamHost {
       limits.maxOutboundControlFrames,
       (what) => this.terminate(ENHANCE_YOUR_CALM, `outbound flood: ${what}`, false, true),
       limits.writeBufferBytes,
-      writeBatch,
     );
   }
 
