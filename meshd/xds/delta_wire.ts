@@ -9,7 +9,6 @@
  * @module
  */
 import type { GeneratedResource } from "./ads_types.ts";
-import { smallBuffer } from "../../shared/internal/http2/small_buffers.ts";
 
 const encoder = new TextEncoder();
 
@@ -165,7 +164,7 @@ export class NoncedBytes {
    */
   nonceField(reserve = 0): Uint8Array {
     const n = this.#nonceBytes;
-    const out = smallBuffer(reserve + fieldLength(5, n));
+    const out = new Uint8Array(reserve + fieldLength(5, n));
     let at = writeVarint(out, reserve, TAG(5));
     at = writeVarint(out, at, n);
     if (this.#utf8 !== undefined) out.set(this.#utf8, at);

@@ -28,7 +28,6 @@ import {
   windowUpdateFrame,
 } from "./frame.ts";
 import { FrameWriter } from "./frame_writer.ts";
-import { smallBuffer } from "./small_buffers.ts";
 import type { HeaderList } from "./headers.ts";
 import { HpackDecoder, HpackEncoder } from "./hpack.ts";
 import { Http2Error, type Http2Limits } from "./limits.ts";
@@ -292,7 +291,7 @@ export class Http2Session implements StreamHost {
         }
       }
       const end = last && stream.sendQueue.length === 1 && stream.endPending && stream.endTrailers === null;
-      const header = smallBuffer(FRAME_HEADER);
+      const header = new Uint8Array(FRAME_HEADER);
       putFrameHeader(header, 0, n, DATA, end ? FLAG_END_STREAM : 0, stream.id);
       this.writer.data(header, w.chunk.subarray(stream.sendOffset, stream.sendOffset + n));
       stream.sendWindow -= n;
@@ -309,7 +308,7 @@ export class Http2Session implements StreamHost {
     }
     if (!stream.endPending || stream.localEnded) return;
     if (stream.endTrailers !== null) return this.sendHeaders(stream, stream.endTrailers, true);
-    const header = smallBuffer(FRAME_HEADER);
+    const header = new Uint8Array(FRAME_HEADER);
     putFrameHeader(header, 0, 0, DATA, FLAG_END_STREAM, stream.id);
     this.writer.data(header, header.subarray(0, 0));
     this.#afterLocalEnd(stream);
@@ -335,7 +334,7 @@ export class Http2Session implements StreamHost {
     let n = 0;
     for (const p of parts) n += p.length;
     const end = stream.sendQueue.length === 0 && stream.endPending && stream.endTrailers === null;
-    const header = smallBuffer(FRAME_HEADER);
+    const header = new Uint8Array(FRAME_HEADER);
     putFrameHeader(header, 0, n, DATA, end ? FLAG_END_STREAM : 0, stream.id);
     this.writer.data(header, ...parts);
     stream.sendWindow -= n;
