@@ -14,12 +14,8 @@ import type { GeneratedList, GeneratedResource } from "./ads_types.ts";
 import { type DeltaResponseParts, encodeDeltaParts, NoncedBytes, resourceEntry } from "./delta_wire.ts";
 import { listIndex, listOfIndex, type TypeState, wanted, writableSent } from "./type_state.ts";
 
-/**
- * Target size of one delta response, bytes. Each response costs a stream a nonce, a write and an ACK
- * (meshd/README.md "Where meshd's CPU goes"): 32 KiB makes a first sync of 1,000 services 8 of them,
- * not 32.
- */
-export const CHUNK_BYTES = 32 * 1024;
+/** Target size of one delta response, bytes. */
+export const CHUNK_BYTES = 8 * 1024;
 
 /** One response of a delta update. */
 export interface DeltaResponse {
@@ -46,10 +42,9 @@ const FROM_NOTHING = new WeakMap<GeneratedList, Transition>();
 
 /**
  * The responses that bring the stream's state to `list`, and `st.sent` updated to what the proxy
- * will hold; an empty array when there is nothing to send. Chunked because Deno's `node:http2`
- * (`--grpcTransport children`) keeps each stream's buffer at the size of its largest write: one
- * 250 KB first sync per proxy would cost 250 KB per proxy for as long as it stays connected. The
- * codec (the default transport) keeps no such buffer.
+ * will hold; an empty array when there is nothing to send. Chunked because the runtime's HTTP/2
+ * layer keeps each stream's buffer at the size of its largest write: one 250 KB first sync per proxy
+ * would cost 250 KB per proxy for as long as it stays connected.
  *
  * @param version the push context's version (system_version_info)
  * @param answer the update answers a request: explicitly subscribed names that do not exist are
