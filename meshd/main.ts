@@ -7,18 +7,22 @@
  * @module
  */
 import { runMeshd } from "./cli.ts";
+import { BatchedOutput } from "./logging/batched_output.ts";
 
 if (import.meta.main) {
-  const encoder = new TextEncoder();
-  const write = (stream: { writeSync(p: Uint8Array): number }) => (text: string) => {
-    const bytes = encoder.encode(text);
-    // writeSync may write part of the buffer on a pipe.
-    for (let done = 0; done < bytes.length;) done += stream.writeSync(bytes.subarray(done));
+  const stdout = new BatchedOutput(Deno.stdout);
+  const stderr = new BatchedOutput(Deno.stderr);
+  const flush = (): void => {
+    stdout.flush();
+    stderr.flush();
   };
+  // What waits in a batch is written before the runtime reports an uncaught error and exits.
+  for (const event of ["error", "unhandledrejection", "unload"]) globalThis.addEventListener(event, flush);
   const code = await runMeshd(Deno.args, {
-    stdout: write(Deno.stdout),
-    stderr: write(Deno.stderr),
+    stdout: stdout.write,
+    stderr: stderr.write,
     env: Deno.env.toObject(),
   });
+  flush();
   Deno.exit(code);
 }

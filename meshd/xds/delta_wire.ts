@@ -125,6 +125,12 @@ export function withNonce(parts: DeltaResponseParts, nonce: string): Uint8Array 
   return out;
 }
 
+/** The octets of `nonce` when it is ASCII (what meshd's nonces are), else undefined. */
+function asciiLength(nonce: string): number | undefined {
+  for (let i = 0; i < nonce.length; i++) if (nonce.charCodeAt(i) >= 0x80) return undefined;
+  return nonce.length;
+}
+
 /**
  * A response with its nonce, as the chunks that make it: the nonce field, then the parts shared by
  * every stream that sends the response. Protobuf fields may come in any order, so the chunks in a row
@@ -132,19 +138,43 @@ export function withNonce(parts: DeltaResponseParts, nonce: string): Uint8Array 
  * the nonce per stream. {@link join} gives the bytes {@link withNonce} gives (grpc-js, serving children).
  */
 export class NoncedBytes {
-  /** The nonce field first, then the shared parts (empty ones left out). */
-  readonly chunks: readonly Uint8Array[];
+  /** The parts shared by every stream that sends the response, in order (empty ones left out). */
+  readonly shared: readonly Uint8Array[];
   /** Octets in all. */
   readonly length: number;
   readonly #parts: DeltaResponseParts;
   readonly #nonce: string;
+  /** The nonce's UTF-8 octets, only for a nonce that is not ASCII. */
+  readonly #utf8: Uint8Array | undefined;
+  readonly #nonceBytes: number;
 
   constructor(parts: DeltaResponseParts, nonce: string) {
     this.#parts = parts;
     this.#nonce = nonce;
-    const field = concatFields([[5, encoder.encode(nonce)]]);
-    this.chunks = parts.tail.length > 0 ? [field, parts.head, parts.tail] : [field, parts.head];
-    this.length = field.length + parts.head.length + parts.tail.length;
+    const ascii = asciiLength(nonce);
+    this.#utf8 = ascii === undefined ? encoder.encode(nonce) : undefined;
+    this.#nonceBytes = ascii ?? this.#utf8!.length;
+    this.shared = parts.tail.length > 0 ? [parts.head, parts.tail] : [parts.head];
+    this.length = fieldLength(5, this.#nonceBytes) + parts.head.length + parts.tail.length;
+  }
+
+  /**
+   * The nonce field (field 5) in a new buffer after `reserve` octets left for the caller (a gRPC
+   * message prefix): one allocation per stream and response, the only bytes not shared.
+   */
+  nonceField(reserve = 0): Uint8Array {
+    const n = this.#nonceBytes;
+    const out = new Uint8Array(reserve + fieldLength(5, n));
+    let at = writeVarint(out, reserve, TAG(5));
+    at = writeVarint(out, at, n);
+    if (this.#utf8 !== undefined) out.set(this.#utf8, at);
+    else for (let i = 0; i < n; i++) out[at + i] = this.#nonce.charCodeAt(i);
+    return out;
+  }
+
+  /** The nonce field, then the shared parts: the message's bytes when written in a row. */
+  get chunks(): readonly Uint8Array[] {
+    return [this.nonceField(), ...this.shared];
   }
 
   /** One buffer, in field order. */

@@ -95,3 +95,28 @@ Deno.test("NoncedBytes: its chunks in a row (nonce field first) decode as the jo
   assert.deepEqual(decode(gathered), decode(n.join()));
   assert.equal(decode(gathered).nonce, "12");
 });
+
+Deno.test("NoncedBytes: the nonce field after room for a prefix, ASCII and not, decodes as protobufjs encodes", () => {
+  const r = { name: "foo/httpbin", version: "1", body: new Uint8Array(200).fill(7) };
+  const parts = encodeDeltaParts({
+    systemVersionInfo: "7",
+    typeUrl: T,
+    entries: [resourceEntry(T, r)],
+    removed: [],
+  });
+  // A 200-character nonce needs a two-octet length varint.
+  for (const nonce of ["1", "12345678901", "é-ñ", "x".repeat(200), ""]) {
+    const n = new NoncedBytes(parts, nonce);
+    const head = n.nonceField(5);
+    assert.deepEqual(
+      [...head.subarray(0, 5)],
+      [0, 0, 0, 0, 0],
+      "the reserved octets are left for the caller",
+    );
+    const gathered = Buffer.concat([head.subarray(5), ...n.shared].map((c) => Buffer.from(c)));
+    assert.equal(gathered.length, n.length, nonce);
+    assert.deepEqual(decode(gathered), decode(n.join()), nonce);
+    assert.equal(decode(gathered).nonce, nonce);
+    assert.equal(n.shared[0], parts.head, "the shared part is the same buffer, not a copy");
+  }
+});

@@ -19,10 +19,10 @@ import type { FromChild, MethodKind, PeerCertificate, ToChild, Transport } from 
 import { NoncedBytes } from "../../xds/delta_wire.ts";
 import {
   type MessageError,
-  messagePrefix,
   MessageReader,
   percentEncodeGrpcMessage,
   PREFIX_BYTES,
+  putMessagePrefix,
   Status,
 } from "../../../shared/internal/grpc/messages.ts";
 
@@ -180,8 +180,9 @@ export class GrpcCall {
   }
 
   /**
-   * One message. The prefix goes with the first chunk (a response's small nonce field) and the shared
-   * chunks are written as they are: the bytes many streams send are never copied per stream.
+   * One message. The prefix goes with the first chunk (a response's small nonce field, one
+   * allocation) and the shared chunks are written as they are: the bytes many streams send are never
+   * copied per stream. One promise per message, not per chunk.
    */
   #write(body: Uint8Array | NoncedBytes, ack: boolean): void {
     if (!this.#headSent) {
@@ -191,15 +192,13 @@ export class GrpcCall {
     const stream = this.#stream;
     let written: Promise<void>;
     if (body instanceof NoncedBytes) {
-      const [first, ...rest] = body.chunks;
-      const head = new Uint8Array(PREFIX_BYTES + first.length);
-      head.set(messagePrefix(body.length));
-      head.set(first, PREFIX_BYTES);
-      written = stream.write(head);
-      for (const chunk of rest) written = stream.write(chunk);
+      const head = body.nonceField(PREFIX_BYTES);
+      putMessagePrefix(head, body.length);
+      written = stream.writeAll(head, body.shared);
     } else {
-      written = stream.write(messagePrefix(body.length));
-      if (body.length > 0) written = stream.write(body);
+      const prefix = new Uint8Array(PREFIX_BYTES);
+      putMessagePrefix(prefix, body.length);
+      written = stream.writeAll(prefix, [body]);
     }
     if (ack) written.then(() => this.#context.deliver({ t: "wrote", id: this.id }, EMPTY), () => {});
     else written.catch(() => {});

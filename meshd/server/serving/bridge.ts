@@ -230,7 +230,9 @@ export class ChildCalls {
       case "data": {
         let message: unknown;
         try {
-          message = deserialize(Buffer.from(body));
+          // A view, not a copy: the message is decoded into new objects (its strings copied), and
+          // nothing keeps the request's bytes.
+          message = deserialize(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
         } catch (e) {
           return void call.emit("error", { code: grpc.status.INTERNAL, details: (e as Error).message });
         }

@@ -130,8 +130,20 @@ export class MessageReader {
 /** The 5-octet prefix of an uncompressed message of `length` octets. */
 export function messagePrefix(length: number): Uint8Array {
   const prefix = new Uint8Array(PREFIX_BYTES);
-  new DataView(prefix.buffer).setUint32(1, length);
+  putMessagePrefix(prefix, length);
   return prefix;
+}
+
+/**
+ * Writes the prefix of an uncompressed message of `length` octets (below 2^32) into the first 5
+ * octets of `out`, so that the prefix and what follows it share one buffer.
+ */
+export function putMessagePrefix(out: Uint8Array, length: number): void {
+  out[0] = 0;
+  out[1] = length >>> 24;
+  out[2] = (length >>> 16) & 0xff;
+  out[3] = (length >>> 8) & 0xff;
+  out[4] = length & 0xff;
 }
 
 const HEX = "0123456789ABCDEF";

@@ -4,6 +4,7 @@ import {
   MessageReader,
   percentDecodeGrpcMessage,
   percentEncodeGrpcMessage,
+  putMessagePrefix,
   Status,
 } from "./messages.ts";
 
@@ -98,4 +99,14 @@ Deno.test("percentEncodeGrpcMessage: bytes outside 0x20-0x7E and % are %XX of th
   // A malformed escape stays as received (gRPC: decode what can be decoded).
   assert.equal(percentDecodeGrpcMessage("50%zz"), "50%zz");
   assert.equal(percentDecodeGrpcMessage("end%4"), "end%4");
+});
+
+Deno.test("messages: putMessagePrefix writes the prefix into a shared buffer, big-endian, lengths up to 2^32-1", () => {
+  for (const length of [0, 1, 255, 256, 65_535, 16_777_216, 0xffff_ffff]) {
+    const out = new Uint8Array(8).fill(0xee);
+    putMessagePrefix(out, length);
+    assert.equal(out[0], 0, "not compressed");
+    assert.equal(new DataView(out.buffer).getUint32(1), length);
+    assert.deepEqual([...out.subarray(5)], [0xee, 0xee, 0xee], "nothing after the prefix is touched");
+  }
 });

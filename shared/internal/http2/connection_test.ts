@@ -205,3 +205,22 @@ Deno.test("connection: one write larger than the socket's high-water mark, with 
     await server.close();
   }
 });
+
+Deno.test(
+  "connection: writeAll sends its chunks in order (empty ones skipped) and settles once, for the last",
+  withEchoClient(async ({ conn }) => {
+    const s = conn.request(get("/echo", "POST"));
+    const enc = (t: string) => new TextEncoder().encode(t);
+    const big = new Uint8Array(100_000).fill(0x61);
+    await within(
+      s.writeAll(enc("head"), [new Uint8Array(0), enc("-mid-"), big, enc("tail")]),
+      5000,
+      "writeAll",
+    );
+    await s.writeAll(new Uint8Array(0), [new Uint8Array(0)]);
+    s.end();
+    const body = await within(bodyText(s), 5000, "echo");
+    assert.equal(body, `head-mid-${"a".repeat(100_000)}tail`);
+    await assert.rejects(s.writeAll(enc("late"), [enc("x")]), /closed for writing/);
+  }),
+);

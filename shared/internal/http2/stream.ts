@@ -206,6 +206,28 @@ export class Http2Stream {
     );
   }
 
+  /**
+   * Queues `first` and then `rest` (empty ones skipped) as one write: one promise, settled as
+   * {@link write}'s for the last of them (a gRPC message's prefix and its shared parts).
+   */
+  writeAll(first: Uint8Array, rest: readonly Uint8Array[]): Promise<void> {
+    if (this.isClosed || this.endPending || this.localEnded || rest.length === 0) return this.write(first);
+    return handled(
+      new Promise<void>((resolve, reject) => {
+        const queue = this.sendQueue;
+        let last = first;
+        for (const chunk of rest) {
+          if (chunk.length === 0) continue;
+          if (last.length > 0) queue.push({ chunk: last, resolve: ignore, reject: ignore });
+          last = chunk;
+        }
+        if (last.length > 0) queue.push({ chunk: last, resolve, reject });
+        else resolve();
+        this.#host.schedule(this);
+      }),
+    );
+  }
+
   /** Ends our side after the queued data: END_STREAM on the last DATA, or trailers with END_STREAM. */
   end(trailers?: HeaderList): void {
     if (this.isClosed || this.endPending || this.localEnded) return;
