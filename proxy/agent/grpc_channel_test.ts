@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import {
   CANCEL,
   ENHANCE_YOUR_CALM,
+  NO_ERROR,
   PROTOCOL_ERROR,
   REFUSED_STREAM,
 } from "../../shared/internal/http2/frame.ts";
@@ -218,4 +219,19 @@ Deno.test("grpc_channel: a deadline and a cancel reset the stream (grpc-timeout 
     assert.deepEqual(ends, [{ code: CANCEL, remote: true }, { code: CANCEL, remote: true }]);
     assert.deepEqual(server.connections.map((c) => c.goaway), [false, false], "no GOAWAY from the client");
   });
+});
+
+Deno.test("grpc_channel: RST_STREAM(NO_ERROR) right after the trailers (as meshd ends a call we did not half-close) keeps the messages and the status", async () => {
+  for (const messages of [[], ["one"]]) {
+    await withServer(async ({ stream }) => {
+      stream.respond(GRPC_HEAD);
+      for (const m of messages) void stream.write(frameMessage(text(m)));
+      stream.end([["grpc-status", "7"], ["grpc-message", "denied"]]);
+      queueMicrotask(() => stream.reset(NO_ERROR));
+      await stream.closed;
+    }, async (server) => {
+      const got = await callOnce(server); // writes one message and never half-closes
+      assert.deepEqual(got, { messages, status: { code: GRPC_STATUS.PERMISSION_DENIED, details: "denied" } });
+    });
+  }
 });
