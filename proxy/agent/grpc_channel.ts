@@ -34,7 +34,14 @@ import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
 import { MessageReader, percentDecodeGrpcMessage } from "../../shared/internal/grpc/messages.ts";
 import { INVALID_GRPC_STATUS, parseGrpcStatus } from "../grpc/grpc_status.ts";
 import { GrpcStatus as GrpcStatusCodes, httpToGrpcStatus } from "../grpc/local_reply.ts";
-import { authorityOf, checkTarget, DialError, dialMeshd, type MeshdTarget } from "./meshd_dial.ts";
+import {
+  authorityOf,
+  checkTarget,
+  CONNECT_TIMEOUT_MS,
+  DialError,
+  dialMeshd,
+  type MeshdTarget,
+} from "./meshd_dial.ts";
 
 /** gRPC status codes (grpc/grpc doc/statuscodes.md), the proxy's one table (../grpc/local_reply.ts). */
 export const GRPC_STATUS: Readonly<Record<keyof typeof GrpcStatusCodes, number>> = GrpcStatusCodes;
@@ -92,6 +99,9 @@ function errorText(e: unknown): string {
 export class GrpcCall {
   readonly #status = Promise.withResolvers<GrpcStatus>();
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
+  /** performance.now() of the deadline, or Infinity. */
+  readonly #deadlineAt: number = Infinity;
+  readonly #deadlineMs: number = Infinity;
   #stream: Http2Stream | undefined;
   #connection: Http2Connection | undefined;
   /** Messages written before the stream opened. */
@@ -107,10 +117,9 @@ export class GrpcCall {
     deadlineMs?: number,
   ) {
     if (deadlineMs !== undefined) {
-      this.#timer = setTimeout(
-        () => this.#settle(GRPC_STATUS.DEADLINE_EXCEEDED, `no answer within ${deadlineMs} ms`, true),
-        deadlineMs,
-      );
+      this.#deadlineAt = performance.now() + deadlineMs;
+      this.#deadlineMs = deadlineMs;
+      this.#timer = setTimeout(() => this.#expire(deadlineMs), deadlineMs);
     }
     void this.#run(channel, headers, onMessage);
   }
@@ -145,6 +154,10 @@ export class GrpcCall {
     this.#settle(GRPC_STATUS.CANCELLED, "cancelled by the client", true);
   }
 
+  #expire(deadlineMs: number): void {
+    this.#settle(GRPC_STATUS.DEADLINE_EXCEEDED, `no answer within ${deadlineMs} ms`, true);
+  }
+
   /**
    * Settles once. `local`: we end the call (cancel, deadline, a message we refuse): RST_STREAM CANCEL.
    * Otherwise the peer ended it: our side is half-closed, so the stream closes without a reset.
@@ -166,11 +179,13 @@ export class GrpcCall {
   ): Promise<void> {
     let stream: Http2Stream;
     try {
-      const connection = await channel.connection();
+      const connection = await channel.connection(this.#deadlineAt - performance.now());
       if (this.#settled) return;
       stream = connection.request(headers);
       this.#connection = connection;
     } catch (e) {
+      // The dial was bounded by our deadline and may fire a hair before our timer: the deadline it is.
+      if (performance.now() >= this.#deadlineAt - 1) return this.#expire(this.#deadlineMs);
       const why = e instanceof DialError && e.tls ? `TLS: ${e.message}` : errorText(e);
       return this.#settle(GRPC_STATUS.UNAVAILABLE, `cannot reach ${channel.address}: ${why}`);
     }
@@ -232,6 +247,8 @@ export class GrpcChannel {
   readonly #authority: string;
   readonly #sockets = new Map<Http2Connection, Duplex>();
   #current: Promise<Http2Connection> | undefined;
+  /** Aborted by {@link close}: a dial in progress gives up (its socket and timer go). */
+  readonly #dials = new AbortController();
   #closed = false;
 
   /**
@@ -272,20 +289,25 @@ export class GrpcChannel {
 
   /**
    * @internal The open connection, or a new one when there is none or it drains.
+   * @param withinMs the time left to the asking call's deadline, ms: a dial it starts gives up then
    * @throws DialError when meshd cannot be reached or verified; Error when the channel is closed
    */
-  async connection(): Promise<Http2Connection> {
+  async connection(withinMs = Infinity): Promise<Http2Connection> {
     if (this.#closed) throw new Error("the channel is closed");
     const pending = this.#current;
     const current = await pending?.catch(() => undefined);
     if (current && !current.draining) return current;
     // Another call may have dialled meanwhile: only the first to see this one gone dials again.
-    if (this.#current === pending) this.#current = this.#connect();
+    if (this.#current === pending) this.#current = this.#connect(withinMs);
     return await this.#current!;
   }
 
-  async #connect(): Promise<Http2Connection> {
-    const socket = await dialMeshd(this.#target);
+  async #connect(withinMs: number): Promise<Http2Connection> {
+    const connectTimeoutMs = Math.max(
+      1,
+      Math.min(this.#target.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, withinMs),
+    );
+    const socket = await dialMeshd({ ...this.#target, connectTimeoutMs }, this.#dials.signal);
     if (this.#closed) {
       socket.destroy();
       throw new Error("the channel is closed");
@@ -306,11 +328,12 @@ export class GrpcChannel {
 
   /**
    * Closes the connections by destroying their sockets: no GOAWAY (see the module doc); open calls
-   * end UNAVAILABLE. Idempotent.
+   * end UNAVAILABLE, a dial in progress is abandoned. Idempotent.
    */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#dials.abort();
     for (const socket of this.#sockets.values()) socket.destroy();
     this.#sockets.clear();
   }

@@ -23,6 +23,8 @@ export const IP_TARGET_SNI = "meshd";
 /** Default time for TCP and TLS handshakes, ms. */
 export const CONNECT_TIMEOUT_MS = 10_000;
 
+const ABANDONED = "the dial was abandoned: the channel is closed";
+
 /** Where meshd is and how to verify it. */
 export interface MeshdTarget {
   /** `host:port` (an IPv6 host in brackets). */
@@ -80,31 +82,38 @@ export function checkTarget(target: MeshdTarget): void {
 /**
  * Connects to meshd: TCP, then (unless plain text) mutual TLS verified as the module doc says.
  *
+ * @param signal abandons the dial (its socket destroyed, its timer cleared) when aborted: a closed channel
  * @returns the connected socket (TLS: handshake done, meshd verified, ALPN h2 selected)
- * @throws DialError when the connection, the handshake or meshd's certificate fails, or time runs out
+ * @throws DialError when the connection, the handshake or meshd's certificate fails, time runs out, or
+ *   `signal` aborts first
  */
-export function dialMeshd(target: MeshdTarget): Promise<net.Socket> {
+export function dialMeshd(target: MeshdTarget, signal?: AbortSignal): Promise<net.Socket> {
   checkTarget(target);
   const host = hostOf(target.address);
   const port = portOf(target.address);
   const timeoutMs = target.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+  if (signal?.aborted) return Promise.reject(new DialError(false, ABANDONED));
   return new Promise<net.Socket>((resolve, reject) => {
     let socket: net.Socket;
     const timer = setTimeout(
       () => fail(new DialError(false, `no connection within ${timeoutMs} ms`)),
       timeoutMs,
     );
+    const abandon = (): void => fail(new DialError(false, ABANDONED));
+    signal?.addEventListener("abort", abandon, { once: true });
     let settled = false;
     const fail = (e: DialError): void => {
       if (settled) return; // later errors are the codec's (it listens too)
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener("abort", abandon);
       socket.destroy();
       reject(e);
     };
     const done = (): void => {
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener("abort", abandon);
       resolve(socket);
     };
     if (target.plaintext) {
