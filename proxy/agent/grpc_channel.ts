@@ -31,8 +31,12 @@ import {
 import { type HeaderList, headerValue } from "../../shared/internal/http2/headers.ts";
 import { Http2Error } from "../../shared/internal/http2/limits.ts";
 import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
-import { MessageReader, percentDecodeGrpcMessage } from "../../shared/internal/grpc/messages.ts";
-import { INVALID_GRPC_STATUS, parseGrpcStatus } from "../grpc/grpc_status.ts";
+import {
+  messagePrefix,
+  MessageReader,
+  percentDecodeGrpcMessage,
+} from "../../shared/internal/grpc/messages.ts";
+import { INVALID_GRPC_STATUS, isGrpcForStats, parseGrpcStatus } from "../grpc/grpc_status.ts";
 import { GrpcStatus as GrpcStatusCodes, httpToGrpcStatus } from "../grpc/local_reply.ts";
 import {
   authorityOf,
@@ -57,15 +61,14 @@ export interface GrpcStatus {
   details: string;
 }
 
-/** Largest message accepted, bytes (grpc-js's max_receive_message_length as the agent set it). */
-export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/** Largest message a channel accepts by default, octets: grpc-js's default max_receive_message_length. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
-/** Frames one message (uncompressed). */
-export function frameMessage(message: Uint8Array): Uint8Array {
-  const out = new Uint8Array(5 + message.length);
-  new DataView(out.buffer).setUint32(1, message.length);
-  out.set(message, 5);
-  return out;
+/** What a unary call gives: its status, and when OK the one answer. */
+export interface UnaryResult {
+  status: GrpcStatus;
+  /** The answer; set only when the status is OK. */
+  message?: Uint8Array;
 }
 
 /**
@@ -98,6 +101,7 @@ function errorText(e: unknown): string {
 /** One call: write messages, read messages, end or cancel; {@link status} says how it ended. */
 export class GrpcCall {
   readonly #status = Promise.withResolvers<GrpcStatus>();
+  readonly #maxMessageBytes: number;
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
   /** performance.now() of the deadline, or Infinity. */
   readonly #deadlineAt: number = Infinity;
@@ -114,8 +118,10 @@ export class GrpcCall {
     channel: GrpcChannel,
     headers: HeaderList,
     onMessage: (message: Uint8Array) => void,
-    deadlineMs?: number,
+    deadlineMs: number | undefined,
+    maxMessageBytes: number,
   ) {
+    this.#maxMessageBytes = maxMessageBytes;
     if (deadlineMs !== undefined) {
       this.#deadlineAt = performance.now() + deadlineMs;
       this.#deadlineMs = deadlineMs;
@@ -137,9 +143,13 @@ export class GrpcCall {
   /** Sends one message (ignored once the call has ended or been half-closed). */
   write(message: Uint8Array): void {
     if (this.#settled || this.#halfClosed) return;
-    const framed = frameMessage(message);
-    if (this.#stream) void this.#stream.write(framed);
-    else this.#pending.push(framed);
+    const prefix = messagePrefix(message.length);
+    if (this.#stream) {
+      void this.#stream.write(prefix);
+      void this.#stream.write(message);
+    } else {
+      this.#pending.push(prefix, message);
+    }
   }
 
   /** Half-closes: no more messages from us; meshd may still answer. */
@@ -149,9 +159,12 @@ export class GrpcCall {
     this.#stream?.end();
   }
 
-  /** Ends the call now (RST_STREAM CANCEL); the status becomes CANCELLED unless it had ended. */
-  cancel(): void {
-    this.#settle(GRPC_STATUS.CANCELLED, "cancelled by the client", true);
+  /**
+   * Ends the call now (RST_STREAM CANCEL); the status becomes `code` (default CANCELLED) unless it had
+   * ended: a client that refuses what it got (a second answer to a unary call) ends it with its reason.
+   */
+  cancel(code: number = GRPC_STATUS.CANCELLED, details = "cancelled by the client"): void {
+    this.#settle(code, details, true);
   }
 
   #expire(deadlineMs: number): void {
@@ -204,10 +217,10 @@ export class GrpcCall {
       const http = Number(headerValue(head, ":status"));
       if (http !== 200) return this.#settle(httpToGrpcStatus(http), `HTTP status ${http}`, true);
       const type = headerValue(head, "content-type") ?? "";
-      if (!type.startsWith("application/grpc")) {
+      if (!isGrpcForStats(type)) { // application/grpc or application/grpc+<format>; not grpc-web
         return this.#settle(GRPC_STATUS.UNKNOWN, `content-type ${JSON.stringify(type)} is not gRPC`, true);
       }
-      const reader = new MessageReader(MAX_MESSAGE_BYTES, headerValue(head, "grpc-encoding") ?? "");
+      const reader = new MessageReader(this.#maxMessageBytes, headerValue(head, "grpc-encoding") ?? "");
       for await (const chunk of stream) {
         const r = reader.push(chunk);
         for (const message of r.messages) {
@@ -234,7 +247,13 @@ export class GrpcCall {
 }
 
 /** Options of {@link GrpcChannel}: meshd's address and how to reach and verify it (meshd_dial.ts). */
-export type GrpcChannelOptions = MeshdTarget;
+export interface GrpcChannelOptions extends MeshdTarget {
+  /**
+   * Largest message accepted, octets; default {@link DEFAULT_MAX_MESSAGE_BYTES}. A larger one ends
+   * the call RESOURCE_EXHAUSTED (RST_STREAM CANCEL) before it is buffered.
+   */
+  maxMessageBytes?: number;
+}
 
 /**
  * The calls to one meshd address with one client certificate; calls share its HTTP/2 connection,
@@ -243,6 +262,7 @@ export type GrpcChannelOptions = MeshdTarget;
 export class GrpcChannel {
   readonly address: string;
   readonly #target: MeshdTarget;
+  readonly #maxMessageBytes: number;
   readonly #scheme: string;
   readonly #authority: string;
   readonly #sockets = new Map<Http2Connection, Duplex>();
@@ -259,6 +279,7 @@ export class GrpcChannel {
     checkTarget(options); // throws now, naming the address, rather than at the first call
     this.address = options.address;
     this.#target = options;
+    this.#maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.#scheme = options.plaintext ? "http" : "https";
     this.#authority = authorityOf(options);
   }
@@ -284,7 +305,32 @@ export class GrpcChannel {
     for (const [name, value] of Object.entries(options.headers ?? {})) {
       headers.push([name.toLowerCase(), value]);
     }
-    return new GrpcCall(this, headers, onMessage, options.deadlineMs);
+    return new GrpcCall(this, headers, onMessage, options.deadlineMs, this.#maxMessageBytes);
+  }
+
+  /**
+   * A unary call, as grpc-js's makeUnaryRequest: sends `request`, half-closes, and takes one answer. A
+   * second answer cancels the call (UNIMPLEMENTED "Too many responses received", so no answer stream
+   * grows without bound), and an OK without an answer is UNIMPLEMENTED "No message received".
+   */
+  async unary(
+    path: string,
+    request: Uint8Array,
+    options: { headers?: Record<string, string>; deadlineMs?: number } = {},
+  ): Promise<UnaryResult> {
+    let answer: Uint8Array | undefined;
+    const call: GrpcCall = this.call(path, (m) => {
+      if (answer !== undefined) call.cancel(GRPC_STATUS.UNIMPLEMENTED, "Too many responses received");
+      else answer = m;
+    }, options);
+    call.write(request);
+    call.end();
+    const status = await call.status;
+    if (status.code !== GRPC_STATUS.OK) return { status };
+    if (answer === undefined) {
+      return { status: { code: GRPC_STATUS.UNIMPLEMENTED, details: "No message received" } };
+    }
+    return { status, message: answer };
   }
 
   /**

@@ -11,8 +11,11 @@ import * as tls from "node:tls";
 import { Http2Connection } from "../../shared/internal/http2/connection.ts";
 import type { HeaderList } from "../../shared/internal/http2/headers.ts";
 import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
-import { percentEncodeGrpcMessage } from "../../shared/internal/grpc/messages.ts";
-import { frameMessage } from "./grpc_channel.ts";
+import {
+  messagePrefix,
+  MessageReader,
+  percentEncodeGrpcMessage,
+} from "../../shared/internal/grpc/messages.ts";
 
 /** What a handler gets: the stream, its connection and socket. */
 export interface ScriptedCall {
@@ -100,7 +103,7 @@ export async function answer(
   message = "",
 ): Promise<void> {
   stream.respond(GRPC_HEAD);
-  for (const m of messages) await stream.write(frameMessage(m));
+  for (const m of messages) await stream.write(framed(m));
   const trailers: HeaderList = [["grpc-status", String(code)]];
   if (message) trailers.push(["grpc-message", percentEncodeGrpcMessage(message)]);
   stream.end(trailers);
@@ -113,4 +116,24 @@ export async function drain(stream: Http2Stream): Promise<void> {
   } catch {
     // reset: nothing more to read
   }
+}
+
+/** `message` with its gRPC prefix (uncompressed), as one buffer. */
+export function framed(message: Uint8Array): Uint8Array {
+  const out = new Uint8Array(5 + message.length);
+  out.set(messagePrefix(message.length));
+  out.set(message, 5);
+  return out;
+}
+
+/** The messages of the request body, read to its end with shared/internal/grpc's reader. */
+export async function requestMessages(stream: Http2Stream): Promise<Uint8Array[]> {
+  const reader = new MessageReader(1024 * 1024, "");
+  const messages: Uint8Array[] = [];
+  for await (const chunk of stream) {
+    const r = reader.push(chunk);
+    if (r.error) throw new Error(r.error.details);
+    messages.push(...r.messages);
+  }
+  return messages;
 }
