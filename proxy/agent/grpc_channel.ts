@@ -192,7 +192,11 @@ export class GrpcCall {
   ): Promise<void> {
     let stream: Http2Stream;
     try {
-      const connection = await channel.connection(this.#deadlineAt - performance.now());
+      let connection = await channel.connection(this.#deadlineAt - performance.now());
+      // Another call may have taken its last stream meanwhile: then connection() dials anew.
+      if (!connection.canOpenStream) {
+        connection = await channel.connection(this.#deadlineAt - performance.now());
+      }
       if (this.#settled) return;
       stream = connection.request(headers);
       this.#connection = connection;
@@ -211,6 +215,15 @@ export class GrpcCall {
       if (this.#settled) return;
       const trailersOnly = headerValue(head, "grpc-status");
       if (trailersOnly !== undefined) {
+        // Trailers-Only is one HEADERS with END_STREAM (PROTOCOL-HTTP2.md); a head with a status that
+        // keeps the stream open is neither an answer nor an end: refused, so the stream is not left open.
+        if (!stream.remoteEnded) {
+          return this.#settle(
+            GRPC_STATUS.INTERNAL,
+            `the response head carries grpc-status ${trailersOnly} but does not end the stream`,
+            true,
+          );
+        }
         const s = statusOf(head, trailersOnly);
         return this.#settle(s.code, s.details);
       }
@@ -334,7 +347,9 @@ export class GrpcChannel {
   }
 
   /**
-   * @internal The open connection, or a new one when there is none or it drains.
+   * @internal The open connection, or a new one when there is none or it cannot open a stream (it
+   * drains after a GOAWAY, or is at the peer's SETTINGS_MAX_CONCURRENT_STREAMS: the calls on the old
+   * one go on there).
    * @param withinMs the time left to the asking call's deadline, ms: a dial it starts gives up then
    * @throws DialError when meshd cannot be reached or verified; Error when the channel is closed
    */
@@ -342,7 +357,7 @@ export class GrpcChannel {
     if (this.#closed) throw new Error("the channel is closed");
     const pending = this.#current;
     const current = await pending?.catch(() => undefined);
-    if (current && !current.draining) return current;
+    if (current?.canOpenStream) return current;
     // Another call may have dialled meanwhile: only the first to see this one gone dials again.
     if (this.#current === pending) this.#current = this.#connect(withinMs);
     return await this.#current!;

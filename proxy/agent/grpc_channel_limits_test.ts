@@ -175,3 +175,53 @@ Deno.test("grpc_channel: content-type application/grpc and application/grpc+<for
     assert.deepEqual(close, RESET_BY_CLIENT, type);
   }
 });
+
+Deno.test("grpc_channel: a response head with grpc-status that does not end the stream is refused and the stream reset, not left open", async () => {
+  const { result, close } = await unaryAgainst((s) => {
+    s.respond([...GRPC_HEAD, ["grpc-status", "0"]]); // no END_STREAM
+    void s.write(framed(text("late")));
+  });
+  assert.equal(result.status.code, GRPC_STATUS.INTERNAL, result.status.details);
+  assert.match(result.status.details, /grpc-status 0 but does not end the stream/);
+  assert.deepEqual(close, RESET_BY_CLIENT);
+});
+
+Deno.test("grpc_channel: at the peer's max concurrent streams a call goes to a new connection; the first call goes on", async () => {
+  const first = Promise.withResolvers<Http2Stream>();
+  const server = await startScriptedServer(
+    async ({ stream, connectionIndex }) => {
+      await requestMessages(stream);
+      if (connectionIndex === 0) return first.resolve(stream); // held open
+      stream.respond(GRPC_HEAD);
+      await stream.write(framed(text(`on connection ${connectionIndex}`)));
+      stream.end([["grpc-status", "0"]]);
+    },
+    undefined,
+    { maxConcurrentStreams: 1 },
+  );
+  const channel = new GrpcChannel({ address: `127.0.0.1:${server.port}`, plaintext: true });
+  try {
+    const held = channel.call("/t.T/Held", () => {});
+    held.end();
+    const stream = await within(first.promise, 5000, "the first call at the server");
+    await within(
+      (async () => {
+        while (!held.connection?.peerSettingsReceived) await new Promise((r) => setTimeout(r, 5));
+      })(),
+      5000,
+      "the server's SETTINGS (1 stream) at the client",
+    );
+    const second = await within(channel.unary("/t.T/M", text("q")), 5000, "the second call");
+    assert.deepEqual(second.status, { code: GRPC_STATUS.OK, details: "" });
+    assert.equal(new TextDecoder().decode(second.message), "on connection 1");
+    assert.equal(server.connections.length, 2);
+    stream.respond([...GRPC_HEAD, ["grpc-status", "0"]], { endStream: true });
+    assert.deepEqual(await within(held.status, 5000, "the first call"), {
+      code: GRPC_STATUS.OK,
+      details: "",
+    });
+  } finally {
+    channel.close();
+    await server.close();
+  }
+});

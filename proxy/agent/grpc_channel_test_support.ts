@@ -10,6 +10,7 @@ import * as net from "node:net";
 import * as tls from "node:tls";
 import { Http2Connection } from "../../shared/internal/http2/connection.ts";
 import type { HeaderList } from "../../shared/internal/http2/headers.ts";
+import type { Http2Limits } from "../../shared/internal/http2/limits.ts";
 import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
 import {
   messagePrefix,
@@ -43,10 +44,11 @@ export interface ScriptedTls {
   caPem: string;
 }
 
-/** Starts a server on 127.0.0.1 whose streams go to `handler`. */
+/** Starts a server on 127.0.0.1 whose streams go to `handler`; `limits` are its codec's (max concurrent streams). */
 export async function startScriptedServer(
   handler: (call: ScriptedCall) => void | Promise<void>,
   tlsMaterial?: ScriptedTls,
+  limits?: Partial<Http2Limits>,
 ): Promise<ScriptedServer> {
   const connections: ScriptedServer["connections"] = [];
   const requests: HeaderList[] = [];
@@ -58,6 +60,7 @@ export async function startScriptedServer(
     socket.on("error", () => {});
     const connection: Http2Connection = new Http2Connection(socket, {
       role: "server",
+      limits,
       onGoaway: () => void (seen.goaway = true),
       onStream: (stream) => {
         requests.push(stream.headers);
