@@ -262,6 +262,16 @@ Deno.test("roots: a meshd whose certificate chains to a root of the process's de
   } },
       backoff: { initialMs: 100, maxMs: 200 },
     });
+    // Control: the default store of this process does trust the impostor (else the test proves nothing).
+    let control = "trusted";
+    try {
+      const c = await Deno.connectTls({ hostname: "localhost", port: ${impostor.securePort}, alpnProtocols: ["h2"] });
+      await c.handshake();
+      c.close();
+    } catch (e) {
+      control = String(e);
+    }
+    console.log(JSON.stringify({ control }));
     client.start();
     await new Promise((r) => setTimeout(r, 1500));
     console.log(JSON.stringify(client.status()));
@@ -273,7 +283,10 @@ Deno.test("roots: a meshd whose certificate chains to a root of the process's de
       stdout: "piped",
       stderr: "piped",
     }).output();
-    const status = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1) ?? "{}");
+    const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
+    const control = JSON.parse(lines.find((l) => l.startsWith('{"control"')) ?? "{}").control;
+    assert.equal(control, "trusted", "Deno.connectTls without caCerts accepts the impostor in the child");
+    const status = JSON.parse(lines.at(-1) ?? "{}");
     assert.equal(status.connected, false, new TextDecoder().decode(out.stderr));
     assert.match(status.lastError, /^UNAVAILABLE: cannot reach .*TLS: /);
     assert.equal(impostor.seen.length, 0, "no ADS stream reached the impostor");
