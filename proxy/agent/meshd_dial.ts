@@ -5,20 +5,18 @@
  * process's default roots, so a public CA's certificate for the dialled name would pass: measured,
  * README.md).
  *
- * Server identity, as shared/internal/tls/meshd_channel.ts gives grpc-js: with `serverName` meshd's
- * certificate must carry that name (DNS SAN) whatever address is dialled; without it the dialled host
- * (a DNS name, or an IP against the certificate's IP SANs; Deno's node:tls refuses an IP as SNI, so the
- * SNI is then a placeholder and the IP is checked by checkServerIdentity). ALPN h2 is offered and must be
+ * Server identity, shared with meshctl's grpc-js credentials (shared/internal/tls/meshd_roots.ts
+ * `meshdIdentity`): with `serverName` meshd's certificate must carry that name (DNS SAN) whatever address
+ * is dialled; without it the dialled host (a DNS name, or an IP against the certificate's IP SANs; Deno's
+ * node:tls refuses an IP as SNI, so the SNI is then a placeholder and the IP is checked by
+ * checkServerIdentity). ALPN h2 is offered and must be
  * selected, as meshd's gRPC ports do (grpc-js refused a server that did not select it too).
  *
  * @module
  */
 import * as net from "node:net";
 import * as tls from "node:tls";
-import { hostOf } from "../../shared/internal/tls/meshd_roots.ts";
-
-/** The SNI sent when an IP address is dialled without a server name (meshd ignores SNI). */
-export const IP_TARGET_SNI = "meshd";
+import { hostOf, meshdIdentity } from "../../shared/internal/tls/meshd_roots.ts";
 
 /** Default time for TCP and TLS handshakes, ms. */
 export const CONNECT_TIMEOUT_MS = 10_000;
@@ -120,22 +118,17 @@ export function dialMeshd(target: MeshdTarget, signal?: AbortSignal): Promise<ne
       socket = net.connect({ host, port });
       socket.once("connect", done);
     } else {
-      const ipTarget = !target.serverName && net.isIP(host) !== 0;
+      const identity = meshdIdentity(target.address, target.serverName);
       const tlsSocket = tls.connect({
         host,
         port,
-        servername: ipTarget ? IP_TARGET_SNI : (target.serverName ?? host),
+        servername: identity.servername,
         ca: target.rootsPem,
         cert: target.clientCertificate?.certChainPem,
         key: target.clientCertificate?.privateKeyPem,
         ALPNProtocols: ["h2"],
         rejectUnauthorized: true,
-        ...(ipTarget
-          ? {
-            checkServerIdentity: (_n: string, peer: tls.PeerCertificate) =>
-              tls.checkServerIdentity(host, peer),
-          }
-          : {}),
+        ...(identity.checkServerIdentity ? { checkServerIdentity: identity.checkServerIdentity } : {}),
       });
       socket = tlsSocket;
       tlsSocket.once("secureConnect", () => {
