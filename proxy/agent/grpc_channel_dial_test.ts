@@ -8,6 +8,7 @@ import * as net from "node:net";
 import { within } from "../../shared/internal/testing/deadline.ts";
 import { makeCa, makeLeaf } from "../../shared/internal/testing/test_ca.ts";
 import { CREATE_CERTIFICATE_PATH, encodeWire, WIRE_TYPES } from "./ads_wire.ts";
+import { AdsClient } from "./ads_client.ts";
 import { CsrError, GrpcCsrClient } from "./csr_client.ts";
 import { GRPC_STATUS, GrpcChannel } from "./grpc_channel.ts";
 import { answer, drain, startScriptedServer } from "./grpc_channel_test_support.ts";
@@ -116,6 +117,27 @@ Deno.test("grpc_channel dial: a CSR whose handshake hangs at one address goes to
     await silent.allClosed(1000, "its socket closed too");
   } finally {
     await meshd.close();
+    await silent.close();
+  }
+});
+
+Deno.test("grpc_channel dial: AdsClient.stop() during a hanging handshake leaves no socket or timer", async () => {
+  const silent = await silentServer();
+  const leaf = await makeLeaf(ca, { uris: ["spiffe://cluster.local/ns/foo/sa/sleep"] });
+  const client = new AdsClient({
+    address: silent.address,
+    node: { ip: "10.1.0.3", name: "sleep-1", namespace: "foo" },
+    rootsPem: ca.pem,
+    certificate: { certChainPem: leaf.certPem, privateKeyPem: leaf.keyPem },
+    keepaliveMs: 0,
+    closeGraceMs: 100,
+  });
+  try {
+    client.start();
+    await new Promise((r) => setTimeout(r, 100));
+    await within(client.stop(), 5000, "stop");
+    await silent.allClosed(2000, "the dial's socket closed at stop()");
+  } finally {
     await silent.close();
   }
 });
