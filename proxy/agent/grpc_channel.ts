@@ -200,6 +200,8 @@ export class GrpcCall {
       if (this.#settled) return;
       stream = connection.request(headers);
       this.#connection = connection;
+      const on = connection;
+      void stream.closed.then(() => channel.released(on));
     } catch (e) {
       // The dial was bounded by our deadline and may fire a hair before our timer: the deadline it is.
       if (performance.now() >= this.#deadlineAt - 1) return this.#expire(this.#deadlineMs);
@@ -280,6 +282,8 @@ export class GrpcChannel {
   readonly #authority: string;
   readonly #sockets = new Map<Http2Connection, Duplex>();
   #current: Promise<Http2Connection> | undefined;
+  /** The connection dialled last: the one new calls use while it can open streams. */
+  #latest: Http2Connection | undefined;
   /** Aborted by {@link close}: a dial in progress gives up (its socket and timer go). */
   readonly #dials = new AbortController();
   #closed = false;
@@ -374,9 +378,18 @@ export class GrpcChannel {
       throw new Error("the channel is closed");
     }
     const connection = new Http2Connection(socket, { role: "client" });
+    this.#latest = connection;
     this.#sockets.set(connection, socket);
     socket.once("close", () => this.#sockets.delete(connection));
     return connection;
+  }
+
+  /**
+   * @internal A stream on `connection` closed. A connection replaced by a newer one (it was full) is
+   * closed, without a GOAWAY as in {@link close}, once its last stream is done: none piles up.
+   */
+  released(connection: Http2Connection): void {
+    if (connection !== this.#latest && connection.activeStreams === 0) this.drop(connection);
   }
 
   /**

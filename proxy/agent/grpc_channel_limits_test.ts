@@ -220,6 +220,15 @@ Deno.test("grpc_channel: at the peer's max concurrent streams a call goes to a n
       code: GRPC_STATUS.OK,
       details: "",
     });
+    // The replaced connection closes once its last call is done; the newer one stays for the next calls.
+    await within(
+      (async () => {
+        while (!server.connections[0].closed) await new Promise((r) => setTimeout(r, 10));
+      })(),
+      5000,
+      "the full connection closed after its last call",
+    );
+    assert.deepEqual(server.connections.map((c) => [c.closed, c.goaway]), [[true, false], [false, false]]);
   } finally {
     channel.close();
     await server.close();
