@@ -4,7 +4,6 @@ import {
   MessageReader,
   percentDecodeGrpcMessage,
   percentEncodeGrpcMessage,
-  PREFIX_BYTES,
   Status,
 } from "./messages.ts";
 
