@@ -27,6 +27,12 @@ export interface ClientCertificate {
   rootsPem?: string;
 }
 
+/**
+ * Largest ADS message accepted, octets: what grpc-js's max_receive_message_length was set to for ADS
+ * (a Delta ADS push to a proxy of a large mesh can pass grpc-js's 4 MiB default).
+ */
+export const ADS_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
 /** How to reach meshd: plain text, or mutual TLS with roots, a server name and the certificate. */
 export interface AdsSecurity {
   plaintext?: boolean;
@@ -43,9 +49,12 @@ export function adsChannel(
   security: AdsSecurity,
   certificate: ClientCertificate | undefined,
 ): GrpcChannel {
-  if (security.plaintext) return new GrpcChannel({ address, plaintext: true });
+  if (security.plaintext) {
+    return new GrpcChannel({ address, plaintext: true, maxMessageBytes: ADS_MAX_MESSAGE_BYTES });
+  }
   return new GrpcChannel({
     address,
+    maxMessageBytes: ADS_MAX_MESSAGE_BYTES,
     rootsPem: meshdRoots(security.rootsPem!, certificate?.rootsPem),
     serverName: security.serverName,
     clientCertificate: certificate,

@@ -114,22 +114,16 @@ export class GrpcCsrClient implements CsrClient {
     } catch (e) {
       throw new CsrError(GRPC_STATUS.INVALID_ARGUMENT, (e as Error).message);
     }
-    const answers: Uint8Array[] = [];
     try {
       const headers: Record<string, string> = {};
       if (credentials.token !== undefined) headers.authorization = `Bearer ${credentials.token}`;
-      const call = channel.call(CREATE_CERTIFICATE_PATH, (m) => answers.push(m), {
-        headers,
-        deadlineMs: this.#options.timeoutMs ?? 10_000,
-      });
-      call.write(encodeWire(WIRE_TYPES.certificateRequest, request));
-      call.end();
-      const status = await call.status;
-      if (status.code !== GRPC_STATUS.OK) throw new CsrError(status.code, status.details);
-      if (answers.length !== 1) {
-        throw new CsrError(GRPC_STATUS.INTERNAL, `${answers.length} answers to one request`);
-      }
-      const chain: string[] = decodeWire(WIRE_TYPES.certificateResponse, answers[0]).certChain;
+      const { status, message } = await channel.unary(
+        CREATE_CERTIFICATE_PATH,
+        encodeWire(WIRE_TYPES.certificateRequest, request),
+        { headers, deadlineMs: this.#options.timeoutMs ?? 10_000 },
+      );
+      if (!message) throw new CsrError(status.code, status.details);
+      const chain: string[] = decodeWire(WIRE_TYPES.certificateResponse, message).certChain;
       if (!chain.length) throw new CsrError(GRPC_STATUS.INTERNAL, "empty certificate chain");
       return chain;
     } finally {

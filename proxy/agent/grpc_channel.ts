@@ -31,10 +31,21 @@ import {
 import { type HeaderList, headerValue } from "../../shared/internal/http2/headers.ts";
 import { Http2Error } from "../../shared/internal/http2/limits.ts";
 import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
-import { MessageReader, percentDecodeGrpcMessage } from "../../shared/internal/grpc/messages.ts";
-import { INVALID_GRPC_STATUS, parseGrpcStatus } from "../grpc/grpc_status.ts";
+import {
+  messagePrefix,
+  MessageReader,
+  percentDecodeGrpcMessage,
+} from "../../shared/internal/grpc/messages.ts";
+import { INVALID_GRPC_STATUS, isGrpcForStats, parseGrpcStatus } from "../grpc/grpc_status.ts";
 import { GrpcStatus as GrpcStatusCodes, httpToGrpcStatus } from "../grpc/local_reply.ts";
-import { authorityOf, checkTarget, DialError, dialMeshd, type MeshdTarget } from "./meshd_dial.ts";
+import {
+  authorityOf,
+  checkTarget,
+  CONNECT_TIMEOUT_MS,
+  DialError,
+  dialMeshd,
+  type MeshdTarget,
+} from "./meshd_dial.ts";
 
 /** gRPC status codes (grpc/grpc doc/statuscodes.md), the proxy's one table (../grpc/local_reply.ts). */
 export const GRPC_STATUS: Readonly<Record<keyof typeof GrpcStatusCodes, number>> = GrpcStatusCodes;
@@ -50,15 +61,14 @@ export interface GrpcStatus {
   details: string;
 }
 
-/** Largest message accepted, bytes (grpc-js's max_receive_message_length as the agent set it). */
-export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+/** Largest message a channel accepts by default, octets: grpc-js's default max_receive_message_length. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
-/** Frames one message (uncompressed). */
-export function frameMessage(message: Uint8Array): Uint8Array {
-  const out = new Uint8Array(5 + message.length);
-  new DataView(out.buffer).setUint32(1, message.length);
-  out.set(message, 5);
-  return out;
+/** What a unary call gives: its status, and when OK the one answer. */
+export interface UnaryResult {
+  status: GrpcStatus;
+  /** The answer; set only when the status is OK. */
+  message?: Uint8Array;
 }
 
 /**
@@ -91,7 +101,11 @@ function errorText(e: unknown): string {
 /** One call: write messages, read messages, end or cancel; {@link status} says how it ended. */
 export class GrpcCall {
   readonly #status = Promise.withResolvers<GrpcStatus>();
+  readonly #maxMessageBytes: number;
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
+  /** performance.now() of the deadline, or Infinity. */
+  readonly #deadlineAt: number = Infinity;
+  readonly #deadlineMs: number = Infinity;
   #stream: Http2Stream | undefined;
   #connection: Http2Connection | undefined;
   /** Messages written before the stream opened. */
@@ -104,13 +118,14 @@ export class GrpcCall {
     channel: GrpcChannel,
     headers: HeaderList,
     onMessage: (message: Uint8Array) => void,
-    deadlineMs?: number,
+    deadlineMs: number | undefined,
+    maxMessageBytes: number,
   ) {
+    this.#maxMessageBytes = maxMessageBytes;
     if (deadlineMs !== undefined) {
-      this.#timer = setTimeout(
-        () => this.#settle(GRPC_STATUS.DEADLINE_EXCEEDED, `no answer within ${deadlineMs} ms`, true),
-        deadlineMs,
-      );
+      this.#deadlineAt = performance.now() + deadlineMs;
+      this.#deadlineMs = deadlineMs;
+      this.#timer = setTimeout(() => this.#expire(deadlineMs), deadlineMs);
     }
     void this.#run(channel, headers, onMessage);
   }
@@ -128,9 +143,13 @@ export class GrpcCall {
   /** Sends one message (ignored once the call has ended or been half-closed). */
   write(message: Uint8Array): void {
     if (this.#settled || this.#halfClosed) return;
-    const framed = frameMessage(message);
-    if (this.#stream) void this.#stream.write(framed);
-    else this.#pending.push(framed);
+    const prefix = messagePrefix(message.length);
+    if (this.#stream) {
+      void this.#stream.write(prefix);
+      void this.#stream.write(message);
+    } else {
+      this.#pending.push(prefix, message);
+    }
   }
 
   /** Half-closes: no more messages from us; meshd may still answer. */
@@ -140,9 +159,16 @@ export class GrpcCall {
     this.#stream?.end();
   }
 
-  /** Ends the call now (RST_STREAM CANCEL); the status becomes CANCELLED unless it had ended. */
-  cancel(): void {
-    this.#settle(GRPC_STATUS.CANCELLED, "cancelled by the client", true);
+  /**
+   * Ends the call now (RST_STREAM CANCEL); the status becomes `code` (default CANCELLED) unless it had
+   * ended: a client that refuses what it got (a second answer to a unary call) ends it with its reason.
+   */
+  cancel(code: number = GRPC_STATUS.CANCELLED, details = "cancelled by the client"): void {
+    this.#settle(code, details, true);
+  }
+
+  #expire(deadlineMs: number): void {
+    this.#settle(GRPC_STATUS.DEADLINE_EXCEEDED, `no answer within ${deadlineMs} ms`, true);
   }
 
   /**
@@ -166,11 +192,19 @@ export class GrpcCall {
   ): Promise<void> {
     let stream: Http2Stream;
     try {
-      const connection = await channel.connection();
+      let connection = await channel.connection(this.#deadlineAt - performance.now());
+      // Another call may have taken its last stream meanwhile: then connection() dials anew.
+      if (!connection.canOpenStream) {
+        connection = await channel.connection(this.#deadlineAt - performance.now());
+      }
       if (this.#settled) return;
       stream = connection.request(headers);
       this.#connection = connection;
+      const on = connection;
+      void stream.closed.then(() => channel.released(on));
     } catch (e) {
+      // The dial was bounded by our deadline and may fire a hair before our timer: the deadline it is.
+      if (performance.now() >= this.#deadlineAt - 1) return this.#expire(this.#deadlineMs);
       const why = e instanceof DialError && e.tls ? `TLS: ${e.message}` : errorText(e);
       return this.#settle(GRPC_STATUS.UNAVAILABLE, `cannot reach ${channel.address}: ${why}`);
     }
@@ -183,16 +217,25 @@ export class GrpcCall {
       if (this.#settled) return;
       const trailersOnly = headerValue(head, "grpc-status");
       if (trailersOnly !== undefined) {
+        // Trailers-Only is one HEADERS with END_STREAM (PROTOCOL-HTTP2.md); a head with a status that
+        // keeps the stream open is neither an answer nor an end: refused, so the stream is not left open.
+        if (!stream.remoteEnded) {
+          return this.#settle(
+            GRPC_STATUS.INTERNAL,
+            `the response head carries grpc-status ${trailersOnly} but does not end the stream`,
+            true,
+          );
+        }
         const s = statusOf(head, trailersOnly);
         return this.#settle(s.code, s.details);
       }
       const http = Number(headerValue(head, ":status"));
       if (http !== 200) return this.#settle(httpToGrpcStatus(http), `HTTP status ${http}`, true);
       const type = headerValue(head, "content-type") ?? "";
-      if (!type.startsWith("application/grpc")) {
+      if (!isGrpcForStats(type)) { // application/grpc or application/grpc+<format>; not grpc-web
         return this.#settle(GRPC_STATUS.UNKNOWN, `content-type ${JSON.stringify(type)} is not gRPC`, true);
       }
-      const reader = new MessageReader(MAX_MESSAGE_BYTES, headerValue(head, "grpc-encoding") ?? "");
+      const reader = new MessageReader(this.#maxMessageBytes, headerValue(head, "grpc-encoding") ?? "");
       for await (const chunk of stream) {
         const r = reader.push(chunk);
         for (const message of r.messages) {
@@ -219,7 +262,13 @@ export class GrpcCall {
 }
 
 /** Options of {@link GrpcChannel}: meshd's address and how to reach and verify it (meshd_dial.ts). */
-export type GrpcChannelOptions = MeshdTarget;
+export interface GrpcChannelOptions extends MeshdTarget {
+  /**
+   * Largest message accepted, octets; default {@link DEFAULT_MAX_MESSAGE_BYTES}. A larger one ends
+   * the call RESOURCE_EXHAUSTED (RST_STREAM CANCEL) before it is buffered.
+   */
+  maxMessageBytes?: number;
+}
 
 /**
  * The calls to one meshd address with one client certificate; calls share its HTTP/2 connection,
@@ -228,10 +277,15 @@ export type GrpcChannelOptions = MeshdTarget;
 export class GrpcChannel {
   readonly address: string;
   readonly #target: MeshdTarget;
+  readonly #maxMessageBytes: number;
   readonly #scheme: string;
   readonly #authority: string;
   readonly #sockets = new Map<Http2Connection, Duplex>();
   #current: Promise<Http2Connection> | undefined;
+  /** The connection dialled last: the one new calls use while it can open streams. */
+  #latest: Http2Connection | undefined;
+  /** Aborted by {@link close}: a dial in progress gives up (its socket and timer go). */
+  readonly #dials = new AbortController();
   #closed = false;
 
   /**
@@ -242,6 +296,7 @@ export class GrpcChannel {
     checkTarget(options); // throws now, naming the address, rather than at the first call
     this.address = options.address;
     this.#target = options;
+    this.#maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.#scheme = options.plaintext ? "http" : "https";
     this.#authority = authorityOf(options);
   }
@@ -267,33 +322,74 @@ export class GrpcChannel {
     for (const [name, value] of Object.entries(options.headers ?? {})) {
       headers.push([name.toLowerCase(), value]);
     }
-    return new GrpcCall(this, headers, onMessage, options.deadlineMs);
+    return new GrpcCall(this, headers, onMessage, options.deadlineMs, this.#maxMessageBytes);
   }
 
   /**
-   * @internal The open connection, or a new one when there is none or it drains.
+   * A unary call, as grpc-js's makeUnaryRequest: sends `request`, half-closes, and takes one answer. A
+   * second answer cancels the call (UNIMPLEMENTED "Too many responses received", so no answer stream
+   * grows without bound), and an OK without an answer is UNIMPLEMENTED "No message received".
+   */
+  async unary(
+    path: string,
+    request: Uint8Array,
+    options: { headers?: Record<string, string>; deadlineMs?: number } = {},
+  ): Promise<UnaryResult> {
+    let answer: Uint8Array | undefined;
+    const call: GrpcCall = this.call(path, (m) => {
+      if (answer !== undefined) call.cancel(GRPC_STATUS.UNIMPLEMENTED, "Too many responses received");
+      else answer = m;
+    }, options);
+    call.write(request);
+    call.end();
+    const status = await call.status;
+    if (status.code !== GRPC_STATUS.OK) return { status };
+    if (answer === undefined) {
+      return { status: { code: GRPC_STATUS.UNIMPLEMENTED, details: "No message received" } };
+    }
+    return { status, message: answer };
+  }
+
+  /**
+   * @internal The open connection, or a new one when there is none or it cannot open a stream (it
+   * drains after a GOAWAY, or is at the peer's SETTINGS_MAX_CONCURRENT_STREAMS: the calls on the old
+   * one go on there).
+   * @param withinMs the time left to the asking call's deadline, ms: a dial it starts gives up then
    * @throws DialError when meshd cannot be reached or verified; Error when the channel is closed
    */
-  async connection(): Promise<Http2Connection> {
+  async connection(withinMs = Infinity): Promise<Http2Connection> {
     if (this.#closed) throw new Error("the channel is closed");
     const pending = this.#current;
     const current = await pending?.catch(() => undefined);
-    if (current && !current.draining) return current;
+    if (current?.canOpenStream) return current;
     // Another call may have dialled meanwhile: only the first to see this one gone dials again.
-    if (this.#current === pending) this.#current = this.#connect();
+    if (this.#current === pending) this.#current = this.#connect(withinMs);
     return await this.#current!;
   }
 
-  async #connect(): Promise<Http2Connection> {
-    const socket = await dialMeshd(this.#target);
+  async #connect(withinMs: number): Promise<Http2Connection> {
+    const connectTimeoutMs = Math.max(
+      1,
+      Math.min(this.#target.connectTimeoutMs ?? CONNECT_TIMEOUT_MS, withinMs),
+    );
+    const socket = await dialMeshd({ ...this.#target, connectTimeoutMs }, this.#dials.signal);
     if (this.#closed) {
       socket.destroy();
       throw new Error("the channel is closed");
     }
     const connection = new Http2Connection(socket, { role: "client" });
+    this.#latest = connection;
     this.#sockets.set(connection, socket);
     socket.once("close", () => this.#sockets.delete(connection));
     return connection;
+  }
+
+  /**
+   * @internal A stream on `connection` closed. A connection replaced by a newer one (it was full) is
+   * closed, without a GOAWAY as in {@link close}, once its last stream is done: none piles up.
+   */
+  released(connection: Http2Connection): void {
+    if (connection !== this.#latest && connection.activeStreams === 0) this.drop(connection);
   }
 
   /**
@@ -306,11 +402,12 @@ export class GrpcChannel {
 
   /**
    * Closes the connections by destroying their sockets: no GOAWAY (see the module doc); open calls
-   * end UNAVAILABLE. Idempotent.
+   * end UNAVAILABLE, a dial in progress is abandoned. Idempotent.
    */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#dials.abort();
     for (const socket of this.#sockets.values()) socket.destroy();
     this.#sockets.clear();
   }

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import {
   CANCEL,
   ENHANCE_YOUR_CALM,
+  NO_ERROR,
   PROTOCOL_ERROR,
   REFUSED_STREAM,
 } from "../../shared/internal/http2/frame.ts";
@@ -13,26 +14,17 @@ import { headerValue } from "../../shared/internal/http2/headers.ts";
 import { Http2Error } from "../../shared/internal/http2/limits.ts";
 import type { Http2Stream, StreamClose } from "../../shared/internal/http2/stream.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
-import {
-  frameMessage,
-  GRPC_STATUS,
-  GrpcChannel,
-  type GrpcStatus,
-  statusOfStreamError,
-} from "./grpc_channel.ts";
+import { GRPC_STATUS, GrpcChannel, type GrpcStatus, statusOfStreamError } from "./grpc_channel.ts";
 import {
   answer,
+  framed,
   GRPC_HEAD,
+  requestMessages,
   type ScriptedCall,
   type ScriptedServer,
   startScriptedServer,
 } from "./grpc_channel_test_support.ts";
 import { portOf } from "./meshd_dial.ts";
-
-Deno.test("grpc_channel: a message is framed with a zero flag and its big-endian length", () => {
-  assert.deepEqual([...frameMessage(new Uint8Array([1, 2, 3]))], [0, 0, 0, 0, 3, 1, 2, 3]);
-  assert.deepEqual([...frameMessage(new Uint8Array(0))], [0, 0, 0, 0, 0]);
-});
 
 Deno.test("grpc_channel: stream errors map as gRPC's PROTOCOL-HTTP2.md says; ports are read from addresses", () => {
   const resets: [Http2Error, number][] = [
@@ -55,7 +47,7 @@ const decode = (m: Uint8Array) => new TextDecoder().decode(m);
 /** One call on a fresh plain-text channel to `server`: the messages received and the status. */
 async function callOnce(
   server: ScriptedServer,
-  options: { deadlineMs?: number; cancelAfterMs?: number } = {},
+  options: { deadlineMs?: number; cancelAfterMs?: number; end?: boolean } = {},
 ): Promise<{ messages: string[]; status: GrpcStatus }> {
   const channel = new GrpcChannel({ address: `127.0.0.1:${server.port}`, plaintext: true });
   const messages: string[] = [];
@@ -64,6 +56,7 @@ async function callOnce(
       deadlineMs: options.deadlineMs,
     });
     call.write(text("hello"));
+    if (options.end) call.end();
     if (options.cancelAfterMs !== undefined) setTimeout(() => call.cancel(), options.cancelAfterMs);
     return { messages, status: await within(call.status, 5000, "the call's status") };
   } finally {
@@ -85,11 +78,15 @@ async function withServer(
 }
 
 Deno.test("grpc_channel: the status in the trailers after the messages is read (grpc-message percent-decoded)", async () => {
+  const received: string[] = [];
   await withServer(async ({ stream }) => {
     const path = headerValue(stream.headers, ":path");
-    if (path === "/test.T/Chat") return await answer(stream, [text("one"), text("two")], 7, "dénied: 100%");
+    if (path !== "/test.T/Chat") return;
+    received.push(...(await requestMessages(stream)).map(decode));
+    await answer(stream, [text("one"), text("two")], 7, "dénied: 100%");
   }, async (server) => {
-    const { messages, status } = await callOnce(server);
+    const { messages, status } = await callOnce(server, { end: true });
+    assert.deepEqual(received, ["hello"], "the request message, framed as gRPC says");
     assert.deepEqual(messages, ["one", "two"]);
     assert.deepEqual(status, { code: GRPC_STATUS.PERMISSION_DENIED, details: "dénied: 100%" });
     const head = server.requests[0];
@@ -135,7 +132,7 @@ Deno.test("grpc_channel: a trailers-only answer, a body without status, a non-20
       "a cut message",
       (s) => {
         s.respond(GRPC_HEAD);
-        void s.write(frameMessage(text("whole")).subarray(0, 7));
+        void s.write(framed(text("whole")).subarray(0, 7));
         s.end([["grpc-status", "0"]]);
       },
       GRPC_STATUS.INTERNAL,
@@ -172,7 +169,7 @@ Deno.test("grpc_channel: RST_STREAM, GOAWAY and a closed connection mid-call end
     await withServer(async (c) => {
       if (calls++ > 0) return await answer(c.stream, [text("again")], 0);
       c.stream.respond(GRPC_HEAD);
-      await c.stream.write(frameMessage(text("first")));
+      await c.stream.write(framed(text("first")));
       setTimeout(() => misbehave(c), 20);
     }, async (server) => {
       const channel = new GrpcChannel({ address: `127.0.0.1:${server.port}`, plaintext: true });
@@ -218,4 +215,19 @@ Deno.test("grpc_channel: a deadline and a cancel reset the stream (grpc-timeout 
     assert.deepEqual(ends, [{ code: CANCEL, remote: true }, { code: CANCEL, remote: true }]);
     assert.deepEqual(server.connections.map((c) => c.goaway), [false, false], "no GOAWAY from the client");
   });
+});
+
+Deno.test("grpc_channel: RST_STREAM(NO_ERROR) right after the trailers (as meshd ends a call we did not half-close) keeps the messages and the status", async () => {
+  for (const messages of [[], ["one"]]) {
+    await withServer(async ({ stream }) => {
+      stream.respond(GRPC_HEAD);
+      for (const m of messages) void stream.write(framed(text(m)));
+      stream.end([["grpc-status", "7"], ["grpc-message", "denied"]]);
+      queueMicrotask(() => stream.reset(NO_ERROR));
+      await stream.closed;
+    }, async (server) => {
+      const got = await callOnce(server); // writes one message and never half-closes
+      assert.deepEqual(got, { messages, status: { code: GRPC_STATUS.PERMISSION_DENIED, details: "denied" } });
+    });
+  }
 });

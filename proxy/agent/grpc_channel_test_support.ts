@@ -10,9 +10,13 @@ import * as net from "node:net";
 import * as tls from "node:tls";
 import { Http2Connection } from "../../shared/internal/http2/connection.ts";
 import type { HeaderList } from "../../shared/internal/http2/headers.ts";
+import type { Http2Limits } from "../../shared/internal/http2/limits.ts";
 import type { Http2Stream } from "../../shared/internal/http2/stream.ts";
-import { percentEncodeGrpcMessage } from "../../shared/internal/grpc/messages.ts";
-import { frameMessage } from "./grpc_channel.ts";
+import {
+  messagePrefix,
+  MessageReader,
+  percentEncodeGrpcMessage,
+} from "../../shared/internal/grpc/messages.ts";
 
 /** What a handler gets: the stream, its connection and socket. */
 export interface ScriptedCall {
@@ -40,10 +44,11 @@ export interface ScriptedTls {
   caPem: string;
 }
 
-/** Starts a server on 127.0.0.1 whose streams go to `handler`. */
+/** Starts a server on 127.0.0.1 whose streams go to `handler`; `limits` are its codec's (max concurrent streams). */
 export async function startScriptedServer(
   handler: (call: ScriptedCall) => void | Promise<void>,
   tlsMaterial?: ScriptedTls,
+  limits?: Partial<Http2Limits>,
 ): Promise<ScriptedServer> {
   const connections: ScriptedServer["connections"] = [];
   const requests: HeaderList[] = [];
@@ -55,6 +60,7 @@ export async function startScriptedServer(
     socket.on("error", () => {});
     const connection: Http2Connection = new Http2Connection(socket, {
       role: "server",
+      limits,
       onGoaway: () => void (seen.goaway = true),
       onStream: (stream) => {
         requests.push(stream.headers);
@@ -100,7 +106,7 @@ export async function answer(
   message = "",
 ): Promise<void> {
   stream.respond(GRPC_HEAD);
-  for (const m of messages) await stream.write(frameMessage(m));
+  for (const m of messages) await stream.write(framed(m));
   const trailers: HeaderList = [["grpc-status", String(code)]];
   if (message) trailers.push(["grpc-message", percentEncodeGrpcMessage(message)]);
   stream.end(trailers);
@@ -113,4 +119,24 @@ export async function drain(stream: Http2Stream): Promise<void> {
   } catch {
     // reset: nothing more to read
   }
+}
+
+/** `message` with its gRPC prefix (uncompressed), as one buffer. */
+export function framed(message: Uint8Array): Uint8Array {
+  const out = new Uint8Array(5 + message.length);
+  out.set(messagePrefix(message.length));
+  out.set(message, 5);
+  return out;
+}
+
+/** The messages of the request body, read to its end with shared/internal/grpc's reader. */
+export async function requestMessages(stream: Http2Stream): Promise<Uint8Array[]> {
+  const reader = new MessageReader(1024 * 1024, "");
+  const messages: Uint8Array[] = [];
+  for await (const chunk of stream) {
+    const r = reader.push(chunk);
+    if (r.error) throw new Error(r.error.details);
+    messages.push(...r.messages);
+  }
+  return messages;
 }

@@ -5,23 +5,23 @@
  * process's default roots, so a public CA's certificate for the dialled name would pass: measured,
  * README.md).
  *
- * Server identity, as shared/internal/tls/meshd_channel.ts gives grpc-js: with `serverName` meshd's
- * certificate must carry that name (DNS SAN) whatever address is dialled; without it the dialled host
- * (a DNS name, or an IP against the certificate's IP SANs; Deno's node:tls refuses an IP as SNI, so the
- * SNI is then a placeholder and the IP is checked by checkServerIdentity). ALPN h2 is offered and must be
+ * Server identity, shared with meshctl's grpc-js credentials (shared/internal/tls/meshd_roots.ts
+ * `meshdIdentity`): with `serverName` meshd's certificate must carry that name (DNS SAN) whatever address
+ * is dialled; without it the dialled host (a DNS name, or an IP against the certificate's IP SANs; Deno's
+ * node:tls refuses an IP as SNI, so the SNI is then a placeholder and the IP is checked by
+ * checkServerIdentity). ALPN h2 is offered and must be
  * selected, as meshd's gRPC ports do (grpc-js refused a server that did not select it too).
  *
  * @module
  */
 import * as net from "node:net";
 import * as tls from "node:tls";
-import { hostOf } from "../../shared/internal/tls/meshd_roots.ts";
-
-/** The SNI sent when an IP address is dialled without a server name (meshd ignores SNI). */
-export const IP_TARGET_SNI = "meshd";
+import { hostOf, meshdIdentity } from "../../shared/internal/tls/meshd_roots.ts";
 
 /** Default time for TCP and TLS handshakes, ms. */
 export const CONNECT_TIMEOUT_MS = 10_000;
+
+const ABANDONED = "the dial was abandoned: the channel is closed";
 
 /** Where meshd is and how to verify it. */
 export interface MeshdTarget {
@@ -80,53 +80,55 @@ export function checkTarget(target: MeshdTarget): void {
 /**
  * Connects to meshd: TCP, then (unless plain text) mutual TLS verified as the module doc says.
  *
+ * @param signal abandons the dial (its socket destroyed, its timer cleared) when aborted: a closed channel
  * @returns the connected socket (TLS: handshake done, meshd verified, ALPN h2 selected)
- * @throws DialError when the connection, the handshake or meshd's certificate fails, or time runs out
+ * @throws DialError when the connection, the handshake or meshd's certificate fails, time runs out, or
+ *   `signal` aborts first
  */
-export function dialMeshd(target: MeshdTarget): Promise<net.Socket> {
+export function dialMeshd(target: MeshdTarget, signal?: AbortSignal): Promise<net.Socket> {
   checkTarget(target);
   const host = hostOf(target.address);
   const port = portOf(target.address);
   const timeoutMs = target.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+  if (signal?.aborted) return Promise.reject(new DialError(false, ABANDONED));
   return new Promise<net.Socket>((resolve, reject) => {
     let socket: net.Socket;
     const timer = setTimeout(
       () => fail(new DialError(false, `no connection within ${timeoutMs} ms`)),
       timeoutMs,
     );
+    const abandon = (): void => fail(new DialError(false, ABANDONED));
+    signal?.addEventListener("abort", abandon, { once: true });
     let settled = false;
     const fail = (e: DialError): void => {
       if (settled) return; // later errors are the codec's (it listens too)
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener("abort", abandon);
       socket.destroy();
       reject(e);
     };
     const done = (): void => {
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener("abort", abandon);
       resolve(socket);
     };
     if (target.plaintext) {
       socket = net.connect({ host, port });
       socket.once("connect", done);
     } else {
-      const ipTarget = !target.serverName && net.isIP(host) !== 0;
+      const identity = meshdIdentity(target.address, target.serverName);
       const tlsSocket = tls.connect({
         host,
         port,
-        servername: ipTarget ? IP_TARGET_SNI : (target.serverName ?? host),
+        servername: identity.servername,
         ca: target.rootsPem,
         cert: target.clientCertificate?.certChainPem,
         key: target.clientCertificate?.privateKeyPem,
         ALPNProtocols: ["h2"],
         rejectUnauthorized: true,
-        ...(ipTarget
-          ? {
-            checkServerIdentity: (_n: string, peer: tls.PeerCertificate) =>
-              tls.checkServerIdentity(host, peer),
-          }
-          : {}),
+        ...(identity.checkServerIdentity ? { checkServerIdentity: identity.checkServerIdentity } : {}),
       });
       socket = tlsSocket;
       tlsSocket.once("secureConnect", () => {

@@ -109,6 +109,11 @@ const health = protobuf.Root.fromJSON({
 });
 const CHECK_REQUEST = health.lookupType("HealthCheckRequest");
 const CHECK_RESPONSE = health.lookupType("HealthCheckResponse");
+/**
+ * Largest health answer taken, octets: a HealthCheckResponse is one enum field (a few octets), so an
+ * application's larger answer is refused (RESOURCE_EXHAUSTED) before it is buffered.
+ */
+export const PROBE_MAX_MESSAGE_BYTES = 4096;
 /** grpc.health.v1.HealthCheckResponse.ServingStatus. */
 const SERVING_STATUS = ["UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"];
 
@@ -123,31 +128,28 @@ async function grpcProbe(g: { port: number; service?: string }, timeoutMs: numbe
     address: `127.0.0.1:${g.port}`,
     plaintext: true,
     connectTimeoutMs: timeoutMs,
+    maxMessageBytes: PROBE_MAX_MESSAGE_BYTES,
   });
-  const answers: Uint8Array[] = [];
   try {
-    const call = channel.call("/grpc.health.v1.Health/Check", (m) => answers.push(m), {
-      deadlineMs: timeoutMs,
-    });
-    call.write(CHECK_REQUEST.encode(CHECK_REQUEST.create({ service: g.service ?? "" })).finish());
-    call.end();
-    const { code, details } = await call.status;
+    const request = CHECK_REQUEST.encode(CHECK_REQUEST.create({ service: g.service ?? "" })).finish();
+    const { status: { code, details }, message } = await channel.unary(
+      "/grpc.health.v1.Health/Check",
+      request,
+      { deadlineMs: timeoutMs },
+    );
     if (code === GRPC_STATUS.DEADLINE_EXCEEDED) {
       return { status: 500, reason: `no answer within ${timeoutMs / 1000}s (timeoutSeconds)` };
     }
-    if (code !== GRPC_STATUS.OK) {
+    if (!message) {
       return {
         status: 500,
         reason: `gRPC health check failed: ${code} ${STATUS_NAMES[code] ?? ""}: ${details}`,
       };
     }
-    if (answers.length !== 1) {
-      return { status: 500, reason: `gRPC health check failed: ${answers.length} answers to one request` };
-    }
     let status: number;
     try {
       status =
-        (CHECK_RESPONSE.toObject(CHECK_RESPONSE.decode(answers[0]), { defaults: true }) as { status: number })
+        (CHECK_RESPONSE.toObject(CHECK_RESPONSE.decode(message), { defaults: true }) as { status: number })
           .status;
     } catch (e) {
       return {

@@ -9,7 +9,16 @@ import * as grpc from "@grpc/grpc-js";
 import protobuf from "protobufjs";
 import { makeCa, makeLeaf } from "../inbound/test_support.ts";
 import { freePort } from "../../shared/internal/testing/free_port.ts";
-import { runAppProbe } from "./app_probe.ts";
+import { CANCEL } from "../../shared/internal/http2/frame.ts";
+import type { StreamClose } from "../../shared/internal/http2/stream.ts";
+import { messagePrefix } from "../../shared/internal/grpc/messages.ts";
+import {
+  framed,
+  GRPC_HEAD,
+  requestMessages,
+  startScriptedServer,
+} from "../agent/grpc_channel_test_support.ts";
+import { PROBE_MAX_MESSAGE_BYTES, runAppProbe } from "./app_probe.ts";
 
 Deno.test("runAppProbe tcpSocket: a listening port passes, a closed one fails with the reason", async () => {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -141,4 +150,33 @@ Deno.test("runAppProbe grpc: nothing listening fails", async () => {
   const closed = await runAppProbe({ grpc: { port: freePort() }, timeoutSeconds: 2 });
   assert.equal(closed.status, 500);
   assert.match(closed.reason, /^gRPC health check failed: 14 UNAVAILABLE: cannot reach 127\.0\.0\.1:\d+: /);
+});
+
+Deno.test("runAppProbe grpc: an answer over 4 KiB, or a second answer, fails without being kept; the stream is cancelled", async () => {
+  const closes: Promise<StreamClose>[] = [];
+  const server = await startScriptedServer(async ({ stream }) => {
+    closes.push(stream.closed);
+    const service = new TextDecoder().decode((await requestMessages(stream))[0]).slice(2);
+    stream.respond(GRPC_HEAD);
+    const serving = new Uint8Array([8, 1]); // HealthCheckResponse { status: SERVING }
+    try {
+      if (service === "big") await stream.write(messagePrefix(PROBE_MAX_MESSAGE_BYTES + 1));
+      else for (let i = 0; i < 10_000; i++) await stream.write(framed(serving));
+    } catch {
+      // reset by the probe
+    }
+  });
+  try {
+    const big = await runAppProbe({ grpc: { port: server.port, service: "big" }, timeoutSeconds: 5 });
+    assert.equal(big.status, 500);
+    assert.match(big.reason, /8 RESOURCE_EXHAUSTED: Received message larger than max \(4097 vs\. 4096\)/);
+    const many = await runAppProbe({ grpc: { port: server.port, service: "many" }, timeoutSeconds: 5 });
+    assert.deepEqual(many, {
+      status: 500,
+      reason: "gRPC health check failed: 12 UNIMPLEMENTED: Too many responses received",
+    });
+    for (const close of closes) assert.deepEqual(await close, { code: CANCEL, remote: true });
+  } finally {
+    await server.close();
+  }
 });

@@ -4,7 +4,8 @@
  * reader turns DATA chunks of any size into whole messages and refuses what meshd does not take: a
  * compressed message (meshd offers only `identity`) and a message over the receive limit
  * (`--grpcMaxRecvMsgSize`-like `maxRecvMessageBytes`, grpc-js's default 4 MiB), both checked on the
- * prefix, before the message is buffered. Also `grpc-message`'s percent-encoding, both ways. meshd's gRPC
+ * prefix, before the message is buffered; a message's memory grows with the octets received, not
+ * with the length its prefix announces. Also `grpc-message`'s percent-encoding, both ways. meshd's gRPC
  * server and the proxy's gRPC local replies and agent use them.
  *
  * @module
@@ -40,7 +41,9 @@ export class MessageReader {
   readonly #encoding: string;
   #prefix = new Uint8Array(PREFIX_BYTES);
   #prefixHave = 0;
-  #body: Uint8Array | null = null;
+  /** The parts of the message being received (copies), null between messages. */
+  #body: Uint8Array[] | null = null;
+  #bodyWant = 0;
   #bodyHave = 0;
   #failed = false;
 
@@ -87,16 +90,18 @@ export class MessageReader {
           at += length;
           continue;
         }
-        this.#body = new Uint8Array(length);
+        // Memory grows with what arrives, not with what the prefix announces (a peer could announce
+        // the maximum in every message and send one octet).
+        this.#body = [];
+        this.#bodyWant = length;
         this.#bodyHave = 0;
       }
-      const body = this.#body;
-      const n = Math.min(body.length - this.#bodyHave, chunk.length - at);
-      body.set(chunk.subarray(at, at + n), this.#bodyHave);
+      const n = Math.min(this.#bodyWant - this.#bodyHave, chunk.length - at);
+      this.#body.push(chunk.slice(at, at + n));
       this.#bodyHave += n;
       at += n;
-      if (this.#bodyHave === body.length) {
-        messages.push(body);
+      if (this.#bodyHave === this.#bodyWant) {
+        messages.push(joined(this.#body, this.#bodyWant));
         this.#body = null;
       }
     }
@@ -125,6 +130,14 @@ export class MessageReader {
     }
     return undefined;
   }
+}
+
+function joined(parts: Uint8Array[], length: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const out = new Uint8Array(length);
+  let o = 0;
+  for (const p of parts) out.set(p, o), o += p.length;
+  return out;
 }
 
 /** The 5-octet prefix of an uncompressed message of `length` octets. */

@@ -76,6 +76,23 @@ Deno.test("messages: at the limit is accepted", () => {
   assert.deepEqual(new MessageReader(4, "").push(msg([1, 2, 3, 4])).error, undefined);
 });
 
+Deno.test("messages: memory follows the octets received, not the length a prefix announces", () => {
+  const announced = 256 * 1024 * 1024;
+  const r = new MessageReader(announced, "");
+  const before = Deno.memoryUsage().external;
+  const first = new Uint8Array([...messagePrefix(announced), 7]); // the prefix and one octet
+  assert.deepEqual(r.push(first), { messages: [] });
+  const grown = Deno.memoryUsage().external - before;
+  assert.ok(grown < 16 * 1024 * 1024, `${grown} octets of external memory for one octet received`);
+  assert.ok(r.partial);
+  // The message still comes out whole, from parts.
+  const small = new MessageReader(10, "");
+  const wire = msg([1, 2, 3, 4, 5, 6]);
+  assert.deepEqual(small.push(wire.subarray(0, 7)).messages, []);
+  assert.deepEqual(small.push(wire.subarray(7, 9)).messages, []);
+  assert.deepEqual(small.push(wire.subarray(9)).messages.map((m) => [...m]), [[1, 2, 3, 4, 5, 6]]);
+});
+
 Deno.test("grpc-message is percent-encoded as the spec says", () => {
   assert.equal(percentEncodeGrpcMessage("ok: 100%"), "ok: 100%25");
   assert.equal(percentEncodeGrpcMessage("a\nb é"), "a%0Ab %C3%A9");

@@ -20,6 +20,7 @@ import {
   GOAWAY,
   HEADERS,
   MAX_WINDOW,
+  NO_ERROR,
   PING,
   pingFrame,
   PRIORITY,
@@ -237,7 +238,10 @@ function receiveRst(s: Http2Session, id: number, payload: Uint8Array): void {
   if (stream === undefined) return;
   const code = read32(payload, 0);
   const young = performance.now() - stream.openedAt < s.limits.prematureResetMinStreamLifetimeMs;
-  stream.fail(new Http2Error(code, `stream ${id} reset by the peer: code ${code}`, id), true);
+  // RFC 9113 8.1: RST_STREAM(NO_ERROR) after a complete response only asks us to stop sending (meshd
+  // ends a gRPC call the client has not half-closed so); what was received must stay readable.
+  if (code === NO_ERROR && stream.remoteEnded) stream.stopSending();
+  else stream.fail(new Http2Error(code, `stream ${id} reset by the peer: code ${code}`, id), true);
   s.forget(stream);
   if (s.server && young) s.prematureResets++;
   checkPrematureResets(s);

@@ -312,6 +312,24 @@ export class Http2Stream {
     this.#closed.resolve(CLOSED_NORMALLY);
   }
 
+  /**
+   * @internal RST_STREAM(NO_ERROR) after the peer's END_STREAM: our send side closes (pending writes
+   * fail); the data and trailers received stay readable, read() returns null after them.
+   */
+  stopSending(): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    const error = new Http2Error(
+      NO_ERROR,
+      `stream ${this.id}: the peer stopped the stream (NO_ERROR)`,
+      this.id,
+    );
+    for (const w of this.sendQueue) w.reject(error);
+    this.sendQueue = [];
+    this.#response.reject(error);
+    this.#closed.resolve({ code: NO_ERROR, remote: true });
+  }
+
   /** @internal The stream is reset or its connection is gone: everything pending fails with `error`. */
   fail(error: Http2Error, remote: boolean): void {
     if (this.isClosed) return;

@@ -14,14 +14,9 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { Buffer } from "node:buffer";
-import { isIP } from "node:net";
-import * as tls from "node:tls";
-import { hostOf } from "./meshd_roots.ts";
+import { meshdIdentity } from "./meshd_roots.ts";
 
-export { hostOf, meshdRoots } from "./meshd_roots.ts";
-
-/** The SNI sent when an IP address is dialled without a server name (meshd ignores SNI). */
-export const IP_TARGET_SNI = "meshd";
+export { hostOf, IP_TARGET_SNI, meshdRoots } from "./meshd_roots.ts";
 
 /** What to dial and how to verify it. */
 export interface ChannelSecurity {
@@ -45,15 +40,15 @@ export function secureChannel(address: string, security: ChannelSecurity): Secur
     throw new Error("the roots to verify meshd must be PEM certificates");
   }
   const cert = security.clientCertificate;
-  const host = hostOf(address);
+  const identity = meshdIdentity(address, security.serverName);
   const options: grpc.ChannelOptions = {};
   let verify: grpc.VerifyOptions = {};
   if (security.serverName) {
     options["grpc.ssl_target_name_override"] = security.serverName;
     options["grpc.default_authority"] = security.serverName;
-  } else if (isIP(host)) {
-    options["grpc.ssl_target_name_override"] = IP_TARGET_SNI;
-    verify = { checkServerIdentity: (_name, peer) => tls.checkServerIdentity(host, peer) };
+  } else if (identity.checkServerIdentity) {
+    options["grpc.ssl_target_name_override"] = identity.servername;
+    verify = { checkServerIdentity: identity.checkServerIdentity };
   }
   const credentials = grpc.credentials.createSsl(
     Buffer.from(security.rootsPem),

@@ -1,11 +1,43 @@
 /**
- * meshd's address and roots as the proxy's agent and meshctl need them, without gRPC: the host of an
- * address, and the roots that meshd's serving certificate is verified with. Kept apart from
- * meshd_channel.ts (grpc-js credentials) so that the proxy, which talks gRPC over Deno's fetch, does
- * not load grpc-js for them.
+ * meshd's address, name and roots as the proxy's agent and meshctl need them, without gRPC: the host of
+ * an address, the name meshd's certificate is checked against (and the SNI that carries it), and the
+ * roots that meshd's serving certificate is verified with. Kept apart from meshd_channel.ts (grpc-js
+ * credentials) so that the proxy, whose agent talks gRPC on the project's HTTP/2 codec
+ * (proxy/agent/meshd_dial.ts), does not load grpc-js for them.
  *
  * @module
  */
+import { isIP } from "node:net";
+import * as tls from "node:tls";
+
+/** The SNI sent when an IP address is dialled without a server name (meshd ignores SNI). */
+export const IP_TARGET_SNI = "meshd";
+
+/** How meshd's serving certificate is checked for one address. */
+export interface MeshdIdentity {
+  /** The TLS server name (SNI) to send. */
+  servername: string;
+  /**
+   * Set when an IP address is dialled without a server name: the IP is checked against the
+   * certificate's IP SANs (Deno's node:tls refuses an IP as SNI, so the SNI is {@link IP_TARGET_SNI}).
+   * Otherwise node:tls's default check of `servername` applies.
+   */
+  checkServerIdentity?: (name: string, peer: tls.PeerCertificate) => Error | undefined;
+}
+
+/**
+ * The identity meshd must prove at `address`: with `serverName` that name (a DNS SAN), whatever
+ * address is dialled; without it the dialled host (a DNS name, or an IP against the IP SANs).
+ */
+export function meshdIdentity(address: string, serverName?: string): MeshdIdentity {
+  if (serverName) return { servername: serverName };
+  const host = hostOf(address);
+  if (isIP(host) === 0) return { servername: host };
+  return {
+    servername: IP_TARGET_SNI,
+    checkServerIdentity: (_name, peer) => tls.checkServerIdentity(host, peer),
+  };
+}
 
 /** The host part of `host:port`, `[v6]:port` or a bare host. */
 export function hostOf(address: string): string {

@@ -10,14 +10,15 @@ import assert from "node:assert/strict";
 import { INTERNAL_ERROR } from "../../../shared/internal/http2/frame.ts";
 import { headerValue } from "../../../shared/internal/http2/headers.ts";
 import type { Http2Stream } from "../../../shared/internal/http2/stream.ts";
+import { MessageReader } from "../../../shared/internal/grpc/messages.ts";
 import { makeCa, makeLeaf } from "../../../shared/internal/testing/test_ca.ts";
 import { AdsClient } from "../../../proxy/agent/ads_client.ts";
 import { createCsr } from "../../../proxy/agent/certificate_manager.ts";
 import { CsrError, GrpcCsrClient } from "../../../proxy/agent/csr_client.ts";
 import { decodeWire, DELTA_ADS_PATH, encodeWire, WIRE_TYPES } from "../../../proxy/agent/ads_wire.ts";
-import { frameMessage } from "../../../proxy/agent/grpc_channel.ts";
 import {
   answer,
+  framed,
   GRPC_HEAD,
   type ScriptedCall,
   startScriptedServer,
@@ -46,16 +47,12 @@ function responseTo(typeUrl: string, nonce: number): Uint8Array {
 async function serveConfig(stream: Http2Stream, after: () => void): Promise<void> {
   stream.respond(GRPC_HEAD);
   let nonce = 0;
-  let buffered = new Uint8Array(0);
+  const reader = new MessageReader(1024 * 1024, "");
   for await (const chunk of stream) {
-    buffered = new Uint8Array([...buffered, ...chunk]);
-    while (buffered.length >= 5) {
-      const length = new DataView(buffered.buffer).getUint32(1);
-      if (buffered.length < 5 + length) break;
-      const request = decodeWire(WIRE_TYPES.deltaRequest, buffered.subarray(5, 5 + length));
-      buffered = buffered.slice(5 + length);
+    for (const message of reader.push(chunk).messages) {
+      const request = decodeWire(WIRE_TYPES.deltaRequest, message);
       if (request.resourceNamesSubscribe.length === 0) continue; // an ACK
-      await stream.write(frameMessage(responseTo(request.typeUrl, ++nonce)));
+      await stream.write(framed(responseTo(request.typeUrl, ++nonce)));
       if (nonce === SUBSCRIBED.length) after();
     }
   }

@@ -16,6 +16,9 @@ import { TYPE_URLS } from "../../../meshd/xds/generators.ts";
 import { AdsClient, type AdsClientHooks } from "../../../proxy/agent/ads_client.ts";
 import { certificateInfoOf, createCsr } from "../../../proxy/agent/certificate_manager.ts";
 import { GrpcCsrClient } from "../../../proxy/agent/csr_client.ts";
+import { ADS_MAX_MESSAGE_BYTES } from "../../../proxy/agent/ads_stream.ts";
+import { DELTA_ADS_PATH, encodeWire, WIRE_TYPES } from "../../../proxy/agent/ads_wire.ts";
+import { GRPC_STATUS, GrpcChannel } from "../../../proxy/agent/grpc_channel.ts";
 import type { CertificateAuthority } from "../../../meshd/ca/mod.ts";
 import {
   MESHD_NAME,
@@ -262,6 +265,16 @@ Deno.test("roots: a meshd whose certificate chains to a root of the process's de
   } },
       backoff: { initialMs: 100, maxMs: 200 },
     });
+    // Control: the default store of this process does trust the impostor (else the test proves nothing).
+    let control = "trusted";
+    try {
+      const c = await Deno.connectTls({ hostname: "localhost", port: ${impostor.securePort}, alpnProtocols: ["h2"] });
+      await c.handshake();
+      c.close();
+    } catch (e) {
+      control = String(e);
+    }
+    console.log(JSON.stringify({ control }));
     client.start();
     await new Promise((r) => setTimeout(r, 1500));
     console.log(JSON.stringify(client.status()));
@@ -273,7 +286,10 @@ Deno.test("roots: a meshd whose certificate chains to a root of the process's de
       stdout: "piped",
       stderr: "piped",
     }).output();
-    const status = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1) ?? "{}");
+    const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
+    const control = JSON.parse(lines.find((l) => l.startsWith('{"control"')) ?? "{}").control;
+    assert.equal(control, "trusted", "Deno.connectTls without caCerts accepts the impostor in the child");
+    const status = JSON.parse(lines.at(-1) ?? "{}");
     assert.equal(status.connected, false, new TextDecoder().decode(out.stderr));
     assert.match(status.lastError, /^UNAVAILABLE: cannot reach .*TLS: /);
     assert.equal(impostor.seen.length, 0, "no ADS stream reached the impostor");
@@ -339,6 +355,41 @@ Deno.test("closing a TLS channel sends meshd no GOAWAY: its socket is destroyed 
   } finally {
     await new Promise((r) => server.close(r));
     await ca.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a real meshd's status reaches the agent when it ends an ADS stream the agent has not half-closed (trailers, then RST_STREAM NO_ERROR)", async () => {
+  const dir = await Deno.makeTempDir();
+  await Deno.writeTextFile(`${dir}/services.yaml`, SERVICE);
+  const meshd = await startMeshd(dir);
+  try {
+    for (let round = 0; round < 5; round++) {
+      const channel = new GrpcChannel({
+        address: `127.0.0.1:${meshd.grpcPort}`,
+        plaintext: true,
+        maxMessageBytes: ADS_MAX_MESSAGE_BYTES,
+      });
+      try {
+        let got = 0;
+        const call = channel.call(DELTA_ADS_PATH, () => got++);
+        call.write(encodeWire(WIRE_TYPES.deltaRequest, {
+          node: { id: "sidecar~10.1.0.3~sleep-1.foo~foo.svc.cluster.local" },
+          typeUrl: TYPE_URLS.service,
+          resourceNamesSubscribe: ["*"],
+        }));
+        // Right behind it, a message that is not a DeltaDiscoveryRequest; the call is never half-closed.
+        call.write(new Uint8Array([0xff, 0xff, 0xff, 0xff]));
+        const status = await call.status;
+        assert.equal(got, 1, `round ${round}`);
+        assert.equal(status.code, GRPC_STATUS.INTERNAL, `round ${round}: ${status.details}`);
+        assert.doesNotMatch(status.details, /reset by the peer/, `round ${round}: meshd's own status`);
+      } finally {
+        channel.close();
+      }
+    }
+  } finally {
+    await meshd.stop();
     await Deno.remove(dir, { recursive: true });
   }
 });
