@@ -201,7 +201,7 @@ try {
     clientHwmMiB: Math.round(Math.max(...cs.map((c) => memoryOf(c.pid).hwmMiB))),
   }));
 } finally {
-  for (const c of spawned) c.kill();
+  for (const c of spawned) await c.kill();
   await meshd.stop();
   await Deno.remove(dir, { recursive: true });
 }

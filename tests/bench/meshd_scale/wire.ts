@@ -49,17 +49,19 @@ export function deltaRequest(r: { nodeId?: string; typeUrl: string; nonce?: stri
   return framed;
 }
 
-/** What the bench reads of a DeltaDiscoveryResponse: offsets into the message, no copies. */
+/** What the bench reads of a DeltaDiscoveryResponse. */
 export interface DeltaSummary {
   /** Index in {@link TYPES}, or -1 for another type (then read {@link typeUrlOf}). */
   type: number;
   /** Number of resources carried. */
   resources: number;
-  typeStart: number;
-  typeEnd: number;
-  nonceStart: number;
-  nonceEnd: number;
+  /** The type URL's bytes (a view of the message when it came in one chunk). */
+  typeUrl: Uint8Array;
+  /** The nonce's bytes (likewise). */
+  nonce: Uint8Array;
 }
+
+const EMPTY = new Uint8Array(0);
 
 /** Reads a varint at `at` of `b`: the value in `varintValue`, the next offset returned. */
 let varintValue = 0;
@@ -94,6 +96,14 @@ function skipValue(b: Uint8Array, wire: number, at: number): number {
   throw new Error(`wire type ${wire} not expected in DeltaDiscoveryResponse`);
 }
 
+/** The index in {@link TYPES} of a type URL given as bytes, or -1. */
+export function typeIndex(typeUrl: Uint8Array): number {
+  for (let i = 0; i < TYPE_BYTES.length; i++) {
+    if (sameBytes(typeUrl, 0, typeUrl.length, TYPE_BYTES[i])) return i;
+  }
+  return -1;
+}
+
 function sameBytes(b: Uint8Array, start: number, end: number, want: Uint8Array): boolean {
   if (end - start !== want.length) return false;
   // Type URLs share their prefix: compare from the end.
@@ -103,7 +113,7 @@ function sameBytes(b: Uint8Array, start: number, end: number, want: Uint8Array):
 
 /** The type, nonce and resource count of a DeltaDiscoveryResponse message body. Throws on a truncated message. */
 export function readDelta(b: Uint8Array): DeltaSummary {
-  const s: DeltaSummary = { type: -1, resources: 0, typeStart: 0, typeEnd: 0, nonceStart: 0, nonceEnd: 0 };
+  const s: DeltaSummary = { type: -1, resources: 0, typeUrl: EMPTY, nonce: EMPTY };
   let at = 0;
   while (at < b.length) {
     at = readVarint(b, at);
@@ -111,28 +121,21 @@ export function readDelta(b: Uint8Array): DeltaSummary {
     at = skipValue(b, tag & 7, at);
     if (at > b.length) throw new Error(`field ${n} runs past the end of the message`);
     if (n === 2) s.resources++;
-    else if (n === 4) {
-      s.typeStart = at - varintValue;
-      s.typeEnd = at;
-    } else if (n === 5) {
-      s.nonceStart = at - varintValue;
-      s.nonceEnd = at;
-    }
+    else if (n === 4) s.typeUrl = b.subarray(at - varintValue, at);
+    else if (n === 5) s.nonce = b.subarray(at - varintValue, at);
   }
-  for (let i = 0; i < TYPE_BYTES.length; i++) {
-    if (sameBytes(b, s.typeStart, s.typeEnd, TYPE_BYTES[i])) s.type = i;
-  }
+  s.type = typeIndex(s.typeUrl);
   return s;
 }
 
 /** The type URL of a response read by {@link readDelta}. */
-export function typeUrlOf(b: Uint8Array, s: DeltaSummary): string {
-  return s.type >= 0 ? TYPES[s.type] : decoder.decode(b.subarray(s.typeStart, s.typeEnd));
+export function typeUrlOf(s: DeltaSummary): string {
+  return s.type >= 0 ? TYPES[s.type] : decoder.decode(s.typeUrl);
 }
 
 /** Bytes of the ACK (a DeltaDiscoveryRequest with the response's type URL and nonce, framed) of a response. */
 export function ackLength(s: DeltaSummary): number {
-  const t = s.typeEnd - s.typeStart, n = s.nonceEnd - s.nonceStart;
+  const t = s.typeUrl.length, n = s.nonce.length;
   return 5 + 1 + varintLength(t) + t + 1 + varintLength(n) + n;
 }
 
@@ -147,8 +150,8 @@ function writeVarint(out: Uint8Array, at: number, n: number): number {
   return at + 1;
 }
 
-/** Writes the ACK of response `b` into `out` at `at` ({@link ackLength} bytes); returns the offset after it. */
-export function writeAck(out: Uint8Array, at: number, b: Uint8Array, s: DeltaSummary): number {
+/** Writes the ACK of response `s` into `out` at `at` ({@link ackLength} bytes); returns the offset after it. */
+export function writeAck(out: Uint8Array, at: number, s: DeltaSummary): number {
   const len = ackLength(s) - 5;
   out[at] = 0;
   out[at + 1] = len >>> 24;
@@ -157,13 +160,13 @@ export function writeAck(out: Uint8Array, at: number, b: Uint8Array, s: DeltaSum
   out[at + 4] = len & 255;
   at += 5;
   out[at++] = (2 << 3) | 2;
-  at = writeVarint(out, at, s.typeEnd - s.typeStart);
-  out.set(b.subarray(s.typeStart, s.typeEnd), at);
-  at += s.typeEnd - s.typeStart;
+  at = writeVarint(out, at, s.typeUrl.length);
+  out.set(s.typeUrl, at);
+  at += s.typeUrl.length;
   out[at++] = (6 << 3) | 2;
-  at = writeVarint(out, at, s.nonceEnd - s.nonceStart);
-  out.set(b.subarray(s.nonceStart, s.nonceEnd), at);
-  return at + s.nonceEnd - s.nonceStart;
+  at = writeVarint(out, at, s.nonce.length);
+  out.set(s.nonce, at);
+  return at + s.nonce.length;
 }
 
 /**
@@ -217,49 +220,13 @@ export function versionFinder(name: string): (b: Uint8Array) => string | undefin
   };
 }
 
-/**
- * Splits a byte stream into gRPC messages (5-byte prefix: compressed flag, big-endian length). The
- * chunks of a message that spans several are joined once, when its last one arrives.
- */
-export class MessageReader {
-  #parts: Uint8Array[] = [];
-  #have = 0;
-  /** Octets the held message needs (prefix included), once its prefix is held; else 0. */
-  #need = 0;
-
-  /** Adds bytes; calls `each` with every complete message they finish (a view, valid during the call). */
-  push(chunk: Uint8Array, each: (message: Uint8Array) => void): void {
-    let buf = chunk;
-    if (this.#parts.length > 0) {
-      this.#parts.push(chunk);
-      this.#have += chunk.length;
-      if (this.#need === 0 && this.#have >= 5) this.#need = 5 + lengthAt(concat(this.#parts, 5), 0);
-      if (this.#need === 0 || this.#have < this.#need) return;
-      buf = concat(this.#parts, this.#have);
-      this.#parts = [];
-      this.#have = 0;
-      this.#need = 0;
-    }
-    let at = 0;
-    while (buf.length - at >= 5) {
-      const len = lengthAt(buf, at);
-      if (buf.length - at - 5 < len) break;
-      each(buf.subarray(at + 5, at + 5 + len));
-      at += 5 + len;
-    }
-    if (at < buf.length) {
-      // Kept as a view: both transports hand over chunks the reader may keep.
-      this.#parts = [buf.subarray(at)];
-      this.#have = buf.length - at;
-    }
-  }
-}
-
-function lengthAt(b: Uint8Array, at: number): number {
+/** The big-endian length of the gRPC message prefix at `at`. */
+export function lengthAt(b: Uint8Array, at: number): number {
   return ((b[at + 1] << 24) >>> 0) + (b[at + 2] << 16) + (b[at + 3] << 8) + b[at + 4];
 }
 
-function concat(parts: Uint8Array[], total: number): Uint8Array {
+/** The first `total` octets of `parts`, joined. */
+export function concat(parts: Uint8Array[], total: number): Uint8Array {
   const out = new Uint8Array(total);
   let o = 0;
   for (const p of parts) {
