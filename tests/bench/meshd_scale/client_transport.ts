@@ -115,8 +115,10 @@ function codecTransport(port: number, perSession: number, counters: Counters): T
           const trailers = await stream.trailers;
           throw new Error(`stream ended: ${JSON.stringify(trailers)}`);
         } catch (e) {
-          counters.errors++;
-          console.error(`client ${Deno.pid}: stream ${stream.id}: ${(e as Error).message}`);
+          // The first few only: a lost connection fails its thousand streams with the same reason.
+          if (counters.errors++ < 5) {
+            console.error(`client ${Deno.pid}: stream ${stream.id}: ${(e as Error).message}`);
+          }
         } finally {
           counters.closedStreams++;
         }
@@ -135,7 +137,7 @@ async function codecConnect(port: number, counters: Counters): Promise<Http2Conn
   const conn = new Http2Connection(socket, {
     role: "client",
     limits: { initialStreamWindowSize: MAX_WINDOW, initialConnectionWindowSize: MAX_WINDOW },
-    onGoaway: (g) => console.error(`client ${Deno.pid}: GOAWAY ${g.code}`),
+    onGoaway: (g) => console.error(`client ${Deno.pid}: GOAWAY ${g.code} ${g.debug}`),
     log: (line) => console.error(`client ${Deno.pid}: ${line}`),
   });
   conn.closed.then((info) => {

@@ -16,6 +16,8 @@ export type OnResponse = (s: DeltaSummary, message: () => Uint8Array) => void;
 
 const TAG = 0, LENGTH = 1, VARINT = 2, SKIP = 3, COPY = 4;
 const EMPTY = new Uint8Array(0);
+/** The tag of DeltaDiscoveryResponse.resources (field 2, length-delimited). */
+const RESOURCE_TAG = (2 << 3) | 2;
 
 /** The reader of one stream: gRPC framing (5-byte prefix) and the top-level fields of each response. */
 export class DeltaReader {
@@ -105,6 +107,19 @@ export class DeltaReader {
         this.#copy.set(b.subarray(i, i + k), this.#copyAt);
         i += k;
         if ((this.#copyAt += k) === this.#copy.length) this.#state = TAG;
+        continue;
+      }
+      const l0 = b[i + 1], l1 = b[i + 2];
+      if (state === TAG && b[i] === RESOURCE_TAG && i + 3 <= b.length && (l0 < 0x80 || l1 < 0x80)) {
+        // The common field read in place (most of a cold sync's walk): a resource whose length
+        // takes one or two octets, counted and skipped.
+        const len = l0 < 0x80 ? l0 : (l0 & 0x7f) | (l1 << 7);
+        i += l0 < 0x80 ? 2 : 3;
+        if (len > this.#left) throw new Error("field 2 runs past the end of the message");
+        this.#resources++;
+        const k = Math.min(len, b.length - i);
+        i += k;
+        if (k < len) this.#skipOrTag(len - k);
         continue;
       }
       const byte = b[i++];
