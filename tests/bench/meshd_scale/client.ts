@@ -71,7 +71,7 @@ const policyVersion = versionFinder(POLICY);
 
 async function run(spec: ClientSpec): Promise<void> {
   const proxies: Proxy[] = [];
-  let armed = false, syncReported = false, convergeReported = false, lastData = 0;
+  let armed = false, syncReported = false, convergeReported = false, lastData = 0, bytes = 0;
   const counters: Counters = { errors: 0, closedSessions: 0, closedStreams: 0 };
   const probeNames = new Set<string>();
   const expect = spec.expect === undefined ? undefined : TYPES.map((t) => spec.expect![t] ?? 0);
@@ -92,6 +92,7 @@ async function run(spec: ClientSpec): Promise<void> {
     emit({
       event: what,
       ...counters,
+      bytes,
       times: proxies.map((p) => what === "synced" ? p.syncedAt : p.convergedAt),
     });
   };
@@ -147,6 +148,7 @@ async function run(spec: ClientSpec): Promise<void> {
     const opening = TYPES.map((typeUrl, i) => deltaRequest(i === 0 ? { nodeId, typeUrl } : { typeUrl }));
     await streams.open(join(opening), (chunk) => {
       lastData = Date.now();
+      bytes += chunk.length;
       reader.push(chunk, onResponse);
       if (done.length === 0) return null;
       const acks = new Uint8Array(ackBytes);

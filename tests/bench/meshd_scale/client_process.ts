@@ -77,7 +77,7 @@ export async function all(
   cs: ClientProcess[],
   event: string,
   phaseMs: number,
-): Promise<{ times: number[]; errors: number; closed: number }> {
+): Promise<{ times: number[]; errors: number; closed: number; bytes: number }> {
   const deadline = Date.now() + phaseMs;
   const results = await Promise.all(cs.map(async (c) => {
     try {
@@ -91,6 +91,7 @@ export async function all(
     times: results.flatMap((r) => r.times as number[]),
     errors: results.reduce((n, r) => n + (r.errors as number), 0),
     closed: results.reduce((n, r) => n + (r.closedStreams as number), 0),
+    bytes: results.reduce((n, r) => n + ((r.bytes as number | undefined) ?? 0), 0),
   };
 }
 

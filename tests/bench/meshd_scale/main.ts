@@ -144,6 +144,7 @@ try {
   const coldSync = percentiles(sync.times.map((t) => (t === 0 ? -1 : t - t0)));
   const coldCpu = meshd.cpuSeconds() - cpu0;
   const clientColdCpu = cs.map((c) => cpuOf(c.pid)).reduce((a, b) => a + b, 0);
+  const clientColdSystem = cs.map((c) => cpuOf(c.pid, "system")).reduce((a, b) => a + b, 0);
   const synced = meshd.memory();
   const coldMeshd = await meshdSide(meshd, coldBefore);
   if (heapDir) {
@@ -181,6 +182,9 @@ try {
       missing: coldSync.missing,
       meshdCpuSeconds: round(coldCpu),
       clientCpuSeconds: round(clientColdCpu),
+      // The kernel's part (loopback TCP receive and send): what no client-side change can remove.
+      clientSystemCpuSeconds: round(clientColdSystem),
+      clientMiBReceived: Math.round(sync.bytes / 2 ** 20),
       streamErrors: sync.errors,
       streamsClosed: sync.closed,
       meshd: coldMeshd,
