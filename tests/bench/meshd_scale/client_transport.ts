@@ -13,6 +13,7 @@ import net from "node:net";
 import * as http2 from "node:http2";
 import { Http2Connection } from "../../../shared/internal/http2/connection.ts";
 import type { HeaderList } from "../../../shared/internal/http2/headers.ts";
+import type { Http2Stream } from "../../../shared/internal/http2/stream.ts";
 
 /** What went wrong or ended, counted for the runner's report. */
 export interface Counters {
@@ -84,7 +85,9 @@ function nodeTransport(port: number, perSession: number, counters: Counters): Tr
 }
 
 function codecTransport(port: number, perSession: number, counters: Counters): Transport {
-  let conn: Http2Connection | undefined;
+  // Every connection is dialled at once, as node:http2 does: waiting for one connection's SETTINGS
+  // before dialling the next made the later ones wait for meshd to be done with the first's cold sync.
+  let conn: Promise<Http2Connection> | undefined;
   let onConn = 0;
   const headers: HeaderList = [
     [":method", "POST"],
@@ -95,36 +98,43 @@ function codecTransport(port: number, perSession: number, counters: Counters): T
     ["te", "trailers"],
   ];
   return {
-    async open(opening, onData) {
-      if (conn === undefined || onConn >= perSession || !conn.canOpenStream) {
-        conn = await codecConnect(port, counters);
+    open(opening, onData) {
+      if (conn === undefined || onConn >= perSession) {
+        conn = codecConnect(port, counters);
         onConn = 0;
       }
       onConn++;
-      const stream = conn.request(headers);
-      stream.write(opening);
-      (async () => {
-        try {
-          const head = await stream.response;
-          if (head.find(([n]) => n === ":status")?.[1] !== "200") throw new Error(`response ${head}`);
-          for (let chunk = await stream.read(); chunk !== null; chunk = await stream.read()) {
-            const acks = onData(chunk);
-            // Not awaited: writes go out in order, and a reset fails the read as well.
-            if (acks !== null) stream.write(acks);
-          }
-          const trailers = await stream.trailers;
-          throw new Error(`stream ended: ${JSON.stringify(trailers)}`);
-        } catch (e) {
-          // The first few only: a lost connection fails its thousand streams with the same reason.
-          if (counters.errors++ < 5) {
-            console.error(`client ${Deno.pid}: stream ${stream.id}: ${(e as Error).message}`);
-          }
-        } finally {
-          counters.closedStreams++;
-        }
-      })();
+      return conn.then((c) => {
+        // Throws (counted below) when meshd allows fewer streams per connection than perSession.
+        const stream = c.request(headers);
+        stream.write(opening);
+        return stream;
+      }).then((stream) => void read(stream, onData), (e: Error) => {
+        if (counters.errors++ < 5) console.error(`client ${Deno.pid}: ${e.message}`);
+      });
     },
   };
+
+  async function read(stream: Http2Stream, onData: OnData): Promise<void> {
+    try {
+      const head = await stream.response;
+      if (head.find(([n]) => n === ":status")?.[1] !== "200") throw new Error(`response ${head}`);
+      for (let chunk = await stream.read(); chunk !== null; chunk = await stream.read()) {
+        const acks = onData(chunk);
+        // Not awaited: writes go out in order, and a reset fails the read as well.
+        if (acks !== null) stream.write(acks);
+      }
+      const trailers = await stream.trailers;
+      throw new Error(`stream ended: ${JSON.stringify(trailers)}`);
+    } catch (e) {
+      // The first few only: a lost connection fails its thousand streams with the same reason.
+      if (counters.errors++ < 5) {
+        console.error(`client ${Deno.pid}: stream ${stream.id}: ${(e as Error).message}`);
+      }
+    } finally {
+      counters.closedStreams++;
+    }
+  }
 }
 
 /** A codec connection whose peer SETTINGS have arrived (so that its stream limit is known). */
