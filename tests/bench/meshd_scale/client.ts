@@ -1,8 +1,10 @@
 /**
  * One process of simulated proxies for the scale bench: `count` delta ADS streams (Service, Workload,
  * Authorization, wildcard) over HTTP/2 connections of `perSession` streams each, every response ACKed.
- * Reads only each response's type, nonce and resource count (wire.ts), and the names and versions of
- * Authorization responses, so that its CPU stays small next to meshd's.
+ * Reads only each response's type, nonce and resource count (wire.ts), and the bench policy's version
+ * in Authorization responses, and ACKs the messages of one chunk in one write, so that its CPU stays
+ * small next to meshd's. BENCH_CLIENT (inherited from the runner) picks the HTTP/2 client:
+ * client_transport.ts.
  *
  * Argument: a JSON {@link ClientSpec}. Stdout, one JSON line per event:
  * `{"event":"synced","times":[...]}` once every stream holds as many resources of each type as
@@ -13,8 +15,21 @@
  *
  * @module
  */
-import * as http2 from "node:http2";
-import { deltaRequest, MessageReader, readDelta, resourceNames } from "./wire.ts";
+import { type Counters, transport } from "./client_transport.ts";
+import { DeltaReader } from "./delta_reader.ts";
+import {
+  ackLength,
+  AUTHORIZATION,
+  deltaRequest,
+  type DeltaSummary,
+  resourceNames,
+  TYPES,
+  typeUrlOf,
+  versionFinder,
+  writeAck,
+} from "./wire.ts";
+
+export { TYPES };
 
 /** What one client process simulates. */
 export interface ClientSpec {
@@ -29,8 +44,6 @@ export interface ClientSpec {
   nodeId?: string;
 }
 
-/** The resource types every simulated proxy subscribes to (wildcard). */
-export const TYPES = ["Service", "Workload", "Authorization"].map((t) => `type.googleapis.com/mesh.v1.${t}`);
 /** The policy whose change the bench measures, as meshd names it. */
 export const POLICY = "bench/bench-policy";
 
@@ -40,7 +53,10 @@ export function nodeIdOf(i: number): string {
 }
 
 interface Proxy {
-  counts: Map<string, number>;
+  /** Resources received of each type, by index in TYPES. */
+  counts: number[];
+  /** Resources received of other types, by type URL. */
+  others: Map<string, number>;
   syncedAt: number;
   policyVersion: string;
   baseline: string;
@@ -51,83 +67,102 @@ function emit(event: Record<string, unknown>): void {
   console.log(JSON.stringify(event));
 }
 
+const policyVersion = versionFinder(POLICY);
+
 function run(spec: ClientSpec): void {
   const proxies: Proxy[] = [];
-  let armed = false, syncReported = false, convergeReported = false, errors = 0, lastData = 0;
-  const sessions: http2.ClientHttp2Session[] = [];
+  let armed = false, syncReported = false, convergeReported = false, lastData = 0, bytes = 0;
+  const counters: Counters = { errors: 0, closedSessions: 0, closedStreams: 0 };
   const probeNames = new Set<string>();
-  let closedSessions = 0, closedStreams = 0;
+  const expect = spec.expect === undefined ? undefined : TYPES.map((t) => spec.expect![t] ?? 0);
+  const expectOthers = Object.entries(spec.expect ?? {}).filter(([t]) => !TYPES.includes(t));
   const synced = (p: Proxy) =>
-    spec.expect !== undefined &&
-    Object.entries(spec.expect).every(([type, n]) => (p.counts.get(type) ?? 0) >= n);
+    expect !== undefined && expect.every((n, i) => p.counts[i] >= n) &&
+    expectOthers.every(([t, n]) => (p.others.get(t) ?? 0) >= n);
+  // Counted as they happen: a scan of every proxy per chunk was a fifth of the client's CPU at 10k.
+  let opened = false, syncedCount = 0, convergedCount = 0;
   const check = () => {
-    if (!syncReported && spec.expect && proxies.every((p) => p.syncedAt > 0)) report("synced");
-    if (armed && !convergeReported && proxies.every((p) => p.convergedAt > 0)) report("converged");
+    if (!opened) return;
+    if (!syncReported && spec.expect && syncedCount === proxies.length) report("synced");
+    if (armed && !convergeReported && convergedCount === proxies.length) report("converged");
   };
   const report = (what: "synced" | "converged") => {
     if (what === "synced") syncReported = true;
     else convergeReported = true;
     emit({
       event: what,
-      errors,
-      closedSessions,
-      closedStreams,
+      ...counters,
+      bytes,
       times: proxies.map((p) => what === "synced" ? p.syncedAt : p.convergedAt),
     });
   };
-  for (let k = 0; k < spec.count; k++) {
-    if (k % spec.perSession === 0) {
-      // Windows as large as HTTP/2 allows: the bench measures meshd, not the client's flow control.
-      const session = http2.connect(`http://127.0.0.1:${spec.port}`, {
-        settings: { initialWindowSize: 2 ** 31 - 1 },
-      });
-      session.on("connect", () => session.setLocalWindowSize(2 ** 31 - 1));
-      session.on("error", (e: Error) => {
-        errors++;
-        console.error(`client ${Deno.pid}: connection error: ${e.message}`);
-      });
-      session.on("goaway", (code: number) => console.error(`client ${Deno.pid}: GOAWAY ${code}`));
-      session.on("close", () => closedSessions++);
-      sessions.push(session);
+  /** Counts one response, notes the policy's version. */
+  const receive = (p: Proxy, s: DeltaSummary, message: () => Uint8Array): void => {
+    if (s.type >= 0) p.counts[s.type] += s.resources;
+    else {
+      const t = typeUrlOf(s);
+      p.others.set(t, (p.others.get(t) ?? 0) + s.resources);
     }
-    const p: Proxy = { counts: new Map(), syncedAt: 0, policyVersion: "", baseline: "", convergedAt: 0 };
-    proxies.push(p);
-    const stream = sessions.at(-1)!.request({
-      ":method": "POST",
-      ":path": "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources",
-      "content-type": "application/grpc",
-      te: "trailers",
-    });
-    const reader = new MessageReader();
-    stream.on("data", (chunk: Uint8Array) => {
-      lastData = Date.now();
-      for (const m of reader.push(chunk)) {
-        const s = readDelta(m);
-        p.counts.set(s.typeUrl, (p.counts.get(s.typeUrl) ?? 0) + s.resources);
-        // The probe counts distinct names (a resource can come twice: the connection makes its own
-        // workload proxied); the others count resources received, which is cheap and reaches
-        // the probe's figure once they hold as much as it.
-        if (spec.expect === undefined) {
-          for (const r of resourceNames(m, s)) probeNames.add(`${s.typeUrl} ${r.name}`);
+    // The probe counts distinct names (a resource can come twice: the connection makes its own
+    // workload proxied); the others count resources received, which is cheap and reaches
+    // the probe's figure once they hold as much as it.
+    if (spec.expect === undefined) {
+      for (const r of resourceNames(message())) probeNames.add(`${typeUrlOf(s)} ${r.name}`);
+    }
+    if (s.type === AUTHORIZATION) {
+      const version = policyVersion(message());
+      if (version !== undefined) {
+        p.policyVersion = version;
+        if (armed && p.convergedAt === 0 && version !== p.baseline) {
+          p.convergedAt = Date.now();
+          convergedCount++;
         }
-        if (s.typeUrl === TYPES[2]) {
-          const policy = resourceNames(m, s).find((r) => r.name === POLICY);
-          if (policy) {
-            p.policyVersion = policy.version;
-            if (armed && p.convergedAt === 0 && policy.version !== p.baseline) p.convergedAt = Date.now();
-          }
-        }
-        if (p.syncedAt === 0 && synced(p)) p.syncedAt = Date.now();
-        stream.write(deltaRequest({ typeUrl: s.typeUrl, nonce: s.nonce }));
       }
-      check();
-    });
-    stream.on("error", () => errors++);
-    stream.on("close", () => closedStreams++);
+    }
+    if (p.syncedAt === 0 && synced(p)) {
+      p.syncedAt = Date.now();
+      syncedCount++;
+    }
+  };
+  const streams = transport(Deno.env.get("BENCH_CLIENT") ?? "codec", spec.port, spec.perSession, counters);
+  for (let k = 0; k < spec.count; k++) {
+    const p: Proxy = {
+      counts: TYPES.map(() => 0),
+      others: new Map(),
+      syncedAt: 0,
+      policyVersion: "",
+      baseline: "",
+      convergedAt: 0,
+    };
+    proxies.push(p);
+    const reader = new DeltaReader();
+    // The ACKs of one chunk's messages go out in one write.
+    const done: DeltaSummary[] = [];
+    let ackBytes = 0;
+    const onResponse = (s: DeltaSummary, message: () => Uint8Array) => {
+      receive(p, s, message);
+      done.push(s);
+      ackBytes += ackLength(s);
+    };
     const nodeId = spec.nodeId ?? nodeIdOf(spec.first + k);
-    stream.write(deltaRequest({ nodeId, typeUrl: TYPES[0] }));
-    for (const t of TYPES.slice(1)) stream.write(deltaRequest({ typeUrl: t }));
+    const opening = TYPES.map((typeUrl, i) => deltaRequest(i === 0 ? { nodeId, typeUrl } : { typeUrl }));
+    // Not awaited: every connection is dialled at once; open() counts its own failures.
+    void streams.open(join(opening), (chunk) => {
+      lastData = Date.now();
+      bytes += chunk.length;
+      reader.push(chunk, onResponse);
+      if (done.length === 0) return null;
+      const acks = new Uint8Array(ackBytes);
+      let at = 0;
+      for (const s of done) at = writeAck(acks, at, s);
+      done.length = 0;
+      ackBytes = 0;
+      check();
+      return acks;
+    });
   }
+  opened = true;
+  check();
   if (spec.expect === undefined) {
     const quiet = setInterval(() => {
       if (lastData === 0 || Date.now() - lastData < 1000) return;
@@ -137,7 +172,7 @@ function run(spec: ClientSpec): void {
         const type = key.slice(0, key.indexOf(" "));
         counts[type] = (counts[type] ?? 0) + 1;
       }
-      emit({ event: "counts", counts, errors });
+      emit({ event: "counts", counts, errors: counters.errors });
     }, 100);
   }
   (async () => {
@@ -151,6 +186,7 @@ function run(spec: ClientSpec): void {
             p.convergedAt = 0;
           }
           convergeReported = false;
+          convergedCount = 0;
           armed = true;
           emit({ event: "armed" });
         } else if (line === "report") {
@@ -163,3 +199,13 @@ function run(spec: ClientSpec): void {
 }
 
 if (import.meta.main) run(JSON.parse(Deno.args[0]) as ClientSpec);
+
+function join(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

@@ -11,12 +11,25 @@ export interface ClientProcess {
   pid: number;
   next(event: string, ms: number): Promise<Record<string, unknown>>;
   send(line: string): Promise<void>;
-  kill(): void;
+  /** Ends the process: SIGKILL, or with BENCH_CLIENT_PROFILE an `exit` line first (the profile is written at exit). */
+  kill(): Promise<void>;
+}
+
+/** BENCH_CLIENT_PROFILE=<dir>: each client process writes a V8 CPU profile there when it exits. */
+function profileArgs(): string[] {
+  const dir = Deno.env.get("BENCH_CLIENT_PROFILE");
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : [];
 }
 
 export function spawnClient(spec: ClientSpec): ClientProcess {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("./client.ts", import.meta.url).pathname, JSON.stringify(spec)],
+    args: [
+      "run",
+      "-A",
+      ...profileArgs(),
+      new URL("./client.ts", import.meta.url).pathname,
+      JSON.stringify(spec),
+    ],
     stdin: "piped",
     stdout: "piped",
     stderr: "inherit",
@@ -44,7 +57,18 @@ export function spawnClient(spec: ClientSpec): ClientProcess {
       }
     },
     send: (line) => writer.write(new TextEncoder().encode(`${line}\n`)),
-    kill: () => child.kill("SIGKILL"),
+    async kill() {
+      if (profileArgs().length > 0) {
+        await writer.write(new TextEncoder().encode("exit\n")).catch(() => {});
+        const timer = new Promise((r) => setTimeout(r, 10_000));
+        await Promise.race([child.status, timer]);
+      }
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // Already exited.
+      }
+    },
   };
 }
 
@@ -53,7 +77,7 @@ export async function all(
   cs: ClientProcess[],
   event: string,
   phaseMs: number,
-): Promise<{ times: number[]; errors: number; closed: number }> {
+): Promise<{ times: number[]; errors: number; closed: number; bytes: number }> {
   const deadline = Date.now() + phaseMs;
   const results = await Promise.all(cs.map(async (c) => {
     try {
@@ -67,6 +91,7 @@ export async function all(
     times: results.flatMap((r) => r.times as number[]),
     errors: results.reduce((n, r) => n + (r.errors as number), 0),
     closed: results.reduce((n, r) => n + (r.closedStreams as number), 0),
+    bytes: results.reduce((n, r) => n + ((r.bytes as number | undefined) ?? 0), 0),
   };
 }
 

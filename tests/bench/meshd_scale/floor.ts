@@ -65,7 +65,7 @@ try {
     serverHwmMiB: Math.round(memoryOf(server.pid).hwmMiB),
   }));
 } finally {
-  for (const c of spawned) c.kill();
+  for (const c of spawned) await c.kill();
   server.kill("SIGKILL");
   await server.status;
 }

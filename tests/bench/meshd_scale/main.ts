@@ -9,7 +9,8 @@
  *
  * Run: ./dev deno run -A tests/bench/meshd_scale/main.ts [1k|10k|25k|<n>] [services=1000]
  * Variables: BENCH_MESHD_ROOT (the checkout whose meshd runs; default this one), BENCH_GRPC_TRANSPORT
- * (meshd's --grpcTransport: codec, its default, or children), BENCH_SERVING_CHILDREN (with children;
+ * (meshd's --grpcTransport: codec, its default, or children), BENCH_CLIENT (the simulated proxies'
+ * HTTP/2 client: codec, the default, or node; client_transport.ts), BENCH_SERVING_CHILDREN (with children;
  * default 0: grpc-js in meshd's process), BENCH_CLIENT_PROCS (default one per 6,250 proxies),
  * BENCH_STREAMS_PER_CONNECTION (default 1000), BENCH_TIMEOUT_S (each phase; default 300),
  * BENCH_PROFILE (a directory for meshd's V8 CPU profile), BENCH_SERVER_ENV ("A=1 B=2" for meshd),
@@ -22,6 +23,7 @@
 import { all, type ClientProcess, percentiles, spawnClient } from "./client_process.ts";
 import { policy, PROBE_NODE_ID, writeConfig } from "./config.ts";
 import { cpuOf, histogram, memoryOf, type Meshd, startMeshd } from "./meshd_process.ts";
+import { TRANSPORTS } from "./client_transport.ts";
 import { checkoutCommit, runProvenance } from "../pair_support.ts";
 
 const SIZES: Record<string, number> = { "1k": 1000, "10k": 10_000, "25k": 25_000 };
@@ -31,6 +33,10 @@ const env = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fal
 const procs = env("BENCH_CLIENT_PROCS", Math.ceil(clients / 6250));
 const perSession = env("BENCH_STREAMS_PER_CONNECTION", 1000);
 const phaseMs = env("BENCH_TIMEOUT_S", 300) * 1000;
+const clientTransport = Deno.env.get("BENCH_CLIENT") ?? "codec";
+if (!(TRANSPORTS as readonly string[]).includes(clientTransport)) {
+  throw new Error(`BENCH_CLIENT: ${clientTransport} is not one of ${TRANSPORTS.join(", ")}`);
+}
 const root = Deno.env.get("BENCH_MESHD_ROOT") ?? new URL("../../../", import.meta.url).pathname;
 if (!Number.isInteger(clients) || clients < 1) {
   throw new Error(`clients: ${Deno.args[0]} is not 1k, 10k, 25k or a count`);
@@ -138,6 +144,7 @@ try {
   const coldSync = percentiles(sync.times.map((t) => (t === 0 ? -1 : t - t0)));
   const coldCpu = meshd.cpuSeconds() - cpu0;
   const clientColdCpu = cs.map((c) => cpuOf(c.pid)).reduce((a, b) => a + b, 0);
+  const clientColdSystem = cs.map((c) => cpuOf(c.pid, "system")).reduce((a, b) => a + b, 0);
   const synced = meshd.memory();
   const coldMeshd = await meshdSide(meshd, coldBefore);
   if (heapDir) {
@@ -167,6 +174,7 @@ try {
     // commit: the checkout whose meshd ran (BENCH_MESHD_ROOT's); bench_commit: this bench's, when other.
     ...await provenance(),
     clientProcesses: cs.length,
+    clientTransport,
     coldSync: {
       seconds: round((coldSync.max >= 0 ? coldSync.max : phaseMs) / 1000),
       p50Ms: coldSync.p50,
@@ -174,6 +182,9 @@ try {
       missing: coldSync.missing,
       meshdCpuSeconds: round(coldCpu),
       clientCpuSeconds: round(clientColdCpu),
+      // The kernel's part (loopback TCP receive and send): what no client-side change can remove.
+      clientSystemCpuSeconds: round(clientColdSystem),
+      clientMiBReceived: Math.round(sync.bytes / 2 ** 20),
       streamErrors: sync.errors,
       streamsClosed: sync.closed,
       meshd: coldMeshd,
@@ -194,7 +205,7 @@ try {
     clientHwmMiB: Math.round(Math.max(...cs.map((c) => memoryOf(c.pid).hwmMiB))),
   }));
 } finally {
-  for (const c of spawned) c.kill();
+  for (const c of spawned) await c.kill();
   await meshd.stop();
   await Deno.remove(dir, { recursive: true });
 }

@@ -41,11 +41,11 @@ export function memoryOf(pid: number): { rssMiB: number; hwmMiB: number } {
   return { rssMiB: kib("VmRSS") / 1024, hwmMiB: kib("VmHWM") / 1024 };
 }
 
-/** utime + stime of one process, seconds (USER_HZ 100). */
-export function cpuOf(pid: number): number {
+/** utime + stime of one process (stime only with "system"), seconds (USER_HZ 100). */
+export function cpuOf(pid: number, only?: "system"): number {
   const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return ((only === "system" ? 0 : Number(fields[11])) + Number(fields[12])) / 100;
 }
 
 /** A loopback port free now. */
@@ -125,7 +125,7 @@ export async function startMeshd(
         rssMiB: a.rssMiB + b.rssMiB,
         hwmMiB: a.hwmMiB + b.hwmMiB,
       })),
-    cpuSeconds: () => tree(child.pid).map(cpuOf).reduce((a, b) => a + b, 0),
+    cpuSeconds: () => tree(child.pid).map((pid) => cpuOf(pid)).reduce((a, b) => a + b, 0),
     async heapDump(dir: string, label: string) {
       await Deno.writeTextFile(`${dir}/label`, label);
       Deno.kill(child.pid, "SIGUSR2");
