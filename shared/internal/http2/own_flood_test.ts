@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import * as net from "node:net";
 import { within } from "../testing/deadline.ts";
 import { Http2Connection } from "./connection.ts";
-import { connectClient, get } from "./connection_test_support.ts";
+import { connectClient, get, resumeAndRead } from "./connection_test_support.ts";
 import type { Http2Limits } from "./limits.ts";
 import type { Http2Stream } from "./stream.ts";
 
@@ -69,18 +69,7 @@ for (const maxOutboundFrames of [10_000, 500]) {
         streams.push(conn.request(get(`/s${i}`, "POST"), { endStream: true }));
       }
       socket.pause();
-      await new Promise((r) => setTimeout(r, 1500));
-      socket.resume();
-      const received = await within(
-        Promise.all(streams.map(async (s) => {
-          let n = 0;
-          for await (const chunk of s) n += chunk.length;
-          const trailers = await s.trailers;
-          return { n, status: trailers?.find(([k]) => k === "grpc-status")?.[1] };
-        })),
-        60_000,
-        "every response",
-      );
+      const received = await resumeAndRead(socket, 1500, streams);
       assert.deepEqual(logs.filter((l) => l.includes("flood")), []);
       for (const r of received) assert.deepEqual(r, { n: MESSAGES * MESSAGE.length, status: "0" });
     } finally {
