@@ -4,6 +4,7 @@
  * @module
  */
 import * as net from "node:net";
+import { within } from "../testing/deadline.ts";
 import { Http2Connection, type Http2ConnectionOptions } from "./connection.ts";
 import type { HeaderList } from "./headers.ts";
 import type { Http2Stream } from "./stream.ts";
@@ -53,4 +54,22 @@ export function withEchoClient(
       await server.close();
     }
   };
+}
+
+/** A whole response as its body's length in octets and its `grpc-status` trailer (undefined without one). */
+export async function grpcOutcome(stream: Http2Stream): Promise<{ n: number; status: string | undefined }> {
+  let n = 0;
+  for await (const chunk of stream) n += chunk.length;
+  return { n, status: (await stream.trailers)?.find(([k]) => k === "grpc-status")?.[1] };
+}
+
+/** After `ms` more of not reading (the caller paused `socket`), reads every stream's whole response (60 s at most). */
+export async function resumeAndRead(
+  socket: net.Socket,
+  ms: number,
+  streams: Http2Stream[],
+): Promise<{ n: number; status: string | undefined }[]> {
+  await new Promise((r) => setTimeout(r, ms));
+  socket.resume();
+  return await within(Promise.all(streams.map(grpcOutcome)), 60_000, "every response");
 }

@@ -31,6 +31,7 @@ export class FrameWriter {
   readonly #maxControl: number;
   readonly #onFlood: (what: string) => void;
   readonly #highWater: number;
+  readonly #ownFrames: number;
   #queue: Uint8Array[] = [];
   #queuedFrames = 0;
   #queuedControl = 0;
@@ -45,7 +46,10 @@ export class FrameWriter {
   /** DATA frames written (for the WINDOW_UPDATE flood limit). */
   dataFramesSent = 0;
 
-  /** @param highWater socket output, octets, above which DATA waits for 'drain' (`Http2Limits.writeBufferBytes`) */
+  /**
+   * @param highWater socket output, octets, above which DATA waits for 'drain' (`Http2Limits.writeBufferBytes`)
+   * @param maxFrames `maxOutboundFrames`; what this side sends on its own stops at half of it (see {@link writable})
+   */
   constructor(
     socket: Duplex,
     maxFrames: number,
@@ -56,6 +60,7 @@ export class FrameWriter {
     this.#socket = socket;
     this.#highWater = highWater;
     this.#maxFrames = maxFrames;
+    this.#ownFrames = Math.floor(maxFrames / 2);
     this.#maxControl = maxControl;
     this.#onFlood = onFlood;
   }
@@ -84,9 +89,16 @@ export class FrameWriter {
     this.#count(false);
   }
 
-  /** Whether the socket can take more DATA now (otherwise wait for {@link whenDrained}). */
+  /**
+   * Whether the socket can take more of what this side sends on its own (DATA, response HEADERS and
+   * trailers) now; otherwise the session waits for 'drain'. Bounded in octets (the high-water mark)
+   * and in frames: half of `maxOutboundFrames`, so that small frames (1 MiB of 100-octet gRPC
+   * messages is 10,000 frames) never trip our own flood limit, and the other half stays for what the
+   * peer makes us send (ACKs, RST_STREAM, WINDOW_UPDATE), which the limits keep counting.
+   */
   get writable(): boolean {
-    return !this.#closed && this.#socket.writableLength + this.#queuedBytes < this.#highWater;
+    return !this.#closed && this.#socket.writableLength + this.#queuedBytes < this.#highWater &&
+      this.#queuedFrames + this.#inflightFrames < this.#ownFrames;
   }
 
   /** Writes what is queued now (before closing the socket). */

@@ -138,7 +138,21 @@ export class Http2Session implements StreamHost {
 
   // StreamHost.
 
+  /**
+   * Client: HEADERS at once (stream ids must go out in order; the peer's concurrency limit bounds
+   * them). Server: a response head or trailers wait, as DATA does, until the writer is writable, so
+   * that a burst of answers never trips our own `maxOutboundFrames`.
+   */
   sendHeaders(stream: Http2Stream, headers: HeaderList, endStream: boolean): void {
+    if (this.server && (stream.heldHeads !== null || !this.writer.writable)) {
+      (stream.heldHeads ??= []).push([headers, endStream]);
+      if (endStream) stream.endPending = true;
+      return this.schedule(stream);
+    }
+    this.#writeHeaders(stream, headers, endStream);
+  }
+
+  #writeHeaders(stream: Http2Stream, headers: HeaderList, endStream: boolean): void {
     const block = this.encoder.encode(headers, FRAME_HEADER);
     const length = block.length - FRAME_HEADER;
     if (length <= this.peerMaxFrameSize) {
@@ -264,8 +278,9 @@ export class Http2Session implements StreamHost {
     for (const stream of this.#sendable) {
       if (!this.writer.writable) return this.#waitDrain();
       this.#pumpStream(stream);
-      if (stream.sendQueue.length === 0 && !stream.endPending) this.#sendable.delete(stream);
-      else if (stream.endPending && stream.localEnded) this.#sendable.delete(stream);
+      if (stream.sendQueue.length === 0 && !stream.endPending && stream.heldHeads === null) {
+        this.#sendable.delete(stream);
+      } else if (stream.endPending && stream.localEnded) this.#sendable.delete(stream);
       if (this.connSendWindow <= 0) return;
     }
     // The last stream filled the socket: nothing else would pump again (a lone stream's write stalled).
@@ -273,6 +288,15 @@ export class Http2Session implements StreamHost {
   }
 
   #pumpStream(stream: Http2Stream): void {
+    const heads = stream.heldHeads;
+    if (heads !== null) {
+      while (heads.length > 0) {
+        if (!this.writer.writable) return;
+        const [headers, endStream] = heads.shift()!;
+        this.#writeHeaders(stream, headers, endStream);
+      }
+      stream.heldHeads = null;
+    }
     const maxFrame = this.peerMaxFrameSize;
     while (stream.sendQueue.length > 0) {
       const w = stream.sendQueue[0];
@@ -359,7 +383,11 @@ export class Http2Session implements StreamHost {
   /** A window grew: streams blocked on it may send again. */
   wake(stream?: Http2Stream): void {
     if (stream) {
-      if (stream.sendQueue.length > 0 || (stream.endPending && !stream.localEnded)) this.schedule(stream);
+      if (
+        stream.sendQueue.length > 0 || (stream.endPending && !stream.localEnded) || stream.heldHeads !== null
+      ) {
+        this.schedule(stream);
+      }
       return;
     }
     for (const s of this.streams.values()) this.wake(s);

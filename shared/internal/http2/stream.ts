@@ -136,7 +136,12 @@ export class Http2Stream {
   endTrailers: HeaderList | null = null;
   /** @internal We sent END_STREAM. */
   localEnded = false;
-  /** @internal Headers sent (client: at open; server: respond()). */
+  /**
+   * @internal Server: response heads (1xx, final, trailers-only) waiting for the socket, in order,
+   * with their END_STREAM flag; null when none. They go out before the stream's DATA.
+   */
+  heldHeads: [HeaderList, boolean][] | null = null;
+  /** @internal Headers sent or held (client: at open; server: respond()). */
   headersSent = false;
   /** @internal Final response received (client) or request headers complete (server). */
   headReceived = false;
