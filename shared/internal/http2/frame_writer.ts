@@ -38,6 +38,7 @@ export class FrameWriter {
   #queuedBytes = 0;
   /** Frames and control frames of batches handed to the socket and not yet written, oldest first. */
   #inflight: number[] = [];
+  #afterWrite: (() => void) | null = null;
   #inflightFrames = 0;
   #inflightControl = 0;
   #scheduled = false;
@@ -191,8 +192,21 @@ export class FrameWriter {
     }
   };
 
+  /** Whether frames are queued or a write to the socket has not completed yet. */
+  get pending(): boolean {
+    return this.#queue.length > 0 || this.#inflight.length > 0;
+  }
+
+  /** Calls `fn` once, after the socket's next completed write (in-flight frames then count less). */
+  afterWrite(fn: () => void): void {
+    this.#afterWrite = fn;
+  }
+
   readonly #written = (): void => {
     this.#inflightFrames -= this.#inflight.shift()!;
     this.#inflightControl -= this.#inflight.shift()!;
+    const fn = this.#afterWrite;
+    this.#afterWrite = null;
+    fn?.();
   };
 }

@@ -377,6 +377,8 @@ export class Http2Session implements StreamHost {
       this.#pumpNow();
     };
     if (this.socket.writableNeedDrain) this.socket.once("drain", again);
+    // Held by the frame count, not the octets: queued and in-flight frames count less once a write completes.
+    else if (this.writer.pending) this.writer.afterWrite(again);
     else setTimeout(again, 0);
   }
 
