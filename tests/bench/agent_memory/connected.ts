@@ -11,6 +11,7 @@
  * @module
  */
 import { SERVICE, startCa, startMeshd } from "../../integration/meshd_support.ts";
+import { ChildScript } from "./child_runner.ts";
 
 const CHILD = `
 const [mode, port, dir] = Deno.args;
@@ -41,6 +42,7 @@ const meshd = await startMeshd(`${dir}/config`, { ca });
 const { token } = await ca.issueBootstrapToken({ namespace: "foo", serviceAccount: "sleep" });
 await Deno.writeTextFile(`${dir}/istio-token`, token);
 await Deno.writeTextFile(`${dir}/root-cert.pem`, ca.trustBundlePem);
+const child = await ChildScript.write(CHILD);
 try {
   console.log(
     "| round | mode | checkout | VmRSS | VmHWM | heap used |\n| --- | --- | --- | --- | --- | --- |",
@@ -48,38 +50,18 @@ try {
   for (let round = 1; round <= rounds; round++) {
     for (const mode of ["plain", "mtls"]) {
       for (const tree of trees) {
-        const file = `${tree}/.agent_memory_child.js`;
-        await Deno.writeTextFile(file, CHILD);
-        try {
-          const port = mode === "plain" ? meshd.grpcPort : meshd.securePort;
-          const out = await new Deno.Command(Deno.execPath(), {
-            args: [
-              "run",
-              "-A",
-              "--v8-flags=--expose-gc,--max-semi-space-size=1",
-              file,
-              mode,
-              String(port),
-              dir,
-            ],
-            cwd: tree,
-            stdout: "piped",
-            stderr: "piped",
-          }).output();
-          if (!out.success) throw new Error(`${tree}: ${new TextDecoder().decode(out.stderr)}`);
-          const p = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
-          console.log(
-            `| ${round} | ${mode} | ${tree} | ${p.rss.toFixed(1)} | ${p.hwm.toFixed(1)} | ${
-              p.heap.toFixed(1)
-            } |`,
-          );
-        } finally {
-          await Deno.remove(file);
-        }
+        const port = mode === "plain" ? meshd.grpcPort : meshd.securePort;
+        const p = await child.run(tree, "--expose-gc,--max-semi-space-size=1", [mode, String(port), dir]);
+        console.log(
+          `| ${round} | ${mode} | ${tree} | ${p.rss.toFixed(1)} | ${p.hwm.toFixed(1)} | ${
+            p.heap.toFixed(1)
+          } |`,
+        );
       }
     }
   }
 } finally {
+  await child.remove();
   await meshd.stop();
   await ca.stop();
   await Deno.remove(dir, { recursive: true });

@@ -12,6 +12,7 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { Buffer } from "node:buffer";
+import { ChildScript } from "./child_runner.ts";
 
 const CHILD = `
 const [port] = Deno.args;
@@ -56,25 +57,14 @@ const port = await new Promise<number>((resolve, reject) =>
     (e, p) => (e ? reject(e) : resolve(p)),
   )
 );
-// The child script goes to a temporary directory, not into the checkouts (they may be others' worktrees);
-// it runs with cwd and config of the checkout, so it imports that checkout's probe and dependencies.
-const childDir = await Deno.makeTempDir({ prefix: "grpc_probe_child_" });
-const file = `${childDir}/child.js`;
-await Deno.writeTextFile(file, CHILD);
+const child = await ChildScript.write(CHILD);
 try {
   console.log(
     "| round | checkout | VmRSS after import | after 3 gRPC probes | added |\n| --- | --- | --- | --- | --- |",
   );
   for (let round = 1; round <= rounds; round++) {
     for (const tree of trees) {
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", "--v8-flags=--expose-gc", `--config=${tree}/deno.json`, file, String(port)],
-        cwd: tree,
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      if (!out.success) throw new Error(`${tree}: ${new TextDecoder().decode(out.stderr)}`);
-      const p = JSON.parse(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1)!);
+      const p = await child.run(tree, "--expose-gc", [String(port)]);
       const added = p.probed - p.imported;
       console.log(
         `| ${round} | ${tree} | ${p.imported.toFixed(1)} | ${p.probed.toFixed(1)} | ${added.toFixed(1)} |`,
@@ -84,5 +74,5 @@ try {
   console.log(`load average: ${(await Deno.readTextFile("/proc/loadavg")).trim()}`);
 } finally {
   server.forceShutdown();
-  await Deno.remove(childDir, { recursive: true });
+  await child.remove();
 }
