@@ -16,21 +16,16 @@ import { Buffer } from "node:buffer";
 import * as tls from "node:tls";
 import { adsProtocol } from "../shared/internal/xds/envoy_protos.ts";
 import { secureChannel } from "../shared/internal/tls/meshd_channel.ts";
+import type { MeshdTransportSecurity } from "../shared/internal/tls/meshd_roots.ts";
 import type { MeshdDebugSource } from "./meshd_client.ts";
 
 /** Istio's debug type URL. */
 const DEBUG_TYPE_URL = "istio.io/debug";
 
 /** How to reach meshd and who to be. */
-export interface XdsDebugOptions {
+export interface XdsDebugOptions extends MeshdTransportSecurity {
   /** Per page, ms (the seed's --timeout, 30 s). */
   timeoutMs: number;
-  /** Plain-text HTTP/2 (`--plaintext`): no TLS. */
-  plaintext?: boolean;
-  /** PEM roots meshd's serving certificate must chain to (root-cert.pem of `--cert-dir`). */
-  rootsPem?: string;
-  /** A client certificate of the mesh (cert-chain.pem and key.pem of `--cert-dir`). */
-  clientCertificate?: { certChainPem: string; privateKeyPem: string };
   /** The name meshd's certificate must carry (`--authority`); default: the dialled host. */
   authority?: string;
   /** Skip verifying meshd's certificate (`--insecure`). */

@@ -17,6 +17,7 @@
 import { CREATE_CERTIFICATE_PATH, decodeWire, encodeWire, WIRE_TYPES } from "./ads_wire.ts";
 import { GRPC_STATUS, GrpcChannel } from "./grpc_channel.ts";
 import { AddressRing } from "./meshd_addresses.ts";
+import type { PemCertificate } from "../../shared/internal/tls/meshd_roots.ts";
 
 /** The request, exactly as sent. */
 export interface CsrRequest {
@@ -33,7 +34,7 @@ export interface CsrCredentials {
   /** A bootstrap token, sent as `authorization: Bearer <token>`. */
   token?: string;
   /** The current workload certificate, presented as the TLS client certificate. */
-  clientCertificate?: { certChainPem: string; privateKeyPem: string };
+  clientCertificate?: PemCertificate;
 }
 
 /** Sends CSRs; the gRPC one is {@link GrpcCsrClient}, tests may use others. */

@@ -16,7 +16,7 @@
  */
 import * as net from "node:net";
 import * as tls from "node:tls";
-import { hostOf, meshdIdentity } from "../../shared/internal/tls/meshd_roots.ts";
+import { hostOf, meshdIdentity, type MeshdTransportSecurity } from "../../shared/internal/tls/meshd_roots.ts";
 
 /** Default time for TCP and TLS handshakes, ms. */
 export const CONNECT_TIMEOUT_MS = 10_000;
@@ -24,15 +24,9 @@ export const CONNECT_TIMEOUT_MS = 10_000;
 const ABANDONED = "the dial was abandoned: the channel is closed";
 
 /** Where meshd is and how to verify it. */
-export interface MeshdTarget {
+export interface MeshdTarget extends MeshdTransportSecurity {
   /** `host:port` (an IPv6 host in brackets). */
   address: string;
-  /** Plain TCP (meshd's --grpcAddr): no TLS. */
-  plaintext?: boolean;
-  /** PEM roots meshd's certificate must chain to: the only ones trusted. Required unless `plaintext`. */
-  rootsPem?: string;
-  /** The workload certificate to present: PEM chain (leaf first) and PKCS #8 key. */
-  clientCertificate?: { certChainPem: string; privateKeyPem: string };
   /** The name meshd's certificate must carry; default the dialled host. */
   serverName?: string;
   /** Handshake deadline, ms; default {@link CONNECT_TIMEOUT_MS}. */

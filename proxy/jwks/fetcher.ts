@@ -133,7 +133,14 @@ export class ProxyJwksFetcher {
     const port = e.ports[String(r.port.number)];
     let dial: () => Promise<net.Socket>;
     if (dialsMtls(e, r.port.number) && ctx.certificate) {
-      dial = mtlsDialer(e.address, port, ctx.certificate, e.identity, s.timeoutMs, MESH_HTTP1_ALPN);
+      dial = mtlsDialer({
+        host: e.address,
+        port,
+        cert: ctx.certificate,
+        identity: e.identity,
+        timeoutMs: s.timeoutMs,
+        alpn: MESH_HTTP1_ALPN,
+      });
     } else if (https) dial = () => tlsDial(e.address, port, url.hostname);
     else dial = plainDialer(e.address, port, s.timeoutMs);
     return httpGet(s.key, { ...options, dial });

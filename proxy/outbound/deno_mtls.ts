@@ -26,7 +26,7 @@ import { pemCertificates } from "../../shared/internal/ca/pem.ts";
 import { DenoConnIo } from "../http/deno_conn_io.ts";
 import type { SocketIo } from "../http/socket_io.ts";
 import type { CertificateInfo } from "../runtime/snapshot.ts";
-import { DialError, uriSans } from "./endpoint_pool.ts";
+import { DialError, type MtlsTarget, uriSans } from "./endpoint_pool.ts";
 
 /** What the internal method returns (node's PeerCertificate, the fields read here). */
 interface PeerCertificate {
@@ -117,14 +117,8 @@ export function peerProblem(
  * Connects with mutual TLS on `Deno.connectTls` and checks the server as {@link mtlsDialer} does.
  * @throws {DialError} connect_failure, tls_failure, identity_mismatch or timeout
  */
-export async function denoMtlsConnect(
-  host: string,
-  port: number,
-  cert: CertificateInfo,
-  identity: string,
-  timeoutMs: number,
-  alpn: readonly string[],
-): Promise<SocketIo> {
+export async function denoMtlsConnect(target: MtlsTarget): Promise<SocketIo> {
+  const { host, port, cert, identity, timeoutMs, alpn } = target;
   let conn: Deno.TlsConn | undefined;
   let connected = false;
   let timer: ReturnType<typeof setTimeout> | undefined;

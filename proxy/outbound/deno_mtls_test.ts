@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { certificateInfo, makeCa, makeLeaf, type TestCa, type TestLeaf } from "../inbound/test_support.ts";
 import { within } from "../../shared/internal/testing/deadline.ts";
 import { denoMtlsConnect, peerProblem } from "./deno_mtls.ts";
-import { DialError } from "./endpoint_pool.ts";
+import { DialError, type MtlsTarget } from "./endpoint_pool.ts";
+import type { CertificateInfo } from "../runtime/snapshot.ts";
 
 const SERVER_ID = "spiffe://cluster.local/ns/foo/sa/httpbin";
 const CLIENT_ID = "spiffe://cluster.local/ns/foo/sa/sleep";
@@ -50,6 +51,10 @@ async function fixture(): Promise<{ ca: TestCa; client: TestLeaf; server: TestLe
   };
 }
 
+function target(cert: CertificateInfo, port: number, identity: string): MtlsTarget {
+  return { host: "127.0.0.1", port, cert, identity, timeoutMs: 5_000, alpn: ALPN };
+}
+
 async function dialError(p: Promise<unknown>): Promise<DialError> {
   try {
     await p;
@@ -65,7 +70,7 @@ Deno.test("Deno TLS mesh leg: mutual TLS with the workload certificate, the serv
   const srv = await mtlsServer(server, ca);
   try {
     const cert = certificateInfo(client, ca, CLIENT_ID);
-    const io = await denoMtlsConnect("127.0.0.1", srv.port, cert, SERVER_ID, 5_000, ALPN);
+    const io = await denoMtlsConnect(target(cert, srv.port, SERVER_ID));
     io.write(new TextEncoder().encode("hello"));
     let text = "";
     for (;;) {
@@ -93,17 +98,17 @@ Deno.test("Deno TLS mesh leg: wrong identity, foreign CA and a refused port fail
   try {
     const cert = certificateInfo(client, ca, CLIENT_ID);
     const other = "spiffe://cluster.local/ns/foo/sa/other";
-    const mismatch = await dialError(denoMtlsConnect("127.0.0.1", srv.port, cert, other, 5_000, ALPN));
+    const mismatch = await dialError(denoMtlsConnect(target(cert, srv.port, other)));
     assert.equal(mismatch.kind, "identity_mismatch");
     assert.match(mismatch.message, new RegExp(`expected ${other}, server presented ${SERVER_ID}`));
     const untrusted = await dialError(
-      denoMtlsConnect("127.0.0.1", foreignSrv.port, cert, SERVER_ID, 5_000, ALPN),
+      denoMtlsConnect(target(cert, foreignSrv.port, SERVER_ID)),
     );
     assert.equal(untrusted.kind, "tls_failure");
     const closed = foreignSrv.port;
     foreignSrv.close();
     await new Promise((r) => setTimeout(r, 50));
-    const refused = await dialError(denoMtlsConnect("127.0.0.1", closed, cert, SERVER_ID, 5_000, ALPN));
+    const refused = await dialError(denoMtlsConnect(target(cert, closed, SERVER_ID)));
     assert.equal(refused.kind, "connect_failure");
   } finally {
     srv.close();
@@ -148,7 +153,9 @@ Deno.test("Deno TLS mesh leg: a CA in Deno's default trust store is not a mesh r
       await raw.handshake();
       raw.close();
       try {
-        (await denoMtlsConnect("127.0.0.1", ${srv.port}, cert, ${JSON.stringify(SERVER_ID)}, 5000, []))
+        (await denoMtlsConnect({ host: "127.0.0.1", port: ${srv.port}, cert, identity: ${
+      JSON.stringify(SERVER_ID)
+    }, timeoutMs: 5000, alpn: [] }))
           .destroy();
         console.log("accepted");
       } catch (e) {

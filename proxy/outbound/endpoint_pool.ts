@@ -59,22 +59,30 @@ export function uriSans(subjectaltname: string | undefined): string[] {
   return subjectaltname.split(/,\s*/).filter((s) => s.startsWith("URI:")).map((s) => s.slice(4));
 }
 
+/** One mutual TLS connection to dial: where, as whom, and whom the server must be. */
+export interface MtlsTarget {
+  host: string;
+  port: number;
+  /** The workload certificate to present; the server must chain to its `rootsPem`. */
+  cert: CertificateInfo;
+  /** The SPIFFE ID the server's certificate must carry among its URI SANs; "" accepts any SPIFFE ID. */
+  identity: string;
+  /** Connect and handshake deadline, ms. */
+  timeoutMs: number;
+  /**
+   * The protocols offered: Istio's value for what the connection carries, then the real protocol if
+   * any (../tls/mesh_alpn.ts), so that a PERMISSIVE server tells it from an app's own TLS.
+   */
+  alpn: readonly string[];
+}
+
 /**
- * A mutual TLS dialer: presents `cert`, verifies the server against `cert.rootsPem` and requires
- * `identity` among the server certificate's URI SANs (any SPIFFE ID when `identity` is empty).
- * `alpn`: the protocols offered: Istio's value for what the connection carries, then the real
- * protocol if any (../tls/mesh_alpn.ts), so that a PERMISSIVE server tells it from an app's own TLS.
+ * A mutual TLS dialer on node:tls: presents `target.cert`, verifies the server against its roots and
+ * requires `target.identity` among the server certificate's URI SANs (Istio's secure naming).
  * `allowHalfOpen`: the socket stays writable after the server's FIN (TCP proxying, ./tcp_forward.ts).
  */
-export function mtlsDialer(
-  host: string,
-  port: number,
-  cert: CertificateInfo,
-  identity: string,
-  timeoutMs: number,
-  alpn: readonly string[],
-  allowHalfOpen = false,
-): Dialer {
+export function mtlsDialer(target: MtlsTarget, allowHalfOpen = false): Dialer {
+  const { host, port, cert, identity, timeoutMs, alpn } = target;
   return () =>
     new Promise<net.Socket>((resolve, reject) => {
       let connected = false;

@@ -196,7 +196,14 @@ export class OutboundHttp2 {
         ? () => {
           const cert = this.#o.snapshot().certificate;
           if (cert === undefined) return Promise.reject(new Error("the proxy has no workload certificate"));
-          return mtlsDialer(address, port, cert, identity, timeout, MESH_H2_ALPN)();
+          return mtlsDialer({
+            host: address,
+            port,
+            cert,
+            identity,
+            timeoutMs: timeout,
+            alpn: MESH_H2_ALPN,
+          })();
         }
         : plainDialer(address, port, timeout),
       limits: this.#o.limits,

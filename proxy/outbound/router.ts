@@ -20,7 +20,7 @@ import { outboundIstioLabels } from "../http/istio_labels.ts";
 import { selectRoute } from "../../shared/routing/mod.ts";
 import { dialsMtls } from "../../shared/policy/auto_mtls.ts";
 import { type EndpointChoice, RoundRobin, WeightedRoundRobin } from "./balancer.ts";
-import { DialError, EndpointPool, mtlsDialer, plainDialer } from "./endpoint_pool.ts";
+import { DialError, EndpointPool, mtlsDialer, type MtlsTarget, plainDialer } from "./endpoint_pool.ts";
 import { denoMtlsConnect } from "./deno_mtls.ts";
 import { MESH_HTTP1_ALPN } from "../tls/mesh_alpn.ts";
 import type { LocalReplyKind, OutboundObserver } from "./outbound_stats.ts";
@@ -272,14 +272,18 @@ export class OutboundRouter {
           : connect(cert);
       };
       const timeout = this.#connectTimeoutMs;
+      const target = (cert: CertificateInfo): MtlsTarget => ({
+        host: address,
+        port,
+        cert,
+        identity,
+        timeoutMs: timeout,
+        alpn: MESH_HTTP1_ALPN,
+      });
       const denoTls = mtls && this.#o.upstream?.meshTls === "deno";
       pool = new EndpointPool({
-        dial: mtls
-          ? withCert((c) => mtlsDialer(address, port, c, identity, timeout, MESH_HTTP1_ALPN)())
-          : plainDialer(address, port, timeout),
-        dialIo: denoTls
-          ? withCert((c) => denoMtlsConnect(address, port, c, identity, timeout, MESH_HTTP1_ALPN))
-          : undefined,
+        dial: mtls ? withCert((c) => mtlsDialer(target(c))()) : plainDialer(address, port, timeout),
+        dialIo: denoTls ? withCert((c) => denoMtlsConnect(target(c))) : undefined,
         maxIdle: this.#o.upstream?.maxIdle,
         idleTimeoutMs: this.#o.upstream?.idleTimeoutMs,
         onConnect: () => this.#observer.upstreamConnection(mtls),

@@ -258,7 +258,17 @@ export class OutboundTcp {
       if (!mtls) return plainDialer(endpoint.address, port, this.#timeout())();
       // The current certificate per connection, so that rotation reaches new connections.
       const c = this.#o.snapshot().certificate ?? cert!;
-      return mtlsDialer(endpoint.address, port, c, endpoint.identity, this.#timeout(), MESH_TCP_ALPN, true)();
+      return mtlsDialer(
+        {
+          host: endpoint.address,
+          port,
+          cert: c,
+          identity: endpoint.identity,
+          timeoutMs: this.#timeout(),
+          alpn: MESH_TCP_ALPN,
+        },
+        true,
+      )();
     });
   }
 

@@ -297,7 +297,14 @@ export class TlsPassthrough {
     const cert = snapshot.certificate;
     if (cert === undefined) return `${target} needs mutual TLS and the proxy has no workload certificate yet`;
     return {
-      dial: mtlsDialer(endpoint.address, choice.port, cert, endpoint.identity, timeout, MESH_TCP_ALPN, true),
+      dial: mtlsDialer({
+        host: endpoint.address,
+        port: choice.port,
+        cert,
+        identity: endpoint.identity,
+        timeoutMs: timeout,
+        alpn: MESH_TCP_ALPN,
+      }, true),
       mtls: true,
       target,
     };

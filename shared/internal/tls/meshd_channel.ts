@@ -14,7 +14,7 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { Buffer } from "node:buffer";
-import { meshdIdentity } from "./meshd_roots.ts";
+import { meshdIdentity, type PemCertificate } from "./meshd_roots.ts";
 
 export { hostOf, IP_TARGET_SNI, meshdRoots } from "./meshd_roots.ts";
 
@@ -23,7 +23,7 @@ export interface ChannelSecurity {
   /** PEM roots that meshd's serving certificate must chain to. */
   rootsPem: string;
   /** The workload certificate to present: PEM chain (leaf first) and PKCS #8 key. */
-  clientCertificate?: { certChainPem: string; privateKeyPem: string };
+  clientCertificate?: PemCertificate;
   /** The name meshd's certificate must carry; default: the dialled host. */
   serverName?: string;
 }

@@ -13,6 +13,25 @@ import * as tls from "node:tls";
 /** The SNI sent when an IP address is dialled without a server name (meshd ignores SNI). */
 export const IP_TARGET_SNI = "meshd";
 
+/** A certificate to present: the PEM chain (leaf first) and its PKCS #8 key in PEM. */
+export interface PemCertificate {
+  certChainPem: string;
+  privateKeyPem: string;
+}
+
+/**
+ * How a client of meshd's gRPC (the proxy's agent, meshctl) protects the connection: plain TCP
+ * (meshd's --grpcAddr), or TLS that trusts only `rootsPem` and may present a workload certificate.
+ */
+export interface MeshdTransportSecurity {
+  /** Plain TCP: no TLS. */
+  plaintext?: boolean;
+  /** PEM roots meshd's serving certificate must chain to: the only ones trusted. Required unless `plaintext`. */
+  rootsPem?: string;
+  /** The certificate to present (the workload's, or cert-chain.pem and key.pem of a `--cert-dir`). */
+  clientCertificate?: PemCertificate;
+}
+
 /** How meshd's serving certificate is checked for one address. */
 export interface MeshdIdentity {
   /** The TLS server name (SNI) to send. */
