@@ -208,13 +208,8 @@ export class GrpcCall {
     else this.#stream.writeAll(head, rest).catch(() => {});
   }
 
-  /**
-   * A write was framed: one callback and one frame per call, not a promise and a frame per message.
-   * Told after the session's pump (a microtask, as a promise's handler was), not from inside it: the
-   * ADS server answers a freed slot by writing the next stream at once.
-   */
-  readonly #wrote = (): void => queueMicrotask(this.#tellWrote);
-  readonly #tellWrote = (): void => this.#context.deliver(this.#wroteFrame, EMPTY);
+  /** A write was framed: one callback and one frame per call, not a promise and a frame per message. */
+  readonly #wrote = (): void => this.#context.deliver(this.#wroteFrame, EMPTY);
 
   /** Trailers (or trailers-only when nothing was sent), then a reset if the client still sends. */
   #finish(code: number, details: string): void {
