@@ -85,17 +85,12 @@ export class GrpcCall {
   #ended = false;
   /** A unary call's request, until the client half-closes. */
   #request: Uint8Array | null = null;
-  /** The frame of every request message (the bridge reads it at once and keeps nothing of it). */
-  readonly #dataFrame: Extract<FromChild, { t: "data" }> = { t: "data", id: 0 };
-  readonly #wroteFrame: Extract<FromChild, { t: "wrote" }> = { t: "wrote", id: 0 };
 
   /** @param id the call's id in the bridge's frames (unique per meshd) */
   constructor(id: number, stream: Http2Stream, context: CallContext) {
     this.id = id;
     this.#stream = stream;
     this.#context = context;
-    this.#wroteFrame.id = id;
-    this.#dataFrame.id = id;
   }
 
   /**
@@ -137,7 +132,7 @@ export class GrpcCall {
         if (chunk === null) break;
         const { messages, error } = reader.push(chunk);
         for (const m of messages) {
-          if (this.#kind === "bidi") c.deliver(this.#dataFrame, m);
+          if (this.#kind === "bidi") c.deliver({ t: "data", id: this.id }, m);
           else if (this.#request !== null) {
             return this.#fail({
               code: Status.UNIMPLEMENTED,
@@ -194,22 +189,20 @@ export class GrpcCall {
       this.#headSent = true;
       this.#stream.respond(RESPONSE_HEAD);
     }
-    let head: Uint8Array;
-    let rest: readonly Uint8Array[];
+    const stream = this.#stream;
+    let written: Promise<void>;
     if (body instanceof NoncedBytes) {
-      head = body.nonceField(PREFIX_BYTES);
-      rest = body.shared;
+      const head = body.nonceField(PREFIX_BYTES);
+      putMessagePrefix(head, body.length);
+      written = stream.writeAll(head, body.shared);
     } else {
-      head = new Uint8Array(PREFIX_BYTES);
-      rest = [body];
+      const prefix = new Uint8Array(PREFIX_BYTES);
+      putMessagePrefix(prefix, body.length);
+      written = stream.writeAll(prefix, [body]);
     }
-    putMessagePrefix(head, body.length);
-    if (ack) this.#stream.queueAll(head, rest, this.#wrote);
-    else this.#stream.writeAll(head, rest).catch(() => {});
+    if (ack) written.then(() => this.#context.deliver({ t: "wrote", id: this.id }, EMPTY), () => {});
+    else written.catch(() => {});
   }
-
-  /** A write was framed: one callback and one frame per call, not a promise and a frame per message. */
-  readonly #wrote = (): void => this.#context.deliver(this.#wroteFrame, EMPTY);
 
   /** Trailers (or trailers-only when nothing was sent), then a reset if the client still sends. */
   #finish(code: number, details: string): void {

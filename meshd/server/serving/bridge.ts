@@ -99,8 +99,6 @@ class BridgedCall extends EventEmitter {
   readonly #context: CallContext;
   readonly #serialize: (m: unknown) => Uint8Array;
   readonly #writeCallbacks: ((() => void) | undefined)[] = [];
-  /** The frame of every write: senders read it at once (or serialize it) and keep nothing of it. */
-  readonly #writeFrame: Extract<ToChild, { t: "write" }>;
   #done = false;
 
   constructor(context: CallContext, serialize: (m: unknown) => Uint8Array) {
@@ -108,7 +106,6 @@ class BridgedCall extends EventEmitter {
     this.#context = context;
     this.metadata = context.metadata;
     this.#serialize = serialize;
-    this.#writeFrame = { t: "write", id: context.id };
   }
 
   getPeer(): string {
@@ -133,7 +130,7 @@ class BridgedCall extends EventEmitter {
     if (this.#done) return false;
     this.#writeCallbacks.push(callback);
     const body = message instanceof NoncedBytes ? message : this.#serialize(message);
-    this.#context.send(this.#writeFrame, body);
+    this.#context.send({ t: "write", id: this.#context.id }, body);
     return true;
   }
 

@@ -217,35 +217,20 @@ export class Http2Stream {
    */
   writeAll(first: Uint8Array, rest: readonly Uint8Array[]): Promise<void> {
     if (this.isClosed || this.endPending || this.localEnded || rest.length === 0) return this.write(first);
-    return handled(new Promise<void>((resolve, reject) => this.#queueAll(first, rest, resolve, reject)));
-  }
-
-  /**
-   * {@link writeAll} without a promise: `onFramed` is called when the last part has been framed, and
-   * nothing when the stream fails first (its {@link closed} says so). A server answering thousands of
-   * streams per push (meshd's ADS fan-out) saves a promise, its handler and a microtask per message.
-   */
-  queueAll(first: Uint8Array, rest: readonly Uint8Array[], onFramed: () => void): void {
-    if (this.isClosed || this.endPending || this.localEnded) return;
-    this.#queueAll(first, rest, onFramed, ignore);
-  }
-
-  #queueAll(
-    first: Uint8Array,
-    rest: readonly Uint8Array[],
-    resolve: () => void,
-    reject: (e: Error) => void,
-  ): void {
-    const queue = this.sendQueue;
-    let last = first;
-    for (const chunk of rest) {
-      if (chunk.length === 0) continue;
-      if (last.length > 0) queue.push({ chunk: last, resolve: ignore, reject: ignore });
-      last = chunk;
-    }
-    if (last.length > 0) queue.push({ chunk: last, resolve, reject });
-    else resolve();
-    this.#host.schedule(this);
+    return handled(
+      new Promise<void>((resolve, reject) => {
+        const queue = this.sendQueue;
+        let last = first;
+        for (const chunk of rest) {
+          if (chunk.length === 0) continue;
+          if (last.length > 0) queue.push({ chunk: last, resolve: ignore, reject: ignore });
+          last = chunk;
+        }
+        if (last.length > 0) queue.push({ chunk: last, resolve, reject });
+        else resolve();
+        this.#host.schedule(this);
+      }),
+    );
   }
 
   /** Ends our side after the queued data: END_STREAM on the last DATA, or trailers with END_STREAM. */
