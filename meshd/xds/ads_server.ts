@@ -106,9 +106,8 @@ export class AdsServer {
   }
 
   /** The stream was served (or is gone): it no longer holds back the pushes it was waiting for. */
-  #served(s: Stream): void {
+  #served(s: Stream, now: number = performance.now()): void {
     if (s.rounds.length === 0) return;
-    const now = performance.now();
     this.#hooks.onProxyQueued?.(now - s.rounds[0].started);
     for (const round of s.rounds) {
       if (--round.remaining === 0) this.#hooks.onPushFanout?.(now - round.started, round.streams);
@@ -132,11 +131,12 @@ export class AdsServer {
       s.queued = false;
       if (s.closed) continue;
       const bytes = s.flushPending();
-      this.#served(s);
+      const now = performance.now();
+      this.#served(s, now);
       if (bytes < 0) continue;
       s.holding = true;
       s.heldBytes = bytes;
-      s.heldSince = performance.now();
+      s.heldSince = now;
       this.#inFlight++;
       this.#inFlightBytes += bytes;
       this.#held.add(s);
