@@ -106,8 +106,9 @@ export class AdsServer {
   }
 
   /** The stream was served (or is gone): it no longer holds back the pushes it was waiting for. */
-  #served(s: Stream, now: number = performance.now()): void {
+  #served(s: Stream): void {
     if (s.rounds.length === 0) return;
+    const now = performance.now();
     this.#hooks.onProxyQueued?.(now - s.rounds[0].started);
     for (const round of s.rounds) {
       if (--round.remaining === 0) this.#hooks.onPushFanout?.(now - round.started, round.streams);
@@ -131,12 +132,11 @@ export class AdsServer {
       s.queued = false;
       if (s.closed) continue;
       const bytes = s.flushPending();
-      const now = performance.now();
-      this.#served(s, now);
+      this.#served(s);
       if (bytes < 0) continue;
       s.holding = true;
       s.heldBytes = bytes;
-      s.heldSince = now;
+      s.heldSince = performance.now();
       this.#inFlight++;
       this.#inFlightBytes += bytes;
       this.#held.add(s);

@@ -296,67 +296,59 @@ export class Stream {
   flushPending(): number {
     const before = this.#outstanding;
     this.#flushedBytes = 0;
-    // A push reads no wall clock here: only answers are timed from now.
-    const now = this.#answer.size > 0 ? Date.now() : 0;
+    const now = Date.now();
     const pushAt = this.#pushAt;
     this.#pushAt = undefined;
     const answer = this.#answer;
     this.#answer = this.#answering;
     this.#answering = answer;
-    // Each type's disco_xds_push_time runs from the end of the last write (or the flush's start), so
-    // that the types a push leaves unchanged cost no clock read of their own (a lookup each, well
-    // under a microsecond, is all they add to the next type's time).
-    let mark = performance.now();
     for (const st of this.#types.values()) {
       if (this.#closed) break;
       const isAnswer = answer.has(st);
       if (!isAnswer && pushAt === undefined) continue;
       const at = isAnswer ? now : pushAt!;
-      mark = this.protocol === "delta"
-        ? this.#pushDelta(st, at, isAnswer, mark)
-        : this.#pushSotw(st, at, isAnswer, mark);
+      if (this.protocol === "delta") this.#pushDelta(st, at, isAnswer);
+      else this.#pushSotw(st, at, isAnswer);
     }
     answer.clear();
     return this.#outstanding > before ? this.#flushedBytes : -1;
   }
 
-  /** Returns when its last write ended (performance.now()), or `started` when it wrote nothing. */
-  #pushDelta(st: TypeState, at: number, answer: boolean, started: number): number {
+  #pushDelta(st: TypeState, at: number, answer: boolean): void {
+    const started = performance.now();
     const list = this.generator.generate(this.node, st.typeUrl);
-    if (list === undefined) return (this.#unknownType(st), started);
-    if (!answer && list.version === st.lastListVersion) return started;
+    if (list === undefined) return this.#unknownType(st);
+    if (!answer && list.version === st.lastListVersion) return;
     st.lastListVersion = list.version;
     const version = this.generator.version();
     let responses = deltaUpdate(st, list, version, answer);
     if (responses.length === 0) {
       // A first request is answered even when nothing exists for the proxy, so it stops waiting.
-      if (!(answer && st.lastSentNonce === "")) return started;
+      if (!(answer && st.lastSentNonce === "")) return;
       responses = [emptyUpdate(st.typeUrl, version)];
     }
     st.pushStartedAt = at;
-    let ended = started;
     for (const r of responses) {
       if (!r.last) st.chunkNonces.add(String(this.#nonce + 1));
-      ended = this.#write(st, version, r.encode, r.count, r.bytes, started);
+      this.#write(st, version, r.encode, r.count, r.bytes, started);
     }
-    return ended;
   }
 
-  /** As {@link #pushDelta}: returns when its write ended, or `started`. */
-  #pushSotw(st: TypeState, at: number, answer: boolean, started: number): number {
+  #pushSotw(st: TypeState, at: number, answer: boolean): void {
+    const started = performance.now();
     const list = this.generator.generate(this.node, st.typeUrl);
-    if (list === undefined) return (this.#unknownType(st), started);
+    if (list === undefined) return this.#unknownType(st);
     const version = this.generator.version();
-    if (!answer && (version === st.lastSentVersion || list.version === st.lastListVersion)) return started;
+    if (!answer && (version === st.lastSentVersion || list.version === st.lastListVersion)) return;
     st.lastListVersion = list.version;
     const r = sotwResponse(st, list, version);
     st.pushStartedAt = at;
-    return this.#write(st, version, r.encode, r.count, r.bytes, started);
+    this.#write(st, version, r.encode, r.count, r.bytes, started);
   }
 
   /**
    * Writes a response, its bytes given the nonce (the encoding is shared by every stream that sends
-   * it); `count`, `bytes` and `started` are what onSend reports. Returns when it ended.
+   * it); `count`, `bytes` and `started` are what onSend reports.
    */
   #write(
     st: TypeState,
@@ -365,17 +357,15 @@ export class Stream {
     count: number,
     bytes: number,
     started: number,
-  ): number {
-    if (this.#closed) return started;
+  ): void {
+    if (this.#closed) return;
     const nonce = String(++this.#nonce);
     st.lastSentNonce = nonce;
     st.lastSentVersion = version;
     this.#outstanding++;
     this.#flushedBytes += bytes;
     this.call.write(encode(nonce), this.#written);
-    const ended = performance.now();
-    this.hooks.onSend?.(this, st.typeUrl, count, bytes, ended - started);
-    return ended;
+    this.hooks.onSend?.(this, st.typeUrl, count, bytes, performance.now() - started);
   }
 
   /** A write completed: one closure per stream, not one per write. */
