@@ -74,6 +74,16 @@ function keyOf(labelNames: readonly string[], labels: Readonly<Record<string, st
   return labelNames.map((n) => labels[n] ?? "").join("\u0000");
 }
 
+/** The labels given, of the metric's names only, frozen (a tally's own copy). */
+function ownLabels(
+  labelNames: readonly string[],
+  labels: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const own: Record<string, string> = {};
+  for (const n of labelNames) if (labels[n] !== undefined) own[n] = labels[n];
+  return Object.freeze(own);
+}
+
 /** A prom-client histogram whose label sets also take observations through a {@link Tally}. */
 export class TalliedHistogram<L extends string = string> extends client.Histogram<L> {
   readonly #tallies = new Map<string, Tally>();
@@ -82,11 +92,12 @@ export class TalliedHistogram<L extends string = string> extends client.Histogra
 
   readonly #name: string;
 
-  constructor(config: client.HistogramConfiguration<L>) {
+  /** @param config as prom-client's, with the buckets given (the tallies count into the same ones) */
+  constructor(config: client.HistogramConfiguration<L> & { buckets: number[] }) {
     super(config);
     this.#name = config.name;
     this.#names = [...(config.labelNames ?? [])];
-    this.#bounds = [...(config.buckets ?? [])];
+    this.#bounds = [...config.buckets];
     // prom-client's get() and its registry's text both read getForPromString (not in its typings):
     // the tallies are added to the samples it returns, a fresh array per scrape.
     const self = this as unknown as { getForPromString(): Promise<{ values: Sample[] }> };
@@ -109,14 +120,9 @@ export class TalliedHistogram<L extends string = string> extends client.Histogra
     let t = this.#tallies.get(key);
     if (t === undefined) {
       this.labels(labels as client.LabelValues<L>); // validates them
-      const own: Record<string, string> = {};
-      for (const n of this.#names) {
-        if ((labels as Record<string, string>)[n] !== undefined) {
-          own[n] = (labels as Record<string, string>)[n];
-        }
-      }
+      const own = ownLabels(this.#names, labels as Record<string, string>);
       if (this.#names.length > 0) this.zero(own as client.LabelValues<L>);
-      t = new Tally(Object.freeze(own), this.#bounds);
+      t = new Tally(own, this.#bounds);
       this.#tallies.set(key, t);
     }
     return t;
@@ -213,14 +219,9 @@ export class TalliedCounter<L extends string = string> extends client.Counter<L>
     let t = this.#tallies.get(key);
     if (t === undefined) {
       this.labels(labels as client.LabelValues<L>);
-      const own: Record<string, string> = {};
-      for (const n of this.#names) {
-        if ((labels as Record<string, string>)[n] !== undefined) {
-          own[n] = (labels as Record<string, string>)[n];
-        }
-      }
+      const own = ownLabels(this.#names, labels as Record<string, string>);
       this.inc(own as client.LabelValues<L>, 0);
-      t = new Tally(Object.freeze(own), []);
+      t = new Tally(own, []);
       this.#tallies.set(key, t);
     }
     return t;
