@@ -347,3 +347,43 @@ Deno.test("start() on a missing directory fails and leaves nothing running", asy
   await assert.rejects(store.start(), Deno.errors.NotFound);
   await store.stop();
 });
+
+Deno.test("an edit of resources in force keeps the snapshot sorted and byKey in step, as a fresh load", async () => {
+  const many = (mode: string, from: number) =>
+    Array.from({ length: 30 }, (_, i) => pa(`ns${(i * 7) % 5}`, `p${from + i}`, mode)).join("---\n");
+  await withStore(
+    { "a.yaml": many("STRICT", 0), "b.yaml": many("STRICT", 100), "c.yaml": pa("zz", "last") },
+    async (h) => {
+      // Update-only changes (two resources of b.yaml, then one of a.yaml), then an addition among them.
+      await h.write(
+        "b.yaml",
+        many("STRICT", 100).replace(
+          /p(1(?:03|17))\n(.*\n){3}    mode: STRICT/g,
+          (m) => m.replace("STRICT", "PERMISSIVE"),
+        ),
+      );
+      await waitFor(() => h.mode("PeerAuthentication/ns1/p103") === "PERMISSIVE", "the edit of b.yaml");
+      await h.write("a.yaml", many("DISABLE", 0));
+      await waitFor(() => h.mode("PeerAuthentication/ns0/p0") === "DISABLE", "the edit of a.yaml");
+      assert.deepEqual(h.changes.at(-1)?.added, []);
+      const fresh = new ConfigStore(h.dir, { logger: { error() {}, warn() {}, info() {} } });
+      await fresh.start();
+      try {
+        const snap = h.store.snapshot();
+        const want = fresh.snapshot();
+        assert.deepEqual(snap.resources.map((e) => e.key), want.resources.map((e) => e.key));
+        assert.deepEqual(snap.resources.map((e) => e.resource), want.resources.map((e) => e.resource));
+        for (const e of want.resources) assert.deepEqual(snap.byKey[e.key].resource, e.resource, e.key);
+        assert.equal(h.mode("PeerAuthentication/ns4/p117"), "PERMISSIVE");
+        assert.equal(h.mode("PeerAuthentication/ns0/p100"), "STRICT");
+        assert.ok(Object.isFrozen(snap.resources) && Object.isFrozen(snap.byKey));
+      } finally {
+        await fresh.stop();
+      }
+      await h.write("d.yaml", pa("ns3", "added"));
+      await waitFor(() => h.keys().includes("PeerAuthentication/ns3/added"), "d.yaml");
+      const keys = h.keys();
+      assert.deepEqual(keys, [...keys].sort(), "sorted after an addition too");
+    },
+  );
+});

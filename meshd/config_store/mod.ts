@@ -184,7 +184,7 @@ export class ConfigStore {
 
   /** Applies one batch of a {@link ConfigFeed}: each object's issues reported, one revision for all. */
   #applyFeed(batch: readonly FeedItem[]): void {
-    const before = this.#snapshot.byKey;
+    const before = this.#snapshot;
     const touched = new Set<string>();
     for (const { name, result } of batch) {
       if (result !== undefined) this.#report(name, result);
@@ -197,7 +197,7 @@ export class ConfigStore {
 
   /** Re-reads a batch of files and publishes one revision for all of their changes. */
   async #sync(files: string[]): Promise<void> {
-    const before = this.#snapshot.byKey;
+    const before = this.#snapshot;
     const touched = new Set<string>();
     for (const file of files) {
       const read = await readConfigFile(file);
@@ -228,7 +228,7 @@ export class ConfigStore {
   }
 
   /** Publishes the index as a new revision if any touched key changed since `before`. */
-  #publish(before: ConfigSnapshot["byKey"], touched: Set<string>): void {
+  #publish(before: ConfigSnapshot, touched: Set<string>): void {
     // Compared with the published snapshot rather than summed per file, so that a key removed by one
     // file and re-added by another in the same batch is one update (or nothing).
     const change: { added: string[]; updated: string[]; removed: string[] } = {
@@ -237,7 +237,7 @@ export class ConfigStore {
       removed: [],
     };
     for (const key of [...touched].sort()) {
-      const was = before[key];
+      const was = entryOf(before, key);
       const now = this.#index.get(key);
       if (was === now) continue;
       if (was === undefined) change.added.push(key);
@@ -246,7 +246,12 @@ export class ConfigStore {
     }
     if (change.added.length + change.updated.length + change.removed.length === 0) return;
     const revision = this.#snapshot.revision + 1;
-    this.#snapshot = freezeSnapshot(revision, this.#index.entries());
+    // An edit of resources in force (a policy change) keeps the order: the last snapshot's entries
+    // with the edited ones replaced, instead of every key sorted again (12,002 resources: ~10 ms a
+    // change, before the debounce even starts).
+    this.#snapshot = change.added.length + change.removed.length === 0 && before === this.#snapshot
+      ? freezeSnapshot(revision, withUpdated(before, change.updated, this.#index))
+      : freezeSnapshot(revision, this.#index.entries());
     const event: ConfigChange = Object.freeze({
       revision,
       added: Object.freeze(change.added),
@@ -283,8 +288,49 @@ export class ConfigStore {
   }
 }
 
+/** `byKey` is built when first read: meshd's push path reads the sorted entries only. */
 function freezeSnapshot(revision: number, entries: ConfigEntry[]): ConfigSnapshot {
-  const byKey: Record<string, ConfigEntry> = Object.create(null);
-  for (const e of entries) byKey[e.key] = e;
-  return Object.freeze({ revision, resources: Object.freeze(entries), byKey: Object.freeze(byKey) });
+  let byKey: Readonly<Record<string, ConfigEntry>> | undefined;
+  return Object.freeze({
+    revision,
+    resources: Object.freeze(entries),
+    get byKey(): Readonly<Record<string, ConfigEntry>> {
+      if (byKey === undefined) {
+        const index: Record<string, ConfigEntry> = Object.create(null);
+        for (const e of entries) index[e.key] = e;
+        byKey = Object.freeze(index);
+      }
+      return byKey;
+    },
+  });
+}
+
+/** Where `key` is (or would go) in a snapshot's entries, which are sorted by key in code-unit order. */
+function positionOf(entries: readonly ConfigEntry[], key: string): number {
+  let lo = 0;
+  let hi = entries.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (entries[mid].key < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The entry of `key` in a snapshot, if any (a binary search: byKey is not built for it). */
+function entryOf(snapshot: ConfigSnapshot, key: string): ConfigEntry | undefined {
+  const entries = snapshot.resources;
+  const at = positionOf(entries, key);
+  return entries[at]?.key === key ? entries[at] : undefined;
+}
+
+/** The snapshot's entries with those of `updated` (keys in force before and after) as the index has them now. */
+function withUpdated(
+  snapshot: ConfigSnapshot,
+  updated: readonly string[],
+  index: ResourceIndex,
+): ConfigEntry[] {
+  const entries = snapshot.resources.slice();
+  for (const key of updated) entries[positionOf(entries, key)] = index.get(key)!;
+  return entries;
 }

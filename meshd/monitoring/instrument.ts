@@ -3,12 +3,12 @@
  *
  * @module
  */
-import type client from "prom-client";
 import type { ValidationIssue } from "../../shared/mod.ts";
 import type { PushContext } from "../push_context/push_context.ts";
 import type { PushContextHow } from "../server/push_scheduler.ts";
 import type { AdsHooks } from "../xds/ads_types.ts";
 import type { MeshdMetrics } from "./metrics.ts";
+import type { Tally } from "./tally.ts";
 
 /** The short type name used as the `type` label: `mesh.v1.Workload` for its type URL. */
 function short(typeUrl: string): string {
@@ -21,40 +21,39 @@ export function discoveryObservers(m: MeshdMetrics): {
   onRejected(issue: ValidationIssue): void;
   onPushContext(ctx: PushContext, buildMs: number, reasons: Map<string, number>, how: PushContextHow): void;
 } {
-  // onSend runs for every stream of every push: the labelled children are looked up once per type,
-  // not by hashing a label object three times per response.
-  const children = new Map<string, {
-    pushes: client.Counter.Internal;
-    size: client.Histogram.Internal<"type">;
-    time: client.Histogram.Internal<"type">;
-  }>();
+  // onSend, onAck and onProxyQueued run for every stream of every push: the series of a type are
+  // looked up once, and each observation is a tally's few additions (tally.ts), not prom-client's
+  // label hashing and validation per call.
+  const children = new Map<string, { pushes: Tally; size: Tally; time: Tally }>();
   const sendMetrics = (typeUrl: string) => {
     let c = children.get(typeUrl);
     if (c === undefined) {
       const labels = { type: short(typeUrl) };
       c = {
-        pushes: m.discoXdsPushes.labels(labels),
-        size: m.discoXdsConfigSizeBytes.labels(labels),
-        time: m.discoXdsPushTime.labels(labels),
+        pushes: m.discoXdsPushes.tally(labels),
+        size: m.discoXdsConfigSizeBytes.tally(labels),
+        time: m.discoXdsPushTime.tally(labels),
       };
       children.set(typeUrl, c);
     }
     return c;
   };
+  const convergence = m.discoProxyConvergenceTime.tally();
+  const queued = m.discoProxyQueueTime.tally();
   return {
     adsHooks: {
       onConnect: () => m.discoXds.inc(),
       onDisconnect: () => m.discoXds.dec(),
       onNack: (_s, typeUrl) => m.discoTotalXdsRejects.inc({ type: short(typeUrl) }),
-      onAck: (_s, _typeUrl, pushedAt) => m.discoProxyConvergenceTime.observe((Date.now() - pushedAt) / 1000),
+      onAck: (_s, _typeUrl, pushedAt) => convergence.observe((Date.now() - pushedAt) / 1000),
       onSend: (_s, typeUrl, _count, bytes, ms) => {
         const c = sendMetrics(typeUrl);
-        c.pushes.inc();
+        c.pushes.observe(1);
         c.size.observe(bytes);
         c.time.observe(ms / 1000);
       },
       onExpiredNonce: (_s, typeUrl) => m.discoXdsExpiredNonce.inc({ type: short(typeUrl) }),
-      onProxyQueued: (ms) => m.discoProxyQueueTime.observe(ms / 1000),
+      onProxyQueued: (ms) => queued.observe(ms / 1000),
       onPushFanout: (ms) => m.discoPushFanoutTime.observe(ms / 1000),
     },
     onRejected: (issue) => m.discoTotalRejectedConfigs.inc({ type: issue.resource?.split(" ")[0] ?? "file" }),

@@ -8,6 +8,7 @@
 import client from "prom-client";
 import { buildInfo } from "../../shared/mod.ts";
 import type { XdsCacheStats } from "../xds/xds_cache.ts";
+import { TalliedCounter, TalliedHistogram } from "./tally.ts";
 
 const SECONDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 3, 5, 10, 20, 30];
 
@@ -15,11 +16,12 @@ const SECONDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 3, 5, 10, 20, 30];
 export interface MeshdMetrics {
   registry: client.Registry;
   discoXds: client.Gauge;
-  discoXdsPushes: client.Counter<"type">;
+  /** Observed per pushed stream: tallied (tally.ts), exported as prom-client's. */
+  discoXdsPushes: TalliedCounter<"type">;
   discoPushTriggers: client.Counter<"type">;
-  discoProxyConvergenceTime: client.Histogram;
-  discoXdsPushTime: client.Histogram<"type">;
-  discoProxyQueueTime: client.Histogram;
+  discoProxyConvergenceTime: TalliedHistogram;
+  discoXdsPushTime: TalliedHistogram<"type">;
+  discoProxyQueueTime: TalliedHistogram;
   /** meshd's own, not in the seed: see createMetrics. */
   discoPushFanoutTime: client.Histogram;
   discoTotalXdsRejects: client.Counter<"type">;
@@ -27,7 +29,7 @@ export interface MeshdMetrics {
   discoServices: client.Gauge;
   discoPushcontextInitSeconds: client.Histogram;
   discoXdsExpiredNonce: client.Counter<"type">;
-  discoXdsConfigSizeBytes: client.Histogram<"type">;
+  discoXdsConfigSizeBytes: TalliedHistogram<"type">;
   discoInboundUpdates: client.Counter<"type">;
   caServerCsrCount: client.Counter;
   caServerAuthenticationFailureCount: client.Counter;
@@ -67,6 +69,8 @@ export function createMetrics(): MeshdMetrics {
     new client.Gauge<L>({ name, help, labelNames, registers });
   const histogram = <L extends string>(name: string, help: string, labelNames: L[] = [], buckets = SECONDS) =>
     new client.Histogram<L>({ name, help, labelNames, buckets, registers });
+  const tallied = <L extends string>(name: string, help: string, labelNames: L[] = [], buckets = SECONDS) =>
+    new TalliedHistogram<L>({ name, help, labelNames, buckets, registers });
   const started = Date.now();
   /** A `*_seconds` gauge computed on scrape from its `*_timestamp` gauge (0 while that is unset), so it is live without a timer. */
   const secondsUntil = (name: string, help: string, timestamp: client.Gauge) =>
@@ -85,16 +89,21 @@ export function createMetrics(): MeshdMetrics {
   const m: MeshdMetrics = {
     registry,
     discoXds: gauge("disco_xds", "Endpoints connected over xDS"),
-    discoXdsPushes: counter("disco_xds_pushes", "xDS responses sent, by type", ["type"]),
+    discoXdsPushes: new TalliedCounter({
+      name: "disco_xds_pushes",
+      help: "xDS responses sent, by type",
+      labelNames: ["type"],
+      registers,
+    }),
     discoPushTriggers: counter("disco_push_triggers", "Pushes triggered, labelled by reason", ["type"]),
-    discoProxyConvergenceTime: histogram(
+    discoProxyConvergenceTime: tallied(
       "disco_proxy_convergence_time",
       "Delay from config change to a proxy having all config (seconds)",
     ),
-    discoXdsPushTime: histogram("disco_xds_push_time", "Time to generate and send a push (seconds)", [
+    discoXdsPushTime: tallied("disco_xds_push_time", "Time to generate and send a push (seconds)", [
       "type",
     ]),
-    discoProxyQueueTime: histogram(
+    discoProxyQueueTime: tallied(
       "disco_proxy_queue_time",
       "Time a proxy waits in the push queue (seconds)",
     ),
@@ -111,7 +120,7 @@ export function createMetrics(): MeshdMetrics {
     discoServices: gauge("disco_services", "Known services"),
     discoPushcontextInitSeconds: histogram("disco_pushcontext_init_seconds", "Time to init the push context"),
     discoXdsExpiredNonce: counter("disco_xds_expired_nonce", "xDS requests with an expired nonce", ["type"]),
-    discoXdsConfigSizeBytes: histogram(
+    discoXdsConfigSizeBytes: tallied(
       "disco_xds_config_size_bytes",
       "Sizes of pushed configs (bytes)",
       ["type"],

@@ -107,9 +107,9 @@ const meshd = await startMeshd(root, dir, {
   preload: heapDir ? new URL("./heap_preload.ts", import.meta.url).pathname : undefined,
   args: (Deno.env.get("BENCH_MESHD_ARGS") ?? "").split(" ").filter(Boolean),
   env: Object.fromEntries(
-    (Deno.env.get("BENCH_SERVER_ENV") ?? "").split(" ").filter((kv) => kv.includes("=")).map((kv) =>
-      kv.split("=", 2) as [string, string]
-    ),
+    (Deno.env.get("BENCH_SERVER_ENV") ?? "").split(" ").filter((kv) => kv.includes("=")).map((
+      kv,
+    ) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
   ),
 });
 progress(`meshd ${meshd.pid} serving on port ${meshd.grpcPort}`);
