@@ -62,7 +62,7 @@ done
 grep -q "CA loaded its root in $work/cacerts" "$work/run/meshd.log" || { echo "FAIL: cacerts not loaded"; exit 1; }
 echo "ok: meshd ready on :15014/ready with the read-only cacerts (\$(pgrep -c -P \$meshd) serving children)"
 POD_NAMESPACE=mesh-system INSTANCE_IP=127.0.0.1 setpriv --reuid 1993 --regid 1993 --clear-groups "$deno" "\${run[@]}" \
-  --allow-ffi=/lib/x86_64-linux-gnu/libc.so.6 --v8-flags=--max-semi-space-size=1 --no-code-cache build/proxy/main.js \
+  --allow-ffi=/lib/x86_64-linux-gnu/libc.so.6 --v8-flags=--max-semi-space-size=1,--no-allocation-site-pretenuring --no-code-cache build/proxy/main.js \
   --type=router --discoveryAddress=127.0.0.1:15012 --discoveryServerName=meshd.mesh-system.svc \
   --serviceAccount=mesh-ingressgateway --workloadGroup=mesh-ingressgateway --instanceName=gw-1 \
   --labels=app=mesh-ingressgateway,istio=ingressgateway --tokenFile="$work/run/mesh-token" \
