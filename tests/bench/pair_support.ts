@@ -115,6 +115,15 @@ export function proxyDenoFlags(): string[] {
 }
 
 /**
+ * `--inspect` for a bench's `role` proxy when BENCH_PROXY_INSPECT is set (server proxy 127.0.0.1:9229,
+ * client proxy 9230; proxy_pair/heap_summary.ts attaches there), else nothing.
+ */
+export function proxyInspectFlags(role: "client" | "server"): string[] {
+  if (!Deno.env.get("BENCH_PROXY_INSPECT")) return [];
+  return [`--inspect=127.0.0.1:${role === "server" ? 9229 : 9230}`];
+}
+
+/**
  * Where a bench's `role` proxy (`client` or `server`) writes its stdout: `<BENCH_PROXY_STDOUT_DIR>/<role>.log`
  * when that variable is set (for example with `BENCH_PROXY_V8_FLAGS=...,--trace-gc`), else nowhere.
  */
@@ -290,6 +299,7 @@ export async function startMeshPair(
     ...PROXY_PERMISSION_FLAGS,
     ...(options.v8Flags ? [`--v8-flags=${options.v8Flags}`] : []),
     ...proxyDenoFlags(),
+    ...proxyInspectFlags(sa === "app" ? "server" : "client"),
     join(proxyRoot(), proxyEntry()),
     `--discoveryAddress=127.0.0.1:${meshd.securePort}`,
     "--namespace=foo",
