@@ -165,14 +165,14 @@ function meshRules(routes: Routes, port: number, key: string): string {
  * The sidecar's outbound listener: one listener for every captured destination (Istio builds one per
  * service port; here proxy/outbound/dispatch.ts decides per connection from the original destination).
  * `selected` is `PER PORT`; `services` lists each service port as
- * `<namespace>/<name> port <n> (<protocol>) → <how it is carried>[, VirtualService rules <names>]`
+ * `<namespace>/<name> port <n> (<protocol>) \u2192 <how it is carried>[, VirtualService rules <names>]`
  * (the `tls` and `tcp` rules bound to mesh that apply there), sorted. A connection made to the
  * listener itself (no capture) takes the HTTP/1.1 path, routed by Host.
  */
 export function outboundListenerProtocol(services: Services, routes: Routes = {}): ListenerProtocol {
   const lines = Object.entries(services).flatMap(([key, s]) =>
     s.ports.map((p) =>
-      `${key} port ${p.number} (${p.protocol || "UNKNOWN"}) → ${outboundCarried(p.protocol)}${
+      `${key} port ${p.number} (${p.protocol || "UNKNOWN"}) \u2192 ${outboundCarried(p.protocol)}${
         meshRules(routes, p.number, key)
       }`
     )

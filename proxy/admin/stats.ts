@@ -44,7 +44,7 @@ function promName(s: string): string {
 /**
  * The statistics, sorted by name.
  *
- * @param listeners the inbound listeners, for their address (port → bind address)
+ * @param listeners the inbound listeners, for their address (port -> bind address)
  */
 export function collectStats(
   workers: WorkerCounters[],

@@ -377,7 +377,7 @@ export class AdsClient {
   }
 
   #nack(stream: AdsStream, typeUrl: string, nonce: string, message: string): void {
-    const text = message.length > MAX_NACK_CHARS ? message.slice(0, MAX_NACK_CHARS - 1) + "…" : message;
+    const text = message.length > MAX_NACK_CHARS ? message.slice(0, MAX_NACK_CHARS - 1) + "\u2026" : message;
     this.#nacked[typeUrl] = text;
     this.#log.warn(`ADS: NACK ${text}`);
     stream.send({

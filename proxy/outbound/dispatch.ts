@@ -4,10 +4,10 @@
  * - a service address (VIP) and port, or an endpoint address (a pod IP) and its target port (then
  *   that endpoint only, and HTTP carried as TCP to it: a pod IP names no host to route by): the
  *   port's protocol (`ServiceInfo.ports[].protocol`, shared/protocol/protocol_selection.ts) picks the
- *   path: HTTP → the HTTP/1.1 path routed by Host (as before capture); HTTP2, GRPC, GRPC-WEB → the
- *   listener's HTTP entry (h2c or HTTP/1.1); TLS and HTTPS → the `tlsPassthrough` handler
- *   (./tcp_forward.ts; carried as opaque TCP while absent); UNKNOWN → sniffed (auto-detection); everything else (TCP, MONGO,
- *   REDIS, MYSQL, ...) → TCP to an endpoint of the service;
+ *   path: HTTP -> the HTTP/1.1 path routed by Host (as before capture); HTTP2, GRPC, GRPC-WEB -> the
+ *   listener's HTTP entry (h2c or HTTP/1.1); TLS and HTTPS -> the `tlsPassthrough` handler
+ *   (./tcp_forward.ts; carried as opaque TCP while absent); UNKNOWN -> sniffed (auto-detection); everything else (TCP, MONGO,
+ *   REDIS, MYSQL, ...) -> TCP to an endpoint of the service;
  * - any other destination: Istio's PassthroughCluster (plain text to the original destination), or
  *   with `outboundTrafficPolicy: REGISTRY_ONLY` its BlackHoleCluster (closed);
  * - the proxy's own outbound listener (a direct connection, a client of `http_proxy`): the HTTP path,
@@ -74,7 +74,7 @@ export function pathOfProtocol(protocol: string): "http" | "http2" | "tls" | "sn
   return "tcp";
 }
 
-/** `address|port` → service port, per snapshot (built once, read per connection). */
+/** `address|port` -> service port, per snapshot (built once, read per connection). */
 type Index = Map<string, ServiceTarget>;
 const indexes = new WeakMap<Pick<RuntimeSnapshot, "services">, Index>();
 

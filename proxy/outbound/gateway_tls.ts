@@ -169,7 +169,7 @@ export class GatewayTls {
   }
 }
 
-/** The SAN values of a peer certificate (`DNS:a, URI:b` → `["a", "b"]`, also `URI:`-typed). */
+/** The SAN values of a peer certificate (`DNS:a, URI:b` -> `["a", "b"]`, also `URI:`-typed). */
 export function peerSans(subjectaltname: string | undefined): { uris: string[]; all: string[] } {
   const uris: string[] = [];
   const all: string[] = [];

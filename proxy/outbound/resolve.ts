@@ -31,7 +31,7 @@ export type Resolution =
   };
 
 interface Index {
-  /** Lower-case host name or VIP → service key. */
+  /** Lower-case host name or VIP -> service key. */
   hosts: Map<string, string>;
   /** Cluster domains seen in `<name>.<ns>.svc.<domain>` hosts (cluster.local first when present). */
   domains: string[];

@@ -43,7 +43,7 @@ export function listenerKey(l: WorkerListener): string {
   }`;
 }
 
-/** Main thread → worker. */
+/** Main thread -> worker. */
 export type ToWorker =
   | {
     type: "start";
@@ -70,7 +70,7 @@ export interface ListenerCounters {
   counters: Record<string, number>;
 }
 
-/** Worker → main thread. */
+/** Worker -> main thread. */
 export type FromWorker =
   | { type: "started" }
   | { type: "failed"; error: string }

@@ -46,7 +46,7 @@ export interface AppProber {
   timeoutSeconds?: number;
 }
 
-/** Path → prober. */
+/** Path -> prober. */
 export type AppProbers = Record<string, AppProber>;
 
 /** `/app-health/<container>/<livez|readyz|startupz>`. */
@@ -155,7 +155,7 @@ export function parseAppProbers(text: string, source: string): AppProbers {
   } catch (e) {
     throw new Error(`${source}: not JSON: ${(e as Error).message}`);
   }
-  if (!isObject(doc)) throw new Error(`${source}: must be a JSON object (path → prober)`);
+  if (!isObject(doc)) throw new Error(`${source}: must be a JSON object (path \u2192 prober)`);
   const out: AppProbers = {};
   for (const [key, value] of Object.entries(doc)) {
     if (!PATH_KEY.test(key)) {

@@ -73,7 +73,7 @@ function fromName(text: string): SelectedProtocol {
  * @param port the port's `name`, `appProtocol`, `protocol` (TCP, UDP or SCTP) and number (`port`)
  * @returns upper case, e.g. `HTTP`, `GRPC`, `TCP`; {@link AUTO_DETECT} when neither names one, except on
  *   Istio's server-first ports (25, 53, 3306, 27017), which are `TCP`. A set `appProtocol` decides
- *   alone: an unknown one is auto-detect (or TCP on those ports) even when the name is `http-…`.
+ *   alone: an unknown one is auto-detect (or TCP on those ports) even when the name is `http-...`.
  */
 export function servicePortProtocol(
   port: { name?: string; appProtocol?: string; protocol?: string; port?: number },

@@ -51,11 +51,25 @@ export class BenchRun {
     return new BenchRun(await Deno.makeTempDir({ prefix }));
   }
 
-  /** Starts `cmd` in `cwd` (default: ours), stdout discarded, stderr kept in `tail`; `close()` kills it. */
-  spawn(cmd: string, args: string[], env: Record<string, string> = {}, cwd?: string): Child {
-    const child = new Deno.Command(cmd, { args, stdin: "null", stdout: "null", stderr: "piped", env, cwd })
-      .spawn();
+  /**
+   * Starts `cmd` in `cwd` (default: ours), stdout discarded (or, with `stdoutFile`, appended to that file:
+   * V8's `--trace-gc` writes there), stderr kept in `tail`; `close()` kills it.
+   */
+  spawn(
+    cmd: string,
+    args: string[],
+    env: Record<string, string> = {},
+    cwd?: string,
+    stdoutFile?: string,
+  ): Child {
+    const stdout = stdoutFile ? "piped" : "null";
+    const child = new Deno.Command(cmd, { args, stdin: "null", stdout, stderr: "piped", env, cwd }).spawn();
     this.children.push(child);
+    if (stdoutFile) {
+      Deno.open(stdoutFile, { create: true, append: true })
+        .then((f) => child.stdout.pipeTo(f.writable))
+        .catch(() => {});
+    }
     let tail = "";
     child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
       new WritableStream({ write: (c) => void (tail = (tail + c).slice(-4000)) }),
@@ -98,6 +112,24 @@ export function proxyEntry(): string {
 /** More `deno run` flags for the proxy, from BENCH_PROXY_DENO_FLAGS (space-separated; e.g. `--no-code-cache`). */
 export function proxyDenoFlags(): string[] {
   return Deno.env.get("BENCH_PROXY_DENO_FLAGS")?.split(/\s+/).filter((f) => f !== "") ?? [];
+}
+
+/**
+ * `--inspect` for a bench's `role` proxy when BENCH_PROXY_INSPECT is set (server proxy 127.0.0.1:9229,
+ * client proxy 9230; proxy_pair/heap_summary.ts attaches there), else nothing.
+ */
+export function proxyInspectFlags(role: "client" | "server"): string[] {
+  if (!Deno.env.get("BENCH_PROXY_INSPECT")) return [];
+  return [`--inspect=127.0.0.1:${role === "server" ? 9229 : 9230}`];
+}
+
+/**
+ * Where a bench's `role` proxy (`client` or `server`) writes its stdout: `<BENCH_PROXY_STDOUT_DIR>/<role>.log`
+ * when that variable is set (for example with `BENCH_PROXY_V8_FLAGS=...,--trace-gc`), else nowhere.
+ */
+export function proxyStdoutFile(role: string): string | undefined {
+  const dir = Deno.env.get("BENCH_PROXY_STDOUT_DIR");
+  return dir ? join(dir, `${role}.log`) : undefined;
 }
 
 /**
@@ -267,6 +299,7 @@ export async function startMeshPair(
     ...PROXY_PERMISSION_FLAGS,
     ...(options.v8Flags ? [`--v8-flags=${options.v8Flags}`] : []),
     ...proxyDenoFlags(),
+    ...proxyInspectFlags(sa === "app" ? "server" : "client"),
     join(proxyRoot(), proxyEntry()),
     `--discoveryAddress=127.0.0.1:${meshd.securePort}`,
     "--namespace=foo",
@@ -290,6 +323,7 @@ export async function startMeshPair(
     ]),
     { NO_COLOR: "1" },
     proxyRoot(),
+    proxyStdoutFile("server"),
   );
   const clientProxy = bench.spawn(
     Deno.execPath(),
@@ -299,6 +333,7 @@ export async function startMeshPair(
     ]),
     { NO_COLOR: "1" },
     proxyRoot(),
+    proxyStdoutFile("client"),
   );
   await waitHttp(`http://127.0.0.1:${serverAdmin}/ready`, "localhost", "server proxy /ready");
   await waitHttp(`http://127.0.0.1:${clientAdmin}/ready`, "localhost", "client proxy /ready");
