@@ -23,6 +23,9 @@ cp -r deno.json deno.lock shared meshd proxy "$work/app/"
 (cd "$work/app" && DENO_DIR="$work/deno-dir" NO_COLOR=1 "$deno" cache --frozen meshd/main.ts \
   meshd/server/serving/child_main.ts meshd/ca/signer_worker.ts proxy/main.ts proxy/workers/worker.ts \
   >/dev/null 2>&1)
+# meshd.run.Containerfile's run of meshd before DENO_DIR turns read-only.
+(cd "$work/app" && DENO_DIR="$work/deno-dir" NO_COLOR=1 "$deno" run --cached-only --allow-read --allow-write \
+  --allow-net --allow-env --allow-sys --allow-run meshd/main.ts --help >/dev/null 2>&1)
 echo "ok: deno cache filled a fresh DENO_DIR ($(du -sh "$work/deno-dir" | cut -f1))"
 # proxy.run.Containerfile's bundle step; the gateway below runs from it as the image's ENTRYPOINT does.
 (cd "$work/app" && DENO_DIR="$work/deno-dir" NO_COLOR=1 "$deno" task bundle:proxy >/dev/null 2>&1)
@@ -64,7 +67,7 @@ for i in \$(seq 1 120); do
 done
 [ "\$i" -lt 120 ] || { echo "FAIL: meshd not ready"; cat "$work/run/meshd.log"; exit 1; }
 grep -q "CA loaded its root in $work/cacerts" "$work/run/meshd.log" || { echo "FAIL: cacerts not loaded"; exit 1; }
-echo "ok: meshd ready on :15014/ready with the read-only cacerts (\$(pgrep -c -P \$meshd) serving children)"
+echo "ok: meshd ready on :15014/ready with the read-only cacerts (\$(pgrep -c -P \$meshd) serving children; VmHWM \$(grep VmHWM /proc/\$meshd/status | tr -s " " | cut -d" " -f2-))"
 POD_NAMESPACE=mesh-system INSTANCE_IP=127.0.0.1 setpriv --reuid 1993 --regid 1993 --clear-groups "$deno" "\${run[@]}" \
   --allow-ffi=/lib/x86_64-linux-gnu/libc.so.6 --v8-flags=--max-semi-space-size=1,--no-allocation-site-pretenuring --no-code-cache build/proxy/main.js \
   --type=router --discoveryAddress=127.0.0.1:15012 --discoveryServerName=meshd.mesh-system.svc \
