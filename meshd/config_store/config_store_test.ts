@@ -358,7 +358,7 @@ Deno.test("an edit of resources in force keeps the snapshot sorted and byKey in 
       await h.write(
         "b.yaml",
         many("STRICT", 100).replace(
-          /p(1(?:03|17))\n(.*\n){3}    mode: STRICT/g,
+          /p(1(?:03|17))\n(.*\n){3} {4}mode: STRICT/g,
           (m) => m.replace("STRICT", "PERMISSIVE"),
         ),
       );

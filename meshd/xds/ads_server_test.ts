@@ -321,3 +321,38 @@ Deno.test("large updates are split into chunks; ACKs of leading chunks are not s
     assert.equal(ads.streams()[0].types[0].lastAckedNonce, nonces.at(-1));
   });
 });
+
+Deno.test("a NACK of a leading chunk rejects the whole update: counted, and the next push sends the rejected resources again", async () => {
+  await withServer(async ({ gen, ads, events, client }) => {
+    gen.set(Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`r${i}`, `${i}`.repeat(10 * 1024)])));
+    const c = new Client((client() as Msg).DeltaAggregatedResources());
+    c.send({ node: NODE, typeUrl: T });
+    const got: Msg[] = [];
+    for (let n = 0; n < 4;) {
+      const m = await c.next();
+      got.push(m);
+      n += m.resources.length;
+    }
+    assert.ok(got.length >= 2, `4 x 10 KiB in chunks of 8 KiB: ${got.length} responses`);
+    const rejected = names(got[0]);
+    // The proxy keeps what it had for the first chunk (nothing) and takes the others.
+    c.send({ typeUrl: T, responseNonce: got[0].nonce, errorDetail: { code: 3, message: "r0: bad" } });
+    for (const m of got.slice(1)) c.send({ typeUrl: T, responseNonce: m.nonce });
+    await c.nothing();
+    const status = ads.streams()[0].types[0];
+    assert.equal(status.nacks, 1);
+    assert.equal(status.lastNack, "r0: bad");
+    assert.deepEqual(events.filter((e) => e.startsWith("nack") || e.startsWith("ack")), [
+      `nack ${T} r0: bad`,
+    ]);
+    gen.set({ x: "x1" });
+    ads.push();
+    const again: string[] = [];
+    for (let n = 0; n < 5;) {
+      const m = await c.next();
+      again.push(...names(m));
+      n += m.resources.length;
+    }
+    for (const r of rejected) assert.ok(again.includes(r), `${r} sent again: ${again}`);
+  });
+});

@@ -212,10 +212,11 @@ export class Stream {
     if (nonce === "") return true;
     if (st.chunkNonces.delete(nonce)) {
       // An ACK of a leading chunk: the update is acknowledged with its last chunk's nonce. A NACK of
-      // one is remembered, so that the whole update counts as rejected.
+      // one is remembered, so that the whole update counts as rejected: the proxy kept its old
+      // versions of that chunk's resources, and the next push must send them again.
       const detail = req.errorDetail;
       if (detail && (detail.code || detail.message)) {
-        st.lastNack = String(detail.message ?? `code ${detail.code}`);
+        st.chunkNack ??= String(detail.message ?? `code ${detail.code}`);
       }
       return false;
     }
@@ -225,13 +226,18 @@ export class Stream {
     }
     st.lastAnswered = nonce;
     const detail = req.errorDetail;
-    if (detail && (detail.code || detail.message)) {
+    const chunkNack = st.chunkNack;
+    st.chunkNack = undefined;
+    const nack = detail && (detail.code || detail.message)
+      ? String(detail.message ?? `code ${detail.code}`)
+      : chunkNack;
+    if (nack !== undefined) {
       st.nacks++;
-      st.lastNack = String(detail.message ?? `code ${detail.code}`);
+      st.lastNack = nack;
       // The proxy kept what it had: the next push must diff against that, not against the rejected set.
       st.sent = st.acked;
       st.lastListVersion = "";
-      this.hooks.onNack?.(this.status(), st.typeUrl, st.lastNack);
+      this.hooks.onNack?.(this.status(), st.typeUrl, nack);
     } else {
       st.lastNack = undefined;
       st.acked = st.sent;

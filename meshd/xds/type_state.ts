@@ -26,6 +26,11 @@ export interface TypeState {
   lastAnswered: string;
   /** Nonces of the leading chunks of a split update: their ACKs are expected, not stale. */
   chunkNonces: Set<string>;
+  /**
+   * Why the proxy rejected a leading chunk, until the update's last chunk is answered: the whole
+   * update then counts as rejected, whatever the last chunk's answer.
+   */
+  chunkNack?: string;
   lastSentVersion: string;
   lastSentNonce: string;
   lastAckedVersion: string;
