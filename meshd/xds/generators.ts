@@ -480,7 +480,9 @@ function sameLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<stri
 
 /** A list with a version made of its resources' names and versions. */
 function listOf(resources: GeneratedResource[]): GeneratedList {
-  const h = createHash("sha256");
-  for (const r of resources) h.update(r.name).update("\u0000").update(r.version).update("\u0001");
-  return { resources, version: h.digest("hex").slice(0, 16) };
+  // One update of the whole text, not four per resource: the same digest, and a cold sync builds a
+  // list per connecting proxy (its Workload), where each update's op call cost more than the hash.
+  let text = "";
+  for (const r of resources) text += r.name + "\u0000" + r.version + "\u0001";
+  return { resources, version: createHash("sha256").update(text).digest("hex").slice(0, 16) };
 }
