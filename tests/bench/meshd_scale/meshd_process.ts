@@ -142,6 +142,18 @@ export async function startMeshd(
   };
 }
 
+/** The samples of a counter with one label in Prometheus text, by that label's value (`{type="x"}` gives x). */
+export function labelledCounter(text: string, name: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const close = line.lastIndexOf("}");
+    const label = /="([^"]*)"/.exec(line.slice(name.length, close))?.[1] ?? "";
+    out[label] = Number(line.slice(close + 2));
+  }
+  return out;
+}
+
 /** Sum and count of an unlabelled histogram in Prometheus text; zeros when absent. */
 export function histogram(text: string, name: string): { sum: number; count: number } {
   const value = (suffix: string) => {
