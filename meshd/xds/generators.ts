@@ -232,16 +232,24 @@ export class PushContextGenerator implements ResourceGenerator {
     if (isProxyless(node)) return this.#proxyless(typeUrl, workload);
     const shared = this.#cache !== undefined;
     switch (typeUrl) {
-      case TYPE_URLS.workload:
+      case TYPE_URLS.workload: {
         if (!workload) return EMPTY_LIST;
-        return this.#memo(this.#keysOf(workload).workload, shared, () => [
+        // The proxy asking is connected, so its workload is proxied: the push its connection set off
+        // (push_context/incremental.ts withConnected) makes that very view. Answering with it now
+        // spares each connecting proxy a second Workload response (an encoding, a write and an ACK);
+        // the push then finds the same bytes and sends nothing. A gateway's workload never is.
+        const connecting = !workload.proxied && !node.id.startsWith(ROUTER_PREFIX);
+        const keys = this.#keysOf(workload);
+        const view = connecting ? proxiedView(workload) : workload;
+        return this.#memo(connecting ? keys.connectingWorkload : keys.workload, shared, () => [
           this.#encode(
             RESOURCE_TYPES.workload,
             workload.key,
-            workloadMessage(workload, ctx.proxySettings),
+            workloadMessage(view, ctx.proxySettings),
             shared,
           ),
         ], this.#carry.workloads?.get(workload.key) === workload);
+      }
       case TYPE_URLS.service: {
         const build = () =>
           ctx.services.map((s) =>
@@ -438,6 +446,8 @@ interface MemoKeys {
   namespace: string;
   labels: Readonly<Record<string, string>>;
   workload: string;
+  /** The Workload list of a workload not proxied yet, as its connected proxy receives it. */
+  connectingWorkload: string;
   routes: string;
   credentials: string;
   /** Policies select by namespace and labels: workloads of one deployment share these lists. */
@@ -451,6 +461,19 @@ interface MemoKeys {
  */
 const MEMO_KEYS = new WeakMap<WorkloadView, MemoKeys>();
 
+/** The node id prefix of a gateway (Istio's `router~`): its connection does not make its workload proxied. */
+const ROUTER_PREFIX = "router~";
+
+/** Each unproxied workload view as proxied, once per view (every stream of a push asks for it). */
+const PROXIED_VIEWS = new WeakMap<WorkloadView, WorkloadView>();
+
+/** `w` with `proxied` set, as withConnected (push_context/incremental.ts) derives it for a connected proxy. */
+function proxiedView(w: WorkloadView): WorkloadView {
+  let view = PROXIED_VIEWS.get(w);
+  if (view === undefined) PROXIED_VIEWS.set(w, view = { ...w, proxied: true });
+  return view;
+}
+
 function memoKeys(w: WorkloadView): MemoKeys {
   const selection = w.namespace + "\u0000" +
     JSON.stringify(Object.entries(w.labels).sort(([a], [b]) => a < b ? -1 : 1));
@@ -458,6 +481,7 @@ function memoKeys(w: WorkloadView): MemoKeys {
     namespace: w.namespace,
     labels: w.labels,
     workload: `w\u0000${w.key}`,
+    connectingWorkload: `c\u0000${w.key}`,
     routes: `r\u0000${w.key}`,
     credentials: `t\u0000${w.key}`,
     authorization: `a\u0000${selection}`,
