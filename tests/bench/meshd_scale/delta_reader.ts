@@ -109,32 +109,18 @@ export class DeltaReader {
         if ((this.#copyAt += k) === this.#copy.length) this.#state = TAG;
         continue;
       }
-      if (state === TAG && this.#scale === 1) {
-        // The common fields read in place, in a loop of locals (most of a cold sync's walk): resources
-        // whose length takes one or two octets, each counted and its octets stepped over.
-        const n = b.length, left = this.#left;
-        let count = 0;
-        while (i + 3 <= n && b[i] === RESOURCE_TAG) {
-          const l0 = b[i + 1];
-          let len = l0, head = 2;
-          if (l0 >= 0x80) {
-            const l1 = b[i + 2];
-            if (l1 >= 0x80) break;
-            len = (l0 & 0x7f) | (l1 << 7);
-            head = 3;
-          }
-          if (len > left) throw new Error("field 2 runs past the end of the message");
-          count++;
-          i += head;
-          if (i + len > n) {
-            this.#skipOrTag(i + len - n);
-            i = n;
-            break;
-          }
-          i += len;
-        }
-        this.#resources += count;
-        if (count > 0) continue;
+      const l0 = b[i + 1], l1 = b[i + 2];
+      if (state === TAG && b[i] === RESOURCE_TAG && i + 3 <= b.length && (l0 < 0x80 || l1 < 0x80)) {
+        // The common field read in place (most of a cold sync's walk): a resource whose length
+        // takes one or two octets, counted and skipped.
+        const len = l0 < 0x80 ? l0 : (l0 & 0x7f) | (l1 << 7);
+        i += l0 < 0x80 ? 2 : 3;
+        if (len > this.#left) throw new Error("field 2 runs past the end of the message");
+        this.#resources++;
+        const k = Math.min(len, b.length - i);
+        i += k;
+        if (k < len) this.#skipOrTag(len - k);
+        continue;
       }
       const byte = b[i++];
       this.#value += (byte & 0x7f) * this.#scale;
