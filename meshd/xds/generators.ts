@@ -22,6 +22,7 @@ import { REGISTRY_CLUSTER_LABEL } from "../push_context/registry_services.ts";
 import { autoRegisteredName, autoRegistrationRequest } from "../registry/auto_registration.ts";
 import type { GeneratedList, GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_types.ts";
 import { GRPC_TYPE_URLS, grpcResources, isProxyless } from "./grpcgen/grpcgen.ts";
+import { MEMO_KEYS, type MemoKeys, memoKeys, proxiedView, ROUTER_PREFIX, sameLabels } from "./memo_keys.ts";
 import {
   authorizationMessage,
   credentialFor,
@@ -440,67 +441,6 @@ const NO_CARRY: Carry = {
 };
 
 const EMPTY_LIST: GeneratedList = Object.freeze({ resources: [], version: "empty" }) as GeneratedList;
-
-/** The keys of a workload's lists in the generator's memo, and what they were made of. */
-interface MemoKeys {
-  namespace: string;
-  labels: Readonly<Record<string, string>>;
-  workload: string;
-  /** The Workload list of a workload not proxied yet, as its connected proxy receives it. */
-  connectingWorkload: string;
-  routes: string;
-  credentials: string;
-  /** Policies select by namespace and labels: workloads of one deployment share these lists. */
-  authorization: string;
-  jwtPolicy: string;
-}
-
-/**
- * Built once per workload view and push context, not per stream and type: a key made anew is hashed
- * anew on every lookup, and every stream looks up each of its types on every push.
- */
-const MEMO_KEYS = new WeakMap<WorkloadView, MemoKeys>();
-
-/** The node id prefix of a gateway (Istio's `router~`): its connection does not make its workload proxied. */
-const ROUTER_PREFIX = "router~";
-
-/** Each unproxied workload view as proxied, once per view (every stream of a push asks for it). */
-const PROXIED_VIEWS = new WeakMap<WorkloadView, WorkloadView>();
-
-/** `w` with `proxied` set, as withConnected (push_context/incremental.ts) derives it for a connected proxy. */
-function proxiedView(w: WorkloadView): WorkloadView {
-  let view = PROXIED_VIEWS.get(w);
-  if (view === undefined) PROXIED_VIEWS.set(w, view = { ...w, proxied: true });
-  return view;
-}
-
-function memoKeys(w: WorkloadView): MemoKeys {
-  const selection = w.namespace + "\u0000" +
-    JSON.stringify(Object.entries(w.labels).sort(([a], [b]) => a < b ? -1 : 1));
-  return {
-    namespace: w.namespace,
-    labels: w.labels,
-    workload: `w\u0000${w.key}`,
-    connectingWorkload: `c\u0000${w.key}`,
-    routes: `r\u0000${w.key}`,
-    credentials: `t\u0000${w.key}`,
-    authorization: `a\u0000${selection}`,
-    jwtPolicy: `j\u0000${selection}`,
-  };
-}
-
-/** The same label set (keys and values; order does not matter, as the policies' selection). */
-function sameLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  if (a === b) return true;
-  let n = 0;
-  for (const k in a) {
-    if (!Object.hasOwn(a, k)) continue;
-    if (!Object.hasOwn(b, k) || a[k] !== b[k]) return false;
-    n++;
-  }
-  for (const k in b) if (Object.hasOwn(b, k)) n--;
-  return n === 0;
-}
 
 /** A list with a version made of its resources' names and versions. */
 function listOf(resources: GeneratedResource[]): GeneratedList {
