@@ -146,6 +146,7 @@ try {
 
   progress(`probe synced: ${JSON.stringify(expect)}; ${clients} proxies connect`);
   const cpu0 = meshd.cpuSeconds();
+  const system0 = meshd.systemCpuSeconds();
   const coldBefore = await meshd.metrics();
   const t0 = Date.now();
   const per = Math.ceil(clients / procs);
@@ -159,6 +160,7 @@ try {
   const sync = await all(cs, "synced", phaseMs);
   const coldSync = percentiles(sync.times.map((t) => (t === 0 ? -1 : t - t0)));
   const coldCpu = meshd.cpuSeconds() - cpu0;
+  const coldSystem = meshd.systemCpuSeconds() - system0;
   const clientColdCpu = cs.map((c) => cpuOf(c.pid)).reduce((a, b) => a + b, 0);
   const clientColdSystem = cs.map((c) => cpuOf(c.pid, "system")).reduce((a, b) => a + b, 0);
   const synced = meshd.memory();
@@ -202,6 +204,8 @@ try {
       meshdCpuSeconds: round(coldCpu),
       // meshd's CPU per connecting proxy: the figure a client-side change cannot move.
       meshdCpuUsPerProxy: Math.round((coldCpu / clients) * 1e6),
+      // The kernel's part (the socket writes of what meshd sends: bound by the bytes).
+      meshdSystemCpuSeconds: round(coldSystem),
       // The pushes the connections triggered (their workloads now proxied) after the last proxy synced.
       meshdSettleCpuSeconds: round(settleCpu),
       responsesPerProxy: coldResponses,
