@@ -14,6 +14,7 @@ import { type ConfigFeed, ConfigStore } from "../config_store/mod.ts";
 import type { JwksFetchMode, ValidationIssue } from "../../shared/mod.ts";
 import type { PushContext } from "../push_context/push_context.ts";
 import { AdsServer } from "../xds/ads_server.ts";
+import { CODEC_CHUNK_BYTES } from "../xds/delta_diff.ts";
 import type { AdsHooks, AdsServerOptions, AdsStreamStatus } from "../xds/ads_types.ts";
 import { type GeneratorCacheOptions, workloadKeyOf } from "../xds/generators.ts";
 import { type AutoRegistrationHooks, AutoRegistry } from "../registry/auto_registration.ts";
@@ -154,6 +155,11 @@ export interface StopOptions {
   exiting?: boolean;
 }
 
+/** How the gRPC ports are served (see `grpcTransport`). */
+function transportOf(o: DiscoveryServerOptions): "codec" | "children" {
+  return o.grpcTransport ?? (o.servingChildren ? "children" : "codec");
+}
+
 function configFrom(o: DiscoveryServerOptions): string {
   return o.configFeed?.description ?? o.configDir;
 }
@@ -210,6 +216,8 @@ export class DiscoveryServer {
     this.#pages = new DebugPages(this, { rootCertPem: options.rootCertPem });
     this.#ads = new AdsServer(this.#pushes.generator, {
       ...hooks,
+      // The codec keeps no per-stream buffer at a stream's largest write, as node:http2 does.
+      ...(transportOf(options) === "codec" ? { responseBytes: CODEC_CHUNK_BYTES } : {}),
       pushThrottle: options.pushThrottle,
       authorize: options.authorize,
       debug: debugResponder(this.#pages, {
@@ -271,7 +279,7 @@ export class DiscoveryServer {
         ? { maxConnectionAgeMs: o.maxConnectionAgeMs }
         : {}),
     };
-    const transport = o.grpcTransport ?? (o.servingChildren ? "children" : "codec");
+    const transport = transportOf(o);
     if (transport === "codec") return await this.#startServing(limits, undefined);
     if (o.servingChildren) return await this.#startServing(limits, o.servingChildren);
     const serverOptions = grpcServerOptions(limits);

@@ -33,6 +33,7 @@ export class AdsServer {
   readonly #hooks: AdsHooks;
   readonly #authorize: AdsServerOptions["authorize"];
   readonly #debug: DebugResponder | undefined;
+  readonly #responseBytes: number | undefined;
   readonly #streams = new Map<string, Stream>();
   /** Streams waiting for a slot, from #head on (an index, not shift(): a push queues every stream). */
   #queue: (Stream | undefined)[] = [];
@@ -53,6 +54,7 @@ export class AdsServer {
     this.#hooks = options;
     this.#authorize = options.authorize;
     this.#debug = options.debug;
+    this.#responseBytes = options.responseBytes;
     this.#limit = options.pushThrottle && options.pushThrottle > 0 ? options.pushThrottle : 1000;
     this.#sendTimeoutMs = options.sendTimeoutMs ?? 5000;
     this.#maxBytes = options.maxInFlightBytes ?? 32 * 1024 * 1024;
@@ -211,6 +213,7 @@ export class AdsServer {
     const stream = new Stream(call, protocol, this.#generator, this.#hooks, {
       authorize: this.#authorize,
       debug: this.#debug,
+      responseBytes: this.#responseBytes,
       transport,
     }, {
       register: (s) => {

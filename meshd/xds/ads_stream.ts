@@ -79,7 +79,9 @@ export class Stream {
     readonly protocol: "delta" | "sotw",
     readonly generator: ResourceGenerator,
     readonly hooks: AdsHooks,
-    readonly access: Pick<AdsServerOptions, "authorize" | "debug"> & { transport: XdsTransport },
+    readonly access: Pick<AdsServerOptions, "authorize" | "debug" | "responseBytes"> & {
+      transport: XdsTransport;
+    },
     readonly registry: StreamRegistry,
   ) {}
 
@@ -327,7 +329,7 @@ export class Stream {
     if (!answer && list.version === st.lastListVersion) return;
     st.lastListVersion = list.version;
     const version = this.generator.version();
-    let responses = deltaUpdate(st, list, version, answer);
+    let responses = deltaUpdate(st, list, version, answer, this.access.responseBytes);
     if (responses.length === 0) {
       // A first request is answered even when nothing exists for the proxy, so it stops waiting.
       if (!(answer && st.lastSentNonce === "")) return;

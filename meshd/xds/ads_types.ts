@@ -119,6 +119,12 @@ export interface AdsServerOptions extends AdsHooks {
    */
   maxInFlightBytes?: number;
   /**
+   * Target size of one delta response (what a first sync is cut into), octets; default 8 KiB
+   * (`CHUNK_BYTES` in delta_diff.ts, for Deno's `node:http2`, which keeps each stream's buffer at its
+   * largest write). meshd's codec transport takes 128 KiB (`CODEC_CHUNK_BYTES`).
+   */
+  responseBytes?: number;
+  /**
    * Decides whether the peer of a new stream may act as the node it names (XDS_AUTH), and which
    * identity its certificate proves; a refusal's reason reaches the proxy as PERMISSION_DENIED. Absent:
    * every stream is accepted with no verified identity.

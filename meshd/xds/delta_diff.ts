@@ -14,8 +14,15 @@ import type { GeneratedList, GeneratedResource } from "./ads_types.ts";
 import { type DeltaResponseParts, encodeDeltaParts, NoncedBytes, resourceEntry } from "./delta_wire.ts";
 import { listIndex, listOfIndex, type TypeState, wanted, writableSent } from "./type_state.ts";
 
-/** Target size of one delta response, bytes. */
+/** Target size of one delta response, bytes, by default (grpc-js on Deno's `node:http2`: see deltaUpdate). */
 export const CHUNK_BYTES = 8 * 1024;
+/**
+ * Target size of one delta response on the codec transport, which keeps no per-stream buffer: each
+ * response costs a stream a nonce, a write and an ACK (meshd/README.md "Where meshd's CPU goes"), and
+ * 128 KiB makes a first sync of 1,000 services (about 220 KiB) 2 responses, not 28. Far below the 4
+ * MiB a gRPC client accepts by default (grpc-js, Envoy's Google gRPC client).
+ */
+export const CODEC_CHUNK_BYTES = 128 * 1024;
 
 /** One response of a delta update. */
 export interface DeltaResponse {
@@ -32,6 +39,7 @@ export interface DeltaResponse {
 interface Transition {
   typeUrl: string;
   version: string;
+  chunkBytes: number;
   responses: DeltaResponse[];
 }
 
@@ -49,24 +57,26 @@ const FROM_NOTHING = new WeakMap<GeneratedList, Transition>();
  * @param version the push context's version (system_version_info)
  * @param answer the update answers a request: explicitly subscribed names that do not exist are
  *   reported as removed, so the proxy stops waiting for them
+ * @param chunkBytes target size of one response, octets
  */
 export function deltaUpdate(
   st: TypeState,
   list: GeneratedList,
   version: string,
   answer: boolean,
+  chunkBytes: number = CHUNK_BYTES,
 ): DeltaResponse[] {
   // A pure wildcard stream ends up holding exactly the list, so it shares the list's index with
   // every other such stream instead of keeping a map of its own, and its diff with them.
   if (st.wildcard && st.names.size === 0) {
     const held = st.sent.size === 0 ? undefined : listOfIndex(st.sent);
     if (st.sent.size === 0 || held !== undefined) {
-      const t = sharedTransition(held, list, st.typeUrl, version);
+      const t = sharedTransition(held, list, st.typeUrl, version, chunkBytes);
       st.sent = listIndex(list);
       return t.responses;
     }
   }
-  return ownUpdate(st, list, version, answer);
+  return ownUpdate(st, list, version, answer, chunkBytes);
 }
 
 function sharedTransition(
@@ -74,6 +84,7 @@ function sharedTransition(
   to: GeneratedList,
   typeUrl: string,
   version: string,
+  chunkBytes: number,
 ): Transition {
   let byFrom: WeakMap<GeneratedList, Transition> | undefined;
   let t: Transition | undefined;
@@ -83,19 +94,25 @@ function sharedTransition(
     if (!byFrom) FROM_LIST.set(to, byFrom = new WeakMap());
     t = byFrom.get(from);
   }
-  if (t && t.typeUrl === typeUrl && t.version === version) return t;
+  if (t && t.typeUrl === typeUrl && t.version === version && t.chunkBytes === chunkBytes) return t;
   const held = from === undefined ? new Map<string, string>() : listIndex(from);
   const changed = to.resources.filter((r) => held.get(r.name) !== r.version);
   const index = listIndex(to);
   const removed = [...held.keys()].filter((name) => !index.has(name));
-  t = { typeUrl, version, responses: responses(typeUrl, version, changed, removed) };
+  t = { typeUrl, version, chunkBytes, responses: responses(typeUrl, version, changed, removed, chunkBytes) };
   if (from === undefined) FROM_NOTHING.set(to, t);
   else byFrom!.set(from, t);
   return t;
 }
 
 /** The diff of a stream that holds its own set (a subscription by name, after a NACK, initial versions). */
-function ownUpdate(st: TypeState, list: GeneratedList, version: string, answer: boolean): DeltaResponse[] {
+function ownUpdate(
+  st: TypeState,
+  list: GeneratedList,
+  version: string,
+  answer: boolean,
+  chunkBytes: number,
+): DeltaResponse[] {
   const present = new Set<string>();
   const changed: GeneratedResource[] = [];
   for (const r of list.resources) {
@@ -116,15 +133,16 @@ function ownUpdate(st: TypeState, list: GeneratedList, version: string, answer: 
   if (answer) {
     for (const name of st.names) if (!present.has(name) && !removed.includes(name)) removed.push(name);
   }
-  return responses(st.typeUrl, version, changed, removed);
+  return responses(st.typeUrl, version, changed, removed, chunkBytes);
 }
 
-/** The resources and removals cut into responses of about CHUNK_BYTES; none when there is nothing. */
+/** The resources and removals cut into responses of about `chunkBytes`; none when there is nothing. */
 function responses(
   typeUrl: string,
   version: string,
   changed: GeneratedResource[],
   removed: string[],
+  chunkBytes: number,
 ): DeltaResponse[] {
   if (changed.length === 0 && removed.length === 0) return [];
   const out: DeltaResponse[] = [];
@@ -132,7 +150,7 @@ function responses(
   while (true) {
     let to = from;
     let bytes = 0;
-    while (to < changed.length && (to === from || bytes + changed[to].body.length <= CHUNK_BYTES)) {
+    while (to < changed.length && (to === from || bytes + changed[to].body.length <= chunkBytes)) {
       bytes += changed[to].body.length;
       to++;
     }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { adsProtocol } from "../../shared/internal/xds/envoy_protos.ts";
 import type { GeneratedList, GeneratedResource } from "./ads_types.ts";
-import { CHUNK_BYTES, deltaUpdate } from "./delta_diff.ts";
+import { CHUNK_BYTES, CODEC_CHUNK_BYTES, deltaUpdate } from "./delta_diff.ts";
 import { listIndex, newTypeState, type TypeState } from "./type_state.ts";
 
 const T = "type.googleapis.com/mesh.v1.Service";
@@ -50,6 +50,26 @@ Deno.test("a first sync is cut into chunks of about CHUNK_BYTES; only the last c
   const first = deltaUpdate(st, big, "v1", true);
   assert.deepEqual(first.map((r) => [r.count, r.last]), [[2, false], [2, false], [1, true]]);
   assert.equal(deltaUpdate(st, big, "v1", false).length, 0, "nothing new: nothing to send");
+});
+
+Deno.test("the chunk size is the caller's, and streams of another size do not share a diff cut for one", () => {
+  const big = list(...Array.from({ length: 8 }, (_, i) => resource(`r${i}`, "1", CHUNK_BYTES / 2)));
+  const small = deltaUpdate(wildcard(), big, "v1", true);
+  const large = deltaUpdate(wildcard(), big, "v1", true, CODEC_CHUNK_BYTES);
+  assert.equal(small.length, 4, "8 KiB: two resources per response");
+  assert.deepEqual(
+    large.map((r) => [r.count, r.last]),
+    [[8, true]],
+    "the codec's size: the 8 resources in one",
+  );
+  assert.deepEqual(deltaUpdate(wildcard(), big, "v1", true).map((r) => r.count), [2, 2, 2, 2]);
+  // Each response's bytes decode to the same resources whatever the cut.
+  const names = (rs: typeof small) =>
+    rs.flatMap((r) =>
+      adsProtocol().service.DeltaAggregatedResources.responseDeserialize(Buffer.from(r.encode("1").join()))
+        .resources.map((x: { name: string }) => x.name)
+    );
+  assert.deepEqual(names(large), names(small));
 });
 
 Deno.test("a subscription by name gets only its names; a missing one answered as removed", () => {

@@ -12,6 +12,38 @@ import type { GeneratedResource } from "./ads_types.ts";
 
 const encoder = new TextEncoder();
 
+/** Longest string {@link utf8} copies by hand; a longer one goes to TextEncoder, whose op call then pays. */
+const SHORT = 128;
+/** Strings that every response of a push repeats (type URLs, the push's version): their octets, kept. */
+const REPEATED = new Map<string, Uint8Array>();
+const REPEATED_MAX = 64;
+
+/**
+ * The UTF-8 octets of `s`. A short ASCII string (names, versions, type URLs: what a cold sync encodes
+ * per proxy) is copied by hand: TextEncoder's op call cost more than the copy for each of them.
+ */
+function utf8(s: string): Uint8Array {
+  if (s.length > SHORT) return encoder.encode(s);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return encoder.encode(s);
+    out[i] = c;
+  }
+  return out;
+}
+
+/** {@link utf8} of a string many responses repeat, kept (a bounded few; callers must not write into it). */
+function repeatedUtf8(s: string): Uint8Array {
+  let bytes = REPEATED.get(s);
+  if (bytes === undefined) {
+    bytes = utf8(s);
+    if (REPEATED.size >= REPEATED_MAX) REPEATED.clear();
+    REPEATED.set(s, bytes);
+  }
+  return bytes;
+}
+
 // DeltaDiscoveryResponse: system_version_info = 1, resources = 2, type_url = 4, nonce = 5,
 // removed_resources = 6. Resource: version = 1, resource = 2, name = 3. Any: type_url = 1, value = 2.
 const TAG = (field: number) => (field << 3) | 2;
@@ -62,7 +94,7 @@ const ANYS = new WeakMap<GeneratedResource, { typeUrl: string; bytes: Uint8Array
 function anyOf(typeUrl: string, r: GeneratedResource): Uint8Array {
   const hit = ANYS.get(r);
   if (hit && hit.typeUrl === typeUrl) return hit.bytes;
-  const bytes = concatFields([[1, encoder.encode(typeUrl)], [2, r.body]]);
+  const bytes = concatFields([[1, repeatedUtf8(typeUrl)], [2, r.body]]);
   ANYS.set(r, { typeUrl, bytes });
   return bytes;
 }
@@ -71,10 +103,7 @@ function anyOf(typeUrl: string, r: GeneratedResource): Uint8Array {
 export function resourceEntry(typeUrl: string, r: GeneratedResource): Uint8Array {
   const hit = ENTRIES.get(r);
   if (hit && hit.typeUrl === typeUrl) return hit.bytes;
-  const bytes = concatFields([[1, encoder.encode(r.version)], [2, anyOf(typeUrl, r)], [
-    3,
-    encoder.encode(r.name),
-  ]]);
+  const bytes = concatFields([[1, utf8(r.version)], [2, anyOf(typeUrl, r)], [3, utf8(r.name)]]);
   ENTRIES.set(r, { typeUrl, bytes });
   return bytes;
 }
@@ -86,9 +115,9 @@ export function resourceEntry(typeUrl: string, r: GeneratedResource): Uint8Array
 export function encodeSotwParts(
   response: { versionInfo: string; typeUrl: string; resources: readonly GeneratedResource[] },
 ): DeltaResponseParts {
-  const head: [number, Uint8Array][] = [[1, encoder.encode(response.versionInfo)]];
+  const head: [number, Uint8Array][] = [[1, repeatedUtf8(response.versionInfo)]];
   for (const r of response.resources) head.push([2, anyOf(response.typeUrl, r)]);
-  head.push([4, encoder.encode(response.typeUrl)]);
+  head.push([4, repeatedUtf8(response.typeUrl)]);
   return { head: concatFields(head), tail: new Uint8Array() };
 }
 
@@ -106,12 +135,12 @@ export interface DeltaResponseParts {
 export function encodeDeltaParts(
   response: { systemVersionInfo: string; typeUrl: string; entries: Uint8Array[]; removed: string[] },
 ): DeltaResponseParts {
-  const head: [number, Uint8Array][] = [[1, encoder.encode(response.systemVersionInfo)]];
+  const head: [number, Uint8Array][] = [[1, repeatedUtf8(response.systemVersionInfo)]];
   for (const e of response.entries) head.push([2, e]);
-  head.push([4, encoder.encode(response.typeUrl)]);
+  head.push([4, repeatedUtf8(response.typeUrl)]);
   return {
     head: concatFields(head),
-    tail: concatFields(response.removed.map((name) => [6, encoder.encode(name)])),
+    tail: concatFields(response.removed.map((name) => [6, utf8(name)])),
   };
 }
 

@@ -120,3 +120,21 @@ Deno.test("NoncedBytes: the nonce field after room for a prefix, ASCII and not, 
     assert.equal(n.shared[0], parts.head, "the shared part is the same buffer, not a copy");
   }
 });
+
+Deno.test("names, versions and removals, ASCII or not, short or long, are the octets protobufjs writes", () => {
+  const service = adsProtocol().service;
+  const long = "n".repeat(300);
+  for (const s of ["a", "é-ñ", "\u{1F600}", "\ud800-lone", long, long + "ü", ""]) {
+    const r = { name: `ns/${s}`, version: `v${s}`, body: new Uint8Array([1, 2]) };
+    const delta = encodeDeltaResponse({
+      systemVersionInfo: s,
+      typeUrl: T,
+      entries: [resourceEntry(T, r)],
+      removed: [s, `gone-${s}`],
+      nonce: "3",
+    });
+    const m = decode(delta);
+    assert.equal(m.resources[0].name, `ns/${s}`.replace("\ud800", "\ufffd"));
+    assert.deepEqual(new Uint8Array(service.DeltaAggregatedResources.responseSerialize(m)), delta, s);
+  }
+});

@@ -22,6 +22,7 @@ import { REGISTRY_CLUSTER_LABEL } from "../push_context/registry_services.ts";
 import { autoRegisteredName, autoRegistrationRequest } from "../registry/auto_registration.ts";
 import type { GeneratedList, GeneratedResource, ProxyNode, ResourceGenerator } from "./ads_types.ts";
 import { GRPC_TYPE_URLS, grpcResources, isProxyless } from "./grpcgen/grpcgen.ts";
+import { MEMO_KEYS, type MemoKeys, memoKeys, proxiedView, ROUTER_PREFIX, sameLabels } from "./memo_keys.ts";
 import {
   authorizationMessage,
   credentialFor,
@@ -232,16 +233,24 @@ export class PushContextGenerator implements ResourceGenerator {
     if (isProxyless(node)) return this.#proxyless(typeUrl, workload);
     const shared = this.#cache !== undefined;
     switch (typeUrl) {
-      case TYPE_URLS.workload:
+      case TYPE_URLS.workload: {
         if (!workload) return EMPTY_LIST;
-        return this.#memo(this.#keysOf(workload).workload, shared, () => [
+        // The proxy asking is connected, so its workload is proxied: the push its connection set off
+        // (push_context/incremental.ts withConnected) makes that very view. Answering with it now
+        // spares each connecting proxy a second Workload response (an encoding, a write and an ACK);
+        // the push then finds the same bytes and sends nothing. A gateway's workload never is.
+        const connecting = !workload.proxied && !node.id.startsWith(ROUTER_PREFIX);
+        const keys = this.#keysOf(workload);
+        const view = connecting ? proxiedView(workload) : workload;
+        return this.#memo(connecting ? keys.connectingWorkload : keys.workload, shared, () => [
           this.#encode(
             RESOURCE_TYPES.workload,
             workload.key,
-            workloadMessage(workload, ctx.proxySettings),
+            workloadMessage(view, ctx.proxySettings),
             shared,
           ),
         ], this.#carry.workloads?.get(workload.key) === workload);
+      }
       case TYPE_URLS.service: {
         const build = () =>
           ctx.services.map((s) =>
@@ -433,54 +442,11 @@ const NO_CARRY: Carry = {
 
 const EMPTY_LIST: GeneratedList = Object.freeze({ resources: [], version: "empty" }) as GeneratedList;
 
-/** The keys of a workload's lists in the generator's memo, and what they were made of. */
-interface MemoKeys {
-  namespace: string;
-  labels: Readonly<Record<string, string>>;
-  workload: string;
-  routes: string;
-  credentials: string;
-  /** Policies select by namespace and labels: workloads of one deployment share these lists. */
-  authorization: string;
-  jwtPolicy: string;
-}
-
-/**
- * Built once per workload view and push context, not per stream and type: a key made anew is hashed
- * anew on every lookup, and every stream looks up each of its types on every push.
- */
-const MEMO_KEYS = new WeakMap<WorkloadView, MemoKeys>();
-
-function memoKeys(w: WorkloadView): MemoKeys {
-  const selection = w.namespace + "\u0000" +
-    JSON.stringify(Object.entries(w.labels).sort(([a], [b]) => a < b ? -1 : 1));
-  return {
-    namespace: w.namespace,
-    labels: w.labels,
-    workload: `w\u0000${w.key}`,
-    routes: `r\u0000${w.key}`,
-    credentials: `t\u0000${w.key}`,
-    authorization: `a\u0000${selection}`,
-    jwtPolicy: `j\u0000${selection}`,
-  };
-}
-
-/** The same label set (keys and values; order does not matter, as the policies' selection). */
-function sameLabels(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
-  if (a === b) return true;
-  let n = 0;
-  for (const k in a) {
-    if (!Object.hasOwn(a, k)) continue;
-    if (!Object.hasOwn(b, k) || a[k] !== b[k]) return false;
-    n++;
-  }
-  for (const k in b) if (Object.hasOwn(b, k)) n--;
-  return n === 0;
-}
-
 /** A list with a version made of its resources' names and versions. */
 function listOf(resources: GeneratedResource[]): GeneratedList {
-  const h = createHash("sha256");
-  for (const r of resources) h.update(r.name).update("\u0000").update(r.version).update("\u0001");
-  return { resources, version: h.digest("hex").slice(0, 16) };
+  // One update of the whole text, not four per resource: the same digest, and a cold sync builds a
+  // list per connecting proxy (its Workload), where each update's op call cost more than the hash.
+  let text = "";
+  for (const r of resources) text += r.name + "\u0000" + r.version + "\u0001";
+  return { resources, version: createHash("sha256").update(text).digest("hex").slice(0, 16) };
 }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { decodeResource, RESOURCE_TYPES } from "../../shared/mod.ts";
 import { buildPushContext, type ConfigResource } from "../push_context/push_context.ts";
 import { configResource as res } from "../push_context/test_support.ts";
+import { withConnected } from "../push_context/incremental.ts";
 import { PushContextGenerator, TYPE_URLS, workloadKeyOf } from "./generators.ts";
 import { b64, makeTestCa } from "../../shared/credentials/_test_support.ts";
 import { DEFAULT_PROXY_SETTINGS } from "../../shared/proxy_settings/mod.ts";
@@ -76,6 +77,27 @@ Deno.test("generated resources decode to what the push context says", () => {
     endpoints: { address: string; ports: object }[];
   };
   assert.deepEqual(s.endpoints.map((e) => [e.address, e.ports]), [["10.1.0.2", { 8000: 8080 }]]);
+});
+
+Deno.test("a connecting proxy's own Workload is proxied at once: the push its connection sets off sends nothing more", () => {
+  const ctx = buildPushContext(config, { version: "1" });
+  assert.equal(ctx.workloads.get("foo/httpbin-1")?.proxied, false);
+  const sidecar = node("foo", "httpbin-1");
+  const router = { ...sidecar, id: sidecar.id.replace("sidecar~", "router~") };
+  const proxied = (gen: PushContextGenerator, n: typeof sidecar) =>
+    decodeResource(RESOURCE_TYPES.workload, gen.generate(n, TYPE_URLS.workload)!.resources[0].body).proxied;
+  for (const enabled of [true, false]) {
+    const gen = new PushContextGenerator(ctx, { enabled });
+    const first = gen.generate(sidecar, TYPE_URLS.workload)!;
+    assert.equal(proxied(gen, sidecar), true, "the proxy asking is connected");
+    assert.equal(proxied(gen, router), false, "a gateway's connection does not make its workload proxied");
+    // What the derived push context (the connection counted) generates: the same version, so the
+    // stream's push finds nothing to send.
+    gen.update(withConnected(ctx, new Set(["foo/httpbin-1"]), "2").context);
+    const after = gen.generate(sidecar, TYPE_URLS.workload)!;
+    assert.equal(after.version, first.version, `cache ${enabled}`);
+    assert.deepEqual(after.resources[0].body, first.resources[0].body);
+  }
 });
 
 Deno.test("encodings are shared between proxies, and versions follow content", () => {

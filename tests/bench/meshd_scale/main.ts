@@ -22,7 +22,7 @@
  */
 import { all, type ClientProcess, percentiles, spawnClient } from "./client_process.ts";
 import { policy, PROBE_NODE_ID, writeConfig } from "./config.ts";
-import { cpuOf, histogram, memoryOf, type Meshd, startMeshd } from "./meshd_process.ts";
+import { cpuOf, histogram, labelledCounter, memoryOf, type Meshd, startMeshd } from "./meshd_process.ts";
 import { TRANSPORTS } from "./client_transport.ts";
 import { checkoutCommit, runProvenance } from "../pair_support.ts";
 
@@ -65,6 +65,22 @@ async function meshdSide(meshd: Meshd, before: string): Promise<Record<string, n
     pushContextMsTotal: Math.round(b.sum * 1000),
     ackConvergenceMsMean: c.count > 0 ? Math.round((c.sum / c.count) * 1000) : -1,
   };
+}
+
+/**
+ * The responses meshd sent per connected proxy since `before` (disco_xds_pushes by type, divided by
+ * `proxies`): how many nonces, writes and ACKs a cold sync cost each proxy.
+ */
+async function responsesPerProxy(
+  meshd: Meshd,
+  before: string,
+  proxies: number,
+): Promise<Record<string, number>> {
+  const a = labelledCounter(await meshd.metrics(), "disco_xds_pushes");
+  const b = labelledCounter(before, "disco_xds_pushes");
+  return Object.fromEntries(
+    Object.entries(a).map(([type, n]) => [type, round((n - (b[type] ?? 0)) / proxies)]),
+  );
 }
 
 /**
@@ -130,6 +146,7 @@ try {
 
   progress(`probe synced: ${JSON.stringify(expect)}; ${clients} proxies connect`);
   const cpu0 = meshd.cpuSeconds();
+  const system0 = meshd.systemCpuSeconds();
   const coldBefore = await meshd.metrics();
   const t0 = Date.now();
   const per = Math.ceil(clients / procs);
@@ -143,10 +160,12 @@ try {
   const sync = await all(cs, "synced", phaseMs);
   const coldSync = percentiles(sync.times.map((t) => (t === 0 ? -1 : t - t0)));
   const coldCpu = meshd.cpuSeconds() - cpu0;
+  const coldSystem = meshd.systemCpuSeconds() - system0;
   const clientColdCpu = cs.map((c) => cpuOf(c.pid)).reduce((a, b) => a + b, 0);
   const clientColdSystem = cs.map((c) => cpuOf(c.pid, "system")).reduce((a, b) => a + b, 0);
   const synced = meshd.memory();
   const coldMeshd = await meshdSide(meshd, coldBefore);
+  const coldResponses = await responsesPerProxy(meshd, coldBefore, clients);
   if (heapDir) {
     await delay(3000);
     await meshd.heapDump(heapDir, `synced-${clients}`);
@@ -155,6 +174,8 @@ try {
   progress(`cold sync done (${coldSync.missing} missing); policy change next`);
   // Let the pushes that the connections triggered (proxied workloads) settle, then change the policy.
   await delay(3000);
+  const settledResponses = await responsesPerProxy(meshd, coldBefore, clients);
+  const settleCpu = meshd.cpuSeconds() - cpu0 - coldCpu;
   for (const c of cs) await c.send("arm");
   await Promise.all(cs.map((c) => c.next("armed", 30_000)));
   const before = await meshd.metrics();
@@ -181,6 +202,14 @@ try {
       p99Ms: coldSync.p99,
       missing: coldSync.missing,
       meshdCpuSeconds: round(coldCpu),
+      // meshd's CPU per connecting proxy: the figure a client-side change cannot move.
+      meshdCpuUsPerProxy: Math.round((coldCpu / clients) * 1e6),
+      // The kernel's part (the socket writes of what meshd sends: bound by the bytes).
+      meshdSystemCpuSeconds: round(coldSystem),
+      // The pushes the connections triggered (their workloads now proxied) after the last proxy synced.
+      meshdSettleCpuSeconds: round(settleCpu),
+      responsesPerProxy: coldResponses,
+      responsesPerProxySettled: settledResponses,
       clientCpuSeconds: round(clientColdCpu),
       // The kernel's part (loopback TCP receive and send): what no client-side change can remove.
       clientSystemCpuSeconds: round(clientColdSystem),

@@ -17,6 +17,8 @@ export interface Meshd {
   memory(): { rssMiB: number; hwmMiB: number };
   /** User plus system CPU seconds of meshd plus its serving children. */
   cpuSeconds(): number;
+  /** The kernel's part of cpuSeconds (system calls: the socket writes of what meshd sends). */
+  systemCpuSeconds(): number;
   /** Has meshd (started with heap_preload.ts) write its memory breakdown as `<dir>/<label>.*`. */
   heapDump(dir: string, label: string): Promise<void>;
   stop(): Promise<void>;
@@ -126,6 +128,7 @@ export async function startMeshd(
         hwmMiB: a.hwmMiB + b.hwmMiB,
       })),
     cpuSeconds: () => tree(child.pid).map((pid) => cpuOf(pid)).reduce((a, b) => a + b, 0),
+    systemCpuSeconds: () => tree(child.pid).map((pid) => cpuOf(pid, "system")).reduce((a, b) => a + b, 0),
     async heapDump(dir: string, label: string) {
       await Deno.writeTextFile(`${dir}/label`, label);
       Deno.kill(child.pid, "SIGUSR2");
@@ -140,6 +143,18 @@ export async function startMeshd(
       await child.status;
     },
   };
+}
+
+/** The samples of a counter with one label in Prometheus text, by that label's value (`{type="x"}` gives x). */
+export function labelledCounter(text: string, name: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const close = line.lastIndexOf("}");
+    const label = /="([^"]*)"/.exec(line.slice(name.length, close))?.[1] ?? "";
+    out[label] = Number(line.slice(close + 2));
+  }
+  return out;
 }
 
 /** Sum and count of an unlabelled histogram in Prometheus text; zeros when absent. */
