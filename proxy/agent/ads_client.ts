@@ -103,7 +103,11 @@ export interface AdsClientStatus {
   lastError?: string;
   /** Last ACKed version per type URL. */
   acked: Record<string, string>;
-  /** The message of the last NACK per type URL, while the latest response of that type is rejected. */
+  /**
+   * The message of the last NACK per type URL, while a resource of a rejected response is still held at
+   * its previous version (Envoy keeps a resource's error_state until it is updated): a later response
+   * that brings other resources of the type (the next chunk of a split update) does not clear it.
+   */
   nacked: Record<string, string>;
 }
 
@@ -140,6 +144,8 @@ export class AdsClient {
   #status: Pick<AdsClientStatus, "streams" | "failures" | "lastError"> = { streams: 0, failures: 0 };
   readonly #acked: Record<string, string> = {};
   readonly #nacked: Record<string, string> = {};
+  /** Per type URL, the names of rejected resources not yet accepted since. */
+  readonly #rejected = new Map<string, Set<string>>();
 
   /** @param options meshd's address, the node, security and timings */
   constructor(options: AdsClientOptions) {
@@ -367,10 +373,21 @@ export class AdsClient {
     if (errors.length > 0) {
       const message = `${typeUrl}: rejected ${errors.length} of ${resources.length} resources, ` +
         `keeping the previous ones: ${errors.join("; ")}`;
+      const held = this.#rejected.get(typeUrl) ?? new Set();
+      for (const name of seen) held.add(name);
+      this.#rejected.set(typeUrl, held);
       return this.#nack(stream, typeUrl, res.nonce, message);
     }
     this.#apply(kind, typeUrl, String(res.systemVersionInfo ?? ""), decoded, removed);
-    delete this.#nacked[typeUrl];
+    const held = this.#rejected.get(typeUrl);
+    if (held !== undefined) {
+      for (const d of decoded) held.delete(d.name);
+      for (const name of removed) held.delete(name);
+    }
+    if (held === undefined || held.size === 0) {
+      this.#rejected.delete(typeUrl);
+      delete this.#nacked[typeUrl];
+    }
     this.#acked[typeUrl] = String(res.systemVersionInfo ?? "");
     stream.send({ typeUrl, responseNonce: res.nonce });
     this.#hooks.onAck?.(typeUrl, this.#acked[typeUrl]);
