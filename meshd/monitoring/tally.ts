@@ -5,7 +5,10 @@
  * build a label hash string, validate the labels and convert the bucket bound to a property name per
  * call (about a microsecond each; four observations per pushed stream and change at 10,000 streams:
  * meshd/README.md "Where meshd's CPU goes"). The exported text is what prom-client would print for the
- * same observations: the same names, labels, buckets, sums and counts, in the same order.
+ * same observations: the same names, labels, buckets, sums and counts, in the same order. Two limits,
+ * neither reached by meshd, which never resets or removes these series: after `reset()` series observed
+ * again only through their tallies come back in the order they were first created (prom-client: the
+ * order of the new observations), and `remove(labels)` is refused (the tally would bring the series back).
  *
  * @module
  */
@@ -128,6 +131,11 @@ export class TalliedHistogram<L extends string = string> extends client.Histogra
     return t;
   }
 
+  /** @throws Error always: a tallied series cannot be removed (its tally would export it again). */
+  override remove(..._labels: unknown[]): void {
+    throw new Error("a tallied metric's series cannot be removed");
+  }
+
   override reset(): void {
     super.reset();
     // prom-client's constructor resets before this class's fields exist.
@@ -225,6 +233,11 @@ export class TalliedCounter<L extends string = string> extends client.Counter<L>
       this.#tallies.set(key, t);
     }
     return t;
+  }
+
+  /** @throws Error always: a tallied series cannot be removed (its tally would export it again). */
+  override remove(..._labels: unknown[]): void {
+    throw new Error("a tallied metric's series cannot be removed");
   }
 
   override reset(): void {

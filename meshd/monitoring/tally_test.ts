@@ -79,6 +79,9 @@ Deno.test("a tally refuses what prom-client refuses", () => {
   const p = pair(["type"]);
   assert.throws(() => p.tallied.tally({ nope: "x" } as never));
   assert.throws(() => p.tallied.tally({ type: "x" }).observe(Number.NaN), /not a valid number/);
+  assert.throws(() => p.tallied.remove({ type: "x" }), /cannot be removed/);
+  const counter = new TalliedCounter({ name: "t_total", help: "h", labelNames: ["type"], registers: [] });
+  assert.throws(() => counter.remove({ type: "x" }), /cannot be removed/);
 });
 
 Deno.test("a tallied counter exports what prom-client's inc exports", async () => {

@@ -17,6 +17,7 @@ import { AdsServer } from "../xds/ads_server.ts";
 import { CODEC_CHUNK_BYTES } from "../xds/delta_diff.ts";
 import type { AdsHooks, AdsServerOptions, AdsStreamStatus } from "../xds/ads_types.ts";
 import { type GeneratorCacheOptions, workloadKeyOf } from "../xds/generators.ts";
+import { ROUTER_PREFIX } from "../xds/memo_keys.ts";
 import { type AutoRegistrationHooks, AutoRegistry } from "../registry/auto_registration.ts";
 import { JwksResolver, type JwksResolverOptions } from "../jwks/resolver.ts";
 import type { OfKind } from "../push_context/push_context.ts";
@@ -425,7 +426,7 @@ export class DiscoveryServer {
     const key = workloadKeyOf(s.node);
     if (key === undefined) return;
     // A gateway (router) takes plain text from clients: its workload is not a mutual-TLS endpoint.
-    if (s.node.id.startsWith("router~")) return;
+    if (s.node.id.startsWith(ROUTER_PREFIX)) return;
     this.#pushes.proxyChanged(key, delta);
   }
 }

@@ -291,7 +291,7 @@ export class PushContextGenerator implements ResourceGenerator {
         {
           // A gateway proxy (Istio's `router~` node) never gets a sidecar's routes, selected or not.
           const gateway = ctx.gatewayRoutes.get(workload.key) ??
-            (node.id.startsWith("router~") ? [] : undefined);
+            (node.id.startsWith(ROUTER_PREFIX) ? [] : undefined);
           // A gateway's per workload (bind ports come from the services that select it); a sidecar's
           // (the VirtualService `tls` and `tcp` rules bound to mesh) per what their matches select.
           const key = gateway
