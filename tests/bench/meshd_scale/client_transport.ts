@@ -39,6 +39,12 @@ export const TRANSPORTS = ["codec", "node"] as const;
 
 const PATH = "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources";
 const MAX_WINDOW = 2 ** 31 - 1;
+/**
+ * The codec clients' stream receive window, octets (`BENCH_CLIENT_WINDOW`; default 2^31-1, about what
+ * Envoy's 256 MiB default lets through). 65536 is what the proxy's agent advertises (the codec's default);
+ * the connection window stays 2^31-1, as 1,000 simulated proxies share one connection.
+ */
+const STREAM_WINDOW = Number(Deno.env.get("BENCH_CLIENT_WINDOW") ?? MAX_WINDOW);
 const SETTINGS_WAIT_MS = 30_000;
 
 /** The transport `name` names (one of {@link TRANSPORTS}); throws on another name. */
@@ -146,7 +152,7 @@ async function codecConnect(port: number, counters: Counters): Promise<Http2Conn
   });
   const conn = new Http2Connection(socket, {
     role: "client",
-    limits: { initialStreamWindowSize: MAX_WINDOW, initialConnectionWindowSize: MAX_WINDOW },
+    limits: { initialStreamWindowSize: STREAM_WINDOW, initialConnectionWindowSize: MAX_WINDOW },
     onGoaway: (g) => console.error(`client ${Deno.pid}: GOAWAY ${g.code} ${g.debug}`),
     log: (line) => console.error(`client ${Deno.pid}: ${line}`),
   });
