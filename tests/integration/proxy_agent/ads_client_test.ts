@@ -138,21 +138,29 @@ const service = (name: string, host: string) =>
     resolution: "STATIC",
   });
 
+/** An ADS server (grpc-js, plain text) over a {@link ServiceGenerator}, recording the NACK messages it sees. */
+async function serviceAds(): Promise<
+  { gen: ServiceGenerator; nacks: string[]; ads: AdsServer; server: grpc.Server; port: number }
+> {
+  const gen = new ServiceGenerator();
+  const nacks: string[] = [];
+  const ads = new AdsServer(gen, { onNack: (_s, _t, message) => nacks.push(message) });
+  const server = new grpc.Server();
+  ads.register(server);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(
+      "127.0.0.1:0",
+      grpc.ServerCredentials.createInsecure(),
+      (e, p) => (e ? reject(e) : resolve(p)),
+    )
+  );
+  return { gen, nacks, ads, server, port };
+}
+
 grpcTest(
   "NACK of one chunk of a split update: meshd counts it and sends the chunk again once fixed; the agent reports it until then",
   async () => {
-    const gen = new ServiceGenerator();
-    const nacks: string[] = [];
-    const ads = new AdsServer(gen, { onNack: (_s, _t, message) => nacks.push(message) });
-    const server = new grpc.Server();
-    ads.register(server);
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(
-        "127.0.0.1:0",
-        grpc.ServerCredentials.createInsecure(),
-        (e, p) => (e ? reject(e) : resolve(p)),
-      )
-    );
+    const { gen, nacks, ads, server, port } = await serviceAds();
     const name = (i: number) => `foo/s${i}`;
     for (let i = 0; i < 300; i++) gen.set(name(i), "1", service(`s${i}`, `s${i}.example.com`));
     // The second service is garbage: the first response (a leading chunk of the first sync) is rejected.
@@ -187,18 +195,7 @@ grpcTest(
 grpcTest(
   "NACK: a resource with garbage bytes rejects the response, the previous resources of the type stay",
   async () => {
-    const gen = new ServiceGenerator();
-    const nacks: string[] = [];
-    const ads = new AdsServer(gen, { onNack: (_s, _t, message) => nacks.push(message) });
-    const server = new grpc.Server();
-    ads.register(server);
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(
-        "127.0.0.1:0",
-        grpc.ServerCredentials.createInsecure(),
-        (e, p) => (e ? reject(e) : resolve(p)),
-      )
-    );
+    const { gen, nacks, ads, server, port } = await serviceAds();
     gen.set("foo/a", "a1", service("a", "a1.example.com"));
     gen.set("foo/b", "b1", service("b", "b1.example.com"));
     const client = new AdsClient({ address: `127.0.0.1:${port}`, node: NODE, plaintext: true });
